@@ -1,0 +1,1 @@
+"""Example assoc plugin (see docs/write-a-plugin.md)."""

@@ -1,0 +1,36 @@
+"""assoc-fmat: the Fill-Mask Association Test (Bao, 2024) for assoc.
+
+Scorer ``fmat`` (log probabilities of [MASK] options), analysis ``lpr`` (the R
+package's ``summary.fmat``), helpers ``vocab_check`` / ``model_info`` /
+``fill_mask_check`` (``BERT_vocab`` / ``BERT_info`` / ``fill_mask_check``) and the
+bundled stimuli ``bao2024``. Importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CITATION = ("Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT): Measuring propositions in natural "
+            "language. Journal of Personality and Social Psychology. https://doi.org/10.1037/pspa0000396")
+
+__all__ = ["CITATION", "FMATScorer", "LPRAnalysis", "vocab_check", "model_info", "fill_mask_check", "load_bao2024"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FMATScorer":
+        from .scorer import FMATScorer
+
+        return FMATScorer
+    if name == "LPRAnalysis":
+        from .lpr import LPRAnalysis
+
+        return LPRAnalysis
+    if name in ("vocab_check", "model_info", "fill_mask_check"):
+        from . import helpers
+
+        return getattr(helpers, name)
+    if name == "load_bao2024":
+        from .studies import load_bao2024
+
+        return load_bao2024
+    raise AttributeError(f"module 'assoc_fmat' has no attribute {name!r}")

@@ -1,0 +1,163 @@
+"""``log P(option | query)`` for every [MASK] option of every filled query, for one model.
+
+The work per model: derive each option's token(s) at the mask from the tokenizer
+(:mod:`assoc.mlm.words`), handle out-of-vocabulary options (NaN, FMAT's temporary
+tokens, or exact multi-token chains), collect one engine request per unique token
+sequence, reuse cached results, compute the rest in chunks (each chunk is written to
+the cache atomically, so an interrupted run resumes) and assemble table rows.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assoc.cache import Namespace, digest
+from assoc.mlm.words import OutOfVocabularyWarning, WordTokens, chain_steps, word_tokens_many
+from assoc.stimuli import Filling
+
+OOV_MODES = ("nan", "add_tokens", "multi_token")
+CACHE_VERSION = 1
+CHUNK = 512  # sequences per engine call and per cache pack
+
+
+@dataclass(frozen=True)
+class Item:
+    """One value to compute: a filled query, a mask group and one option word."""
+
+    filling: Filling
+    mask_group: str
+    option: str
+
+
+def items_of(stimuli: Any) -> list[Item]:
+    """Every (filled query, mask group, option) of the stimuli, in design order."""
+    return [Item(filling, group, option)
+            for design in stimuli.designs
+            for filling in design.fillings()
+            for group, options in design.mask.items()
+            for option in options]
+
+
+def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
+    """Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
+    ``{model: {word: token}}`` entries for this model."""
+    out: dict[str, str] = {}
+    for key, value in (tokens or {}).items():
+        if isinstance(value, Mapping):
+            if key == model:
+                out.update({str(w): str(t) for w, t in value.items()})
+        else:
+            out[str(key)] = str(value)
+    return out
+
+
+def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_decay: float = 1.0,
+                tokens: Mapping[str, Any] | None = None, max_tokens: int = 4096,
+                cache: Any = None, progress: bool = False) -> list[dict[str, Any]]:
+    """Table rows (dicts) with ``value = log P(option | filled query)`` for model ``lm``.
+
+    ``log P`` is the natural-log softmax over the model's whole output vocabulary at
+    the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
+    ``cache`` is an :class:`assoc.cache.ResultCache` or None.
+    """
+    if oov not in OOV_MODES:
+        raise ValueError(f"oov must be one of {OOV_MODES}")
+    overrides = overrides_for(lm.name, tokens)
+    options_of: dict[str, list[str]] = {}
+    for item in items:
+        opts = options_of.setdefault(item.filling.text, [])
+        if item.option not in opts:
+            opts.append(item.option)
+    word_tokens: dict[tuple[str, str], WordTokens] = {}
+    for text, options in options_of.items():
+        for wt in word_tokens_many(lm, text, options, overrides):
+            word_tokens[(text, wt.word)] = wt
+    _warn_about_tokens(lm, word_tokens.values(), oov)
+
+    added: dict[tuple[str, tuple[int, ...]], int] = {}
+    if oov == "add_tokens":
+        pairs = sorted({(wt.word, wt.token_ids) for wt in word_tokens.values() if not wt.in_vocab})
+        added = dict(zip(pairs, lm.add_temporary_tokens(pairs, weight_decay), strict=True))
+
+    wanted: dict[tuple[tuple[int, ...], int], set[int]] = {}
+    for wt in word_tokens.values():
+        for seq, pos, tok in _steps(wt, oov, added, lm.mask_token_id):
+            wanted.setdefault((seq, pos), set()).add(tok)
+    namespace = None
+    if cache is not None:
+        namespace = cache.namespace(kind="fmat-log-prob", version=CACHE_VERSION, model=lm.fingerprint,
+                                    dtype=lm.dtype, device=str(lm.device).split(":")[0],
+                                    added=[[w, list(s), weight_decay] for (w, s) in sorted(added)])
+    log_prob = _compute(lm, wanted, namespace, max_tokens=max_tokens, progress=progress)
+
+    rows = []
+    for item in items:
+        wt = word_tokens[(item.filling.text, item.option)]
+        steps = _steps(wt, oov, added, lm.mask_token_id)
+        value = math.fsum(log_prob[(seq, pos, tok)] for seq, pos, tok in steps) if steps else math.nan
+        row = {"model": lm.name, "context": item.filling.query, **item.filling.roles(item.mask_group, item.option),
+               "design": item.filling.design, "sentence": item.filling.text,
+               "token": " ".join(lm.token_string(t) for t in wt.token_ids),
+               "oov": not wt.in_vocab, "n_tokens": len(wt.token_ids), "measure": "log_prob", "value": value}
+        rows.append(row)
+    return rows
+
+
+def _steps(wt: WordTokens, oov: str, added: Mapping[tuple[str, tuple[int, ...]], int],
+           mask_token_id: int) -> list[tuple[tuple[int, ...], int, int]]:
+    if wt.in_vocab:
+        return [(wt.masked_ids, wt.position, wt.token_ids[0])]
+    if oov == "add_tokens":
+        return [(wt.masked_ids, wt.position, added[(wt.word, wt.token_ids)])]
+    if oov == "multi_token":
+        return chain_steps(wt, mask_token_id)
+    return []
+
+
+def _compute(lm: Any, wanted: Mapping[tuple[tuple[int, ...], int], set[int]], namespace: Namespace | None, *,
+             max_tokens: int, progress: bool) -> dict[tuple[tuple[int, ...], int, int], float]:
+    from assoc.mlm import MaskRequest
+    from assoc.progress import bar
+
+    jobs = [(seq, pos, tuple(sorted(toks))) for (seq, pos), toks in wanted.items()]
+    keys = [digest([list(seq), pos, list(toks)])[:40] for seq, pos, toks in jobs]
+    cached = namespace.get_many(keys) if namespace is not None else {}
+    todo = [i for i, key in enumerate(keys) if key not in cached or len(cached[key]) != len(jobs[i][2])]
+    meter = bar(total=len(todo), desc=f"fmat {lm.name}", enabled=progress, unit="seq")
+    try:
+        for start in range(0, len(todo), CHUNK):
+            chunk = todo[start: start + CHUNK]
+            requests = [MaskRequest(jobs[i][0], jobs[i][1], jobs[i][2]) for i in chunk]
+            results = lm.log_probs(requests, max_tokens=max_tokens)
+            fresh = {keys[i]: [float(v) for v in values] for i, values in zip(chunk, results, strict=True)}
+            if namespace is not None:
+                namespace.put_many(fresh)
+            cached.update(fresh)
+            meter.update(len(chunk))
+    finally:
+        meter.close()
+    out: dict[tuple[tuple[int, ...], int, int], float] = {}
+    for (seq, pos, toks), key in zip(jobs, keys, strict=True):
+        for tok, value in zip(toks, cached[key], strict=True):
+            out[(seq, pos, tok)] = float(value)
+    return out
+
+
+def _warn_about_tokens(lm: Any, word_tokens: Any, oov: str) -> None:
+    word_tokens = list(word_tokens)
+    missing = sorted({wt.word for wt in word_tokens if not wt.in_vocab})
+    if missing:
+        handled = {"nan": "their values are NaN (choose oov='add_tokens' or oov='multi_token' to score them)",
+                   "add_tokens": "they were added as temporary tokens (FMAT add.tokens; see docs/fmat.md)",
+                   "multi_token": "they were scored exactly as token sequences (oov='multi_token')"}[oov]
+        warnings.warn(f"model {lm.name!r}: {len(missing)} option word(s) are not single tokens of its "
+                      f"vocabulary: {', '.join(missing)}; {handled}", OutOfVocabularyWarning, stacklevel=3)
+    merged = sorted({wt.word for wt in word_tokens if wt.context_changed})
+    if merged:
+        warnings.warn(f"model {lm.name!r}: option word(s) {', '.join(merged)} change the tokens next to the mask "
+                      "when filled in (e.g. no space before or after [MASK]); check these queries",
+                      OutOfVocabularyWarning, stacklevel=3)

@@ -1,0 +1,98 @@
+"""Analyses of ``pll`` tables: the Bayes-rule posterior over variants and its fit to human choices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assoc.analysis import Analysis
+from assoc.options import REQUIRED, Option
+
+from .posterior import ROLES, loglik_table, posterior_table, read_choices
+from .prior import DEFAULT_FLOOR, PRIOR_SOURCES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+WATSON = ("Watson, J., Beekhuizen, B., & Stevenson, S. (2023). What social attitudes about gender does BERT "
+          "encode? Leveraging insights from psycholinguistics. Proceedings of the 61st Annual Meeting of the "
+          "Association for Computational Linguistics (ACL 2023)")
+
+
+def _counts_source(value: Any) -> Any:
+    if value is None or isinstance(value, (str, Path, Mapping)):
+        return value
+    raise ValueError(f"must be a CSV path or a mapping of variant to count, got {type(value).__name__}")
+
+
+def _roles(value: list) -> list:
+    for role in value:
+        if role not in ROLES:
+            raise ValueError(f"takes 'target' and/or 'attribute', got {role!r}")
+    return value
+
+
+def _positive(value: float) -> float:
+    if not value > 0:
+        raise ValueError(f"must be positive, got {value}")
+    return value
+
+
+def _choices_source(value: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(value, (str, Path, pd.DataFrame)):
+        return value
+    raise ValueError(f"must be a CSV path or a data frame, got {type(value).__name__}")
+
+
+PRIOR_OPTIONS = (
+    Option("prior", str, "wordfreq", "where P(V) comes from: 'wordfreq' (offline word frequencies), 'counts' "
+           "(option counts) or 'uniform'", choices=PRIOR_SOURCES),
+    Option("counts", object, None, "with prior='counts': a CSV with columns variant,count or a mapping "
+           "variant -> count", check=_counts_source),
+    Option("lang", str, "en", "language of the wordfreq frequencies"),
+    Option("floor", float, DEFAULT_FLOOR, "frequency given to variants wordfreq does not list (frequency 0)",
+           check=_positive),
+    Option("average_over", list, [], "roles whose fillers P(V|C) is averaged over: 'attribute' and/or "
+           "'target' (Watson et al.: attribute, the 50 states)", check=_roles),
+)
+
+
+class PosteriorAnalysis(Analysis):
+    """P(V|C) = P(C|V) P(V) / sum_V' P(C|V') P(V') over the variants of each design."""
+
+    name = "posterior"
+    description = ("Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
+                   "table (tokens=context) and a frequency prior (Watson et al. 2023)")
+    citation = WATSON
+    options = PRIOR_OPTIONS
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        p = self.params
+        return posterior_table(table, prior=p["prior"], counts=p["counts"], lang=p["lang"], floor=p["floor"],
+                               average_over=p["average_over"])
+
+
+class LoglikAnalysis(Analysis):
+    """Average log-likelihood of observed human choices under the model's P(V|C)."""
+
+    name = "loglik"
+    description = ("Average log-likelihood of human choices (CSV of counts or proportions per variant and "
+                   "condition) under P(V|C), per participant group (Watson et al. 2023, Tables 1 and 5)")
+    citation = WATSON
+    options = PRIOR_OPTIONS + (
+        Option("choices", object, REQUIRED, "CSV (or data frame) of human choices: design, mask, optional "
+               "group and condition columns (target_group, target, ...), count or proportion",
+               check=_choices_source),
+        Option("by", list, [], "condition columns to break the fit down by (e.g. target_group); an 'all' row "
+               "is always included"),
+        Option("baseline", bool, True, "also report the fit of the frequency prior alone (predictor 'prior')"),
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        p = self.params
+        posterior = posterior_table(table, prior=p["prior"], counts=p["counts"], lang=p["lang"],
+                                    floor=p["floor"], average_over=p["average_over"])
+        return loglik_table(posterior, read_choices(p["choices"]), by=p["by"], baseline=p["baseline"])

@@ -1,0 +1,130 @@
+"""Pseudo-log-likelihood (PLL) of sentences under a masked language model.
+
+    PLL(S) = sum_{i in I} log P(s_i | S with s_i masked)          (Salazar et al., 2020, Eq. 2)
+
+where I is the set of scored token positions (every non-special token, or the
+context tokens only: P(C|V) = prod_{c_i in C} P(c_i | S \\ c_i), Nangia et al., 2020;
+Watson et al., 2023, Eq. 2). Logarithms are natural. With ``metric="word_l2r"``
+the later sub-tokens of the scored token's word are masked as well (Kauf &
+Ivanova, 2023).
+
+Every masked copy is one :class:`assoc.mlm.MaskRequest`; the engine batches the
+copies of *all* sentences under a token budget, sorted by length, so memory is
+bounded whatever the sentence length and padding is small.
+
+References
+----------
+Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model scoring. ACL 2020.
+Nangia, N., Vania, C., Bhalerao, R., & Bowman, S. R. (2020). CrowS-Pairs. EMNLP 2020.
+Kauf, C., & Ivanova, A. (2023). A better way to do masked language model scoring. ACL 2023.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .masking import METRICS, TOKEN_SELECTIONS, encode_sentence, masked_copies, positions_to_score
+
+
+@dataclass(frozen=True)
+class TokenLogProb:
+    """The log-probability of one scored token."""
+
+    position: int
+    token: str
+    log_prob: float
+
+
+@dataclass(frozen=True)
+class SentencePLL:
+    """The PLL of one sentence and how it was obtained."""
+
+    sentence: str
+    pll: float  # sum of the scored tokens' log-probabilities (natural log)
+    n_scored: int  # number of scored tokens
+    n_tokens: int  # number of non-special tokens in the sentence
+    metric: str
+    tokens_scored: str  # "all", "context" or "variant"
+    token_log_probs: tuple[TokenLogProb, ...]
+
+    @property
+    def mean(self) -> float:
+        """PLL per scored token (Salazar et al.'s length normalisation)."""
+        return self.pll / self.n_scored
+
+
+def score_sentences(
+    lm: Any,
+    sentences: Sequence[str],
+    spans: Sequence[tuple[int, int] | None] | None = None,
+    *,
+    metric: str = "original",
+    tokens: str = "all",
+    max_tokens: int = 4096,
+    progress: bool = False,
+) -> list[SentencePLL]:
+    """PLL of each sentence under the masked LM ``lm`` (an :class:`assoc.mlm.MaskedLM`).
+
+    Parameters
+    ----------
+    sentences:
+        The sentences, as plain text.
+    spans:
+        For ``tokens="context"`` or ``"variant"``: the character span ``(start, end)``
+        of the variant in each sentence (the tokens that overlap it are the variant's).
+    metric:
+        ``"original"`` or ``"word_l2r"`` (see :mod:`assoc_pll.masking`).
+    tokens:
+        ``"all"``, ``"context"`` (exclude the variant's tokens: P(C|V)) or ``"variant"``.
+    max_tokens:
+        Token budget of one forward batch (padded length x batch size).
+    """
+    from assoc.mlm import MaskRequest
+
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    if tokens not in TOKEN_SELECTIONS:
+        raise ValueError(f"tokens must be one of {TOKEN_SELECTIONS}, got {tokens!r}")
+    if spans is None:
+        spans = [None] * len(sentences)
+    if len(spans) != len(sentences):
+        raise ValueError(f"{len(sentences)} sentences but {len(spans)} spans")
+
+    encoded = [encode_sentence(lm.tokenizer, s, lm.max_length) for s in sentences]
+    plans: list[tuple[int, ...]] = [positions_to_score(e, tokens, span) for e, span in zip(encoded, spans)]
+
+    # Identical masked copies (the same sentence scored twice) are sent once.
+    request_index: dict[tuple[tuple[int, ...], int, int], int] = {}
+    requests: list[Any] = []
+    keys_per_sentence: list[list[int]] = []
+    for enc, positions in zip(encoded, plans):
+        keys = []
+        for position, ids in zip(positions, masked_copies(enc, positions, lm.mask_token_id, metric)):
+            key = (ids, position, enc.input_ids[position])
+            if key not in request_index:
+                request_index[key] = len(requests)
+                requests.append(MaskRequest(input_ids=ids, position=position, token_ids=(enc.input_ids[position],)))
+            keys.append(request_index[key])
+        keys_per_sentence.append(keys)
+
+    log_probs = lm.log_probs(requests, max_tokens=max_tokens, progress=progress) if requests else []
+
+    results = []
+    for enc, positions, keys in zip(encoded, plans, keys_per_sentence):
+        per_token = tuple(
+            TokenLogProb(position=p, token=enc.tokens[p], log_prob=float(log_probs[k][0]))
+            for p, k in zip(positions, keys)
+        )
+        results.append(SentencePLL(
+            sentence=enc.text,
+            pll=math.fsum(t.log_prob for t in per_token),
+            n_scored=len(per_token),
+            n_tokens=enc.n_tokens,
+            metric=metric,
+            tokens_scored=tokens,
+            token_log_probs=per_token,
+        ))
+    return results

@@ -1,0 +1,130 @@
+"""The ``pll`` scorer: pseudo-log-likelihoods of every filled sentence of a design.
+
+Each query's ``[MASK]`` slot is filled with each variant (a mask-group word or
+phrase) and ``{TARGET}``/``{ATTRIB}`` with their fillers; each resulting sentence
+is one row (``measure = "pll"``). See :mod:`assoc_pll.pll` for the formula.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from assoc.errors import StimuliError
+from assoc.options import Option
+from assoc.scorer import Scorer
+from assoc.stimuli import MASK
+
+from .masking import METRICS, TOKEN_SELECTIONS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from assoc.stimuli import Stimuli
+
+CITATION = (
+    "Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model scoring. "
+    "ACL 2020, 2699-2712. doi:10.18653/v1/2020.acl-main.240; "
+    "Kauf, C., & Ivanova, A. (2023). A better way to do masked language model scoring. ACL 2023 (word_l2r); "
+    "Nangia, N., Vania, C., Bhalerao, R., & Bowman, S. R. (2020). CrowS-Pairs. EMNLP 2020 (context tokens)"
+)
+
+
+def _positive(value: int) -> int:
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {value}")
+    return value
+
+
+def filled_sentence(text: str, variant: str) -> tuple[str, tuple[int, int]]:
+    """Put ``variant`` into the ``[MASK]`` slot of ``text``; return the sentence and the
+    character span of the variant in it."""
+    if text.count(MASK) != 1:
+        raise StimuliError(f"filled query {text!r} must contain exactly one {MASK}, has {text.count(MASK)}")
+    start = text.index(MASK)
+    return text[:start] + variant + text[start + len(MASK):], (start, start + len(variant))
+
+
+class PLLScorer(Scorer):
+    """Pseudo-log-likelihood of sentences with the [MASK] slot filled by each variant."""
+
+    name = "pll"
+    description = ("Pseudo-log-likelihood of each sentence with [MASK] filled by each option (masked LMs; "
+                   "whole sentence, or the context given the option)")
+    citation = CITATION
+    measure = "pll"
+    requires_models = True
+    needs_queries = True
+    extra_columns = {
+        "design": "design name",
+        "mask_group": "group of the variant that fills [MASK]",
+        "mask": "the variant (word or phrase) that fills [MASK]",
+        "sentence": "the scored sentence: the query with the variant and {TARGET}/{ATTRIB} filled",
+        "pll_metric": "masking metric: original (Salazar et al. 2020) or word_l2r (Kauf & Ivanova 2023)",
+        "tokens_scored": "which tokens' log-probabilities are summed: all, context (all but the variant's: "
+                         "log P(C|V)) or variant",
+        "n_scored": "number of tokens scored",
+        "n_tokens": "number of tokens in the sentence (without special tokens)",
+        "pll_sum": "sum of the scored tokens' log-probabilities (natural log)",
+        "pll_mean": "pll_sum / n_scored",
+        "token_log_probs": "(option per_token) JSON list of [position, token, log_prob] of the scored tokens",
+    }
+    options = (
+        Option("metric", str, "original", "masking metric: 'original' masks one token at a time; 'word_l2r' "
+               "also masks the later sub-tokens of the same word", choices=METRICS),
+        Option("tokens", str, "all", "tokens to score: 'all', 'context' (exclude the variant's tokens: log "
+               "P(C|V), as Nangia et al. 2020 and Watson et al. 2023) or 'variant'", choices=TOKEN_SELECTIONS),
+        Option("reduction", str, "sum", "the value column: 'sum' (the PLL) or 'mean' (PLL per scored token)",
+               choices=("sum", "mean")),
+        Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
+        Option("max_tokens", int, 4096, "token budget of one forward batch (padded length x copies); lower it "
+               "to use less memory", check=_positive),
+        Option("device", str, "cpu", "'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'"),
+        Option("dtype", str, "float32", "model weights' precision", choices=("float32", "float16", "bfloat16")),
+        Option("revision", str, None, "model revision (git tag, branch or commit) on the Hugging Face hub"),
+    )
+
+    def sentences(self, stimuli: Stimuli) -> list[dict[str, Any]]:
+        """Every filled sentence of ``stimuli``, with its table columns and variant span."""
+        items = []
+        for design in stimuli.designs:
+            for filling in design.fillings():
+                for group, variants in design.mask.items():
+                    for variant in variants:
+                        sentence, span = filled_sentence(filling.text, variant)
+                        items.append({
+                            "row": {"context": filling.query, **filling.roles(group, variant),
+                                    "design": design.name, "sentence": sentence},
+                            "span": span,
+                        })
+        if not items:
+            raise StimuliError("the stimuli produce no sentences to score")
+        return items
+
+    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        from assoc.mlm import load_masked_lm
+        from assoc.table import from_records
+
+        from .pll import score_sentences
+
+        p = self.params
+        items = self.sentences(stimuli)
+        records = []
+        for model in models:
+            with load_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"]) as lm:
+                results = score_sentences(
+                    lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
+                    metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], progress=progress)
+            for item, result in zip(items, results):
+                row = {"model": model, **item["row"], "measure": self.measure,
+                       "value": result.pll if p["reduction"] == "sum" else result.mean,
+                       "pll_metric": result.metric, "tokens_scored": result.tokens_scored,
+                       "n_scored": result.n_scored, "n_tokens": result.n_tokens,
+                       "pll_sum": result.pll, "pll_mean": result.mean}
+                if p["per_token"]:
+                    row["token_log_probs"] = json.dumps(
+                        [[t.position, t.token, t.log_prob] for t in result.token_log_probs], ensure_ascii=False)
+                records.append(row)
+        extra = [c for c in self.extra_columns if p["per_token"] or c != "token_log_probs"]
+        return from_records(records, scorer=self.name, measure=self.measure, extra_columns=extra)

@@ -1,0 +1,230 @@
+"""PLL scoring against a by-hand loop: one forward pass per masked copy, masks placed
+from the tokens' own word-start markers (##, Ġ, ▁), not from the code under test."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from assoc.errors import ModelError, StimuliError  # noqa: E402
+from assoc.stimuli import Design, Stimuli  # noqa: E402
+from assoc.testing import tiny_mlm  # noqa: E402
+
+from assoc_pll.pll import score_sentences  # noqa: E402
+from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
+
+FAMILIES = ("bert", "roberta", "albert")
+BUILDERS = {"bert": tiny_mlm.build_bert_wordpiece, "roberta": tiny_mlm.build_roberta_bpe,
+            "albert": tiny_mlm.build_albert_sentencepiece}
+TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory):
+    torch.set_num_threads(2)
+    root = tmp_path_factory.mktemp("pll_models")
+    return {family: str(BUILDERS[family](root / family)) for family in FAMILIES}
+
+
+@pytest.fixture(scope="module")
+def lms(model_dirs):
+    from assoc.mlm import load_masked_lm
+
+    loaded = {family: load_masked_lm(path) for family, path in model_dirs.items()}
+    yield loaded
+    for lm in loaded.values():
+        lm.close()
+
+
+# -- the independent reference ------------------------------------------------------------------
+
+def starts_word(family: str, token: str, index_in_content: int) -> bool:
+    """Word starts as each tokenizer family marks them (valid for sentences without punctuation)."""
+    if family == "bert":
+        return not token.startswith("##")
+    if family == "roberta":
+        return index_in_content == 0 or token.startswith("Ġ")
+    return token.startswith("▁")
+
+
+def hand_masks(family: str, tokens: list[str], metric: str, scored: list[int]) -> list[tuple[int, list[int]]]:
+    """(scored position, positions to mask) for each scored token."""
+    content = list(range(1, len(tokens) - 1))  # all three families: one special token at each end
+    out = []
+    for position in scored:
+        masked = [position]
+        if metric == "word_l2r":
+            later = position + 1
+            while later in content and not starts_word(family, tokens[later], content.index(later)):
+                masked.append(later)
+                later += 1
+        out.append((position, masked))
+    return out
+
+
+def hand_log_probs(lm, ids: list[int], plan: list[tuple[int, list[int]]]) -> list[float]:
+    """One unbatched forward pass per masked copy; float64 log-softmax over the full vocabulary."""
+    values = []
+    with torch.no_grad():
+        for position, masked in plan:
+            copy = list(ids)
+            for m in masked:
+                copy[m] = lm.tokenizer.mask_token_id
+            logits = lm.model(input_ids=torch.tensor([copy])).logits[0, position]
+            values.append(float(torch.log_softmax(logits.double(), dim=-1)[ids[position]]))
+    return values
+
+
+def variant_token_positions(lm, tokens: list[str], variant: str) -> list[int]:
+    """Where the variant's own tokenisation (after a preceding word) occurs in ``tokens``."""
+    prefix = lm.tokenizer.tokenize("a")
+    pieces = lm.tokenizer.tokenize("a " + variant)[len(prefix):]
+    for start in range(len(tokens) - len(pieces) + 1):
+        if tokens[start:start + len(pieces)] == pieces:
+            return list(range(start, start + len(pieces)))
+    raise AssertionError(f"{pieces} not found in {tokens}")
+
+
+SENTENCES = ["the crewmember is a firewoman from utah",
+             "she works as a nurse",
+             "most people like music and the man became a pilot in new york"]
+
+
+# -- tests ----------------------------------------------------------------------------------------
+
+def test_bert_vocabulary_splits_words_into_pieces(lms):
+    # Guards the tests below: the masking cases need real multi-piece words.
+    tokens = lms["bert"].tokenizer.tokenize("crewmember")
+    assert tokens == ["crew", "##me", "##mber"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("metric", ["original", "word_l2r"])
+def test_pll_matches_one_forward_pass_per_masked_copy(lms, family, metric):
+    lm = lms[family]
+    # a small token budget forces several batches with padding
+    results = score_sentences(lm, SENTENCES, metric=metric, max_tokens=40)
+    for sentence, result in zip(SENTENCES, results):
+        ids = lm.tokenizer(sentence)["input_ids"]
+        tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+        scored = list(range(1, len(ids) - 1))
+        expected = hand_log_probs(lm, ids, hand_masks(family, tokens, metric, scored))
+        assert result.n_scored == result.n_tokens == len(scored)
+        assert [t.position for t in result.token_log_probs] == scored
+        for got, want in zip(result.token_log_probs, expected):
+            assert got.log_prob == pytest.approx(want, abs=TOL)
+        assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(scored))
+        assert result.mean == pytest.approx(math.fsum(expected) / len(scored), abs=TOL)
+
+
+def test_word_l2r_masks_later_pieces_of_a_three_piece_word(lms):
+    lm = lms["bert"]
+    sentence = "the crewmember is here"
+    ids = lm.tokenizer(sentence)["input_ids"]
+    tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+    crew = tokens.index("crew")
+    assert tokens[crew:crew + 3] == ["crew", "##me", "##mber"]
+    plan = [(crew, [crew, crew + 1, crew + 2]), (crew + 1, [crew + 1, crew + 2]), (crew + 2, [crew + 2])]
+    expected = hand_log_probs(lm, ids, plan)
+    l2r = {t.position: t.log_prob for t in score_sentences(lm, [sentence], metric="word_l2r")[0].token_log_probs}
+    original = {t.position: t.log_prob for t in score_sentences(lm, [sentence])[0].token_log_probs}
+    for (position, _), want in zip(plan, expected):
+        assert l2r[position] == pytest.approx(want, abs=TOL)
+    # the first two pieces differ from the one-token-at-a-time metric; the last piece cannot
+    assert abs(l2r[crew] - original[crew]) > 1e-4
+    assert l2r[crew + 2] == pytest.approx(original[crew + 2], abs=TOL)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("variant", ["firewoman", "crew member"])
+def test_context_tokens_exclude_the_variant(lms, family, variant):
+    lm = lms[family]
+    sentence, span = filled_sentence("emily is a [MASK] from utah", variant)
+    ids = lm.tokenizer(sentence)["input_ids"]
+    tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+    own = variant_token_positions(lm, tokens, variant)
+    context = [p for p in range(1, len(ids) - 1) if p not in own]
+    for which, positions in (("context", context), ("variant", own)):
+        result = score_sentences(lm, [sentence], [span], tokens=which)[0]
+        expected = hand_log_probs(lm, ids, [(p, [p]) for p in positions])
+        assert [t.position for t in result.token_log_probs] == positions
+        assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(positions))
+        assert result.n_tokens == len(ids) - 2
+    # context and variant partition the full sentence
+    full = score_sentences(lm, [sentence], [span], tokens="all")[0].pll
+    parts = sum(score_sentences(lm, [sentence], [span], tokens=w)[0].pll for w in ("context", "variant"))
+    assert full == pytest.approx(parts, abs=1e-6)
+
+
+def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
+    lm = lms["bert"]
+    design = Design(name="fire", queries=("{TARGET} is a [MASK] from {ATTRIB}.",),
+                    mask={"FEM": ("firewoman",), "NEUT": ("crew member",)},
+                    target={"female": ("Emily",), "male": ("John",)}, attribute={"state": ("Utah", "New York")})
+    scorer = PLLScorer(tokens="context", metric="word_l2r", per_token=True)
+    table = scorer.score(Stimuli([design]), [model_dirs["bert"]], progress=False)
+    assert len(table) == 2 * 2 * 2
+    assert set(table["measure"]) == {"pll"} and set(table["tokens_scored"]) == {"context"}
+    row = table[(table["target"] == "John") & (table["attribute"] == "New York") & (table["mask"] == "crew member")]
+    assert len(row) == 1
+    row = row.iloc[0]
+    assert row["sentence"] == "John is a crew member from New York."
+    assert (row["context"], row["design"], row["target_group"], row["attribute_group"], row["mask_group"]) == (
+        "{TARGET} is a [MASK] from {ATTRIB}.", "fire", "male", "state", "NEUT")
+    ids = lm.tokenizer(row["sentence"])["input_ids"]
+    tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+    own = variant_token_positions(lm, tokens, "crew member")
+    context = [p for p in range(1, len(ids) - 1) if p not in own]
+    # word_l2r on context tokens of this sentence: every context word here is a single piece
+    assert all(not tokens[p + 1].startswith("##") for p in context)
+    expected = math.fsum(hand_log_probs(lm, ids, [(p, [p]) for p in context]))
+    assert row["value"] == pytest.approx(expected, abs=1e-4)
+    assert row["pll_sum"] == row["value"] and row["n_scored"] == len(context)
+    assert row["pll_mean"] == pytest.approx(expected / len(context), abs=1e-5)
+    import json
+
+    assert [p for p, _, _ in json.loads(row["token_log_probs"])] == context
+
+
+def test_mean_reduction_is_sum_over_scored_tokens(model_dirs):
+    design = Design(name="d", queries=("she works as a [MASK]",), mask={"job": ("nurse", "pilot")})
+    summed = PLLScorer().score(Stimuli([design]), [model_dirs["roberta"]], progress=False)
+    mean = PLLScorer(reduction="mean").score(Stimuli([design]), [model_dirs["roberta"]], progress=False)
+    assert list(mean["value"]) == pytest.approx(list(summed["value"] / summed["n_scored"]))
+
+
+def test_empty_and_too_long_sentences_are_clear_errors(lms):
+    lm = lms["bert"]
+    with pytest.raises(StimuliError, match="empty sentence"):
+        score_sentences(lm, ["  "])
+    long_sentence = " ".join(["music"] * (lm.max_length + 5))
+    with pytest.raises(StimuliError, match="maximum"):
+        score_sentences(lm, ["she works as a nurse", long_sentence])
+
+
+def test_context_needs_a_variant_span_and_other_tokens(lms):
+    lm = lms["bert"]
+    with pytest.raises(StimuliError, match="variant"):
+        score_sentences(lm, ["she works as a nurse"], tokens="context")
+    with pytest.raises(StimuliError, match="no context tokens"):
+        score_sentences(lm, ["nurse"], [(0, 5)], tokens="context")
+
+
+def test_slow_tokenizer_is_rejected(model_dirs):
+    from transformers import AutoTokenizer
+
+    from assoc_pll.masking import encode_sentence
+
+    slow = AutoTokenizer.from_pretrained(model_dirs["albert"], use_fast=False)
+    if getattr(slow, "is_fast", False):
+        pytest.skip("this transformers version has no slow tokenizer for ALBERT")
+    with pytest.raises(ModelError, match="fast"):
+        encode_sentence(slow, "she works as a nurse")

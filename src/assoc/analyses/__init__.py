@@ -1,0 +1,18 @@
+"""The shared analyses: they read any association table, whichever scorer produced it.
+
+``ANALYSES`` is registered through the analysis hook by :mod:`assoc.builtin`.
+"""
+
+from __future__ import annotations
+
+from .alpha import AlphaAnalysis
+from .correlate import CorrelateAnalysis
+from .effect_size import EffectSizeAnalysis
+from .icc import ICCAnalysis
+from .lmm import LMMAnalysis
+from .standardize import StandardizeAnalysis
+
+ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
+            LMMAnalysis)
+
+__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis", "StandardizeAnalysis"]

@@ -1,0 +1,185 @@
+"""Helpers shared by the analyses: column-list options, grouping, and external criterion tables.
+
+Kept free of heavy imports: ``assoc --help`` imports the analysis classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assoc.errors import DataError, TableError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def column_list(value: Any) -> list[str]:
+    """``check`` for options naming table columns: a list of distinct non-empty names."""
+    names = [str(v).strip() for v in value]
+    if any(not name for name in names):
+        raise ValueError("column names must be non-empty")
+    if len(set(names)) != len(names):
+        raise ValueError(f"a column is listed twice: {names}")
+    return names
+
+
+def require_columns(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
+    """Raise :class:`TableError` naming the columns of ``what`` the table lacks."""
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise TableError(
+            f"{what}: the table has no column(s) {', '.join(map(repr, missing))} "
+            f"(its columns: {', '.join(map(str, table.columns))})"
+        )
+
+
+def groups(table: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
+    """Yield ``({column: value}, rows)`` for each group of ``by`` (the whole table when ``by`` is empty)."""
+    if not by:
+        yield {}, table
+        return
+    for key, part in table.groupby(list(by), sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        yield dict(zip(by, key)), part
+
+
+def single_measure_check(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
+    """Refuse to pool different measures (log_prob with cosine, ...) silently."""
+    if "measure" in table.columns and "measure" not in columns:
+        measures = sorted(table["measure"].astype(str).unique())
+        if len(measures) > 1:
+            raise DataError(
+                f"{what}: the table holds several measures ({', '.join(measures)}); "
+                f"add 'measure' to the grouping columns or filter the table first"
+            )
+
+
+def criterion_source(value: Any) -> Any:
+    """``check`` for a criterion option: a DataFrame, a mapping key -> value, or a table file path."""
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return value
+    if isinstance(value, dict):
+        if not value:
+            raise ValueError("the criterion mapping is empty")
+        return value
+    if isinstance(value, (str, Path)):
+        path = Path(value)
+        if path.suffix.lower() not in {".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".json"}:
+            raise ValueError(f"cannot read {str(path)!r}: use a .csv, .tsv, .parquet or .jsonl file")
+        if not path.is_file():
+            raise ValueError(f"file not found: {path}")
+        return str(path)
+    raise ValueError(f"must be a DataFrame, a mapping or a file path, got {type(value).__name__}")
+
+
+def load_criterion(source: Any, *, key: str) -> pd.DataFrame:
+    """Read an external criterion table (one row per key value) as a DataFrame.
+
+    A mapping becomes a two-column table ``key``, ``criterion``. Key values are compared
+    as text, so ``1850`` in a CSV matches the word ``"1850"`` in the association table.
+    """
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        frame = source.copy()
+    elif isinstance(source, dict):
+        frame = pd.DataFrame({key: list(source), "criterion": list(source.values())})
+    else:
+        path = Path(source)
+        suffix = path.suffix.lower()
+        try:
+            if suffix in {".csv", ".tsv"}:
+                frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype={key: str},
+                                    keep_default_na=False, na_values=["", "NA", "NaN", "nan"])
+            elif suffix in {".parquet", ".pq"}:
+                frame = pd.read_parquet(path)
+            else:
+                frame = pd.read_json(path, orient="records", lines=True, dtype={key: str})
+        except (ValueError, OSError) as exc:
+            raise DataError(f"cannot read the criterion table {path}: {exc}") from None
+    if key not in frame.columns:
+        raise DataError(
+            f"the criterion table has no key column {key!r} (its columns: {', '.join(map(str, frame.columns))})"
+        )
+    frame[key] = frame[key].astype(str)
+    duplicated = frame[key].duplicated(keep=False)
+    if duplicated.any():
+        example = frame.loc[duplicated, key].iloc[0]
+        raise DataError(f"the criterion table lists key {example!r} more than once; keys must be unique")
+    return frame
+
+
+def numeric_columns(frame: pd.DataFrame, requested: Sequence[str] | None, *, exclude: Sequence[str]) -> list[str]:
+    """The criterion columns to use: ``requested`` (checked numeric) or every numeric column."""
+    from pandas.api import types as ptypes
+
+    if requested:
+        missing = [c for c in requested if c not in frame.columns]
+        if missing:
+            raise DataError(f"the criterion table has no column(s) {', '.join(map(repr, missing))}")
+        bad = [c for c in requested if not ptypes.is_numeric_dtype(frame[c]) or ptypes.is_bool_dtype(frame[c])]
+        if bad:
+            raise DataError(f"criterion column(s) {', '.join(map(repr, bad))} are not numeric")
+        return list(requested)
+    chosen = [c for c in frame.columns if c not in exclude and ptypes.is_numeric_dtype(frame[c])
+              and not ptypes.is_bool_dtype(frame[c])]
+    if not chosen:
+        raise DataError("the criterion table has no numeric column besides the key")
+    return chosen
+
+
+def join_criterion(table: pd.DataFrame, *, criterion: Any, key: str, criterion_key: str | None,
+                   aggregate_by: Sequence[str], criterion_columns: Sequence[str] | None
+                   ) -> tuple[pd.DataFrame, list[str], int]:
+    """Average ``value`` per ``aggregate_by + [key]``, then inner-join the criterion columns.
+
+    Returns the joined frame (column ``value`` is the mean score, ``n_values`` the number
+    of non-missing values averaged), the criterion columns used, and the number of key
+    values of the association table that have no criterion (left out and reported).
+    """
+    ckey = criterion_key or key
+    require_columns(table, [key, *aggregate_by], what="criterion join")
+    frame = load_criterion(criterion, key=ckey)
+    columns = numeric_columns(frame, criterion_columns, exclude=[ckey])
+    clash = [c for c in columns if c in table.columns or c in aggregate_by or c in ("value", "n_values")]
+    if clash:
+        raise DataError(f"criterion column(s) {', '.join(map(repr, clash))} clash with table columns; rename them")
+    scores = (table.assign(_key=table[key].astype(str))
+              .groupby([*aggregate_by, "_key"], sort=True, dropna=False)["value"]
+              .agg(value="mean", n_values="count").reset_index())
+    right = frame[[ckey, *columns]].rename(columns={ckey: "_key"})
+    joined = scores.merge(right, on="_key", how="inner").rename(columns={"_key": key})
+    unmatched = int(len(set(scores["_key"]) - set(right["_key"])))
+    if joined.empty:
+        raise DataError(
+            f"no value of column {key!r} matches the criterion key {ckey!r} "
+            f"(e.g. table: {scores['_key'].iloc[0]!r}, criterion: {right['_key'].iloc[0]!r})"
+        )
+    return joined, columns, unmatched
+
+
+def merge_criterion_rows(frame: pd.DataFrame, *, criterion: Any, key: str, criterion_key: str | None
+                         ) -> tuple[pd.DataFrame, list[str], int]:
+    """Add the criterion table's numeric columns to every row of ``frame`` (inner join on ``key``).
+
+    Returns the merged rows, the added columns, and the number of distinct key values of
+    ``frame`` without a criterion row (their rows are left out; report the count).
+    """
+    ckey = criterion_key or key
+    require_columns(frame, [key], what="criterion join")
+    crit = load_criterion(criterion, key=ckey)
+    columns = numeric_columns(crit, None, exclude=[ckey])
+    clash = [c for c in columns if c in frame.columns]
+    if clash:
+        raise DataError(f"criterion column(s) {', '.join(map(repr, clash))} clash with table columns; rename them")
+    right = crit[[ckey, *columns]].rename(columns={ckey: "_key"})
+    left = frame.assign(_key=frame[key].astype(str))
+    merged = left.merge(right, on="_key", how="inner").drop(columns="_key")
+    unmatched = int(len(set(left["_key"]) - set(right["_key"])))
+    if merged.empty:
+        raise DataError(f"no value of column {key!r} matches the criterion key {ckey!r}")
+    return merged, columns, unmatched

@@ -1,0 +1,76 @@
+"""``alpha``: internal consistency (Cronbach's alpha) across queries, targets or attributes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assoc.analysis import Analysis
+from assoc.options import Option
+
+from ._common import column_list, groups, require_columns, single_measure_check
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ROLE_COLUMNS = ("context", "target", "attribute")
+
+
+def _confidence(value: float) -> float:
+    if not 0 < value < 1:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+class AlphaAnalysis(Analysis):
+    """Cronbach's alpha treating the values of one column as the items of a scale.
+
+    With ``item="context"`` (the default) every query is an item and the cases are the
+    target x attribute cells, as ``LPR_reliability(item="query")`` in the FMAT R package;
+    ``item="target"`` or ``"attribute"`` treat words as items. Separate estimates per
+    ``by`` group (default: per measure and model). Cases missing any item are dropped and
+    counted (listwise deletion). Formulas and the Feldt (1965) interval:
+    :mod:`assoc.stats.reliability`.
+    """
+
+    name = "alpha"
+    description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."
+    citation = ("Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests. Psychometrika, "
+                "16(3), 297-334; Feldt, L. S. (1965). Psychometrika, 30(3), 357-370.")
+    options = (
+        Option("item", str, "context", "column whose values are the items (context = queries, target, attribute)"),
+        Option("cases", list, None, "columns identifying the cases (default: the other of context, target, "
+               "attribute)", check=column_list),
+        Option("by", list, ["measure", "model"], "columns to compute separate alphas for", check=column_list),
+        Option("confidence", float, 0.95, "confidence level of Feldt's interval", check=_confidence),
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
+
+        from assoc.errors import DataError
+        from assoc.stats.icc import ratings_matrix
+        from assoc.stats.reliability import cronbach_alpha
+
+        p = self.params
+        item, by = p["item"], p["by"]
+        cases = p["cases"] if p["cases"] is not None else [c for c in ROLE_COLUMNS if c != item]
+        if not cases:
+            raise DataError("alpha: 'cases' must name at least one column")
+        clash = ({item} | set(cases)) & set(by) or ({item} & set(cases))
+        if clash:
+            raise DataError(f"alpha: column(s) {sorted(clash)} are used in more than one role (item, cases, by)")
+        require_columns(table, [item, *cases, *by], what="alpha")
+        single_measure_check(table, [item, *cases, *by], what="alpha")
+        rows = []
+        for key, part in groups(table, by):
+            where = f" in group {key}" if key else ""
+            wide, dropped = ratings_matrix(part, items=cases, raters=[item])
+            if wide.shape[1] < 2:
+                raise DataError(f"alpha needs at least 2 items (values of {item!r}){where}, found {wide.shape[1]}")
+            if len(wide) < 2:
+                raise DataError(f"alpha needs at least 2 complete cases{where}; {len(wide)} left after dropping "
+                                f"{dropped} incomplete one(s)")
+            result = cronbach_alpha(wide.to_numpy(), confidence=p["confidence"])
+            rows.append({**key, "item": item, "cases": ",".join(cases), **result.as_dict(),
+                         "n_cases_dropped": dropped})
+        return pd.DataFrame(rows)

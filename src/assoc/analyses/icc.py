@@ -1,0 +1,92 @@
+"""``icc``: interrater agreement of models (intraclass correlation), as in the FMAT papers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assoc.analysis import Analysis
+from assoc.options import Option
+
+from ._common import column_list, groups, require_columns, single_measure_check
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _confidence(value: float) -> float:
+    if not 0 < value < 1:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+class ICCAnalysis(Analysis):
+    """Intraclass correlations of the ``value`` column with models as raters.
+
+    Items are the unique combinations of the ``items`` columns (by default one
+    context x target x attribute cell), raters the combinations of the ``raters``
+    columns (by default ``model``). The long table is pivoted to items x raters;
+    items that some rater lacks, or whose value is NaN, are dropped entirely and
+    counted in ``n_items_dropped``. Formulas: :mod:`assoc.stats.icc`.
+    """
+
+    name = "icc"
+    description = "Intraclass correlation (agreement/consistency, single/average) with models as raters."
+    citation = ("McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation "
+                "coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30")
+    options = (
+        Option("items", list, ["context", "target", "attribute"],
+               "columns whose combinations are the items (one measurement per rater)", check=column_list),
+        Option("raters", list, ["model"], "columns whose combinations are the raters", check=column_list),
+        Option("by", list, ["measure"], "columns to compute separate ICCs for (e.g. measure, scorer)",
+               check=column_list),
+        Option("model", str, "twoway", "ANOVA model: twoway (irr/FMAT default), oneway, or all",
+               choices=("twoway", "oneway", "all")),
+        Option("type", str, "all", "agreement, consistency or all (two-way model)",
+               choices=("agreement", "consistency", "all")),
+        Option("unit", str, "all", "single, average or all", choices=("single", "average", "all")),
+        Option("confidence", float, 0.95, "confidence level of the intervals", check=_confidence),
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
+
+        from assoc.errors import DataError
+        from assoc.stats.icc import intraclass_correlations, ratings_matrix
+
+        p = self.params
+        items, raters, by = p["items"], p["raters"], p["by"]
+        overlap = (set(items) | set(raters)) & set(by)
+        if overlap:
+            raise DataError(f"icc: column(s) {sorted(overlap)} are used both in 'by' and as items/raters")
+        require_columns(table, [*items, *raters, *by], what="icc")
+        single_measure_check(table, [*items, *raters, *by], what="icc")
+        rows = []
+        for key, part in groups(table, by):
+            rater_values = part[raters].drop_duplicates()
+            if len(rater_values) < 2:
+                raise DataError(
+                    f"icc needs at least 2 raters (distinct values of {', '.join(raters)})"
+                    + (f" in group {key}" if key else "") + f", found {len(rater_values)}"
+                )
+            wide, dropped = ratings_matrix(part, items=items, raters=raters)
+            if len(wide) < 2:
+                raise DataError(
+                    f"icc needs at least 2 items rated by every rater" + (f" in group {key}" if key else "")
+                    + f"; {len(wide)} complete item(s) left after dropping {dropped} incomplete one(s)"
+                )
+            for result in intraclass_correlations(wide.to_numpy(), confidence=p["confidence"]):
+                if not self._wanted(result):
+                    continue
+                rows.append({**key, **result.as_dict(), "n_items_dropped": dropped,
+                             "items": ",".join(items), "raters": ",".join(raters),
+                             "rater_names": ",".join(" ".join(map(str, c)) if isinstance(c, tuple) else str(c)
+                                                     for c in wide.columns)})
+        return pd.DataFrame(rows)
+
+    def _wanted(self, result) -> bool:
+        p = self.params
+        if p["model"] != "all" and result.model != p["model"]:
+            return False
+        if result.model == "twoway" and p["type"] != "all" and result.type != p["type"]:
+            return False
+        return p["unit"] == "all" or result.unit == p["unit"]

@@ -1,0 +1,166 @@
+"""The Python API: ``assoc.score``, ``assoc.compare``, ``assoc.analyze``, ``assoc.scorers``, ``assoc.analyses``."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import plugins
+from .errors import OptionError, TableError
+from .stimuli import Stimuli
+from .table import as_table, get_provenance, make_provenance, normalise, set_provenance, validate_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
+
+
+def scorers() -> dict[str, str]:
+    """Installed scorers: name -> one-line description."""
+    reg = plugins.registry()
+    return {name: entry.description for name, entry in sorted(reg.scorers.items())}
+
+
+def analyses() -> dict[str, str]:
+    """Installed analyses: name -> one-line description."""
+    reg = plugins.registry()
+    return {name: entry.description for name, entry in sorted(reg.analyses.items())}
+
+
+def stimuli_sets() -> dict[str, str]:
+    """Bundled stimuli sets: name -> description."""
+    reg = plugins.registry()
+    return {name: entry.description for name, entry in sorted(reg.stimuli.items())}
+
+
+def _resolve_models(scorer_cls: Any, models: str | Sequence[str] | None) -> list[str]:
+    if isinstance(models, str):
+        models = [models]
+    chosen = list(models) if models else list(scorer_cls.default_models)
+    if not chosen and scorer_cls.requires_models:
+        raise OptionError(f"scorer {scorer_cls.name!r} needs at least one model (pass models=[...] or --model)")
+    for model in chosen:
+        if not isinstance(model, str) or not model.strip():
+            raise OptionError(f"model identifiers must be non-empty text, got {model!r}")
+    if len(set(chosen)) != len(chosen):
+        raise OptionError(f"a model is listed twice: {chosen}")
+    return chosen
+
+
+def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models: str | Sequence[str] | None = None,
+          *, progress: bool | None = None, **options: Any) -> pd.DataFrame:
+    """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
+
+    Parameters
+    ----------
+    scorer:
+        A registered scorer name (``assoc.scorers()`` lists them).
+    stimuli:
+        A :class:`Stimuli`, a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
+    models:
+        Model identifiers; ``None`` uses the scorer's default models.
+    progress:
+        Show progress bars (default: only when stderr is a terminal).
+    **options:
+        The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        An association table (see :mod:`assoc.table`) with provenance in ``.attrs["assoc"]``.
+    """
+    from .progress import default_enabled
+
+    reg = plugins.registry()
+    scorer_cls = plugins.get_scorer(scorer)
+    instance = scorer_cls(**options)
+    chosen = _resolve_models(scorer_cls, models)
+    loaded = Stimuli.load(stimuli)
+    instance.check_stimuli(loaded)
+    table = instance.score(loaded, chosen, progress=default_enabled() if progress is None else progress)
+    table = normalise(table, scorer=scorer_cls.name, measure=scorer_cls.measure or None,
+                      extra_columns=tuple(scorer_cls.extra_columns))
+    validate_table(table, where=f"output of scorer {scorer!r}")
+    plugin = reg.scorers[scorer].plugin
+    set_provenance(table, make_provenance(
+        kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
+        models=chosen, options=instance.params, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(),
+        citation=scorer_cls.citation))
+    return table
+
+
+def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
+            scorers: Mapping[str, Mapping[str, Any] | None] | Sequence[str], *,
+            models: Mapping[str, str | Sequence[str] | None] | None = None,
+            progress: bool | None = None) -> pd.DataFrame:
+    """Run several scorers on the same stimuli and return one table.
+
+    ``scorers`` maps scorer names to their options (``{"fmat": {"batch_size": 8}, "weat": {}}``),
+    or is a list of names. Models come from each scorer's ``"models"`` option key
+    (``{"fmat": {"models": ["bert-base-uncased"]}}``), from ``models[name]``, or
+    the scorer's defaults. Rows keep their ``scorer`` column; extra columns of one
+    scorer are empty (``NaN``) for the others. Every option of every scorer is
+    validated before any scorer runs.
+    """
+    import pandas as pd
+
+    loaded = Stimuli.load(stimuli)
+    plan = scorers if isinstance(scorers, Mapping) else {name: {} for name in scorers}
+    if not plan:
+        raise OptionError("compare needs at least one scorer")
+    runs = []
+    for name, opts in plan.items():
+        opts = dict(opts or {})
+        chosen = opts.pop("models", None)
+        if chosen is None and models is not None:
+            chosen = models.get(name)
+        scorer_cls = plugins.get_scorer(name)
+        scorer_cls(**opts)  # validate early: a typo in the last scorer must not waste the first one's run
+        _resolve_models(scorer_cls, chosen)
+        scorer_cls(**opts).check_stimuli(loaded)
+        runs.append((name, chosen, opts))
+    tables, provenance = [], []
+    for name, chosen, opts in runs:
+        table = score(name, loaded, chosen, progress=progress, **opts)
+        provenance.append(get_provenance(table))
+        tables.append(table)
+    combined = pd.concat(tables, ignore_index=True, sort=False)
+    for column in combined.columns:
+        if combined[column].dtype == object:
+            combined[column] = combined[column].where(combined[column].notna(), "")
+    set_provenance(combined, make_provenance(kind="compare", runs=provenance, stimuli=loaded.name,
+                                             stimuli_sha256=loaded.fingerprint()))
+    return combined
+
+
+def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.DataFrame:
+    """Run the analysis ``name`` on an association table (a DataFrame or a .csv/.parquet/.jsonl path).
+
+    Options are the analysis's own (``assoc analyses`` lists them). The result
+    is a DataFrame with provenance (the input table's provenance is kept under
+    ``"input"``).
+    """
+    import pandas as pd
+
+    reg = plugins.registry()
+    analysis_cls = plugins.get_analysis(name)
+    instance = analysis_cls(**options)
+    data = as_table(table, validate=analysis_cls.requires_association_table, where=f"input of analysis {name!r}")
+    if len(data) == 0:
+        raise TableError(f"input of analysis {name!r} has no rows")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = instance.run(data)
+    for warning in caught:  # re-emit so callers see them, and keep them in provenance
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if not isinstance(result, pd.DataFrame):
+        raise TableError(f"analysis {name!r} returned {type(result).__name__}, not a DataFrame")
+    plugin = reg.analyses[name].plugin
+    set_provenance(result, make_provenance(
+        kind="analysis", analysis=name, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
+        options=instance.params, citation=analysis_cls.citation,
+        warnings=[str(w.message) for w in caught], input=get_provenance(data)))
+    return result

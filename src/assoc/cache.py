@@ -1,0 +1,143 @@
+"""Resumable on-disk cache of computed results (used by the fmat and pll scorers).
+
+Layout: ``<root>/<namespace hash>/`` holds ``namespace.json`` (the key parts, for
+people) and *packs*: JSON files with many ``key -> value`` entries, each written
+atomically (:func:`assoc.io.atomic_write`) after a chunk of work, so an interrupted
+run keeps every finished chunk. Each pack stores the sha256 of its entries; a pack
+that does not parse or whose checksum does not match is reported, deleted and its
+entries recomputed - never trusted.
+
+The root is ``$ASSOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/assoc``, else
+``~/.cache/assoc``. A namespace is everything that changes the numbers (model
+fingerprint, dtype, device type, scoring settings); a key is one unit of work (e.g.
+one token sequence plus the token ids scored in it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import uuid
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from assoc.io import atomic_write
+
+FORMAT = "assoc-cache-1"
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was corrupt and is being recomputed."""
+
+
+def default_root() -> Path:
+    """The cache root directory (see module docstring)."""
+    if os.environ.get("ASSOC_CACHE_DIR"):
+        return Path(os.environ["ASSOC_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "assoc"
+
+
+def digest(value: Any) -> str:
+    """sha256 hex digest of the canonical JSON of ``value`` (stable across runs and platforms)."""
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _encode(entries: Mapping[str, Any]) -> str:
+    # NaN/inf are legitimate results (out-of-vocabulary words); JSON spells them NaN/Infinity.
+    return json.dumps(entries, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+
+
+class Namespace:
+    """The cached results for one namespace. Created by :meth:`ResultCache.namespace`."""
+
+    def __init__(self, directory: Path, parts: Mapping[str, Any]):
+        self.directory = directory
+        self.parts = dict(parts)
+        self._entries: dict[str, Any] | None = None
+
+    def _load(self) -> dict[str, Any]:
+        if self._entries is not None:
+            return self._entries
+        entries: dict[str, Any] = {}
+        for pack in sorted(self.directory.glob("pack-*.json")):
+            try:
+                data = json.loads(pack.read_text(encoding="utf-8"))
+                body = data["entries"]
+                ok = data.get("format") == FORMAT and hashlib.sha256(_encode(body).encode()).hexdigest() == data["sha256"]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                ok = False
+            if not ok:
+                warnings.warn(f"corrupt cache file {pack} ignored and deleted; its results will be recomputed",
+                              CacheWarning, stacklevel=3)
+                try:
+                    pack.unlink()
+                except OSError:
+                    pass
+                continue
+            entries.update(body)
+        self._entries = entries
+        return entries
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._load()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._load().get(key, default)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The cached values of those ``keys`` that are present."""
+        entries = self._load()
+        return {k: entries[k] for k in keys if k in entries}
+
+    def put_many(self, values: Mapping[str, Any]) -> None:
+        """Store ``values`` (JSON-serialisable) as one new pack, atomically."""
+        if not values:
+            return
+        body = {str(k): _jsonable(v) for k, v in values.items()}
+        text = _encode(body)
+        record = {"format": FORMAT, "sha256": hashlib.sha256(text.encode()).hexdigest(), "entries": body}
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with atomic_write(self.directory / f"pack-{uuid.uuid4().hex}.json", "w", encoding="utf-8") as handle:
+            json.dump(record, handle, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+        self._load().update(body)
+
+    def clear(self) -> None:
+        """Delete every pack of this namespace."""
+        for pack in self.directory.glob("pack-*.json"):
+            pack.unlink()
+        self._entries = {}
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float) and math.isnan(value):
+        return float("nan")
+    return value
+
+
+class ResultCache:
+    """A root directory of namespaces. ``ResultCache(None)`` uses :func:`default_root`."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None):
+        self.root = Path(root).expanduser() if root is not None else default_root()
+
+    def namespace(self, **parts: Any) -> Namespace:
+        """The namespace for these key parts (JSON-serialisable values)."""
+        name = digest(parts)[:32]
+        directory = self.root / name
+        meta = directory / "namespace.json"
+        if not meta.exists():
+            directory.mkdir(parents=True, exist_ok=True)
+            with atomic_write(meta, "w", encoding="utf-8") as handle:
+                json.dump(parts, handle, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        return Namespace(directory, parts)

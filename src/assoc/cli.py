@@ -1,0 +1,220 @@
+"""The ``assoc`` command line.
+
+Only click and the light core modules are imported at start-up; pandas and the
+plugins' heavy libraries load inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .errors import AssocError
+
+
+class AssocGroup(click.Group):
+    """A click group that turns :class:`AssocError` into one line on stderr and exit status 2,
+    and suggests a close command name for a typo."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AssocError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            import difflib
+
+            if args and not args[0].startswith("-"):
+                close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=1)
+                if close:
+                    raise click.UsageError(f"No such command {args[0]!r}; did you mean {close[0]!r}?", ctx) from exc
+            raise
+
+
+@click.group(cls=AssocGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="assoc", prog_name="assoc")
+def cli() -> None:
+    """Measure associations (attitudes, biases, stereotypes, valence, facts) in language models.
+
+    \b
+    Typical use:
+      assoc score --scorer weat --stimuli caliskan:weat1 --out t.csv
+      assoc analyze weat --table t.csv
+    """
+
+
+def _echo_table(frame: Any) -> None:
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", 200, "display.max_columns", 50, "display.width", 200):
+        click.echo(frame.to_string(index=False))
+
+
+def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
+    from .table import write_table
+
+    if out:
+        path = write_table(frame, out)
+        if not quiet:
+            click.echo(f"wrote {len(frame)} rows to {path}", err=True)
+    else:
+        _echo_table(frame)
+
+
+@cli.command()
+@click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
+@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
+@click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
+def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str, ...], out: str | None,
+          progress: bool | None) -> None:
+    """Score stimuli with a scorer and write the association table."""
+    from . import api, plugins
+    from .options import parse_cli_options
+
+    scorer_cls = plugins.get_scorer(scorer)
+    given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
+    table = api.score(scorer, stimuli, list(models) or None, progress=progress, **given)
+    _save_or_print(table, out)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--table", "-t", "table_path", required=True, type=click.Path(dir_okay=False),
+              help="Input table (.csv, .parquet or .jsonl).")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Analysis option; repeatable.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | None) -> None:
+    """Run the analysis NAME on an association table."""
+    import warnings
+
+    from . import api, plugins
+    from .options import parse_cli_options
+
+    analysis_cls = plugins.get_analysis(name)
+    given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = api.analyze(name, table_path, **given)
+    for warning in caught:
+        click.echo(f"warning: {warning.message}", err=True)
+    _save_or_print(result, out)
+
+
+def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
+    if not entries:
+        click.echo(f"no {kind} installed")
+        return
+    width = max(len(n) for n in entries)
+    for name, entry in entries.items():
+        if verbose:
+            click.echo(entry.obj.help_text() + f"\n  plugin: {entry.plugin}\n")
+        else:
+            click.echo(f"{name:<{width}}  {entry.description}")
+
+
+@cli.command(name="scorers")
+@click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
+def scorers_command(verbose: bool) -> None:
+    """List installed scorers."""
+    from . import plugins
+
+    reg = plugins.registry()
+    _list_components(dict(sorted(reg.scorers.items())), verbose, "scorers")
+    _warn_broken(reg)
+
+
+@cli.command(name="analyses")
+@click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
+def analyses_command(verbose: bool) -> None:
+    """List installed analyses."""
+    from . import plugins
+
+    reg = plugins.registry()
+    _list_components(dict(sorted(reg.analyses.items())), verbose, "analyses")
+    _warn_broken(reg)
+
+
+@cli.command(name="stimuli")
+@click.argument("name", required=False)
+def stimuli_command(name: str | None) -> None:
+    """List bundled stimuli sets, or the designs of one set (or file) NAME."""
+    from . import plugins
+    from .stimuli import Stimuli
+
+    if name is None:
+        reg = plugins.registry()
+        entries = dict(sorted(reg.stimuli.items()))
+        if not entries:
+            click.echo("no bundled stimuli installed")
+        for key, entry in entries.items():
+            click.echo(f"{key}  {entry.description}")
+        return
+    loaded = Stimuli.load(name)
+    for design in loaded:
+        groups = []
+        for kind in ("mask", "target", "attribute"):
+            spec = getattr(design, kind)
+            if spec:
+                groups.append(f"{kind}: " + ", ".join(f"{g} ({len(w)})" for g, w in spec.items()))
+        click.echo(f"{design.name}: {len(design.queries)} queries; " + "; ".join(groups))
+
+
+@cli.command(name="plugins")
+def plugins_command() -> None:
+    """List plugins, what each provides, and any that failed to load (with the reason)."""
+    from . import plugins
+
+    reg = plugins.registry()
+    for info in reg.infos.values():
+        provides = []
+        for label, names in (("scorers", info.scorers), ("analyses", info.analyses), ("stimuli", info.stimuli)):
+            if names:
+                provides.append(f"{label}: {', '.join(names)}")
+        version = f" {info.version}" if info.version else ""
+        line = f"{info.name}{version} [{info.status}] ({info.module})"
+        if provides:
+            line += " - " + "; ".join(provides)
+        if info.error:
+            line += f"\n    reason: {info.error}"
+        click.echo(line)
+    for conflict in getattr(reg, "conflicts", []):
+        click.echo(f"conflict: {conflict}")
+
+
+def _warn_broken(reg: Any) -> None:
+    broken = [info.name for info in reg.infos.values() if info.status == "failed"]
+    if broken:
+        click.echo(f"warning: plugin(s) failed to load: {', '.join(broken)} (see `assoc plugins`)", err=True)
+
+
+_COMMANDS_ADDED = False
+
+
+def build_cli() -> click.Group:
+    """The ``assoc`` group with every plugin's commands added (once per process)."""
+    global _COMMANDS_ADDED
+    from . import plugins
+
+    if not _COMMANDS_ADDED:
+        _COMMANDS_ADDED = True
+        plugins.registry().register_commands(cli)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``assoc`` console script."""
+    build_cli().main(args=argv, prog_name="assoc")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main(sys.argv[1:])

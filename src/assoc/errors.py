@@ -1,0 +1,64 @@
+"""One exception hierarchy for every error a user can cause.
+
+The CLI turns any :class:`AssocError` into a one-line message and a non-zero exit
+status; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class AssocError(Exception):
+    """Base class of every user-facing error raised by assoc and its plugins."""
+
+
+class StimuliError(AssocError, ValueError):
+    """The stimuli (queries, groups, words) are malformed."""
+
+
+class OptionError(AssocError, ValueError):
+    """An option of a scorer or analysis is unknown or has a bad value."""
+
+
+class UnknownNameError(AssocError, LookupError):
+    """A scorer, analysis, stimuli set or design name is not known."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]):
+        known = sorted(known)
+        message = f"unknown {kind} {name!r}"
+        close = difflib.get_close_matches(name, known, n=1)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+        if known:
+            message += f" (available: {', '.join(known)})"
+        else:
+            message += f" (no {kind}s are installed)"
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.known = known
+        self.suggestion = close[0] if close else None
+
+
+class PluginError(AssocError):
+    """A plugin failed to load or conflicts with another plugin."""
+
+
+class TableError(AssocError, ValueError):
+    """A table does not satisfy the association-table contract."""
+
+
+class ModelError(AssocError):
+    """A model cannot be found, loaded or used."""
+
+
+class DataError(AssocError, ValueError):
+    """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """Return ``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -1,0 +1,81 @@
+"""Hook specifications: the complete list of what a plugin can provide.
+
+A plugin is a module registered under the ``assoc`` entry-point group that
+implements any of these hooks with :data:`hookimpl`::
+
+    # pyproject.toml
+    [project.entry-points.assoc]
+    my_plugin = "my_package.plugin"
+
+    # my_package/plugin.py
+    from assoc import hookimpl
+
+    @hookimpl
+    def register_scorers(register):
+        register(MyScorer)
+
+Each hook is called once, when the plugin manager is first used (by
+``assoc.scorers()``, ``assoc.score()``, any CLI command, ...). Hooks must be
+cheap: import heavy libraries (torch, transformers, gensim, ...) inside the
+scorer's methods, never at plugin import time, so ``assoc --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from .analysis import Analysis
+    from .scorer import Scorer
+    from .stimuli import Stimuli
+
+PROJECT = "assoc"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+#: Decorator for plugin functions that implement a hook.
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_scorers(register: Callable[[type[Scorer]], None]) -> None:
+    """Register scorer classes.
+
+    Called once when plugins load. Call ``register(ScorerSubclass)`` for each
+    scorer; its ``name`` attribute is the name users type
+    (``assoc score --scorer NAME``). Two plugins registering the same name is a
+    :class:`~assoc.errors.PluginError`.
+    """
+
+
+@hookspec
+def register_analyses(register: Callable[[type[Analysis]], None]) -> None:
+    """Register analysis classes.
+
+    Called once when plugins load. Call ``register(AnalysisSubclass)`` for each
+    analysis (``assoc analyze NAME``). Names are unique across plugins.
+    """
+
+
+@hookspec
+def register_stimuli(register: Callable[[str, Callable[[], Stimuli], str], None]) -> None:
+    """Register bundled stimuli sets that users load by name.
+
+    Call ``register(name, loader, description)``; ``loader()`` returns a
+    :class:`~assoc.stimuli.Stimuli` and is called only when the set is used.
+    Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add command-line commands.
+
+    Called when the CLI starts, with the top-level ``assoc`` click group; add a
+    sub-group named after the plugin (``assoc fmat ...``). Import heavy
+    libraries inside the command functions, not at module level.
+    """

@@ -1,0 +1,145 @@
+"""Which vocabulary token(s) a word becomes at the mask position, decided by the tokenizer.
+
+The R package FMAT guesses casing and the ``Ġ`` / ``▁`` prefixes with regular
+expressions on model names. Here the tokenizer itself decides: the query is tokenized
+once with the mask token and once with the word filled in, and the tokens that differ
+between the two sequences are the word's tokens *in that context*. This handles
+uncased models (lower-casing), byte-level BPE space prefixes (``Ġnurse`` inside a
+sentence, ``He`` without prefix at its start), SentencePiece ``▁`` prefixes and case,
+for any tokenizer, slow or fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assoc.errors import ModelError, StimuliError
+
+PLACEHOLDER = "[MASK]"
+
+
+@dataclass(frozen=True)
+class WordTokens:
+    """The tokens of one option word at the mask position of one query.
+
+    ``masked_ids``: the query's token ids with one mask token at ``position``;
+    ``token_ids``: the ids the word becomes there (one id = in the vocabulary);
+    ``context_changed``: filling the word also changed neighbouring tokens (the word
+    merges with adjacent characters, e.g. no space before it), so its tokens are
+    those of the filled sentence and the context is that of the masked one.
+    """
+
+    word: str
+    masked_ids: tuple[int, ...]
+    position: int
+    token_ids: tuple[int, ...]
+    context_changed: bool = False
+    overridden: bool = False
+
+    @property
+    def in_vocab(self) -> bool:
+        return len(self.token_ids) == 1
+
+
+def split_query(text: str) -> tuple[str, str]:
+    """Split a query at its single ``[MASK]`` (or raise :class:`StimuliError`)."""
+    n = text.count(PLACEHOLDER)
+    if n != 1:
+        raise StimuliError(f"query {text!r} must contain exactly one {PLACEHOLDER}, found {n}")
+    prefix, suffix = text.split(PLACEHOLDER)
+    return prefix, suffix
+
+
+def fill_mask_token(text: str, mask_token: str) -> str:
+    """Replace the portable ``[MASK]`` spelling with the model's own mask token."""
+    prefix, suffix = split_query(text)
+    return prefix + mask_token + suffix
+
+
+def masked_query(lm: Any, text: str) -> tuple[tuple[int, ...], int]:
+    """Token ids of ``text`` with the model's mask token, and the index of that mask."""
+    ids = lm.encode(fill_mask_token(text, lm.mask_token))
+    where = [i for i, t in enumerate(ids) if t == lm.mask_token_id]
+    if len(where) != 1:
+        raise StimuliError(f"query {text!r} does not give exactly one mask token with model {lm.name!r}")
+    return ids, where[0]
+
+
+def override_token_id(lm: Any, token: str) -> int:
+    """Vocabulary id of an explicit token string (e.g. ``"Ġhe"``); error if the model lacks it."""
+    vocab = lm.tokenizer.get_vocab()
+    if token not in vocab:
+        raise StimuliError(f"override token {token!r} is not in the vocabulary of model {lm.name!r}")
+    return int(vocab[token])
+
+
+def word_tokens(lm: Any, text: str, word: str, *, override: str | None = None) -> WordTokens:
+    """The tokens ``word`` becomes at the ``[MASK]`` of query ``text`` for model ``lm``."""
+    return word_tokens_many(lm, text, [word], overrides={word: override} if override else None)[0]
+
+
+def word_tokens_many(lm: Any, text: str, words: Sequence[str],
+                     overrides: dict[str, str] | None = None) -> list[WordTokens]:
+    """:func:`word_tokens` for several option words of one query (one batched tokenizer call)."""
+    for word in words:
+        if not isinstance(word, str) or not word.strip():
+            raise StimuliError(f"an option word of query {text!r} is empty")
+    prefix, suffix = split_query(text)
+    masked, position = masked_query(lm, text)
+    overrides = overrides or {}
+    to_tokenize = [w for w in words if w not in overrides]
+    encoded = lm.tokenizer([prefix + w + suffix for w in to_tokenize], add_special_tokens=True)["input_ids"]
+    filled_of = dict(zip(to_tokenize, encoded, strict=True))
+    out = []
+    for word in words:
+        if word in overrides:
+            out.append(WordTokens(word, masked, position, (override_token_id(lm, overrides[word]),), overridden=True))
+            continue
+        filled = tuple(int(i) for i in filled_of[word])
+        out.append(_diff(lm, text, word, masked, position, filled))
+    return out
+
+
+def _diff(lm: Any, text: str, word: str, masked: tuple[int, ...], position: int,
+          filled: tuple[int, ...]) -> WordTokens:
+    # Longest common prefix and suffix; each side keeps at least one token in the middle.
+    head = 0
+    limit = min(len(masked), len(filled)) - 1
+    while head < limit and masked[head] == filled[head]:
+        head += 1
+    tail = 0
+    limit = min(len(masked), len(filled)) - head - 1
+    while tail < limit and masked[-1 - tail] == filled[-1 - tail]:
+        tail += 1
+    middle_masked = masked[head: len(masked) - tail]
+    middle_filled = filled[head: len(filled) - tail]
+    if middle_masked == (lm.mask_token_id,) and head == position:
+        return WordTokens(word, masked, position, middle_filled)
+    # The word merged with its neighbours: take the filled tokens that are not shared with the
+    # masked sequence, and flag it so the caller can tell the user.
+    if not middle_filled:
+        raise ModelError(f"cannot locate the tokens of {word!r} in query {text!r} for model {lm.name!r}")
+    return WordTokens(word, masked, position, middle_filled, context_changed=True)
+
+
+class OutOfVocabularyWarning(UserWarning):
+    """Some option words are not single tokens of a model's vocabulary."""
+
+
+def chain_steps(tokens: WordTokens, mask_token_id: int) -> list[tuple[tuple[int, ...], int, int]]:
+    """The left-to-right steps that score a multi-token word exactly.
+
+    The single mask is replaced by ``k`` masks (``k`` = number of sub-tokens); step j
+    fills sub-tokens ``1..j-1`` and asks for sub-token j at mask j, so that
+    ``log P(t_1..t_k) = sum_j log P(t_j | context, t_1..t_(j-1), k - j masks)``.
+    Returns ``(input_ids, position, token_id)`` per step.
+    """
+    ids, pos, sub = tokens.masked_ids, tokens.position, tokens.token_ids
+    k = len(sub)
+    steps = []
+    for j in range(k):
+        seq = ids[:pos] + sub[:j] + (mask_token_id,) * (k - j) + ids[pos + 1:]
+        steps.append((seq, pos + j, sub[j]))
+    return steps

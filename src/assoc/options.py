@@ -1,0 +1,196 @@
+"""Declared, validated options of scorers and analyses.
+
+A component declares its options as a tuple of :class:`Option`; the core checks
+every value the user gives (from Python or from ``--option key=value`` on the
+command line) before any work starts, so a typo or a bad value is a clear
+:class:`~assoc.errors.OptionError` that names the option rather than a
+``TypeError`` deep inside a model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import OptionError, did_you_mean
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: Marker default for an option the user must give.
+REQUIRED: Any = _Required()
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+               list: "a list", dict: "a mapping", object: "a value"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a scorer or analysis.
+
+    Parameters
+    ----------
+    name:
+        The keyword users pass (``assoc.score("fmat", s, batch_size=8)``, ``--option batch_size=8``).
+    type:
+        ``str``, ``int``, ``float``, ``bool``, ``list``, ``dict`` or ``object`` (anything: rely on ``check``).
+    default:
+        The value when the option is not given. ``None`` makes the option nullable;
+        :data:`REQUIRED` makes it mandatory.
+    help:
+        One sentence for ``assoc scorers --verbose`` and the docs.
+    choices:
+        The allowed values, if the option is an enumeration.
+    check:
+        ``check(value) -> value``: further validation or normalisation. Raise
+        ``ValueError("message")``; the core adds the option's name to the message.
+    """
+
+    name: str
+    type: type = str
+    default: Any = None
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    check: Callable[[Any], Any] | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def describe(self) -> str:
+        """A one-line description for listings."""
+        parts = [f"{self.name} ({self.type.__name__}"]
+        if self.required:
+            parts.append(", required)")
+        else:
+            parts.append(f", default {self.default!r})")
+        text = "".join(parts)
+        if self.choices:
+            text += f" one of {', '.join(map(repr, self.choices))}"
+        if self.help:
+            text += f": {self.help}"
+        return text
+
+    def coerce(self, value: Any) -> Any:
+        """Return ``value`` converted to this option's type, or raise ``ValueError``."""
+        if value is None:
+            if self.default is None:
+                return None
+            raise ValueError("must not be empty")
+        kind = self.type
+        if kind is bool:
+            if isinstance(value, bool):
+                out: Any = value
+            elif isinstance(value, str) and value.lower() in {"true", "yes", "1", "false", "no", "0"}:
+                out = value.lower() in {"true", "yes", "1"}
+            else:
+                raise ValueError(f"must be true or false, got {value!r}")
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ValueError(f"must be an integer, got {value!r}")
+            try:
+                as_float = float(value)
+            except ValueError:
+                raise ValueError(f"must be an integer, got {value!r}") from None
+            if not as_float.is_integer():
+                raise ValueError(f"must be an integer, got {value!r}")
+            out = int(as_float)
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ValueError(f"must be a number, got {value!r}")
+            try:
+                out = float(value)
+            except ValueError:
+                raise ValueError(f"must be a number, got {value!r}") from None
+            if math.isnan(out):
+                raise ValueError("must be a number, got NaN")
+        elif kind is str:
+            if not isinstance(value, str):
+                raise ValueError(f"must be a string, got {value!r}")
+            out = value
+        elif kind is list:
+            if isinstance(value, str):
+                out = [part.strip() for part in value.split(",") if part.strip()]
+            elif isinstance(value, (list, tuple)):
+                out = list(value)
+            else:
+                raise ValueError(f"must be a list, got {value!r}")
+        elif kind is dict:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"must be a mapping, got {value!r}")
+            out = dict(value)
+        else:
+            out = value
+        if self.choices is not None and out not in self.choices:
+            raise ValueError(f"must be one of {', '.join(map(repr, self.choices))}, got {out!r}")
+        if self.check is not None:
+            out = self.check(out)
+        return out
+
+    def parse_text(self, text: str) -> Any:
+        """Parse a value typed on the command line (``--option name=TEXT``).
+
+        Strings stay as typed; lists accept ``a,b,c`` or YAML ``[a, b]``; other
+        types are read as YAML scalars or collections (``3``, ``0.5``, ``true``,
+        ``{a: b}``, ``null``).
+        """
+        import yaml
+
+        if self.type is str:
+            return text
+        if self.type is list and not text.lstrip().startswith("["):
+            return text
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise OptionError(f"option {self.name!r}: cannot parse {text!r}: {exc}") from None
+
+
+def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """Check ``given`` against ``spec``; return every option's value (defaults filled in).
+
+    ``owner`` names the component in messages, e.g. ``"scorer 'fmat'"``.
+    Raises :class:`OptionError` for an unknown option (with a did-you-mean hint),
+    a missing required option, or a bad value.
+    """
+    options = {option.name: option for option in spec}
+    unknown = [name for name in given if name not in options]
+    if unknown:
+        name = unknown[0]
+        known = ", ".join(sorted(options)) or "none"
+        raise OptionError(
+            f"unknown option {name!r} for {owner}{did_you_mean(name, options)} (its options: {known})"
+        )
+    values: dict[str, Any] = {}
+    for name, option in options.items():
+        if name in given:
+            try:
+                values[name] = option.coerce(given[name])
+            except ValueError as exc:
+                raise OptionError(f"option {name!r} of {owner}: {exc}") from None
+        elif option.required:
+            raise OptionError(f"option {name!r} of {owner} is required: {option.help or option.describe()}")
+        else:
+            values[name] = option.default
+    return values
+
+
+def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) -> dict[str, Any]:
+    """Turn ``["key=value", ...]`` from the command line into typed option values."""
+    options = {option.name: option for option in spec}
+    given: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise OptionError(f"--option expects key=value, got {pair!r}")
+        key, text = pair.split("=", 1)
+        key = key.strip().replace("-", "_")
+        if key not in options:
+            known = ", ".join(sorted(options)) or "none"
+            raise OptionError(f"unknown option {key!r} for {owner}{did_you_mean(key, options)} (its options: {known})")
+        given[key] = options[key].parse_text(text)
+    return given

@@ -1,0 +1,222 @@
+"""Finding and loading plugins, and the registries of what they provide.
+
+Plugins are modules registered under the ``assoc`` entry-point group. Loading
+is lazy (the first call of any function here) and fault tolerant: a plugin that
+fails to import, or whose hook raises, is recorded with the reason and skipped,
+so one broken plugin never breaks the others or the CLI (``assoc plugins``
+shows it).
+
+The environment variable ``ASSOC_PLUGINS`` restricts which entry-point plugins
+load: a comma-separated list of plugin (entry-point) names; set but empty means
+none. The core's own analyses (``assoc.builtin``) always load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from . import hookspecs
+from .errors import PluginError, StimuliError, UnknownNameError
+
+if TYPE_CHECKING:
+    import click
+
+    from .analysis import Analysis
+    from .scorer import Scorer
+    from .stimuli import Stimuli
+
+ENTRY_POINT_GROUP = "assoc"
+ENV_ALLOWLIST = "ASSOC_PLUGINS"
+BUILTIN_PLUGINS = ("assoc.builtin",)
+
+
+@dataclass
+class PluginInfo:
+    """What ``assoc plugins`` reports about one plugin."""
+
+    name: str
+    module: str
+    distribution: str = ""
+    version: str = ""
+    status: str = "loaded"  # loaded | failed | disabled
+    error: str = ""
+    scorers: list[str] = field(default_factory=list)
+    analyses: list[str] = field(default_factory=list)
+    stimuli: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Registered:
+    """One registered component (scorer class, analysis class or stimuli loader) and its origin."""
+
+    name: str
+    obj: Any
+    plugin: str
+    description: str = ""
+
+
+class PluginRegistry:
+    """The plugin manager plus the registries filled by the hooks."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.infos: dict[str, PluginInfo] = {}
+        self.scorers: dict[str, Registered] = {}
+        self.analyses: dict[str, Registered] = {}
+        self.stimuli: dict[str, Registered] = {}
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    # -- loading ------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        with self._lock:
+            if self._loaded:
+                return
+            self._loaded = True
+            for module_name in BUILTIN_PLUGINS:
+                self._register_module("assoc", module_name, distribution="assoc")
+            allow = os.environ.get(ENV_ALLOWLIST)
+            allowed = None if allow is None else {p.strip() for p in allow.split(",") if p.strip()}
+            for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+                dist = getattr(entry_point, "dist", None)
+                info = PluginInfo(name=entry_point.name, module=entry_point.value,
+                                  distribution=dist.name if dist else "", version=dist.version if dist else "")
+                if entry_point.name in self.infos:
+                    info.status, info.error = "failed", "another plugin is already registered under this name"
+                    self.infos[f"{entry_point.name} ({entry_point.value})"] = info
+                    continue
+                self.infos[entry_point.name] = info
+                if allowed is not None and entry_point.name not in allowed:
+                    info.status = "disabled"
+                    info.error = f"not listed in {ENV_ALLOWLIST}"
+                    continue
+                try:
+                    module = entry_point.load()
+                    self.pm.register(module, name=entry_point.name)
+                except Exception as exc:  # a broken plugin must not break the others
+                    info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
+            self._collect()
+
+    def _register_module(self, name: str, module_name: str, distribution: str) -> None:
+        from . import __version__
+
+        info = PluginInfo(name=name, module=module_name, distribution=distribution, version=__version__)
+        self.infos[name] = info
+        try:
+            self.pm.register(importlib.import_module(module_name), name=name)
+        except Exception as exc:
+            info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
+
+    def _collect(self) -> None:
+        """Call each plugin's hooks one plugin at a time, so every registration knows its plugin."""
+        conflicts: list[str] = []
+        for hook_name, registry, kind in (("register_scorers", self.scorers, "scorer"),
+                                          ("register_analyses", self.analyses, "analysis"),
+                                          ("register_stimuli", self.stimuli, "stimuli set")):
+            hook = getattr(self.pm.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                plugin = impl.plugin_name
+                info = self.infos.get(plugin)
+
+                def register(obj: Any, loader: Any = None, description: str = "", *,
+                             _plugin: str = plugin, _registry: dict[str, Registered] = registry,
+                             _kind: str = kind) -> None:
+                    if _kind == "stimuli set":
+                        name, target, text = str(obj), loader, description
+                        if not callable(target):
+                            raise PluginError(f"stimuli set {name!r}: loader must be callable")
+                    else:
+                        name, target = getattr(obj, "name", ""), obj
+                        text = getattr(obj, "description", "")
+                        if not name:
+                            raise PluginError(f"{_kind} {obj!r} has no name")
+                    if name in _registry and _registry[name].plugin != _plugin:
+                        conflicts.append(f"{_kind} {name!r} is registered by both plugin "
+                                         f"{_registry[name].plugin!r} and plugin {_plugin!r}")
+                        return
+                    _registry[name] = Registered(name, target, _plugin, text)
+                    if info is not None:
+                        {"scorer": info.scorers, "analysis": info.analyses, "stimuli set": info.stimuli}[_kind].append(name)
+
+                try:
+                    impl.function(register=register)
+                except Exception as exc:
+                    if info is not None:
+                        info.status, info.error = "failed", f"{hook_name}: {type(exc).__name__}: {exc}"
+        self.conflicts = conflicts
+
+    def check_conflicts(self) -> None:
+        self.load()
+        if self.conflicts:
+            raise PluginError("; ".join(self.conflicts) + ". Uninstall one of them or restrict plugins with "
+                              f"{ENV_ALLOWLIST}.")
+
+    def register_commands(self, cli: click.Group) -> None:
+        self.load()
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            try:
+                impl.function(cli=cli)
+            except Exception as exc:
+                info = self.infos.get(impl.plugin_name)
+                if info is not None:
+                    info.status, info.error = "failed", f"register_commands: {type(exc).__name__}: {exc}"
+
+
+_REGISTRY: PluginRegistry | None = None
+
+
+def registry() -> PluginRegistry:
+    """The process-wide registry (plugins load on first use)."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = PluginRegistry()
+    _REGISTRY.load()
+    return _REGISTRY
+
+
+def reset() -> None:
+    """Forget loaded plugins (tests use it after changing ``ASSOC_PLUGINS``)."""
+    global _REGISTRY
+    _REGISTRY = None
+
+
+def get_scorer(name: str) -> type[Scorer]:
+    reg = registry()
+    reg.check_conflicts()
+    if name not in reg.scorers:
+        raise UnknownNameError("scorer", name, reg.scorers)
+    return reg.scorers[name].obj
+
+
+def get_analysis(name: str) -> type[Analysis]:
+    reg = registry()
+    reg.check_conflicts()
+    if name not in reg.analyses:
+        raise UnknownNameError("analysis", name, reg.analyses)
+    return reg.analyses[name].obj
+
+
+def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
+    reg = registry()
+    reg.check_conflicts()
+    if name not in reg.stimuli:
+        if not reg.stimuli:
+            raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
+                               "(no bundled sets are installed)")
+        raise UnknownNameError("stimuli set (or file)", name, reg.stimuli)
+    return reg.stimuli[name].obj
+
+
+def plugin_version(plugin: str) -> str:
+    info = registry().infos.get(plugin)
+    return info.version if info else ""

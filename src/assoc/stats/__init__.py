@@ -1,0 +1,1 @@
+"""Shared statistics: pure functions on numpy arrays and pandas tables."""

@@ -1,0 +1,279 @@
+"""WEAT and WEFAT statistics (Caliskan, Bryson & Narayanan 2017, *Science* 356:183).
+
+Pure NumPy functions on similarity matrices. A "similarity" is usually a cosine
+between word vectors, but nothing here assumes so: the same statistics apply to
+any association values (e.g. log probabilities of an FMAT table, Bao 2024).
+
+Notation: X, Y target sets, A, B attribute sets, sim(w, a) the association of
+target word w with attribute word a.
+
+* association of one word:      s(w, A, B) = mean_{a in A} sim(w, a) - mean_{b in B} sim(w, b)
+* WEAT test statistic:          S(X, Y, A, B) = sum_{x in X} s(x, A, B) - sum_{y in Y} s(y, A, B)
+* WEAT effect size:             d = [mean_x s(x, A, B) - mean_y s(y, A, B)] / SD_{w in X ∪ Y} s(w, A, B)
+  (sample SD, n-1, by default: this reproduces the published values; population SD as an option)
+* WEAT p-value: permutation test of S over partitions of X ∪ Y into sets of sizes |X|, |Y|
+  (:mod:`assoc.stats.permutation`).
+* WEFAT effect size of one word: s(w, A, B) / SD_{x in A ∪ B} sim(w, x);
+  p-value: permutation test over partitions of A ∪ B (Toney & Caliskan 2021, ValNorm).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from assoc.errors import DataError, OptionError
+from assoc.stats.effect_size import BootstrapInterval, standardized_mean_difference
+from assoc.stats.permutation import (
+    Alternative,
+    PermutationResult,
+    count_partitions,
+    normal_approximation_test,
+    two_sample_permutation_test,
+)
+
+SD_NAMES = {1: "sample", 0: "population"}
+
+
+def cosine_matrix(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """cos(u_i, v_j) = u_i·v_j / (|u_i| |v_j|) for every row u_i of ``left`` and v_j of ``right``.
+
+    A zero vector has no direction: its cosines are NaN rather than a silent 0.
+    """
+    left = np.asarray(left, dtype=np.float64)
+    right = np.asarray(right, dtype=np.float64)
+    if left.ndim != 2 or right.ndim != 2 or left.shape[1] != right.shape[1]:
+        raise DataError(f"cosine_matrix needs two 2-D arrays with equal widths, got {left.shape} and {right.shape}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left_unit = left / np.linalg.norm(left, axis=1, keepdims=True)
+        right_unit = right / np.linalg.norm(right, axis=1, keepdims=True)
+    return left_unit @ right_unit.T
+
+
+def association_scores(sim_a: np.ndarray, sim_b: np.ndarray) -> np.ndarray:
+    """s(w, A, B) per row: row mean of ``sim_a`` (words × A) minus row mean of ``sim_b`` (words × B)."""
+    sim_a, sim_b = _matrix(sim_a, "sim_a"), _matrix(sim_b, "sim_b")
+    if sim_a.shape[0] != sim_b.shape[0]:
+        raise DataError(f"sim_a has {sim_a.shape[0]} rows but sim_b has {sim_b.shape[0]}")
+    return sim_a.mean(axis=1) - sim_b.mean(axis=1)
+
+
+@dataclass(frozen=True)
+class WEATResult:
+    """A WEAT: statistic, effect size, p-value, and what produced them.
+
+    ``sd`` is ``"sample"`` or ``"population"``; ``p_method`` is ``"exact"`` or
+    ``"sampled"`` (:class:`~assoc.stats.permutation.PermutationResult`).
+    """
+
+    statistic: float
+    effect_size: float
+    sd: str
+    p_value: float
+    p_method: str
+    n_permutations: int
+    alternative: str
+    n_x: int
+    n_y: int
+    mean_x: float
+    mean_y: float
+    ci: BootstrapInterval | None = None
+
+
+def weat(
+    sim_xa: np.ndarray,
+    sim_xb: np.ndarray,
+    sim_ya: np.ndarray,
+    sim_yb: np.ndarray,
+    *,
+    ddof: int = 1,
+    alternative: Alternative = "greater",
+    exact_limit: int = 100_000,
+    n_resamples: int = 100_000,
+    seed: int | None = None,
+    n_bootstrap: int = 0,
+    level: float = 0.95,
+) -> WEATResult:
+    """The WEAT of Caliskan et al. (2017) from the four similarity blocks.
+
+    Args:
+        sim_xa, sim_xb, sim_ya, sim_yb: similarities of X (rows) with A, X with B,
+            Y with A, Y with B (columns = attribute words).
+        ddof: 1 = sample SD (Caliskan's published values), 0 = population SD.
+        alternative, exact_limit, n_resamples, seed: of the permutation test
+            (:func:`~assoc.stats.permutation.two_sample_permutation_test`, statistic S).
+        n_bootstrap: if > 0, a percentile bootstrap CI for d with that many
+            resamples, resampling words with replacement within each of X, Y, A
+            and B (set sizes kept), so the interval reflects the choice of both
+            target and attribute words.
+        level: confidence level of the CI.
+    """
+    sim_xa, sim_xb = _matrix(sim_xa, "sim_xa"), _matrix(sim_xb, "sim_xb")
+    sim_ya, sim_yb = _matrix(sim_ya, "sim_ya"), _matrix(sim_yb, "sim_yb")
+    _check_blocks(sim_xa, sim_xb, sim_ya, sim_yb)
+    if ddof not in SD_NAMES:
+        raise OptionError(f"ddof must be 1 (sample SD) or 0 (population SD), not {ddof!r}")
+    s_x = association_scores(sim_xa, sim_xb)
+    s_y = association_scores(sim_ya, sim_yb)
+    test: PermutationResult = two_sample_permutation_test(
+        s_x, s_y, statistic="sum_difference", alternative=alternative,
+        exact_limit=exact_limit, n_resamples=n_resamples, seed=seed,
+    )
+    d = standardized_mean_difference(s_x, s_y, sd="all", ddof=ddof)
+    ci = None
+    if n_bootstrap:
+        ci = _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, ddof=ddof, n_resamples=n_bootstrap,
+                             level=level, seed=seed)
+    return WEATResult(
+        statistic=test.statistic, effect_size=d, sd=SD_NAMES[ddof], p_value=test.p_value,
+        p_method=test.method, n_permutations=test.n_permutations, alternative=alternative,
+        n_x=s_x.size, n_y=s_y.size, mean_x=float(s_x.mean()), mean_y=float(s_y.mean()), ci=ci,
+    )
+
+
+def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level, seed) -> BootstrapInterval:
+    if not 0.0 < level < 1.0:
+        raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
+    if n_resamples < 2:
+        raise OptionError(f"the bootstrap needs at least 2 resamples, not {n_resamples}")
+    # A separate stream from the permutation test's, still determined by the seed.
+    rng = np.random.default_rng(None if seed is None else [int(seed), 1])
+    n_x, n_a = sim_xa.shape
+    n_y, n_b = sim_yb.shape
+    block = max(1, 4_000_000 // ((n_x + n_y) * (n_a + n_b)))
+    values = []
+    remaining = int(n_resamples)
+    while remaining > 0:
+        k = min(block, remaining)
+        ix = rng.integers(0, n_x, (k, n_x))
+        iy = rng.integers(0, n_y, (k, n_y))
+        ia = rng.integers(0, n_a, (k, n_a))
+        ib = rng.integers(0, n_b, (k, n_b))
+        # s for resampled target words against resampled attribute words: (k, n_x) and (k, n_y)
+        s_x = _resampled_means(sim_xa, ix, ia) - _resampled_means(sim_xb, ix, ib)
+        s_y = _resampled_means(sim_ya, iy, ia) - _resampled_means(sim_yb, iy, ib)
+        pooled = np.concatenate([s_x, s_y], axis=1)
+        sd = pooled.std(axis=1, ddof=ddof)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = (s_x.mean(axis=1) - s_y.mean(axis=1)) / sd
+        d[sd == 0] = np.nan
+        values.append(d)
+        remaining -= k
+    all_values = np.concatenate(values)
+    defined = all_values[np.isfinite(all_values)]
+    if defined.size == 0:
+        return BootstrapInterval(math.nan, math.nan, level, int(n_resamples), int(all_values.size))
+    low, high = np.quantile(defined, [(1 - level) / 2, (1 + level) / 2])
+    return BootstrapInterval(float(low), float(high), level, int(n_resamples), int(all_values.size - defined.size))
+
+
+def _resampled_means(sim: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """mean_j sim[rows[k, i], cols[k, j]] for each resample k and position i -> (k, n_rows)."""
+    # Column resampling as counts: mean over resampled columns = sim[row] · counts / n_cols.
+    counts = np.zeros((cols.shape[0], sim.shape[1]))
+    np.add.at(counts, (np.arange(cols.shape[0])[:, None], cols), 1.0)
+    row_means = np.einsum("kc,rc->kr", counts, sim) / cols.shape[1]  # (k, all rows)
+    return np.take_along_axis(row_means, rows, axis=1)
+
+
+@dataclass(frozen=True)
+class WEFATResult:
+    """Per-word WEFAT results (arrays aligned with the rows of the input).
+
+    ``association`` is s(w, A, B); ``effect_size`` is s(w, A, B) / SD over A ∪ B.
+    ``p_method`` is ``"exact"``, ``"sampled"`` or ``"normal"`` (same for every word).
+    """
+
+    association: np.ndarray
+    effect_size: np.ndarray
+    p_value: np.ndarray
+    sd: str
+    p_method: str
+    n_permutations: int
+    alternative: str
+    n_a: int
+    n_b: int
+
+
+def wefat(
+    sim_a: np.ndarray,
+    sim_b: np.ndarray,
+    *,
+    ddof: int = 1,
+    alternative: Alternative = "two-sided",
+    p_method: str = "auto",
+    exact_limit: int = 100_000,
+    n_resamples: int = 10_000,
+    seed: int | None = None,
+) -> WEFATResult:
+    """WEFAT for each row (word) of ``sim_a`` (words × A) and ``sim_b`` (words × B).
+
+    effect_size(w) = [mean_a sim(w, a) - mean_b sim(w, b)] / SD_{x in A ∪ B} sim(w, x)
+    (Caliskan et al. 2017, WEFAT; the score ValNorm correlates with human valence).
+
+    The p-value tests s(w, A, B) against its distribution over partitions of
+    A ∪ B into sets of sizes |A|, |B| (Toney & Caliskan 2021):
+    ``p_method="exact"`` enumerates them, ``"sampled"`` draws ``n_resamples``
+    (+1 correction), ``"normal"`` uses the normal approximation with the exact
+    permutation variance (:func:`~assoc.stats.permutation.normal_approximation_test`),
+    and ``"auto"`` is exact when C(|A|+|B|, |A|) <= ``exact_limit``, normal otherwise.
+    Permutations of a row's similarities and of the mean difference give the same
+    p-value as permutations of s(w, A, B), which is that mean difference.
+    """
+    sim_a, sim_b = _matrix(sim_a, "sim_a"), _matrix(sim_b, "sim_b")
+    if sim_a.shape[0] != sim_b.shape[0]:
+        raise DataError(f"sim_a has {sim_a.shape[0]} rows but sim_b has {sim_b.shape[0]}")
+    if ddof not in SD_NAMES:
+        raise OptionError(f"ddof must be 1 (sample SD) or 0 (population SD), not {ddof!r}")
+    if p_method not in ("auto", "exact", "sampled", "normal"):
+        raise OptionError(f"p_method must be auto, exact, sampled or normal, not {p_method!r}")
+    n_a, n_b = sim_a.shape[1], sim_b.shape[1]
+    if n_a + n_b - ddof <= 0:
+        raise DataError("WEFAT needs more attribute words for this SD")
+    method = p_method
+    if method == "auto":
+        method = "exact" if count_partitions(n_a, n_b) <= exact_limit else "normal"
+    both = np.concatenate([sim_a, sim_b], axis=1)
+    association = sim_a.mean(axis=1) - sim_b.mean(axis=1)
+    sd = both.std(axis=1, ddof=ddof)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(sd > 0, association / np.where(sd > 0, sd, 1.0), np.nan)
+    rng = np.random.default_rng(seed)
+    p_values = np.empty(sim_a.shape[0])
+    n_permutations = 0
+    for i in range(sim_a.shape[0]):  # one test per word; each test is vectorised over permutations
+        if method == "normal":
+            result = normal_approximation_test(sim_a[i], sim_b[i], alternative=alternative)
+        else:
+            result = two_sample_permutation_test(
+                sim_a[i], sim_b[i], statistic="mean_difference", alternative=alternative,
+                exact_limit=exact_limit if method == "exact" else 0,
+                n_resamples=n_resamples, seed=rng,
+            )
+            if method == "exact" and result.method != "exact":
+                raise OptionError(
+                    f"exact WEFAT p-values need C({n_a + n_b}, {n_a}) = {count_partitions(n_a, n_b)} partitions, "
+                    f"more than exact_limit={exact_limit}; use p_method=normal or sampled"
+                )
+        p_values[i] = result.p_value
+        n_permutations = result.n_permutations
+    return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, n_permutations, alternative, n_a, n_b)
+
+
+def _matrix(values: np.ndarray, label: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 2 or 0 in arr.shape:
+        raise DataError(f"{label} must be a non-empty 2-D array (words × attribute words), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise DataError(f"{label} contains {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s); "
+                        "drop out-of-vocabulary words first")
+    return arr
+
+
+def _check_blocks(sim_xa: np.ndarray, sim_xb: np.ndarray, sim_ya: np.ndarray, sim_yb: np.ndarray) -> None:
+    if sim_xa.shape[0] != sim_xb.shape[0] or sim_ya.shape[0] != sim_yb.shape[0]:
+        raise DataError("the X blocks (and the Y blocks) must have the same number of rows")
+    if sim_xa.shape[1] != sim_ya.shape[1] or sim_xb.shape[1] != sim_yb.shape[1]:
+        raise DataError("the A blocks (and the B blocks) must have the same number of columns")

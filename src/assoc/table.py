@@ -1,0 +1,247 @@
+"""The association table: the one long-format table every scorer returns and
+every analysis reads.
+
+One row per raw measurement. Required columns, in this order:
+
+========================  =====  ==========================================================
+column                    type   meaning
+========================  =====  ==========================================================
+``scorer``                str    the scorer (or analysis) that produced the value
+``model``                 str    the model identifier as the user gave it
+``context``               str    the query/template/prompt as written ("" when none)
+``target_group``          str    group of the target ("" when the method has none)
+``target``                str    target word or phrase
+``attribute_group``       str    group of the attribute
+``attribute``             str    attribute word or phrase
+``measure``               str    what ``value`` is: ``log_prob``, ``cosine``, ``pll``, ``lpr``, ...
+``value``                 float  the measurement (NaN allowed, e.g. out of vocabulary)
+========================  =====  ==========================================================
+
+Text columns are never missing: a role a method does not have is the empty
+string. Scorers may add documented extra columns after these.
+
+Tables carry provenance in ``DataFrame.attrs["assoc"]`` (versions, models,
+options, time); :func:`write_table` stores it with the file (Parquet schema
+metadata, or a ``<file>.provenance.json`` sidecar for CSV and JSON Lines) and
+:func:`read_table` restores it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import TableError
+from .io import atomic_path, atomic_write
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TEXT_COLUMNS: tuple[str, ...] = ("scorer", "model", "context", "target_group", "target",
+                                 "attribute_group", "attribute", "measure")
+COLUMNS: tuple[str, ...] = TEXT_COLUMNS + ("value",)
+PROVENANCE_KEY = "assoc"
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
+
+
+def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: str | None = None,
+                 extra_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Build an association table from row dicts.
+
+    Missing role columns become ``""``; ``scorer`` (and ``measure`` when given)
+    fill rows that lack them. Required columns come first, then
+    ``extra_columns`` in the given order, then any other keys.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(list(records))
+    return normalise(frame, scorer=scorer, measure=measure, extra_columns=extra_columns)
+
+
+def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | None = None,
+              extra_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Fill defaults, fix dtypes and order columns of a would-be association table."""
+    import pandas as pd
+
+    frame = frame.copy()
+    if scorer is not None and "scorer" not in frame:
+        frame["scorer"] = scorer
+    if measure is not None and "measure" not in frame:
+        frame["measure"] = measure
+    for column in TEXT_COLUMNS:
+        if column not in frame:
+            frame[column] = ""
+        frame[column] = frame[column].fillna("").astype(str).astype(object)
+    if "value" not in frame:
+        raise TableError("records have no 'value'")
+    frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype("float64")
+    ordered = list(COLUMNS) + [c for c in extra_columns if c in frame and c not in COLUMNS]
+    ordered += [c for c in frame.columns if c not in ordered]
+    return frame[ordered].reset_index(drop=True)
+
+
+def validate_table(table: Any, *, where: str = "table") -> None:
+    """Raise :class:`TableError` naming the problem unless ``table`` satisfies the contract.
+
+    Checks: it is a DataFrame; every required column exists; text columns hold
+    text with no missing values; ``value`` is numeric (NaN allowed).
+    """
+    import pandas as pd
+    from pandas.api import types as ptypes
+
+    if not isinstance(table, pd.DataFrame):
+        raise TableError(f"{where} must be a pandas DataFrame, got {type(table).__name__}")
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise TableError(f"{where} lacks required column(s): {', '.join(missing)} "
+                         f"(an association table needs {', '.join(COLUMNS)})")
+    for column in TEXT_COLUMNS:
+        series = table[column]
+        if series.isna().any():
+            bad = int(series.isna().sum())
+            raise TableError(f"{where}: column {column!r} has {bad} missing value(s); use '' for an absent role")
+        if not (ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series)):
+            raise TableError(f"{where}: column {column!r} must hold text, found dtype {series.dtype}")
+        non_text = series.map(lambda v: not isinstance(v, str))
+        if non_text.any():
+            example = series[non_text].iloc[0]
+            raise TableError(f"{where}: column {column!r} must hold text, found {example!r}")
+    if not ptypes.is_numeric_dtype(table["value"]) or ptypes.is_bool_dtype(table["value"]):
+        raise TableError(f"{where}: column 'value' must be numeric, found dtype {table['value'].dtype}")
+    empty_measure = table["measure"] == ""
+    if len(table) and empty_measure.any():
+        raise TableError(f"{where}: column 'measure' is empty in {int(empty_measure.sum())} row(s)")
+
+
+# -- provenance ---------------------------------------------------------------------------------------
+
+def make_provenance(**fields: Any) -> dict[str, Any]:
+    """A provenance record: the given fields plus the assoc version, Python, platform and UTC time."""
+    from . import __version__
+
+    record = {"assoc_version": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "python": platform.python_version(), "platform": platform.platform()}
+    record.update(fields)
+    return _jsonable(record)
+
+
+def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
+    """The provenance stored on ``table`` (empty dict when none)."""
+    return dict(table.attrs.get(PROVENANCE_KEY, {}))
+
+
+def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
+    table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
+    return table
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+# -- files ---------------------------------------------------------------------------------------------
+
+def table_format(path: str | Path) -> str:
+    """``csv``, ``parquet`` or ``jsonl`` from the file extension (clear error otherwise)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise TableError(f"cannot tell the table format of {str(path)!r}: use .csv, .parquet or .jsonl")
+    return FORMATS[suffix]
+
+
+def sidecar_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + ".provenance.json")
+
+
+def write_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``table`` to ``path`` (.csv, .parquet or .jsonl) atomically, with its provenance."""
+    path = Path(path)
+    fmt = table_format(path)
+    provenance = get_provenance(table)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        arrow = pa.Table.from_pandas(table, preserve_index=False)
+        metadata = dict(arrow.schema.metadata or {})
+        metadata[PROVENANCE_KEY.encode()] = json.dumps(provenance).encode()
+        arrow = arrow.replace_schema_metadata(metadata)
+        with atomic_path(path) as tmp:
+            pq.write_table(arrow, tmp)
+    else:
+        with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+            if fmt == "csv":
+                table.to_csv(handle, index=False)
+            else:
+                table.to_json(handle, orient="records", lines=True, force_ascii=False)
+        if provenance:
+            with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
+                json.dump(provenance, handle, indent=2, ensure_ascii=False)
+    return path
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a table written by :func:`write_table` (or any CSV/Parquet/JSONL with the same columns).
+
+    Text columns keep empty strings (CSV readers would otherwise turn them into NaN).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise TableError(f"table file not found: {path}")
+    fmt = table_format(path)
+    provenance: dict[str, Any] = {}
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            arrow = pq.read_table(path)
+            raw = (arrow.schema.metadata or {}).get(PROVENANCE_KEY.encode())
+            if raw:
+                provenance = json.loads(raw)
+            frame = arrow.to_pandas()
+        elif fmt == "csv":
+            frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
+                                dtype={c: str for c in TEXT_COLUMNS})
+        else:
+            frame = pd.read_json(path, orient="records", lines=True, dtype={c: str for c in TEXT_COLUMNS})
+    except (ValueError, OSError) as exc:
+        raise TableError(f"cannot read table {path}: {exc}") from None
+    for column in TEXT_COLUMNS:
+        if column in frame:
+            frame[column] = frame[column].fillna("").astype(str).astype(object)
+    if fmt != "parquet" and sidecar_path(path).is_file():
+        provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+    if provenance:
+        set_provenance(frame, provenance)
+    return frame
+
+
+def as_table(table: pd.DataFrame | str | Path, *, validate: bool = True, where: str = "table") -> pd.DataFrame:
+    """Accept a DataFrame or a path; validate it as an association table when asked."""
+    import pandas as pd
+
+    if not isinstance(table, pd.DataFrame):
+        if isinstance(table, (str, Path)):
+            table = read_table(table)
+        else:
+            raise TableError(f"{where} must be a DataFrame or a file path, got {type(table).__name__}")
+    if validate:
+        validate_table(table, where=where)
+    return table

@@ -1,0 +1,130 @@
+"""Conformance checks every scorer and analysis (ours and third-party) should pass.
+
+Use them in a plugin's tests::
+
+    from assoc.testing import check_scorer
+
+    def test_my_scorer_conforms():
+        check_scorer("my_scorer", stimuli={...}, models=["my-model"])
+
+Each check raises ``AssertionError`` with a message that says which part of the
+contract is broken.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import plugins
+from ..errors import AssocError, OptionError
+from ..table import COLUMNS, TEXT_COLUMNS, get_provenance, read_table, validate_table, write_table
+
+
+def _fail(message: str) -> None:
+    raise AssertionError(message)
+
+
+def check_metadata(component: type) -> None:
+    """A scorer/analysis class documents itself: name, description, citation, option help."""
+    for attribute in ("name", "description", "citation"):
+        value = getattr(component, attribute, "")
+        if not isinstance(value, str) or not value.strip():
+            _fail(f"{component.__name__}.{attribute} must be a non-empty string")
+    for option in getattr(component, "options", ()):
+        if not option.help:
+            _fail(f"{component.__name__}: option {option.name!r} has no help text")
+    try:
+        component(this_option_does_not_exist=1)
+    except OptionError:
+        pass
+    else:
+        _fail(f"{component.__name__} accepted an unknown option instead of raising OptionError")
+
+
+def check_table(table: Any, *, scorer: str | None = None, expect_rows: int | None = None) -> None:
+    """``table`` satisfies the association-table contract and round-trips through CSV and Parquet."""
+    try:
+        validate_table(table)
+    except AssocError as exc:
+        _fail(f"not a valid association table: {exc}")
+    if list(table.columns[: len(COLUMNS)]) != list(COLUMNS):
+        _fail(f"required columns must come first in this order: {COLUMNS}, got {list(table.columns)}")
+    if scorer is not None and set(table["scorer"]) != {scorer}:
+        _fail(f"column 'scorer' must be {scorer!r} on every row, got {sorted(set(table['scorer']))}")
+    if expect_rows is not None and len(table) != expect_rows:
+        _fail(f"expected {expect_rows} rows, got {len(table)}")
+    if not len(table):
+        _fail("the table has no rows")
+    if table["value"].isna().all():
+        _fail("every value is NaN")
+    with tempfile.TemporaryDirectory() as tmp:
+        for suffix in (".csv", ".parquet"):
+            path = Path(tmp) / f"table{suffix}"
+            write_table(table, path)
+            back = read_table(path)
+            for column in TEXT_COLUMNS:
+                if list(back[column]) != list(table[column]):
+                    _fail(f"column {column!r} does not survive a {suffix} round trip")
+            left, right = list(back["value"]), list(table["value"])
+            for a, b in zip(left, right):
+                if not ((math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)):
+                    _fail(f"column 'value' does not survive a {suffix} round trip ({a!r} != {b!r})")
+            if get_provenance(table) and get_provenance(back) != get_provenance(table):
+                _fail(f"provenance does not survive a {suffix} round trip")
+
+
+def check_scorer(name: str, stimuli: Any, models: Sequence[str] | None = None,
+                 options: Mapping[str, Any] | None = None, *, expect_rows: int | None = None) -> Any:
+    """Run the registered scorer ``name`` through the contract; return its table.
+
+    Checks: it is registered through the plugin system; its class documents
+    itself and rejects unknown options; ``assoc.score`` returns a valid table
+    whose ``scorer`` column is ``name``, whose ``measure`` is set, with
+    provenance naming the scorer, models and options; the table round-trips
+    through CSV and Parquet.
+    """
+    from ..api import score
+
+    registry = plugins.registry()
+    if name not in registry.scorers:
+        _fail(f"scorer {name!r} is not registered (registered: {sorted(registry.scorers)})")
+    scorer_cls = registry.scorers[name].obj
+    check_metadata(scorer_cls)
+    if not scorer_cls.measure:
+        _fail(f"{scorer_cls.__name__}.measure must name what the value column holds")
+    for column, text in scorer_cls.extra_columns.items():
+        if not text:
+            _fail(f"{scorer_cls.__name__}: extra column {column!r} is undocumented")
+    table = score(name, stimuli, models, progress=False, **dict(options or {}))
+    check_table(table, scorer=name, expect_rows=expect_rows)
+    extra = [c for c in table.columns if c not in COLUMNS]
+    undocumented = [c for c in extra if c not in scorer_cls.extra_columns]
+    if undocumented:
+        _fail(f"scorer {name!r} returns undocumented extra column(s) {undocumented}; list them in extra_columns")
+    provenance = get_provenance(table)
+    for key in ("scorer", "models", "options", "assoc_version", "created"):
+        if key not in provenance:
+            _fail(f"provenance lacks {key!r}")
+    return table
+
+
+def check_analysis(name: str, table: Any, options: Mapping[str, Any] | None = None) -> Any:
+    """Run the registered analysis ``name`` through the contract; return its result."""
+    import pandas as pd
+
+    from ..api import analyze
+
+    registry = plugins.registry()
+    if name not in registry.analyses:
+        _fail(f"analysis {name!r} is not registered (registered: {sorted(registry.analyses)})")
+    check_metadata(registry.analyses[name].obj)
+    result = analyze(name, table, **dict(options or {}))
+    if not isinstance(result, pd.DataFrame) or not len(result):
+        _fail(f"analysis {name!r} must return a non-empty DataFrame")
+    if "analysis" not in get_provenance(result):
+        _fail("analysis result lacks provenance")
+    return result

@@ -1,0 +1,82 @@
+"""Shared fixtures for the core tests."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from assoc import plugins
+
+
+@pytest.fixture
+def fresh_plugins() -> Iterator[None]:
+    """Reload plugins before and after a test that changes what is installed or allowed."""
+    plugins.reset()
+    yield
+    plugins.reset()
+
+
+@pytest.fixture
+def fake_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_plugins: None) -> Callable[[str, str], Path]:
+    """Install a throw-away plugin: a module plus a dist-info with an ``assoc`` entry point.
+
+    ``fake_plugin(name, source)`` writes ``source`` as module ``assoc_fake_<name>`` and
+    registers it under the entry-point name ``name``. The directory is put on
+    ``sys.path`` (and ``PYTHONPATH`` for subprocesses).
+    """
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site) + (":" + ":".join(sys.path)))
+
+    def install(name: str, source: str) -> Path:
+        module = f"assoc_fake_{name}"
+        (site / f"{module}.py").write_text(textwrap.dedent(source))
+        dist = site / f"assoc_fake_{name}-0.0.1.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: assoc-fake-{name}\nVersion: 0.0.1\n")
+        (dist / "entry_points.txt").write_text(f"[assoc]\n{name} = {module}\n")
+        sys.modules.pop(module, None)
+        plugins.reset()
+        return site
+
+    return install
+
+
+SCORER_SOURCE = '''
+from assoc import hookimpl, Scorer, Option
+from assoc.table import from_records
+
+class {cls}(Scorer):
+    name = "{scorer}"
+    description = "test scorer"
+    citation = "none"
+    measure = "length_difference"
+    requires_models = False
+    default_models = ("len",)
+    options = (Option("scale", float, 1.0, "multiplier"),)
+
+    def score(self, stimuli, models, *, progress):
+        rows = [dict(model=m, target_group=tg, target=t, attribute_group=ag, attribute=a,
+                     value=self.params["scale"] * (len(t) - len(a)))
+                for m in models for d in stimuli for tg, t, ag, a in d.word_pairs()]
+        return from_records(rows, scorer=self.name, measure=self.measure)
+
+@hookimpl
+def register_scorers(register):
+    register({cls})
+'''
+
+
+@pytest.fixture
+def scorer_source() -> Callable[..., str]:
+    """Source of a plugin module registering a tiny scorer named ``scorer``."""
+
+    def make(scorer: str, cls: str = "LengthScorer") -> str:
+        return SCORER_SOURCE.format(scorer=scorer, cls=cls)
+
+    return make

@@ -1,0 +1,59 @@
+"""The alpha analysis against pingouin.cronbach_alpha on independently pivoted data."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import assoc
+from assoc.errors import DataError
+from assoc.table import normalise
+
+pg = pytest.importorskip("pingouin")
+
+
+def make_table(seed=0):
+    rng = np.random.default_rng(seed)
+    queries = [f"query {i} {{TARGET}}" for i in range(4)]
+    targets = [f"t{i}" for i in range(12)]
+    rows = []
+    for model in ["m1", "m2"]:
+        true = dict(zip(targets, rng.normal(size=len(targets))))
+        for q, t in itertools.product(queries, targets):
+            rows.append({"scorer": "fmat", "model": model, "context": q, "target": t, "attribute": "",
+                         "measure": "lpr", "value": true[t] + rng.normal(scale=0.8)})
+    return normalise(pd.DataFrame(rows))
+
+
+def test_alpha_per_model_matches_pingouin():
+    table = make_table()
+    result = assoc.analyze("alpha", table)
+    assert list(result["model"]) == ["m1", "m2"]
+    for _, row in result.iterrows():
+        part = table[table["model"] == row["model"]]
+        wide = part.pivot_table(index=["target", "attribute"], columns="context", values="value")
+        ref_alpha, ref_ci = pg.cronbach_alpha(wide)
+        assert row["alpha"] == pytest.approx(ref_alpha, abs=1e-12)
+        assert [row["ci_low"], row["ci_high"]] == pytest.approx(list(ref_ci), abs=5e-4 + 1e-12)
+        assert (row["n_items"], row["n_cases"], row["n_cases_dropped"]) == (4, 12, 0)
+        assert row["cases"] == "target,attribute"
+
+
+def test_alpha_drops_incomplete_cases_and_uses_targets_as_items():
+    table = make_table(1)
+    table.loc[0, "value"] = np.nan
+    result = assoc.analyze("alpha", table, by=["model"])
+    assert list(result["n_cases_dropped"]) == [1, 0]
+    by_target = assoc.analyze("alpha", table, item="target", by=["model"])
+    assert list(by_target["n_items"]) == [12, 12]
+    wide = table[table["model"] == "m2"].pivot(index=["context", "attribute"], columns="target", values="value")
+    assert by_target.iloc[1]["alpha"] == pytest.approx(pg.cronbach_alpha(wide)[0], abs=1e-12)
+
+
+def test_alpha_errors():
+    table = make_table()
+    with pytest.raises(DataError, match="at least 2 items"):
+        assoc.analyze("alpha", table[table["context"] == "query 0 {TARGET}"])
+    with pytest.raises(DataError, match="more than one role"):
+        assoc.analyze("alpha", table, item="model")

@@ -1,0 +1,105 @@
+"""The Python API: score, compare and analyze, with validation and provenance."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import assoc
+from assoc.errors import OptionError, StimuliError, TableError
+from assoc.table import get_provenance
+
+STIMULI = {"name": "flowers", "target": {"Flowers": ["rose", "tulip"], "Insects": ["ant", "wasp"]},
+           "attribute": {"Pleasant": ["love", "joy"], "Unpleasant": ["hate", "war"]}}
+
+ANALYSIS_SOURCE = """
+from assoc import hookimpl, Analysis, Option
+import pandas as pd
+
+class MeanByGroup(Analysis):
+    name = "mean_by_group"
+    description = "mean value per target group"
+    citation = "none"
+    options = (Option("column", str, "target_group", "grouping column"),)
+
+    def run(self, table):
+        out = table.groupby(self.params["column"], sort=True)["value"].agg(["mean", "size"]).reset_index()
+        return out.rename(columns={"size": "n"})
+
+@hookimpl
+def register_analyses(register):
+    register(MeanByGroup)
+"""
+
+
+def test_score_returns_valid_table_with_provenance():
+    table = assoc.score("char_ngram", STIMULI)
+    assoc.validate_table(table)
+    assert len(table) == 16 and set(table["model"]) == {"char-3gram"}
+    provenance = get_provenance(table)
+    assert provenance["scorer"] == "char_ngram" and provenance["models"] == ["char-3gram"]
+    assert provenance["stimuli"] == "flowers" and len(provenance["stimuli_sha256"]) == 64
+    assert provenance["plugin"] == "example" and provenance["options"] == {"lowercase": True}
+
+
+def test_score_value_matches_hand_computation():
+    # "rose" vs "love" with padded trigrams: " ro","ros","ose","se " vs " lo","lov","ove","ve ": no overlap -> 0.
+    # "ant" vs "antler": " an","ant","nt " vs " an","ant","ntl","tle","ler","er ": 2 shared / sqrt(3*6).
+    table = assoc.score("char_ngram", {"target": {"T": ["ant"]}, "attribute": {"A": ["antler", "rose"]}})
+    assert table["value"].tolist() == pytest.approx([2 / (3 * 6) ** 0.5, 0.0])
+
+
+def test_score_validates_before_running():
+    with pytest.raises(OptionError, match="unknown option 'lowercse'"):
+        assoc.score("char_ngram", STIMULI, lowercse=True)
+    with pytest.raises(StimuliError):
+        assoc.score("char_ngram", {"target": {"T": []}})
+    with pytest.raises(assoc.ModelError, match="char-<n>gram"):
+        assoc.score("char_ngram", STIMULI, models=["bert-base-uncased"])
+    with pytest.raises(OptionError, match="listed twice"):
+        assoc.score("char_ngram", STIMULI, models=["char-3gram", "char-3gram"])
+
+
+def test_several_models_in_one_call():
+    table = assoc.score("char_ngram", STIMULI, models=["char-2gram", "char-3gram"])
+    assert table.groupby("model").size().to_dict() == {"char-2gram": 16, "char-3gram": 16}
+
+
+def test_compare_runs_every_scorer_on_the_same_stimuli(fake_plugin, scorer_source):
+    fake_plugin("lengthy", scorer_source("lengthy"))
+    both = assoc.compare(STIMULI, {"char_ngram": {}, "lengthy": {"scale": 0.5}})
+    assert both.groupby("scorer").size().to_dict() == {"char_ngram": 16, "lengthy": 16}
+    assoc.validate_table(both)
+    rose_love = both[(both.scorer == "lengthy") & (both.target == "rose") & (both.attribute == "love")]
+    assert rose_love["value"].item() == 0.0
+    runs = get_provenance(both)["runs"]
+    assert [run["scorer"] for run in runs] == ["char_ngram", "lengthy"]
+    # extra columns of one scorer are empty for the other, never NaN text in text columns
+    assert both.loc[both.scorer == "lengthy", "n"].isna().all()
+
+
+def test_compare_validates_all_options_first(fake_plugin, scorer_source):
+    fake_plugin("lengthy", scorer_source("lengthy"))
+    with pytest.raises(OptionError, match="unknown option 'scal'"):
+        assoc.compare(STIMULI, {"char_ngram": {}, "lengthy": {"scal": 1}})
+
+
+def test_analyze_any_valid_table(fake_plugin, tmp_path):
+    fake_plugin("meaner", ANALYSIS_SOURCE)
+    table = assoc.score("char_ngram", STIMULI)
+    result = assoc.analyze("mean_by_group", table)
+    expected = table.groupby("target_group")["value"].mean()
+    assert result.set_index("target_group")["mean"].to_dict() == pytest.approx(expected.to_dict())
+    assert get_provenance(result)["input"]["scorer"] == "char_ngram"
+    path = tmp_path / "t.csv"
+    assoc.write_table(table, path)
+    from_file = assoc.analyze("mean_by_group", path, column="attribute_group")
+    assert set(from_file["attribute_group"]) == {"Pleasant", "Unpleasant"}
+
+
+def test_analyze_rejects_invalid_tables(fake_plugin):
+    fake_plugin("meaner", ANALYSIS_SOURCE)
+    with pytest.raises(TableError, match="lacks required column"):
+        assoc.analyze("mean_by_group", pd.DataFrame({"value": [1.0]}))
+    with pytest.raises(OptionError, match="did you mean 'column'"):
+        assoc.analyze("mean_by_group", assoc.score("char_ngram", STIMULI), colum="x")

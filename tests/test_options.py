@@ -1,0 +1,77 @@
+"""Option declaration, validation and command-line parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from assoc.errors import OptionError
+from assoc.options import REQUIRED, Option, parse_cli_options, validate_options
+
+SPEC = (
+    Option("batch_size", int, 32, "rows per batch", check=lambda v: v if v > 0 else (_ for _ in ()).throw(ValueError("must be positive"))),
+    Option("device", str, "cpu", "where to run", choices=("cpu", "cuda")),
+    Option("sd", float, 1.414, "population SD"),
+    Option("pairs", list, None, "pairs"),
+    Option("standardize", bool, False, "z-score"),
+    Option("norms", str, REQUIRED, "a CSV"),
+)
+
+
+def test_defaults_are_filled():
+    values = validate_options(SPEC, {"norms": "x.csv"}, "scorer 'x'")
+    assert values == {"batch_size": 32, "device": "cpu", "sd": 1.414, "pairs": None, "standardize": False,
+                      "norms": "x.csv"}
+
+
+def test_unknown_option_with_suggestion():
+    with pytest.raises(OptionError, match="unknown option 'batchsize' for scorer 'x'; did you mean 'batch_size'"):
+        validate_options(SPEC, {"batchsize": 3, "norms": "n"}, "scorer 'x'")
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("batch_size", "ten", "option 'batch_size' of scorer 'x': must be an integer"),
+    ("batch_size", 2.5, "must be an integer"),
+    ("batch_size", True, "must be an integer"),
+    ("batch_size", 0, "must be positive"),
+    ("device", "tpu", "must be one of 'cpu', 'cuda'"),
+    ("sd", "wide", "must be a number"),
+    ("sd", float("nan"), "NaN"),
+    ("standardize", "maybe", "true or false"),
+    ("pairs", 3, "must be a list"),
+    ("device", None, "must not be empty"),
+])
+def test_bad_values_name_the_option(name, value, message):
+    with pytest.raises(OptionError, match=message):
+        validate_options(SPEC, {name: value, "norms": "n"}, "scorer 'x'")
+
+
+def test_required_option_missing():
+    with pytest.raises(OptionError, match="option 'norms' of scorer 'x' is required"):
+        validate_options(SPEC, {}, "scorer 'x'")
+
+
+def test_coercions():
+    values = validate_options(SPEC, {"batch_size": "8", "sd": 2, "standardize": "yes", "pairs": ("a", "b"),
+                                     "norms": "n"}, "s")
+    assert values["batch_size"] == 8 and values["sd"] == 2.0 and values["standardize"] is True
+    assert values["pairs"] == ["a", "b"]
+
+
+def test_cli_parsing_types():
+    given = parse_cli_options(SPEC, ["batch_size=16", "device=cuda", "sd=0.5", "pairs=a,b", "standardize=true",
+                                     "norms=yes"], "s")
+    assert given == {"batch_size": 16, "device": "cuda", "sd": 0.5, "pairs": "a,b", "standardize": True,
+                     "norms": "yes"}
+    values = validate_options(SPEC, given, "s")
+    assert values["pairs"] == ["a", "b"] and values["norms"] == "yes"
+    assert parse_cli_options(SPEC, ["pairs=[x, y]"], "s") == {"pairs": ["x", "y"]}
+    assert parse_cli_options(SPEC, ["batch-size=4"], "s") == {"batch_size": 4}
+
+
+def test_cli_parsing_errors():
+    with pytest.raises(OptionError, match="expects key=value"):
+        parse_cli_options(SPEC, ["batch_size"], "s")
+    with pytest.raises(OptionError, match="unknown option 'devise'.*did you mean 'device'"):
+        parse_cli_options(SPEC, ["devise=cpu"], "s")
+    with pytest.raises(OptionError, match="cannot parse"):
+        parse_cli_options(SPEC, ["sd=[1,"], "s")

@@ -1,0 +1,83 @@
+"""Plugin discovery: entry points, broken plugins, name conflicts, the ASSOC_PLUGINS allow-list."""
+
+from __future__ import annotations
+
+import pytest
+
+import assoc
+from assoc import plugins
+from assoc.errors import PluginError, UnknownNameError
+
+
+def test_entry_point_scorer_is_found_and_runs(fake_plugin, scorer_source):
+    fake_plugin("lengthy", scorer_source("lengthy"))
+    assert "lengthy" in assoc.scorers()
+    table = assoc.score("lengthy", {"target": {"T": ["abcd"]}, "attribute": {"A": ["ab"]}}, scale=2)
+    assert table["value"].tolist() == [4.0]
+    info = plugins.registry().infos["lengthy"]
+    assert info.status == "loaded" and info.scorers == ["lengthy"] and info.version == "0.0.1"
+
+
+def test_broken_plugin_is_reported_not_fatal(fake_plugin, scorer_source):
+    fake_plugin("good", scorer_source("goodscorer"))
+    fake_plugin("broken", "import this_module_does_not_exist\n")
+    assert "goodscorer" in assoc.scorers()
+    info = plugins.registry().infos["broken"]
+    assert info.status == "failed"
+    assert "ModuleNotFoundError" in info.error and "this_module_does_not_exist" in info.error
+
+
+def test_plugin_whose_hook_raises_is_reported(fake_plugin):
+    fake_plugin("hookfail", """
+        from assoc import hookimpl
+        @hookimpl
+        def register_scorers(register):
+            raise RuntimeError("cannot find my data")
+    """)
+    assoc.scorers()
+    info = plugins.registry().infos["hookfail"]
+    assert info.status == "failed" and "cannot find my data" in info.error
+
+
+def test_two_plugins_claiming_one_scorer_is_a_clear_error(fake_plugin, scorer_source):
+    fake_plugin("one", scorer_source("same", cls="A"))
+    fake_plugin("two", scorer_source("same", cls="B"))
+    with pytest.raises(PluginError, match="scorer 'same' is registered by both plugin 'one' and plugin 'two'"):
+        assoc.score("same", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
+
+
+def test_allow_list_env_var(fake_plugin, scorer_source, monkeypatch):
+    fake_plugin("first", scorer_source("first_scorer"))
+    fake_plugin("second", scorer_source("second_scorer"))
+    monkeypatch.setenv("ASSOC_PLUGINS", "second")
+    plugins.reset()
+    names = assoc.scorers()
+    assert "second_scorer" in names and "first_scorer" not in names
+    assert plugins.registry().infos["first"].status == "disabled"
+    monkeypatch.setenv("ASSOC_PLUGINS", "")
+    plugins.reset()
+    assert all(info.status != "loaded" for name, info in plugins.registry().infos.items() if name != "assoc")
+
+
+def test_unknown_scorer_suggests(fake_plugin, scorer_source):
+    fake_plugin("lengthy", scorer_source("lengthy"))
+    with pytest.raises(UnknownNameError, match="did you mean 'lengthy'"):
+        assoc.score("lenghty", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
+
+
+def test_stimuli_hook_and_named_loading(fake_plugin):
+    fake_plugin("bundle", """
+        from assoc import hookimpl, Stimuli
+        def load():
+            return Stimuli.from_dict({"designs": [
+                {"name": "d1", "target": {"T": ["a"]}, "attribute": {"A": ["b"]}},
+                {"name": "d2", "target": {"T": ["c"]}, "attribute": {"A": ["d"]}}]}, name="toy")
+        @hookimpl
+        def register_stimuli(register):
+            register("toy", load, "a toy set")
+    """)
+    assert assoc.stimuli_sets()["toy"] == "a toy set"
+    assert [d.name for d in assoc.Stimuli.load("toy")] == ["d1", "d2"]
+    assert [d.name for d in assoc.Stimuli.load("toy:d2")] == ["d2"]
+    with pytest.raises(UnknownNameError, match="did you mean 'toy'"):
+        assoc.Stimuli.load("tyo")
