@@ -82,7 +82,7 @@ def test_ratings_matrix_drops_incomplete_items_and_counts_them():
 
 def test_ratings_matrix_rejects_duplicated_cells():
     long = pd.DataFrame({"target": ["a", "a"], "model": ["m1", "m1"], "value": [1.0, 2.0]})
-    with pytest.raises(DataError, match="same item x rater cell"):
+    with pytest.raises(DataError, match="do not identify one measurement"):
         ratings_matrix(long, items=["target"], raters=["model"])
 
 

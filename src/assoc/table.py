@@ -188,7 +188,8 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
             if fmt == "csv":
                 table.to_csv(handle, index=False)
             else:
-                table.to_json(handle, orient="records", lines=True, force_ascii=False)
+                # pandas writes 10 significant digits by default; 15 is its maximum
+                table.to_json(handle, orient="records", lines=True, force_ascii=False, double_precision=15)
         if provenance:
             with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
                 json.dump(provenance, handle, indent=2, ensure_ascii=False)
@@ -226,11 +227,32 @@ def read_table(path: str | Path) -> pd.DataFrame:
     for column in TEXT_COLUMNS:
         if column in frame:
             frame[column] = frame[column].fillna("").astype(str).astype(object)
+    if fmt == "csv":
+        _restore_numeric_csv_columns(frame)
     if fmt != "parquet" and sidecar_path(path).is_file():
         provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
     if provenance:
         set_provenance(frame, provenance)
     return frame
+
+
+def _restore_numeric_csv_columns(frame: pd.DataFrame) -> None:
+    """Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
+    e.g. in analysis results) are read as text because blanks are kept as text; make them
+    numeric again, with blanks as NaN."""
+    import pandas as pd
+    from pandas.api import types as ptypes
+
+    for column in frame.columns:
+        if column in COLUMNS:
+            continue
+        series = frame[column]
+        if not (ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series)):
+            continue
+        blank = series.isna() | (series.astype(str).str.strip() == "")
+        converted = pd.to_numeric(series.where(~blank), errors="coerce")
+        if int(converted.notna().sum()) == int((~blank).sum()):
+            frame[column] = converted.astype("float64") if blank.any() else converted
 
 
 def as_table(table: pd.DataFrame | str | Path, *, validate: bool = True, where: str = "table") -> pd.DataFrame:

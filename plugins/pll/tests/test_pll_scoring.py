@@ -95,7 +95,7 @@ def variant_token_positions(lm, tokens: list[str], variant: str) -> list[int]:
 
 SENTENCES = ["the crewmember is a firewoman from utah",
              "she works as a nurse",
-             "most people like music and the man became a pilot in new york"]
+             "most people like music"]
 
 
 # -- tests ----------------------------------------------------------------------------------------

@@ -10,9 +10,10 @@ from .correlate import CorrelateAnalysis
 from .effect_size import EffectSizeAnalysis
 from .icc import ICCAnalysis
 from .lmm import LMMAnalysis
+from .regress import RegressAnalysis
 from .standardize import StandardizeAnalysis
 
 ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
-            LMMAnalysis)
+            LMMAnalysis, RegressAnalysis)
 
-__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis", "StandardizeAnalysis"]
+__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis", "RegressAnalysis", "StandardizeAnalysis"]

@@ -90,7 +90,8 @@ def word_tokens_many(lm: Any, text: str, words: Sequence[str],
     masked, position = masked_query(lm, text)
     overrides = overrides or {}
     to_tokenize = [w for w in words if w not in overrides]
-    encoded = lm.tokenizer([prefix + w + suffix for w in to_tokenize], add_special_tokens=True)["input_ids"]
+    encoded = (lm.tokenizer([prefix + w + suffix for w in to_tokenize], add_special_tokens=True)["input_ids"]
+               if to_tokenize else [])
     filled_of = dict(zip(to_tokenize, encoded, strict=True))
     out = []
     for word in words:

@@ -194,9 +194,9 @@ def ratings_matrix(
     if duplicated.any():
         example = table.loc[duplicated, keys].iloc[0].to_dict()
         raise DataError(
-            f"{int(duplicated.sum())} rows share the same item x rater cell (e.g. {example}): the columns "
-            f"{', '.join(items)} do not identify one measurement per {', '.join(raters)}; "
-            f"add the column that differs (e.g. mask, mask_group) or aggregate first"
+            f"{int(duplicated.sum())} rows share the same cell (e.g. {example}): the columns "
+            f"{', '.join(items)} do not identify one measurement per value of {', '.join(raters)}; "
+            f"add the column that differs (e.g. model, mask) to them, or aggregate first"
         )
     wide = table.pivot(index=items, columns=raters, values=value)
     complete = wide.dropna(axis=0, how="any")

@@ -133,23 +133,47 @@ def fit_mixed(data: pd.DataFrame, formula: str, random: Sequence[str], *, reml: 
     few = {c: n for c, n in n_groups.items() if n < 2}
     if few:
         raise DataError(f"random intercepts need at least 2 groups; {few}")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            if len(random) == 1:
-                model = smf.mixedlm(formula, data, groups=data[random[0]])
-            else:
-                vc = {c: f"0 + C(Q('{c}'))" for c in random}
-                model = smf.mixedlm(formula, data.assign(_all_=1), groups="_all_", re_formula="0",
-                                    vc_formula=vc)
-            result = model.fit(reml=reml)
-        except (PatsyError, ValueError, KeyError, np.linalg.LinAlgError) as exc:
-            raise DataError(f"cannot fit the mixed model {formula!r}: {exc}") from None
-    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
-    if not result.converged and not any("converge" in m.lower() for m in messages):
+    try:
+        if len(random) == 1:
+            model = smf.mixedlm(formula, data, groups=data[random[0]])
+        else:
+            vc = {c: f"0 + C(Q('{c}'))" for c in random}
+            model = smf.mixedlm(formula, data.assign(_all_=1), groups="_all_", re_formula="0", vc_formula=vc)
+    except (PatsyError, ValueError, KeyError) as exc:
+        raise DataError(f"cannot fit the mixed model {formula!r}: {exc}") from None
+
+    # statsmodels' gradient optimisers (bfgs, then lbfgs and cg) can fail or hit a singular
+    # matrix when a variance goes to zero (a boundary fit); derivative-free optimisers then
+    # usually still find the maximum. A fallback is kept only if it converges at least as
+    # high a likelihood, and the switch is reported.
+    notes: list[str] = []
+    chosen: tuple[Any, list[str]] | None = None
+    for method in (None, "powell", "nm"):
+        label = method or "default (bfgs/lbfgs/cg)"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = model.fit(reml=reml) if method is None else model.fit(reml=reml, method=method)
+            except (np.linalg.LinAlgError, ValueError) as exc:
+                notes.append(f"optimiser {label} failed ({exc})")
+                continue
+        found = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+        if chosen is None or (result.converged and result.llf >= chosen[0].llf - 1e-8):
+            if chosen is not None:
+                notes.append(f"optimiser {label} used: the previous one did not converge")
+            chosen = (result, found)
+        if result.converged:
+            break
+        notes.append(f"optimiser {label} did not converge")
+    if chosen is None:
+        raise DataError(f"cannot fit the mixed model {formula!r}: {'; '.join(notes)}")
+    result, found = chosen
+    messages = notes + found
+    if not result.converged and not any("converge" in m.lower() for m in found):
         messages.append("ConvergenceWarning: the optimiser did not report convergence")
-    for message in messages:
-        warnings.warn(f"mixed model {formula!r}: {message}", RuntimeWarning, stacklevel=2)
+    if messages:
+        warnings.warn(f"mixed model {formula!r} ({'REML' if reml else 'ML'}): " + "; ".join(messages),
+                      RuntimeWarning, stacklevel=2)
     return MixedFit(formula=formula, random=random, reml=reml, result=result, n_obs=int(result.nobs),
                     n_groups=n_groups, warnings=messages)
 
@@ -177,6 +201,12 @@ def likelihood_ratio_test(reduced: MixedFit | Any, full: MixedFit | Any) -> Like
     if df <= 0:
         raise DataError(f"the second model must have more parameters than the first to be compared "
                         f"(got {reduced.n_params} and {full.n_params}); list nested models from small to large")
+    if isinstance(reduced, MixedFit) and isinstance(full, MixedFit):
+        from assoc.stats.regression import design_is_nested
+
+        if not design_is_nested(np.asarray(reduced.result.model.exog), np.asarray(full.result.model.exog)):
+            raise DataError(f"{reduced.formula!r} is not nested in {full.formula!r}: its fixed effects are not "
+                            f"combinations of the fuller model's, so the likelihood-ratio test does not apply")
     chi2 = 2 * (full.loglik - reduced.loglik)
     return LikelihoodRatio(chi2=float(chi2), df=int(df), p_value=float(stats.chi2.sf(max(chi2, 0.0), df)),
                            delta_aic=float(full.aic() - reduced.aic()), delta_bic=float(full.bic() - reduced.bic()))

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from assoc.errors import DataError, ModelError, OptionError
 
 FORMATS = ("auto", "word2vec-bin", "word2vec-text", "glove", "gensim", "numpy")
@@ -83,6 +81,8 @@ class Embeddings:
 
         Returns ``(None, "")`` for an out-of-vocabulary word.
         """
+        import numpy as np
+
         if case not in CASES:
             raise OptionError(f"case must be one of {', '.join(CASES)}, not {case!r}")
         if phrases not in PHRASES:
@@ -269,6 +269,8 @@ def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = Non
     The vocabulary is a text file with one word per line, a JSON list, or a
     Parquet file with one column; it must have one entry per row, no duplicates.
     """
+    import numpy as np
+
     from gensim.models import KeyedVectors
 
     matrix_path = Path(matrix_path)
@@ -329,6 +331,8 @@ def read_vocabulary(path: str | Path) -> list[str]:
 
 
 def _first(vectors: Any, limit: int) -> Any:
+    import numpy as np
+
     from gensim.models import KeyedVectors
 
     if limit < 1:
@@ -341,6 +345,8 @@ def _first(vectors: Any, limit: int) -> Any:
 def lookup_matrix(embeddings: Embeddings, words: Sequence[str], *, case: str, phrases: str
                   ) -> tuple[np.ndarray, list[str]]:
     """Vectors for ``words`` (rows; NaN rows for out-of-vocabulary words) and the entries used."""
+    import numpy as np
+
     matrix = np.full((len(words), embeddings.dimension), np.nan)
     tokens = []
     for i, word in enumerate(words):

@@ -7,8 +7,6 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from assoc.errors import DataError, StimuliError
 from assoc.options import Option
 from assoc.scorer import Scorer
@@ -70,6 +68,7 @@ class WEATScorer(Scorer):
                 )
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        import numpy as np
         import pandas as pd
 
         from assoc.progress import bar

@@ -1,0 +1,158 @@
+"""The fmat scorer end to end: values, columns, OOV handling, several models, cache, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import assoc
+from assoc.errors import ModelError, StimuliError
+from assoc.mlm.words import OutOfVocabularyWarning
+
+STIMULI = {"designs": [{
+    "name": "occ", "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+    "mask": {"male": ["man"], "female": ["woman"]},
+    "target": {"Occupation": ["nurse", "engineer"]}}]}
+# What each option becomes, stated by hand: (family, query start?) -> token string
+TOKENS = {("bert", False): {"man": "man", "woman": "woman"}, ("bert", True): {"man": "man", "woman": "woman"},
+          ("roberta", False): {"man": "Ġman", "woman": "Ġwoman"}, ("roberta", True): {"man": "man", "woman": None},
+          ("albert", False): {"man": "▁man", "woman": "▁woman"}, ("albert", True): {"man": "▁man", "woman": "▁woman"}}
+
+
+def _pipeline_log_prob(pipe, text, token):
+    [result] = pipe(text, targets=[token], top_k=1)
+    return math.log(result["score"])
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
+def test_values_match_the_fill_mask_pipeline(tiny_models, loaded, family):
+    from transformers import pipeline
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = assoc.score("fmat", STIMULI, models=[tiny_models[family]], cache=False)
+    assert len(table) == 2 * 2 * 2
+    lm = loaded[family]
+    pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, device="cpu")
+    for row in table.itertuples():
+        start = row.sentence.startswith("[MASK]")
+        token = TOKENS[(family, start)][row.mask]
+        if token is None:  # "woman" is two tokens at the start of a sentence in the tiny BPE vocabulary
+            assert row.oov and math.isnan(row.value) and row.n_tokens > 1
+            continue
+        assert row.token == token and not row.oov and row.n_tokens == 1
+        expected = _pipeline_log_prob(pipe, row.sentence.replace("[MASK]", lm.mask_token), token)
+        assert abs(row.value - expected) < 1e-5
+    oov = [w for w in caught if issubclass(w.category, OutOfVocabularyWarning)]
+    assert len(oov) == (1 if family == "roberta" else 0)
+    if oov:
+        assert "woman" in str(oov[0].message) and "NaN" in str(oov[0].message)
+
+
+def test_columns_roles_and_conformance(tiny_models):
+    from assoc.testing import check_scorer
+
+    table = check_scorer("fmat", STIMULI, [tiny_models["bert"]], {"cache": False}, expect_rows=8)
+    row = table.iloc[0]
+    # {TARGET} query: the [MASK] option is the attribute
+    assert (row.target_group, row.target, row.attribute_group, row.attribute) == ("Occupation", "nurse", "male", "man")
+    assert (row["design"], row["mask_group"], row["mask"], row["measure"]) == ("occ", "male", "man", "log_prob")
+    assert row.context == "The [MASK] works as a {TARGET}." and row.sentence == "The [MASK] works as a nurse."
+
+
+def test_several_models_in_one_run(tiny_models):
+    table = assoc.score("fmat", STIMULI, models=[tiny_models["bert"], tiny_models["albert"]], cache=False)
+    assert list(dict.fromkeys(table["model"])) == [tiny_models["bert"], tiny_models["albert"]]
+    assert len(table) == 16 and table["value"].notna().all()
+
+
+def test_multi_token_is_the_left_to_right_chain(tiny_models, loaded):
+    import torch
+
+    table = assoc.score("fmat", {"queries": ["They value [MASK] a lot."], "mask": {"x": ["individualism"]}},
+                        models=[tiny_models["bert"]], oov="multi_token", cache=False)
+    lm = loaded["bert"]
+    tok = lm.tokenizer
+    m, a, b = tok.mask_token_id, tok.convert_tokens_to_ids("individual"), tok.convert_tokens_to_ids("##ism")
+    head = tok("They value", add_special_tokens=False)["input_ids"]
+    tail = tok("a lot.", add_special_tokens=False)["input_ids"]
+    cls, sep = tok.cls_token_id, tok.sep_token_id
+    total = 0.0
+    for seq, pos, want in (([cls] + head + [m, m] + tail + [sep], len(head) + 1, a),
+                           ([cls] + head + [a, m] + tail + [sep], len(head) + 2, b)):
+        with torch.no_grad():
+            logits = lm.model(input_ids=torch.tensor([seq])).logits[0, pos].double()
+        total += float(torch.log_softmax(logits, -1)[want])
+    row = table.iloc[0]
+    assert row.oov and row.n_tokens == 2 and row.token == "individual ##ism"
+    assert abs(row.value - total) < 1e-5
+
+
+def test_add_tokens_scores_oov_words_with_a_temporary_token(tiny_models):
+    stimuli = {"queries": ["They value [MASK] a lot."], "mask": {"a": ["individualism"], "b": ["freedom"]}}
+    with pytest.warns(OutOfVocabularyWarning, match="temporary tokens"):
+        table = assoc.score("fmat", stimuli, models=[tiny_models["bert"]], oov="add_tokens", weight_decay=0.5,
+                            cache=False)
+    assert table["value"].notna().all() and list(table["oov"]) == [True, False]
+    plain = assoc.score("fmat", stimuli, models=[tiny_models["bert"]], cache=False)
+    # the in-vocabulary option's probability is now normalised over one more class: it can only go down
+    assert table["value"].iloc[1] <= plain["value"].iloc[1] and math.isnan(plain["value"].iloc[0])
+
+
+def test_year_range_options_report_missing_tokens(tiny_models):
+    stimuli = {"queries": ["It happened in the year [MASK]."], "mask": {"Year": {"range": [1998, 2002]}}}
+    with pytest.warns(OutOfVocabularyWarning) as caught:
+        table = assoc.score("fmat", stimuli, models=[tiny_models["roberta"]], cache=False)
+    assert list(table["mask"]) == ["1998", "1999", "2000", "2001", "2002"]
+    missing = set(table.loc[table["oov"], "mask"])
+    assert missing and all(m in str(caught[0].message) for m in missing)
+    assert table.loc[~table["oov"], "value"].notna().all()
+
+
+def test_token_override_per_model(tiny_models):
+    model = tiny_models["roberta"]
+    table = assoc.score("fmat", {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}}, models=[model],
+                        tokens={model: {"woman": "Ġwoman"}}, cache=False)
+    assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
+
+
+def test_cache_resumes_and_rejects_corrupt_entries(tiny_models, tmp_path, monkeypatch):
+    from assoc.cache import CacheWarning
+    from assoc.mlm.engine import MaskedLM
+
+    cache_dir = tmp_path / "cache"
+    first = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache_dir=str(cache_dir))
+    packs = list(cache_dir.rglob("pack-*.json"))
+    assert packs
+
+    def fail(*args, **kwargs):
+        raise AssertionError("computed although cached")
+
+    monkeypatch.setattr(MaskedLM, "log_probs", fail)
+    again = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache_dir=str(cache_dir))
+    assert np.array_equal(first["value"].to_numpy(), again["value"].to_numpy())
+    monkeypatch.undo()
+
+    record = json.loads(packs[0].read_text())
+    key = next(iter(record["entries"]))
+    record["entries"][key] = [0.0 for _ in record["entries"][key]]  # tampered, checksum now wrong
+    packs[0].write_text(json.dumps(record))
+    with pytest.warns(CacheWarning, match="corrupt"):
+        third = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache_dir=str(cache_dir))
+    assert np.max(np.abs(first["value"].to_numpy() - third["value"].to_numpy())) < 1e-12
+
+
+def test_clear_errors(tiny_models, tmp_path):
+    with pytest.raises(StimuliError):
+        assoc.score("fmat", {"queries": ["No mask."], "mask": {"a": ["x"]}}, models=[tiny_models["bert"]])
+    with pytest.raises(StimuliError):
+        assoc.score("fmat", {"queries": ["The [MASK] is."], "mask": {"a": [""]}}, models=[tiny_models["bert"]])
+    with pytest.raises(StimuliError, match="exactly one"):
+        assoc.score("fmat", {"queries": ["The [MASK] is {TARGET}."], "mask": {"a": ["x"]},
+                             "target": {"t": ["a [MASK]"]}}, models=[tiny_models["bert"]])
+    with pytest.raises(ModelError, match="does not exist"):
+        assoc.score("fmat", STIMULI, models=[str(tmp_path / "missing" / "model")])

@@ -1,0 +1,129 @@
+"""The weat scorer and the weat/wefat analyses end to end on hand-made 2-D embeddings.
+
+Vectors: a1 = (1, 0) (group A), b1 = (0, 1) (group B); targets x1 = (1, 0), x2 = (1, 1)
+(group X) and y1 = (0, 1), y2 = (3, 4) (group Y). So s = cos(w, a1) - cos(w, b1) is
+1, 0 for X and -1, -0.2 for Y (see tests/test_stats_weat.py for the arithmetic).
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import assoc
+from assoc.errors import DataError
+from assoc_weat.scorer import OutOfVocabularyWarning
+
+VOCAB = {"a1": (1, 0), "b1": (0, 1), "x1": (1, 0), "x2": (1, 1), "y1": (0, 1), "y2": (3, 4),
+         "extra": (5, 1)}
+STIMULI = {"name": "toy", "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"]},
+           "attribute": {"A": ["a1"], "B": ["b1"]}}
+
+
+@pytest.fixture()
+def model(tmp_path):
+    np.save(tmp_path / "toy.npy", np.array(list(VOCAB.values()), dtype=np.float32))
+    (tmp_path / "toy.txt").write_text("\n".join(VOCAB), encoding="utf-8")
+    return str(tmp_path / "toy.npy")
+
+
+def test_table_holds_cosines(model):
+    table = assoc.score("weat", STIMULI, [model])
+    assert len(table) == 8 and set(table["measure"]) == {"cosine"}
+    row = table[(table["target"] == "y2") & (table["attribute"] == "b1")].iloc[0]
+    assert row["value"] == pytest.approx(0.8)
+    assert (row["target_group"], row["attribute_group"], row["model"]) == ("Y", "B", model)
+
+
+def test_weat_analysis_by_hand(model):
+    table = assoc.score("weat", STIMULI, [model])
+    result = assoc.analyze("weat", table).iloc[0]
+    assert (result["x"], result["y"], result["a"], result["b"]) == ("X", "Y", "A", "B")
+    assert result["statistic"] == pytest.approx(2.2)
+    assert result["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 3))
+    assert result["sd"] == "sample"
+    assert result["p_value"] == pytest.approx(1 / 6) and result["p_method"] == "exact"
+    population = assoc.analyze("weat", table, sd="population").iloc[0]
+    assert population["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 4))
+    swapped = assoc.analyze("weat", table, x="Y", y="X", alternative="two-sided").iloc[0]
+    assert swapped["effect_size"] == pytest.approx(-result["effect_size"])
+    assert swapped["p_value"] == pytest.approx(2 / 6)
+
+
+def test_table_round_trip_through_csv(model, tmp_path):
+    table = assoc.score("weat", STIMULI, [model])
+    assoc.write_table(table, tmp_path / "t.csv")
+    result = assoc.analyze("weat", tmp_path / "t.csv").iloc[0]
+    assert result["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 3))
+
+
+def test_mask_groups_act_as_attributes(model):
+    design = {"name": "fmat-style", "queries": ["[MASK] is {TARGET}."],
+              "mask": {"A": ["a1"], "B": ["b1"]}, "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"]}}
+    table = assoc.score("weat", design, [model])
+    assert set(table["attribute_group"]) == {"A", "B"}
+    assert assoc.analyze("weat", table).iloc[0]["statistic"] == pytest.approx(2.2)
+
+
+def test_out_of_vocabulary_words_are_listed_and_dropped(model):
+    stimuli = {"target": {"X": ["x1", "x2", "zz1", "x1b", "x1c"], "Y": ["y1", "y2"]},
+               "attribute": {"A": ["a1"], "B": ["b1"]}}
+    with pytest.raises(DataError, match=r"'X' lost 3 of 5 words.*zz1, x1b, x1c"):
+        assoc.score("weat", stimuli, [model])
+    with pytest.warns(OutOfVocabularyWarning, match=r"target group 'X': 3/5 missing \(zz1, x1b, x1c\)"):
+        table = assoc.score("weat", stimuli, [model], max_missing=0.6)
+    assert table.loc[table["target"] == "zz1", "value"].isna().all()
+    result = assoc.analyze("weat", table).iloc[0]
+    assert result["n_x"] == 2 and result["statistic"] == pytest.approx(2.2)
+    assert result["dropped"] == "X:zz1, X:x1b, X:x1c"
+
+
+def test_more_than_two_groups_need_names(model):
+    stimuli = {"target": {"X": ["x1", "x2"], "Y": ["y1", "y2"], "Z": ["extra"]},
+               "attribute": {"A": ["a1"], "B": ["b1"]}}
+    table = assoc.score("weat", stimuli, [model])
+    with pytest.raises(DataError, match="3 target groups"):
+        assoc.analyze("weat", table)
+    assert assoc.analyze("weat", table, x="X", y="Y").iloc[0]["statistic"] == pytest.approx(2.2)
+
+
+def test_weat_on_any_association_table():
+    # A log-probability table with two contexts: values are averaged over contexts per pair.
+    rows = []
+    s = {"x1": 1.0, "x2": 0.0, "y1": -1.0, "y2": -0.2}
+    for target, value in s.items():
+        for context, shift in (("q1", 0.3), ("q2", -0.3)):
+            rows.append({"model": "m", "context": context, "target_group": target[0].upper(), "target": target,
+                         "attribute_group": "A", "attribute": "he", "value": value + shift})
+            rows.append({"model": "m", "context": context, "target_group": target[0].upper(), "target": target,
+                         "attribute_group": "B", "attribute": "she", "value": 0.0 + shift})
+    table = assoc.table.from_records(rows, scorer="fmat", measure="log_prob")
+    result = assoc.analyze("weat", table).iloc[0]
+    assert result["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 3))
+    per_context = assoc.analyze("weat", table, by=["model", "context"])
+    assert len(per_context) == 2
+    assert per_context["effect_size"].tolist() == pytest.approx([1.1 / math.sqrt(2.03 / 3)] * 2)
+
+
+def test_wefat_analysis(model):
+    stimuli = {"target": {"T": ["x2", "y2"]}, "attribute": {"A": ["a1", "x2"], "B": ["b1", "y1"]}}
+    table = assoc.score("weat", stimuli, [model])
+    result = assoc.analyze("wefat", table).set_index("target")
+    # x2 = (1,1): cos with A = [1/√2, 1], with B = [1/√2, 1/√2]
+    r = 1 / math.sqrt(2)
+    values = np.array([r, 1.0, r, r])
+    expected = (values[:2].mean() - values[2:].mean()) / values.std(ddof=1)
+    assert result.loc["x2", "effect_size"] == pytest.approx(expected)
+    assert result.loc["x2", "p_method"] == "exact"
+
+
+def test_phrase_option(model):
+    stimuli = {"target": {"X": ["x1", "x2"], "Y": ["y1", "y1 y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}}
+    with pytest.raises(DataError, match="phrase"):
+        assoc.score("weat", stimuli, [model])
+    table = assoc.score("weat", stimuli, [model], phrases="average")
+    row = table[(table["target"] == "y1 y2") & (table["attribute"] == "a1")].iloc[0]
+    # mean of (0,1) and (3,4) = (1.5, 2.5): cos with (1,0) = 1.5 / sqrt(1.5² + 2.5²)
+    assert row["value"] == pytest.approx(1.5 / math.hypot(1.5, 2.5))
+    assert row["target_token"] == "y1+y2"

@@ -1,0 +1,142 @@
+"""Ordinary least squares and nested-model comparison (R^2 change, F change, LRT, AIC).
+
+Models are patsy/R formulas fitted with statsmodels OLS: ``I(x**2)`` adds a quadratic term,
+``a:b`` an interaction, ``a*b`` both main effects and their interaction. Coefficients are
+reported with t tests on ``n - p`` df and ``beta_hat -/+ t_{1-a/2, n-p} SE`` intervals.
+
+For a reduced model (``p_0`` coefficients) nested in a fuller one (``p_1``), fitted on the same
+``n`` rows, with residual sums of squares ``RSS_0 >= RSS_1``::
+
+    Delta R^2 = R^2_1 - R^2_0
+    F = ((RSS_0 - RSS_1) / (p_1 - p_0)) / (RSS_1 / (n - p_1))      on (p_1 - p_0, n - p_1) df
+    chi^2 = 2 (l_1 - l_0)                                           on p_1 - p_0 df (likelihood ratio)
+    AIC = -2 l + 2 (p + 1),  BIC = -2 l + ln(n) (p + 1)             (+1: the residual variance, as R)
+
+with ``l = -n/2 (ln(2 pi RSS / n) + 1)`` the maximised Gaussian log-likelihood. This is the
+hierarchical-regression comparison of Cohen, Cohen, West & Aiken (2003, ch. 5) used by
+Nicolas & Caliskan (2024) for their three nested models.
+
+References:
+    Cohen, J., Cohen, P., West, S. G., & Aiken, L. S. (2003). Applied Multiple
+        Regression/Correlation Analysis for the Behavioral Sciences (3rd ed.). Erlbaum.
+    Nicolas, G., & Caliskan, A. (2024). A taxonomy of stereotype content in large language
+        models. arXiv:2408.00162.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from assoc.errors import DataError
+
+
+@dataclass
+class OLSFit:
+    formula: str
+    result: Any  # statsmodels RegressionResults
+
+    @property
+    def n_obs(self) -> int:
+        return int(self.result.nobs)
+
+    @property
+    def n_coefficients(self) -> int:
+        return int(self.result.params.size)
+
+    @property
+    def n_params(self) -> int:
+        """Coefficients + residual variance (R's convention for AIC)."""
+        return self.n_coefficients + 1
+
+    @property
+    def rss(self) -> float:
+        return float(self.result.ssr)
+
+    @property
+    def loglik(self) -> float:
+        return float(self.result.llf)
+
+    def aic(self) -> float:
+        return -2 * self.loglik + 2 * self.n_params
+
+    def bic(self) -> float:
+        return -2 * self.loglik + np.log(self.n_obs) * self.n_params
+
+    def coefficients(self, confidence: float = 0.95) -> pd.DataFrame:
+        """term, estimate, se, t, df, p_value, ci_low, ci_high."""
+        res = self.result
+        ci = res.conf_int(alpha=1 - confidence)
+        return pd.DataFrame({
+            "term": res.params.index, "estimate": res.params.to_numpy(), "se": res.bse.to_numpy(),
+            "t": res.tvalues.to_numpy(), "df": float(res.df_resid), "p_value": res.pvalues.to_numpy(),
+            "ci_low": ci.iloc[:, 0].to_numpy(), "ci_high": ci.iloc[:, 1].to_numpy(),
+        })
+
+
+@dataclass(frozen=True)
+class NestedComparison:
+    delta_r2: float
+    f: float
+    df1: int
+    df2: int
+    p_f: float
+    chi2: float
+    p_lrt: float
+    delta_aic: float
+    delta_bic: float
+
+
+def fit_ols(data: pd.DataFrame, formula: str) -> OLSFit:
+    """Fit ``formula`` by OLS on ``data`` (rows with missing values must be removed first)."""
+    import statsmodels.formula.api as smf
+    from patsy import PatsyError
+
+    try:
+        result = smf.ols(formula, data).fit()
+    except (PatsyError, ValueError, KeyError, np.linalg.LinAlgError) as exc:
+        raise DataError(f"cannot fit the regression {formula!r}: {exc}") from None
+    if result.df_resid <= 0:
+        raise DataError(f"the regression {formula!r} has no residual degrees of freedom "
+                        f"({int(result.nobs)} rows, {result.params.size} coefficients)")
+    return OLSFit(formula=formula, result=result)
+
+
+def compare_nested(reduced: OLSFit, full: OLSFit) -> NestedComparison:
+    """R^2 change, F change, likelihood-ratio test and AIC/BIC change (see module docstring)."""
+    if reduced.n_obs != full.n_obs:
+        raise DataError(f"the models were fitted on different rows ({reduced.n_obs} vs {full.n_obs})")
+    df1 = full.n_coefficients - reduced.n_coefficients
+    if df1 <= 0:
+        raise DataError(f"the second model must have more coefficients than the first "
+                        f"(got {reduced.n_coefficients} and {full.n_coefficients}); list models from small to large")
+    if not design_is_nested(np.asarray(reduced.result.model.exog), np.asarray(full.result.model.exog)):
+        raise DataError(f"{reduced.formula!r} is not nested in {full.formula!r}: its predictors are not "
+                        f"combinations of the fuller model's, so the F and likelihood-ratio tests do not apply")
+    df2 = full.n_obs - full.n_coefficients
+    f = ((reduced.rss - full.rss) / df1) / (full.rss / df2)
+    chi2 = 2 * (full.loglik - reduced.loglik)
+    return NestedComparison(
+        delta_r2=float(full.result.rsquared - reduced.result.rsquared), f=float(f), df1=int(df1), df2=int(df2),
+        p_f=float(stats.f.sf(f, df1, df2)), chi2=float(chi2), p_lrt=float(stats.chi2.sf(max(chi2, 0.0), df1)),
+        delta_aic=float(full.aic() - reduced.aic()), delta_bic=float(full.bic() - reduced.bic()),
+    )
+
+
+def design_is_nested(reduced_exog: np.ndarray, full_exog: np.ndarray, *, tol: float = 1e-7) -> bool:
+    """True when every column of the reduced design lies in the column space of the full one,
+    i.e. the reduced model is a special case of the full model.
+
+    Checked by least squares: each reduced column's residual norm on the full design must be
+    below ``tol`` times the column's norm.
+    """
+    if reduced_exog.shape[0] != full_exog.shape[0]:
+        return False
+    coef, *_ = np.linalg.lstsq(full_exog, reduced_exog, rcond=None)
+    residual = np.linalg.norm(reduced_exog - full_exog @ coef, axis=0)
+    norms = np.linalg.norm(reduced_exog, axis=0)
+    return bool(np.all(residual <= tol * np.maximum(norms, np.finfo(float).tiny)))

@@ -1,0 +1,89 @@
+"""WEAT/WEFAT statistics on hand-made vectors whose cosines, SDs and p-values are computed on paper."""
+
+import math
+
+import numpy as np
+import pytest
+
+from assoc.errors import DataError
+from assoc.stats.weat import association_scores, cosine_matrix, weat, wefat
+
+A = np.array([[1.0, 0.0]])
+B = np.array([[0.0, 1.0]])
+# s(w, A, B) = cos(w, a) - cos(w, b):  x1 -> 1, x2 -> 0, y1 -> -1, y2 = (3, 4) -> 0.6 - 0.8 = -0.2
+X = np.array([[1.0, 0.0], [1.0, 1.0]])
+Y = np.array([[0.0, 1.0], [3.0, 4.0]])
+
+
+def blocks(x, y):
+    return cosine_matrix(x, A), cosine_matrix(x, B), cosine_matrix(y, A), cosine_matrix(y, B)
+
+
+def test_cosine_matrix_by_hand():
+    assert cosine_matrix(Y, np.vstack([A, B])) == pytest.approx(np.array([[0.0, 1.0], [0.6, 0.8]]))
+    assert np.isnan(cosine_matrix(np.zeros((1, 2)), A)).all()
+
+
+def test_association_scores():
+    xa, xb, ya, yb = blocks(X, Y)
+    assert association_scores(xa, xb) == pytest.approx([1.0, 0.0])
+    assert association_scores(ya, yb) == pytest.approx([-1.0, -0.2])
+
+
+def test_weat_sample_and_population_sd_by_hand():
+    # s over X ∪ Y = {1, 0, -1, -0.2}: mean -0.05, sum of squares 2.03
+    sample = weat(*blocks(X, Y))
+    population = weat(*blocks(X, Y), ddof=0)
+    assert sample.statistic == pytest.approx(2.2)
+    assert sample.effect_size == pytest.approx(1.1 / math.sqrt(2.03 / 3))
+    assert population.effect_size == pytest.approx(1.1 / math.sqrt(2.03 / 4))
+    assert (sample.sd, population.sd) == ("sample", "population")
+    # the observed partition has the largest S of the 6 partitions of {1, 0, -1, -0.2}
+    assert sample.p_method == "exact" and sample.n_permutations == 6
+    assert sample.p_value == pytest.approx(1 / 6)
+
+
+def test_weat_with_a_tie():
+    # y2 = (2, 2) has s = 0 like x2: partitions {1,0} and {1,0'} both give S = 2, so p = 2/6
+    result = weat(*blocks(X, np.array([[0.0, 1.0], [2.0, 2.0]])))
+    assert result.statistic == pytest.approx(2.0)
+    assert result.p_value == pytest.approx(2 / 6)
+
+
+def test_weat_bootstrap_matches_a_plain_loop():
+    rng = np.random.default_rng(0)
+    sim = [rng.normal(size=shape) for shape in [(5, 4), (5, 3), (6, 4), (6, 3)]]
+    result = weat(*sim, n_bootstrap=300, seed=11)
+    draws = np.random.default_rng([11, 1])
+    ix, iy = draws.integers(0, 5, (300, 5)), draws.integers(0, 6, (300, 6))
+    ia, ib = draws.integers(0, 4, (300, 4)), draws.integers(0, 3, (300, 3))
+    ds = []
+    for k in range(300):
+        s_x = [sim[0][i, ia[k]].mean() - sim[1][i, ib[k]].mean() for i in ix[k]]
+        s_y = [sim[2][i, ia[k]].mean() - sim[3][i, ib[k]].mean() for i in iy[k]]
+        ds.append((np.mean(s_x) - np.mean(s_y)) / np.std(s_x + s_y, ddof=1))
+    low, high = np.quantile(ds, [0.025, 0.975])
+    assert result.ci.low == pytest.approx(low) and result.ci.high == pytest.approx(high)
+
+
+def test_wefat_by_hand():
+    # cos(w, A) = [1, .5], cos(w, B) = [0, .5]: s = 0.5; SD of {1, .5, 0, .5}: sample sqrt(.5/3), population sqrt(.5/4)
+    # partitions of {1, .5, 0, .5'} into 2 + 2: mean differences .5, 0, .5, -.5, 0, -.5
+    sim_a, sim_b = np.array([[1.0, 0.5]]), np.array([[0.0, 0.5]])
+    result = wefat(sim_a, sim_b, alternative="greater")
+    assert result.association == pytest.approx([0.5])
+    assert result.effect_size == pytest.approx([0.5 / math.sqrt(0.5 / 3)])
+    assert result.p_value == pytest.approx([2 / 6]) and result.p_method == "exact"
+    assert wefat(sim_a, sim_b).p_value == pytest.approx([4 / 6])  # two-sided = 2 * min(2/6, 6/6)
+    assert wefat(sim_a, sim_b, ddof=0).effect_size == pytest.approx([0.5 / math.sqrt(0.5 / 4)])
+
+
+def test_wefat_auto_switches_to_normal():
+    rng = np.random.default_rng(1)
+    result = wefat(rng.normal(size=(3, 25)), rng.normal(size=(3, 25)))
+    assert result.p_method == "normal" and result.n_permutations == 0
+
+
+def test_nan_is_an_error():
+    with pytest.raises(DataError, match="NaN"):
+        weat(np.array([[np.nan]]), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
