@@ -38,7 +38,8 @@ def write_criterion(tmp_path, male_share, seed=0):
 def williams_by_hand(r12, r13, r23, n):
     # Williams (1959) / Steiger (1980, eq. 7), written out independently of assoc
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
-    t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3))
+    denominator = 2 * (n - 1) / (n - 3) * det + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+    t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / denominator)
     return t, 2 * stats.t.sf(abs(t), n - 3)
 
 

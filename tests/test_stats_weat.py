@@ -87,3 +87,17 @@ def test_wefat_auto_switches_to_normal():
 def test_nan_is_an_error():
     with pytest.raises(DataError, match="NaN"):
         weat(np.array([[np.nan]]), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_wefat_normal_p_is_the_scalar_normal_approximation(alternative):
+    from assoc.stats.permutation import normal_approximation_test
+
+    rng = np.random.default_rng(2)
+    sim_a, sim_b = rng.normal(size=(4, 6)), rng.normal(size=(4, 5))
+    sim_a[3] = sim_b[3, 0]
+    sim_b[3] = sim_b[3, 0]  # a constant row: p = 1
+    result = wefat(sim_a, sim_b, p_method="normal", alternative=alternative)
+    expected = [normal_approximation_test(a, b, alternative=alternative).p_value for a, b in zip(sim_a, sim_b)]
+    assert result.p_value == pytest.approx(expected)
+    assert result.p_value[3] == 1.0

@@ -81,3 +81,13 @@ def test_not_a_dataframe_and_bad_paths(tmp_path):
         write_table(_table(), tmp_path / "t.xlsx")
     with pytest.raises(TableError, match="not found"):
         read_table(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+def test_round_trip_is_bit_exact_for_floats(tmp_path, suffix):
+    values = [2.4091679116674156e-10, 1 / 3, -1e300, 5e-324, float("nan")]
+    table = from_records([{"value": v, "model": "m", "p": v} for v in values], scorer="s", measure="m")
+    back = read_table(write_table(table, tmp_path / f"t{suffix}"))
+    for column in ("value", "p"):
+        for got, want in zip(back[column], values):
+            assert (math.isnan(got) and math.isnan(want)) or got == want

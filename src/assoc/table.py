@@ -186,14 +186,60 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     else:
         with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
             if fmt == "csv":
-                table.to_csv(handle, index=False)
+                table.to_csv(handle, index=False)  # pandas writes floats with repr: exact round trip
             else:
-                # pandas writes 10 significant digits by default; 15 is its maximum
-                table.to_json(handle, orient="records", lines=True, force_ascii=False, double_precision=15)
+                _write_jsonl(table, handle)
         if provenance:
             with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
                 json.dump(provenance, handle, indent=2, ensure_ascii=False)
     return path
+
+
+def _write_jsonl(table: pd.DataFrame, handle: Any) -> None:
+    """One JSON object per row; floats keep full precision (``repr``), NaN becomes ``null``.
+
+    pandas' ``to_json`` rounds to 15 decimal places at most, which loses small values such as p < 1e-10.
+    """
+    import math
+
+    columns = list(table.columns)
+    for values in table.itertuples(index=False, name=None):
+        record = {}
+        for column, value in zip(columns, values):
+            if hasattr(value, "item"):
+                value = value.item()
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+            elif value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
+                value = None if _is_missing(value) else str(value)
+            record[column] = value
+        handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _is_missing(value: Any) -> bool:
+    import pandas as pd
+
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise TableError(f"cannot read table {path}: line {number}: {exc}") from None
+    frame = pd.DataFrame.from_records(records)
+    if "value" in frame:
+        frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
+    return frame
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -221,7 +267,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
                                 dtype={c: str for c in TEXT_COLUMNS})
         else:
-            frame = pd.read_json(path, orient="records", lines=True, dtype={c: str for c in TEXT_COLUMNS})
+            frame = _read_jsonl(path)
     except (ValueError, OSError) as exc:
         raise TableError(f"cannot read table {path}: {exc}") from None
     for column in TEXT_COLUMNS:

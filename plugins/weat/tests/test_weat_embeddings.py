@@ -1,7 +1,6 @@
 """Loading embeddings in every supported format, and the lookup rules."""
 
 import json
-import warnings
 
 import numpy as np
 import pytest

@@ -6,7 +6,6 @@ Vectors: a1 = (1, 0) (group A), b1 = (0, 1) (group B); targets x1 = (1, 0), x2 =
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -127,3 +126,22 @@ def test_phrase_option(model):
     # mean of (0,1) and (3,4) = (1.5, 2.5): cos with (1,0) = 1.5 / sqrt(1.5² + 2.5²)
     assert row["value"] == pytest.approx(1.5 / math.hypot(1.5, 2.5))
     assert row["target_token"] == "y1+y2"
+
+
+def test_design_without_attributes_is_rejected(model):
+    from assoc.errors import StimuliError
+
+    with pytest.raises(StimuliError, match="needs target and attribute groups"):
+        assoc.score("weat", {"target": {"X": ["x1"], "Y": ["y1"]}}, [model])
+
+
+def test_cli_errors_are_one_line(model):
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    runner = CliRunner()
+    result = runner.invoke(build_cli(), ["weat", "caliskan", "--model", model + ".missing"])
+    assert result.exit_code == 2 and "neither a registered name" in result.output
+    listing = runner.invoke(build_cli(), ["weat", "embeddings"])
+    assert listing.exit_code == 0 and listing.output.startswith("glove-6b-50d: GloVe 6B 50d")

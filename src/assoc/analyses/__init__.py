@@ -16,4 +16,5 @@ from .standardize import StandardizeAnalysis
 ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
             LMMAnalysis, RegressAnalysis)
 
-__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis", "RegressAnalysis", "StandardizeAnalysis"]
+__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis",
+           "RegressAnalysis", "StandardizeAnalysis"]

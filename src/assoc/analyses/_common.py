@@ -25,6 +25,13 @@ def column_list(value: Any) -> list[str]:
     return names
 
 
+def confidence_level(value: float) -> float:
+    """``check`` for confidence-level options: strictly between 0 and 1."""
+    if not 0 < value < 1:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    return value
+
+
 def require_columns(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
     """Raise :class:`TableError` naming the columns of ``what`` the table lacks."""
     missing = [c for c in columns if c not in table.columns]

@@ -7,18 +7,12 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, groups, require_columns, single_measure_check
+from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
 
 if TYPE_CHECKING:
     import pandas as pd
 
 ROLE_COLUMNS = ("context", "target", "attribute")
-
-
-def _confidence(value: float) -> float:
-    if not 0 < value < 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
 
 
 class AlphaAnalysis(Analysis):
@@ -41,7 +35,7 @@ class AlphaAnalysis(Analysis):
         Option("cases", list, None, "columns identifying the cases (default: the other of context, target, "
                "attribute)", check=column_list),
         Option("by", list, ["measure", "model"], "columns to compute separate alphas for", check=column_list),
-        Option("confidence", float, 0.95, "confidence level of Feldt's interval", check=_confidence),
+        Option("confidence", float, 0.95, "confidence level of Feldt's interval", check=confidence_level),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:

@@ -8,16 +8,11 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import column_list, criterion_source, groups, join_criterion, single_measure_check
+from ._common import (column_list, confidence_level, criterion_source, groups, join_criterion,
+                      single_measure_check)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def _confidence(value: float) -> float:
-    if not 0 < value < 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
 
 
 class CorrelateAnalysis(Analysis):
@@ -51,7 +46,7 @@ class CorrelateAnalysis(Analysis):
         Option("method", str, "pearson", "pearson or spearman", choices=("pearson", "spearman")),
         Option("alternative", str, "two-sided", "two-sided, greater or less",
                choices=("two-sided", "greater", "less")),
-        Option("confidence", float, 0.95, "confidence level of the Fisher-z interval", check=_confidence),
+        Option("confidence", float, 0.95, "confidence level of the Fisher-z interval", check=confidence_level),
         Option("compare", str, "none", "Williams' t between criteria, between groups, or none",
                choices=("none", "criteria", "groups")),
     )

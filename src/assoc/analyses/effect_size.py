@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, groups, require_columns, single_measure_check
+from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,12 +51,6 @@ def _non_negative(value: int) -> int:
     return value
 
 
-def _confidence(value: float) -> float:
-    if not 0 < value < 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
-
-
 class EffectSizeAnalysis(Analysis):
     """Standardised mean difference d = (mean(x) - mean(y)) / SD between two groups.
 
@@ -92,9 +86,10 @@ class EffectSizeAnalysis(Analysis):
                choices=("two-sided", "greater", "less")),
         Option("exact_limit", int, 100_000, "enumerate all partitions when there are at most this many",
                check=_non_negative),
-        Option("n_resamples", int, 100_000, "random partitions for a sampled permutation test", check=_positive),
+        Option("n_resamples", int, 10_000, "random partitions for a sampled permutation test (p resolution 1/(n+1))",
+               check=_positive),
         Option("n_bootstrap", int, 5_000, "bootstrap resamples for the CI of d (0: no CI)", check=_non_negative),
-        Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=_confidence),
+        Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
         Option("seed", int, 0, "random seed of the sampled test and the bootstrap (reproducible by default)"),
     )
 

@@ -7,16 +7,12 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, groups, require_columns, single_measure_check
+from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
 
 if TYPE_CHECKING:
     import pandas as pd
 
-
-def _confidence(value: float) -> float:
-    if not 0 < value < 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
+    from assoc.stats.icc import ICCResult
 
 
 class ICCAnalysis(Analysis):
@@ -44,7 +40,7 @@ class ICCAnalysis(Analysis):
         Option("type", str, "all", "agreement, consistency or all (two-way model)",
                choices=("agreement", "consistency", "all")),
         Option("unit", str, "all", "single, average or all", choices=("single", "average", "all")),
-        Option("confidence", float, 0.95, "confidence level of the intervals", check=_confidence),
+        Option("confidence", float, 0.95, "confidence level of the intervals", check=confidence_level),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +79,7 @@ class ICCAnalysis(Analysis):
                                                      for c in wide.columns)})
         return pd.DataFrame(rows)
 
-    def _wanted(self, result) -> bool:
+    def _wanted(self, result: ICCResult) -> bool:
         p = self.params
         if p["model"] != "all" and result.model != p["model"]:
             return False

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import column_list, criterion_source, merge_criterion_rows, require_columns
+from ._common import column_list, confidence_level, criterion_source, merge_criterion_rows, require_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,12 +21,6 @@ def _formula(value: str) -> str:
 
 def _formulas(value: list) -> list[str]:
     return [_formula(str(v)) for v in value]
-
-
-def _confidence(value: float) -> float:
-    if not 0 < value < 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
 
 
 class LMMAnalysis(Analysis):
@@ -56,7 +50,7 @@ class LMMAnalysis(Analysis):
                check=_formulas),
         Option("random", list, ["model"], "grouping columns with random intercepts", check=column_list),
         Option("reml", bool, True, "estimate by REML (true) or ML (false); comparisons always use ML"),
-        Option("confidence", float, 0.95, "confidence level of the Wald intervals", check=_confidence),
+        Option("confidence", float, 0.95, "confidence level of the Wald intervals", check=confidence_level),
         Option("criterion", object, None, "optional table of predictors joined on 'key' (path, DataFrame or "
                "mapping)", check=lambda v: None if v is None else criterion_source(v)),
         Option("key", str, "target", "column to join the criterion table on"),

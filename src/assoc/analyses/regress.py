@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import (column_list, criterion_source, groups, merge_criterion_rows, require_columns,
-                      single_measure_check)
-from .lmm import _confidence, _formula, _formulas
+from ._common import (column_list, confidence_level, criterion_source, groups, merge_criterion_rows,
+                      require_columns, single_measure_check)
+from .lmm import _formula, _formulas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,7 +39,7 @@ class RegressAnalysis(Analysis):
         Option("aggregate", list, None, "average value within these columns first (e.g. model,target)",
                check=column_list),
         Option("by", list, ["measure"], "columns to fit separate regressions for", check=column_list),
-        Option("confidence", float, 0.95, "confidence level of the coefficient intervals", check=_confidence),
+        Option("confidence", float, 0.95, "confidence level of the coefficient intervals", check=confidence_level),
         Option("criterion", object, None, "optional table of predictors joined on 'key' (path, DataFrame or "
                "mapping)", check=lambda v: None if v is None else criterion_source(v)),
         Option("key", str, "target", "column to join the criterion table on"),

@@ -30,7 +30,6 @@ from assoc.stats.permutation import (
     Alternative,
     PermutationResult,
     count_partitions,
-    normal_approximation_test,
     two_sample_permutation_test,
 )
 
@@ -240,26 +239,45 @@ def wefat(
     sd = both.std(axis=1, ddof=ddof)
     with np.errstate(divide="ignore", invalid="ignore"):
         effect = np.where(sd > 0, association / np.where(sd > 0, sd, 1.0), np.nan)
+    if method == "normal":
+        p_values = _normal_p_values(association, both, n_a, n_b, alternative)
+        return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, 0, alternative, n_a, n_b)
     rng = np.random.default_rng(seed)
     p_values = np.empty(sim_a.shape[0])
     n_permutations = 0
     for i in range(sim_a.shape[0]):  # one test per word; each test is vectorised over permutations
-        if method == "normal":
-            result = normal_approximation_test(sim_a[i], sim_b[i], alternative=alternative)
-        else:
-            result = two_sample_permutation_test(
-                sim_a[i], sim_b[i], statistic="mean_difference", alternative=alternative,
-                exact_limit=exact_limit if method == "exact" else 0,
-                n_resamples=n_resamples, seed=rng,
+        result = two_sample_permutation_test(
+            sim_a[i], sim_b[i], statistic="mean_difference", alternative=alternative,
+            exact_limit=exact_limit if method == "exact" else 0, n_resamples=n_resamples, seed=rng,
+        )
+        if method == "exact" and result.method != "exact":
+            raise OptionError(
+                f"exact WEFAT p-values need C({n_a + n_b}, {n_a}) = {count_partitions(n_a, n_b)} partitions, "
+                f"more than exact_limit={exact_limit}; use p_method=normal or sampled"
             )
-            if method == "exact" and result.method != "exact":
-                raise OptionError(
-                    f"exact WEFAT p-values need C({n_a + n_b}, {n_a}) = {count_partitions(n_a, n_b)} partitions, "
-                    f"more than exact_limit={exact_limit}; use p_method=normal or sampled"
-                )
         p_values[i] = result.p_value
         n_permutations = result.n_permutations
     return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, n_permutations, alternative, n_a, n_b)
+
+
+def _normal_p_values(association: np.ndarray, both: np.ndarray, n_a: int, n_b: int, alternative: str
+                     ) -> np.ndarray:
+    """Row-wise :func:`~assoc.stats.permutation.normal_approximation_test` (same formula, all words at once)."""
+    from scipy import stats
+
+    if alternative not in ("greater", "less", "two-sided"):
+        raise OptionError(f"alternative must be greater, less or two-sided, not {alternative!r}")
+    if n_a + n_b < 2:
+        raise DataError("the normal approximation needs at least two attribute words in all")
+    variance = both.var(axis=1, ddof=1) * (1.0 / n_a + 1.0 / n_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = association / np.sqrt(variance)
+    greater, less = stats.norm.sf(z), stats.norm.cdf(z)
+    p = {"greater": greater, "less": less}.get(alternative)
+    if p is None:
+        p = np.minimum(1.0, 2.0 * np.minimum(greater, less))
+    # Constant similarities: every partition gives 0 = the observed value.
+    return np.where(variance > 0, p, 1.0)
 
 
 def _matrix(values: np.ndarray, label: str) -> np.ndarray:

@@ -1,0 +1,148 @@
+"""Benchmark: the fmat scorer vs transformers' fill-mask pipeline called once per query.
+
+The pipeline called once per query with ``targets`` is the R package FMAT's engine.
+This script builds a bert-base-shaped masked LM (12 layers, 768 hidden, the real
+bert-base-uncased vocabulary; random weights - speed does not depend on them), scores
+QUERIES x OPTIONS both ways in the same process and prints queries per minute, the
+speed ratio and the maximum absolute difference of log probabilities. With
+``--dtypes`` it also measures the accuracy cost of float16/bfloat16 against float32.
+
+    python benchmarks/bench_fmat.py                  # 240 queries x 6 options, 2 threads
+    python benchmarks/bench_fmat.py --queries 400 --threads 4 --dtypes
+
+Offline; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+OCCUPATIONS = ["nurse", "engineer", "doctor", "teacher", "farmer", "pilot", "lawyer", "writer", "singer", "dancer",
+               "baker", "chef", "judge", "clerk", "cashier", "janitor", "plumber", "carpenter", "mechanic",
+               "surgeon", "dentist", "pharmacist", "scientist", "professor", "librarian", "secretary", "manager",
+               "banker", "soldier", "sailor"]
+TEMPLATES = ["The [MASK] works as a {}.", "[MASK] works as a {}.", "[MASK] is a {}.", "[MASK] wants to be a {}.",
+             "Everyone knows that [MASK] is a very good {}.", "In the small town, the [MASK] worked as a {} for years.",
+             "[MASK] became a {} after finishing school.", "My neighbour said that [MASK] was the best {} in the city."]
+OPTIONS = {"male": ["he", "man", "boy"], "female": ["she", "woman", "girl"]}
+
+
+def build_model(directory: str, layers: int, hidden: int) -> str:
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    from assoc.testing.tiny_mlm import bert_uncased_vocab_file
+
+    tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True)
+    config = BertConfig(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=max(1, hidden // 64),
+                        intermediate_size=4 * hidden)
+    torch.manual_seed(0)
+    BertForMaskedLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def stimuli(n_queries: int):
+    import assoc
+
+    queries = [t for t in TEMPLATES]
+    n_targets = math.ceil(n_queries / len(queries))
+    targets = (OCCUPATIONS * (1 + n_targets // len(OCCUPATIONS)))[:n_targets]
+    designs = []
+    for i, template in enumerate(queries):
+        designs.append({"name": f"t{i}", "queries": [template.replace("{}", "{TARGET}")], "mask": OPTIONS,
+                        "target": {"Occupation": sorted(set(targets))}})
+    return assoc.Stimuli.from_dict({"designs": designs})
+
+
+def run_ours(lm, items, max_tokens: int):
+    from assoc_fmat.scoring import score_model
+
+    start = time.perf_counter()
+    rows = score_model(lm, items, cache=None, max_tokens=max_tokens)
+    return rows, time.perf_counter() - start
+
+
+def run_pipeline(lm, sentences, options):
+    from transformers import pipeline
+
+    pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, device=lm.device)
+    out = {}
+    start = time.perf_counter()
+    for sentence in sentences:
+        results = pipe(sentence.replace("[MASK]", lm.mask_token), targets=options, top_k=len(options))
+        out[sentence] = {r["token_str"]: math.log(r["score"]) for r in results}
+    return out, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--queries", type=int, default=240, help="number of unique filled queries (>= 200)")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--hidden", type=int, default=768)
+    parser.add_argument("--max-tokens", type=int, default=4096, help="engine batch limit (rows x longest row)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtypes", action="store_true", help="also measure float16/bfloat16 accuracy and speed")
+    args = parser.parse_args()
+
+    import numpy as np
+    import torch
+
+    from assoc.mlm import load_masked_lm
+    from assoc_fmat.scoring import items_of
+
+    torch.set_num_threads(args.threads)
+    options = [w for words in OPTIONS.values() for w in words]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = build_model(os.path.join(tmp, "bert-base-shaped"), args.layers, args.hidden)
+        lm = load_masked_lm(path, device=args.device)
+        items = items_of(stimuli(args.queries))
+        sentences = list(dict.fromkeys(item.filling.text for item in items))
+        print(f"model: bert-base-shaped ({args.layers} layers, {args.hidden} hidden, vocab {lm.vocab_size}), "
+              f"random weights; device {lm.device}; torch {torch.__version__}; {args.threads} threads")
+        print(f"workload: {len(sentences)} unique queries x {len(options)} options = {len(items)} log probabilities")
+        # warm-up both paths (first-call allocations, lazy imports)
+        run_ours(lm, items[:60], args.max_tokens)
+        run_pipeline(lm, sentences[:3], options)
+
+        pipe_values, pipe_time = run_pipeline(lm, sentences, options)
+        rows, our_time = run_ours(lm, items, args.max_tokens)
+        diffs = [abs(row["value"] - pipe_values[row["sentence"]][row["token"]]) for row in rows]
+        pipe_qpm = len(sentences) / pipe_time * 60
+        our_qpm = len(sentences) / our_time * 60
+        print(f"transformers pipeline('fill-mask'), one call per query with targets: {pipe_time:8.2f} s "
+              f"= {pipe_qpm:9.0f} queries/minute")
+        print(f"assoc fmat engine (batched, mask positions only through the LM head): {our_time:8.2f} s "
+              f"= {our_qpm:9.0f} queries/minute")
+        print(f"speed ratio: {pipe_time / our_time:.1f}x")
+        print(f"max |log P difference| vs pipeline: {max(diffs):.3g} over {len(diffs)} values")
+
+        if args.dtypes:
+            reference = np.array([row["value"] for row in rows])
+            ref_lpr = reference.reshape(-1, 2, 3)  # options ordered he, man, boy | she, woman, girl per sentence
+            for dtype in ("bfloat16", "float16"):
+                try:
+                    low = load_masked_lm(path, device=args.device, dtype=dtype)
+                    low_rows, low_time = run_ours(low, items, args.max_tokens)
+                except Exception as exc:  # noqa: BLE001 - report, do not crash the benchmark
+                    print(f"{dtype}: not available on {args.device}: {exc}")
+                    continue
+                values = np.array([row["value"] for row in low_rows])
+                lpr = values.reshape(-1, 2, 3)
+                d_lpr = np.abs((lpr[:, 0] - lpr[:, 1]) - (ref_lpr[:, 0] - ref_lpr[:, 1]))
+                print(f"{dtype}: {low_time:8.2f} s; max |log P - float32| = {np.max(np.abs(values - reference)):.3g}, "
+                      f"mean = {np.mean(np.abs(values - reference)):.3g}; max |LPR - float32| = {d_lpr.max():.3g}; "
+                      f"r(log P, float32) = {np.corrcoef(values, reference)[0, 1]:.6f}")
+                low.close()
+
+
+if __name__ == "__main__":
+    main()
