@@ -107,13 +107,13 @@ def naive_plls(model_dir: Path, sentences: list[str]) -> tuple[list[float], floa
 def ensure_minicons(venv: Path) -> Path | None:
     """Python of a virtual environment with torch==2.13.0 and minicons, or None (with a message)."""
     python = venv / "bin" / "python"
-    check = [str(python), "-c", "import minicons.scorer"]
+    check = [str(python), "-c", "import minicons.scorer, transformers; assert int(transformers.__version__.split('.')[0]) < 5"]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python
     print(f"creating the minicons environment in {venv} (torch==2.13.0 first, then minicons) ...", flush=True)
     steps = [[sys.executable, "-m", "venv", str(venv)],
              [str(python), "-m", "pip", "install", "-q", "torch==2.13.0"],
-             [str(python), "-m", "pip", "install", "-q", "minicons"]]
+             [str(python), "-m", "pip", "install", "-q", "minicons", "transformers<5"]]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:

@@ -191,6 +191,53 @@ def plugins_command() -> None:
         click.echo(f"conflict: {conflict}")
 
 
+PLOT_KINDS = ("estimates", "scores", "agreement")
+
+
+def _plot_options() -> dict[str, tuple[Any, ...]]:
+    from .options import Option
+
+    return {
+        "estimates": (Option("estimate", str, None, "column with the estimates (default: detected)"),
+                      Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
+                      Option("reference", float, 0.0, "x position of the reference line"),
+                      Option("title", str, None, "figure title")),
+        "scores": (Option("by", str, "target_group", "column on the x axis"),
+                   Option("hue", str, "attribute_group", "column for the colours"),
+                   Option("facet", str, "model", "one panel per value of this column"),
+                   Option("title", str, None, "figure title")),
+        "agreement": (Option("items", list, ["context", "target", "attribute"], "columns that identify an item"),
+                      Option("raters", str, "model", "column whose values are compared"),
+                      Option("title", str, None, "figure title")),
+    }
+
+
+@cli.command(name="plot")
+@click.argument("kind", type=click.Choice(PLOT_KINDS))
+@click.option("--table", "-t", "table_path", required=True, type=click.Path(dir_okay=False),
+              help="A score table or an analysis result (.csv, .parquet or .jsonl).")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Figure file (.png, .pdf or .svg).")
+def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str) -> None:
+    """Draw a figure: estimates (forest plot of an analysis result), scores (values by group), or
+    agreement (correlations between models)."""
+    from . import plotting
+    from .options import parse_cli_options, validate_options
+    from .table import read_table
+
+    spec = _plot_options()[kind]
+    params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
+    table = read_table(table_path)
+    if kind == "estimates":
+        fig = plotting.plot_estimates(table, **params)
+    elif kind == "scores":
+        fig = plotting.plot_scores(table, **params)
+    else:
+        fig = plotting.plot_model_agreement(table, **params)
+    path = plotting.save_figure(fig, out)
+    click.echo(f"wrote {path}", err=True)
+
+
 def _warn_broken(reg: Any) -> None:
     broken = [info.name for info in reg.infos.values() if info.status == "failed"]
     if broken:

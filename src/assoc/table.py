@@ -106,9 +106,9 @@ def validate_table(table: Any, *, where: str = "table") -> None:
             raise TableError(f"{where}: column {column!r} has {bad} missing value(s); use '' for an absent role")
         if not (ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series)):
             raise TableError(f"{where}: column {column!r} must hold text, found dtype {series.dtype}")
-        non_text = series.map(lambda v: not isinstance(v, str))
-        if non_text.any():
-            example = series[non_text].iloc[0]
+        # infer_dtype scans in C; the per-element fallback runs only to name the offending value
+        if len(series) and ptypes.infer_dtype(series, skipna=False) != "string":
+            example = series[series.map(lambda v: not isinstance(v, str))].iloc[0]
             raise TableError(f"{where}: column {column!r} must hold text, found {example!r}")
     if not ptypes.is_numeric_dtype(table["value"]) or ptypes.is_bool_dtype(table["value"]):
         raise TableError(f"{where}: column 'value' must be numeric, found dtype {table['value'].dtype}")

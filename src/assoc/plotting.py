@@ -1,0 +1,192 @@
+"""Figures for association tables and analysis results (matplotlib, imported lazily).
+
+Three pictures cover most reports:
+
+* :func:`plot_estimates`: a forest plot of estimates with confidence intervals
+  (effect sizes from ``weat``/``effect_size``, fixed effects from ``lmm``, ICCs, ...);
+* :func:`plot_scores`: the distribution of raw values by group (e.g. log
+  probabilities by occupation and gender word), one panel per model;
+* :func:`plot_model_agreement`: Pearson correlations between models over the same
+  items, the picture behind an ICC across models.
+
+Each function returns the matplotlib ``Figure``; :func:`save_figure` writes it
+atomically (PNG, PDF or SVG by extension).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import OptionError, TableError
+from .io import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+ESTIMATE_COLUMNS = ("estimate", "effect_size", "icc", "alpha", "r", "d", "value")
+LABEL_CANDIDATES = ("design", "test", "term", "type", "model", "context", "target_group", "target",
+                    "attribute_group", "attribute", "x", "y", "a", "b", "kind", "group", "formula")
+FIGURE_FORMATS = {".png", ".pdf", ".svg"}
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # matplotlib is an optional extra
+        raise OptionError("plots need matplotlib: pip install 'assoc[plot]'") from exc
+    return plt
+
+
+def _estimate_column(result: pd.DataFrame, estimate: str | None) -> str:
+    if estimate is not None:
+        if estimate not in result.columns:
+            raise TableError(f"column {estimate!r} not in the result (columns: {', '.join(map(str, result.columns))})")
+        return estimate
+    for column in ESTIMATE_COLUMNS:
+        if column in result.columns:
+            return column
+    raise TableError(f"cannot find an estimate column (tried {', '.join(ESTIMATE_COLUMNS)}); name one with estimate=")
+
+
+def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = None) -> list[str]:
+    """One label per row: the given column(s), else the descriptive columns whose values differ between rows."""
+    if isinstance(label, str):
+        label = [label]
+    if label is None:
+        label = [c for c in LABEL_CANDIDATES if c in result.columns and result[c].astype(str).nunique() > 1]
+    missing = [c for c in label if c not in result.columns]
+    if missing:
+        raise TableError(f"label column(s) not in the result: {', '.join(missing)}")
+    if not label:
+        return [str(i + 1) for i in range(len(result))]
+    return [" | ".join(str(v) for v in row) for row in result[list(label)].itertuples(index=False, name=None)]
+
+
+def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: Sequence[str] | str | None = None,
+                   reference: float | None = 0.0, title: str | None = None) -> Figure:
+    """Forest plot: one row per estimate, with its confidence interval when ``ci_low``/``ci_high`` exist.
+
+    ``estimate`` names the column (default: the first of ``estimate``, ``effect_size``,
+    ``icc``, ``alpha``, ``r``, ``d``, ``value``); ``label`` names the column(s) that
+    identify a row (default: the descriptive columns that vary). ``reference`` draws a
+    vertical line (``None`` for none).
+    """
+    import numpy as np
+
+    plt = _pyplot()
+    column = _estimate_column(result, estimate)
+    values = result[column].to_numpy(dtype=float)
+    labels = estimate_labels(result, label)
+    positions = np.arange(len(values))[::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(values) + 1.4))
+    if {"ci_low", "ci_high"} <= set(result.columns):
+        low = result["ci_low"].to_numpy(dtype=float)
+        high = result["ci_high"].to_numpy(dtype=float)
+        has_ci = ~(np.isnan(low) | np.isnan(high))
+        ax.hlines(positions[has_ci], low[has_ci], high[has_ci], color="0.35", linewidth=1.6)
+    ax.plot(values, positions, "o", color="C0")
+    ax.set_yticks(positions, labels)
+    ax.set_xlabel(column)
+    if reference is not None:
+        ax.axvline(reference, color="0.6", linestyle="--", linewidth=1)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_scores(table: pd.DataFrame, *, by: str = "target_group", hue: str | None = "attribute_group",
+                facet: str = "model", title: str | None = None) -> Figure:
+    """Box plots of ``value`` by ``by`` (x axis) and ``hue`` (colour), one panel per ``facet`` value."""
+    import numpy as np
+
+    plt = _pyplot()
+    for column in (by, hue, facet):
+        if column is not None and column not in table.columns:
+            raise TableError(f"column {column!r} not in the table")
+    panels = list(dict.fromkeys(table[facet])) if facet else [None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(5.0, 4.5 * len(panels)), 4.2), squeeze=False,
+                             sharey=True)
+    groups = list(dict.fromkeys(table[by]))
+    hues = list(dict.fromkeys(table[hue])) if hue else [None]
+    width = 0.8 / len(hues)
+    for ax, panel in zip(axes[0], panels):
+        part = table if panel is None else table[table[facet] == panel]
+        for j, level in enumerate(hues):
+            subset = part if level is None else part[part[hue] == level]
+            data = [subset.loc[subset[by] == g, "value"].dropna().to_numpy(dtype=float) for g in groups]
+            positions = np.arange(len(groups)) + (j - (len(hues) - 1) / 2) * width
+            kept = [(p, d) for p, d in zip(positions, data) if len(d)]
+            if kept:
+                box = ax.boxplot([d for _, d in kept], positions=[p for p, _ in kept], widths=width * 0.9,
+                                 patch_artist=True, manage_ticks=False)
+                for patch in box["boxes"]:
+                    patch.set_facecolor(f"C{j}")
+                    patch.set_alpha(0.6)
+                ax.plot([], [], "s", color=f"C{j}", alpha=0.6, label=str(level) if level is not None else None)
+        ax.set_xticks(np.arange(len(groups)), [str(g) for g in groups], rotation=30, ha="right")
+        ax.set_title(str(panel) if panel is not None else "")
+        measures = sorted(set(part["measure"])) if "measure" in part else []
+        ax.set_ylabel(", ".join(measures) or "value")
+    if hue:
+        axes[0][-1].legend(title=hue, fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "target", "attribute"),
+                    raters: str = "model") -> pd.DataFrame:
+    """Pearson correlations between raters (models) over the items all of them measured.
+
+    Items are the unique combinations of the ``items`` columns (the ICC's default);
+    items with a missing value for any model are dropped.
+    """
+    for column in (*items, raters):
+        if column not in table.columns:
+            raise TableError(f"column {column!r} not in the table")
+    wide = table.pivot_table(index=list(items), columns=raters, values="value", aggfunc="mean").dropna()
+    if wide.shape[1] < 2:
+        raise TableError(f"model agreement needs at least two distinct {raters!r} values")
+    if wide.shape[0] < 3:
+        raise TableError("model agreement needs at least three items measured by every model")
+    return wide.corr(method="pearson")
+
+
+def plot_model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "target", "attribute"),
+                         raters: str = "model", title: str | None = None) -> Figure:
+    """Heatmap of :func:`model_agreement`, with the correlations written in the cells."""
+    plt = _pyplot()
+    corr = model_agreement(table, items=items, raters=raters)
+    size = 1.0 + 0.7 * len(corr)
+    fig, ax = plt.subplots(figsize=(size + 1.5, size))
+    image = ax.imshow(corr.to_numpy(), vmin=-1, vmax=1, cmap="RdBu_r")
+    names = [str(c) for c in corr.columns]
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            ax.text(j, i, f"{corr.iat[i, j]:.2f}", ha="center", va="center", fontsize="small")
+    fig.colorbar(image, ax=ax, label="Pearson r")
+    ax.set_title(title or f"Agreement between {raters}s")
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig: Figure, path: str | Path, *, dpi: int = 150) -> Path:
+    """Write ``fig`` atomically; the format comes from the extension (.png, .pdf, .svg)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FIGURE_FORMATS:
+        raise OptionError(f"cannot save a figure as {path.name!r}: use .png, .pdf or .svg")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=suffix[1:], dpi=dpi, bbox_inches="tight")
+    _pyplot().close(fig)
+    return path

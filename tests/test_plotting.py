@@ -1,0 +1,77 @@
+"""Figures: the plotted numbers are the table's numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from assoc import plotting
+from assoc.cli import build_cli
+from assoc.errors import OptionError, TableError
+from assoc.table import from_records, write_table
+
+pytest.importorskip("matplotlib")
+
+
+def _scores() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    rows = []
+    for model in ("m1", "m2", "m3"):
+        for i, target in enumerate(["nurse", "engineer", "teacher", "pilot", "baker"]):
+            for attribute in ("he", "she"):
+                rows.append({"model": model, "context": "q", "target_group": "Occupation", "target": target,
+                             "attribute_group": attribute.upper(), "attribute": attribute,
+                             "value": i + (0.5 if attribute == "he" else 0) + rng.normal(scale=0.3)})
+    return from_records(rows, scorer="fmat", measure="log_prob")
+
+
+def test_model_agreement_is_pearson_over_items():
+    table = _scores()
+    corr = plotting.model_agreement(table)
+    wide = {m: table[table.model == m].sort_values(["target", "attribute"])["value"].to_numpy() for m in ("m1", "m2")}
+    assert corr.loc["m1", "m2"] == pytest.approx(np.corrcoef(wide["m1"], wide["m2"])[0, 1], abs=1e-12)
+    with pytest.raises(TableError, match="at least two"):
+        plotting.model_agreement(table[table.model == "m1"])
+
+
+def test_forest_plot_shows_estimates_and_intervals():
+    result = pd.DataFrame({"design": ["weat1", "weat2"], "effect_size": [1.2, -0.4],
+                           "ci_low": [0.8, -0.9], "ci_high": [1.6, np.nan]})
+    fig = plotting.plot_estimates(result)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["weat1", "weat2"]
+    points = ax.lines[0]
+    assert list(points.get_xdata()) == [1.2, -0.4]
+    segments = ax.collections[0].get_segments()
+    assert len(segments) == 1 and list(segments[0][:, 0]) == [0.8, 1.6]  # the NaN interval is not drawn
+    with pytest.raises(TableError, match="cannot find an estimate column"):
+        plotting.plot_estimates(pd.DataFrame({"x": [1]}))
+
+
+def test_scores_plot_has_a_panel_per_model():
+    fig = plotting.plot_scores(_scores())
+    assert [ax.get_title() for ax in fig.axes] == ["m1", "m2", "m3"]
+
+
+def test_cli_plot_writes_figures(tmp_path):
+    table_path = tmp_path / "t.csv"
+    write_table(_scores(), table_path)
+    runner = CliRunner()
+    for kind in ("scores", "agreement"):
+        out = tmp_path / f"{kind}.png"
+        result = runner.invoke(build_cli(), ["plot", kind, "--table", str(table_path), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = runner.invoke(build_cli(), ["plot", "scores", "--table", str(table_path), "--out", str(tmp_path / "x.gif")])
+    assert bad.exit_code == 2 and "use .png, .pdf or .svg" in bad.output
+    typo = runner.invoke(build_cli(), ["plot", "scores", "--table", str(table_path), "-o", "hu=model",
+                                       "--out", str(tmp_path / "y.png")])
+    assert typo.exit_code == 2 and "did you mean 'hue'" in typo.output
+
+
+def test_save_figure_rejects_unknown_format(tmp_path):
+    fig = plotting.plot_scores(_scores())
+    with pytest.raises(OptionError):
+        plotting.save_figure(fig, tmp_path / "f.bmp")
