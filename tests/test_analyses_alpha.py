@@ -32,12 +32,12 @@ def test_alpha_per_model_matches_pingouin():
     assert list(result["model"]) == ["m1", "m2"]
     for _, row in result.iterrows():
         part = table[table["model"] == row["model"]]
-        wide = part.pivot_table(index=["target", "attribute"], columns="context", values="value")
+        wide = part.pivot(index=["target", "attribute"], columns="context", values="value")
         ref_alpha, ref_ci = pg.cronbach_alpha(wide)
         assert row["alpha"] == pytest.approx(ref_alpha, abs=1e-12)
         assert [row["ci_low"], row["ci_high"]] == pytest.approx(list(ref_ci), abs=5e-4 + 1e-12)
         assert (row["n_items"], row["n_cases"], row["n_cases_dropped"]) == (4, 12, 0)
-        assert row["cases"] == "target,attribute"
+        assert row["cases"] == "target_group,target,attribute_group,attribute"
 
 
 def test_alpha_drops_incomplete_cases_and_uses_targets_as_items():
@@ -57,3 +57,30 @@ def test_alpha_errors():
         assoc.analyze("alpha", table[table["context"] == "query 0 {TARGET}"])
     with pytest.raises(DataError, match="more than one role"):
         assoc.analyze("alpha", table, item="model")
+
+
+def test_fmat_like_table_with_designs_and_masks():
+    # two designs with their own queries and targets, two [MASK] options per query: alpha is
+    # computed per design, cases are target x mask cells, and the design never splits cases
+    rng = np.random.default_rng(5)
+    rows = []
+    for design, targets in [("D1", ["a", "b", "c", "d"]), ("D2", ["e", "f", "g", "h", "i"])]:
+        queries = [f"{design} query {i} [MASK] {{TARGET}}" for i in range(3)]
+        for model in ["m1", "m2"]:
+            for t, (mg, mask) in itertools.product(targets, [("male", "he"), ("female", "she")]):
+                true = rng.normal()
+                for q in queries:
+                    rows.append({"scorer": "fmat", "model": model, "design": design, "context": q,
+                                 "target_group": "job", "target": t, "attribute_group": mg, "attribute": mask,
+                                 "mask_group": mg, "mask": mask, "measure": "log_prob",
+                                 "value": true + rng.normal(scale=0.5)})
+    table = normalise(pd.DataFrame(rows), extra_columns=["design", "mask_group", "mask"])
+    result = assoc.analyze("alpha", table)
+    assert list(zip(result["model"], result["design"])) == [("m1", "D1"), ("m1", "D2"), ("m2", "D1"), ("m2", "D2")]
+    assert list(result["n_cases"]) == [8, 10, 8, 10] and set(result["n_items"]) == {3}
+    part = table[(table.design == "D2") & (table.model == "m1")]
+    wide = part.pivot(index=["target", "mask"], columns="context", values="value")
+    assert result.iloc[1]["alpha"] == pytest.approx(pg.cronbach_alpha(wide)[0], abs=1e-12)
+    icc = assoc.analyze("icc", table)
+    assert set(icc["n_items"]) == {(4 + 5) * 2 * 3}
+    assert icc.iloc[0]["items"] == "design,context,target_group,target,attribute_group,attribute,mask_group,mask"

@@ -83,8 +83,34 @@ def test_effect_size_errors():
     with pytest.raises(OptionError, match="option 'sd'"):
         assoc.analyze("effect_size", table, sd="median")
     with pytest.raises(OptionError, match="option 'groups'"):
+        assoc.analyze("effect_size", table, groups=["career", "family", "leisure"])
+    with pytest.raises(DataError, match="name two groups"):
         assoc.analyze("effect_size", table, groups=["career"])
     with pytest.raises(DataError, match="has no value"):
         assoc.analyze("effect_size", table, groups=["career", "leisure"])
     with pytest.raises(DataError, match="has 8 values"):
         assoc.analyze("effect_size", table, by="target")
+
+
+def test_one_sample_d_against_a_constant_with_t_test():
+    from scipy import stats
+
+    table = make_table(3)
+    result = assoc.analyze("effect_size", table, mu=0.0, groups=["career"], sd="sqrt2", n_bootstrap=300)
+    for _, row in result.iterrows():
+        x = table[(table.model == row["model"]) & (table.target_group == "career")]["value"].to_numpy()
+        assert row["d"] == pytest.approx(x.mean() / np.sqrt(2), rel=1e-12)
+        t = x.mean() / (x.std(ddof=1) / np.sqrt(x.size))
+        assert row["t"] == pytest.approx(t, rel=1e-10) and row["df"] == x.size - 1
+        assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(t), x.size - 1), rel=1e-8)
+        assert row["p_method"] == "t-test" and row["sd"] == "fixed" and row["n_y"] == 0
+        assert row["ci_low"] <= row["d"] <= row["ci_high"]
+    # all rows of each model, sample SD
+    every = assoc.analyze("effect_size", table, mu=0.5, by="", n_bootstrap=0, within=["model"])
+    x = table[table.model == "m2"]["value"].to_numpy()
+    assert every.iloc[1]["d"] == pytest.approx((x.mean() - 0.5) / x.std(ddof=1), rel=1e-12)
+    assert every.iloc[1]["n_x"] == 16 and every.iloc[1]["sd"] == "sample"
+    with pytest.raises(DataError, match="name one group"):
+        assoc.analyze("effect_size", table, mu=0.0, groups=["career", "family"])
+    with pytest.raises(DataError, match="only with 'mu'"):
+        assoc.analyze("effect_size", table, by="")

@@ -194,3 +194,36 @@ def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) 
             raise OptionError(f"unknown option {key!r} for {owner}{did_you_mean(key, options)} (its options: {known})")
         given[key] = options[key].parse_text(text)
     return given
+
+
+# -- reusable ``check`` functions ---------------------------------------------------------------------
+
+def positive(value: float) -> float:
+    """``check``: a number greater than 0 (sizes, counts of resamples)."""
+    if value <= 0:
+        raise ValueError(f"must be at least 1, got {value}" if isinstance(value, int) else f"must be positive, got {value}")
+    return value
+
+
+def non_negative(value: float) -> float:
+    """``check``: a number of at least 0 (seeds, optional counts)."""
+    if value < 0:
+        raise ValueError(f"must be 0 or more, got {value}")
+    return value
+
+
+def confidence_level(value: float) -> float:
+    """``check``: a confidence level strictly between 0 and 1."""
+    if not 0 < value < 1:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def column_list(value: Any) -> list[str]:
+    """``check`` for options naming table columns: a list of distinct non-empty names."""
+    names = [str(v).strip() for v in value]
+    if any(not name for name in names):
+        raise ValueError("column names must be non-empty")
+    if len(set(names)) != len(names):
+        raise ValueError(f"a column is listed twice: {names}")
+    return names

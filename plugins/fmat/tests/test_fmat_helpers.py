@@ -23,6 +23,12 @@ def test_vocab_check_uses_the_tokenizer_in_context(tiny_models):
     assert initial["token"].iloc[0] == "man"
 
 
+def test_vocab_check_expands_number_ranges(tiny_models):
+    out = vocab_check(["1998:2001", 7], tiny_models["bert"], query="It was [MASK].")
+    assert list(out["word"]) == ["1998", "1999", "2000", "2001", "7"]
+    assert out["in_vocab"].all()  # the real bert-base-uncased vocabulary has these year tokens
+
+
 def test_model_info_matches_config(tiny_models, loaded):
     out = model_info([tiny_models["albert"]])
     row = out.iloc[0]

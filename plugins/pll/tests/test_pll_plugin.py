@@ -72,6 +72,11 @@ def test_watson2023_they_uses_printed_examples():
     assert design.mask == {"they": ("they",)}
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory):
     pytest.importorskip("torch")

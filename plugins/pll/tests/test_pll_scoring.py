@@ -27,6 +27,11 @@ BUILDERS = {"bert": tiny_mlm.build_bert_wordpiece, "roberta": tiny_mlm.build_rob
 TOL = 1e-5
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="module")
 def model_dirs(tmp_path_factory):
     torch.set_num_threads(2)
@@ -228,3 +233,34 @@ def test_slow_tokenizer_is_rejected(model_dirs):
         pytest.skip("this transformers version has no slow tokenizer for ALBERT")
     with pytest.raises(ModelError, match="fast"):
         encode_sentence(slow, "she works as a nurse")
+
+
+def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
+    import assoc_pll.pll as pll_module
+    from assoc.cache import ResultCache
+
+    lm = lms["roberta"]
+    expected = [r.pll for r in score_sentences(lm, SENTENCES)]
+    cache = ResultCache(tmp_path / "resume")
+    real = lm.log_probs
+    calls = []
+
+    def interrupted(requests, **kwargs):
+        calls.append(len(requests))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(requests, **kwargs)
+
+    monkeypatch.setattr(pll_module, "CHUNK", 5)
+    monkeypatch.setattr(lm, "log_probs", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        score_sentences(lm, SENTENCES, cache=cache)
+    n_copies = sum(len(lm.tokenizer(s)["input_ids"]) - 2 for s in SENTENCES)
+    calls.clear()
+    monkeypatch.setattr(lm, "log_probs", lambda requests, **kw: (calls.append(len(requests)), real(requests, **kw))[1])
+    resumed = [r.pll for r in score_sentences(lm, SENTENCES, cache=cache)]
+    assert sum(calls) == n_copies - 5  # the first chunk came from the cache
+    assert resumed == pytest.approx(expected, abs=1e-5)  # batches differ: float32 noise only
+    calls.clear()
+    again = [r.pll for r in score_sentences(lm, SENTENCES, cache=cache)]
+    assert calls == [] and again == resumed

@@ -10,26 +10,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, TableError
+from assoc.options import column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def column_list(value: Any) -> list[str]:
-    """``check`` for options naming table columns: a list of distinct non-empty names."""
-    names = [str(v).strip() for v in value]
-    if any(not name for name in names):
-        raise ValueError("column names must be non-empty")
-    if len(set(names)) != len(names):
-        raise ValueError(f"a column is listed twice: {names}")
-    return names
+#: Columns that identify what a value measures (besides the model), in table order. Query-based
+#: scorers add design and the [MASK] option; other tables lack them.
+ROLE_COLUMNS: tuple[str, ...] = ("design", "context", "target_group", "target", "attribute_group", "attribute",
+                                 "mask_group", "mask")
+#: The column each role column is nested in (a query belongs to one design, a word to one group).
+PARENT_COLUMN = {"context": "design", "target": "target_group", "attribute": "attribute_group", "mask": "mask_group"}
 
 
-def confidence_level(value: float) -> float:
-    """``check`` for confidence-level options: strictly between 0 and 1."""
-    if not 0 < value < 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
+def role_columns(table: pd.DataFrame, *, exclude: Sequence[str] = ()) -> list[str]:
+    """The :data:`ROLE_COLUMNS` present in ``table``, minus ``exclude``."""
+    return [c for c in ROLE_COLUMNS if c in table.columns and c not in exclude]
 
 
 def require_columns(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:

@@ -7,19 +7,18 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
+from ._common import (PARENT_COLUMN, column_list, confidence_level, groups, require_columns, role_columns,
+                      single_measure_check)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-ROLE_COLUMNS = ("context", "target", "attribute")
-
 
 class AlphaAnalysis(Analysis):
     """Cronbach's alpha treating the values of one column as the items of a scale.
 
     With ``item="context"`` (the default) every query is an item and the cases are the
-    target x attribute cells, as ``LPR_reliability(item="query")`` in the FMAT R package;
+    target x attribute (x [MASK] option) cells, as ``LPR_reliability(item="query")`` in the
+    FMAT R package;
     ``item="target"`` or ``"attribute"`` treat words as items. Separate estimates per
     ``by`` group (default: per measure and model). Cases missing any item are dropped and
     counted (listwise deletion). Formulas and the Feldt (1965) interval:
@@ -32,9 +31,10 @@ class AlphaAnalysis(Analysis):
                 "16(3), 297-334; Feldt, L. S. (1965). Psychometrika, 30(3), 357-370.")
     options = (
         Option("item", str, "context", "column whose values are the items (context = queries, target, attribute)"),
-        Option("cases", list, None, "columns identifying the cases (default: the other of context, target, "
-               "attribute)", check=column_list),
-        Option("by", list, ["measure", "model"], "columns to compute separate alphas for", check=column_list),
+        Option("cases", list, None, "columns identifying the cases (default: the other role columns present, "
+               "except the one the item column is nested in, e.g. design for context)", check=column_list),
+        Option("by", list, None, "columns to compute separate alphas for (default: measure, model, and design "
+               "when the table has it)", check=column_list),
         Option("confidence", float, 0.95, "confidence level of Feldt's interval", check=confidence_level),
     )
 
@@ -46,8 +46,14 @@ class AlphaAnalysis(Analysis):
         from assoc.stats.reliability import cronbach_alpha
 
         p = self.params
-        item, by = p["item"], p["by"]
-        cases = p["cases"] if p["cases"] is not None else [c for c in ROLE_COLUMNS if c != item]
+        item = p["item"]
+        by = p["by"] if p["by"] is not None else [c for c in ("measure", "model", "design") if c in table.columns]
+        if p["cases"] is not None:
+            cases = p["cases"]
+        else:
+            # a query exists in one design, a word in one group: keeping the parent column
+            # would split the cases so that no case has every item
+            cases = role_columns(table, exclude=[item, PARENT_COLUMN.get(item, item), *by])
         if not cases:
             raise DataError("alpha: 'cases' must name at least one column")
         clash = ({item} | set(cases)) & set(by) or ({item} & set(cases))

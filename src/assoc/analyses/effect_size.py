@@ -33,9 +33,9 @@ def _sd_choice(value: Any) -> str | float:
     return float(value)
 
 
-def _two_values(value: Any) -> list:
-    if value is not None and len(value) != 2:
-        raise ValueError(f"must name exactly two groups (x, y), got {value!r}")
+def _one_or_two_values(value: Any) -> list:
+    if value is not None and len(value) not in (1, 2):
+        raise ValueError(f"must name two groups (x, y), or one with 'mu', got {value!r}")
     return value
 
 
@@ -54,7 +54,9 @@ def _non_negative(value: int) -> int:
 class EffectSizeAnalysis(Analysis):
     """Standardised mean difference d = (mean(x) - mean(y)) / SD between two groups.
 
-    The groups are two values of the column ``by`` (e.g. two target groups). With ``unit``
+    The groups are two values of the column ``by`` (e.g. two target groups). With ``mu`` one
+    group (or, with ``by=""``, all rows) is compared with a constant instead: d = (mean - mu) / SD,
+    with a one-sample t test (the FMAT convention for LPRs: mu = 0, SD = sqrt 2). With ``unit``
     columns the values are first averaged per unit (e.g. per target word), so that the
     observations are units rather than rows. The SD is the pooled sample SD (Cohen's d),
     the SD of all values (the WEAT effect size), or a fixed number (``sqrt2``: the population
@@ -72,15 +74,18 @@ class EffectSizeAnalysis(Analysis):
     options = (
         Option("by", str, "target_group", "column whose two values are compared"),
         Option("groups", list, None, "the two values of 'by' to compare, x then y (default: the two values "
-               "present, in order of first appearance)", check=_two_values),
+               "present, in order of first appearance)", check=_one_or_two_values),
         Option("within", list, ["measure", "model"], "columns to compute separate effect sizes for",
                check=column_list),
+        Option("mu", float, None, "compare one group's mean with this constant (e.g. 0 for LPR) instead of "
+               "two groups"),
         Option("unit", list, None, "columns to average values over first (e.g. target); default: each row",
                check=column_list),
         Option("sd", object, "pooled", "pooled, all (WEAT), sqrt2 (FMAT LPR) or a positive number",
                check=_sd_choice),
         Option("ddof", int, 1, "1: sample SD, 0: population SD (pooled and all)", choices=(0, 1)),
-        Option("test", str, "permutation", "permutation test of the mean difference, or none",
+        Option("test", str, "permutation", "permutation test of the mean difference (one-sample t test with "
+               "'mu'), or none",
                choices=("permutation", "none")),
         Option("alternative", str, "two-sided", "two-sided, greater (x > y) or less",
                choices=("two-sided", "greater", "less")),
@@ -94,76 +99,138 @@ class EffectSizeAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        import numpy as np
         import pandas as pd
 
         from assoc.errors import DataError
+
+        p = self.params
+        by, within, unit = p["by"], p["within"], p["unit"] or []
+        if by == "" and p["mu"] is None:
+            raise DataError("effect_size: 'by' may be empty only with 'mu' (one group against a constant)")
+        if (by and (by in within or by in unit)) or set(within) & set(unit):
+            raise DataError("effect_size: 'by', 'within' and 'unit' must name different columns")
+        by_columns = [by] if by else []
+        require_columns(table, [*by_columns, *within, *unit], what="effect_size")
+        single_measure_check(table, [*by_columns, *within], what="effect_size")
+        names = self._group_names(table, by) if by else ["(all rows)"]
+        rows = []
+        for key, part in groups(table, within):
+            where = f" in group {key}" if key else ""
+            samples = [self._sample(part, by, name, unit) for name in names]
+            if any(values.size < 2 for values, _ in samples):
+                sizes = ", ".join(f"{name!r}: {values.size}" for name, (values, _) in zip(names, samples))
+                raise DataError(f"effect_size needs at least 2 non-missing observations per group{where} ({sizes})")
+            row: dict[str, Any] = {**key, "by": by, "unit": ",".join(unit) if unit else "row",
+                                   "n_missing": sum(missing for _, missing in samples)}
+            if p["mu"] is None:
+                row.update(self._two_sample(samples[0][0], samples[1][0], names))
+            else:
+                row.update(self._one_sample(samples[0][0], names[0]))
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _two_sample(self, x, y, names) -> dict[str, Any]:
+        """d between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
+        import numpy as np
+
         from assoc.stats.effect_size import (bootstrap_interval, standardized_mean_difference,
                                              standardized_mean_difference_rows, standardizer)
         from assoc.stats.permutation import two_sample_permutation_test
 
         p = self.params
-        by, within, unit = p["by"], p["within"], p["unit"] or []
-        if by in within or by in unit or set(within) & set(unit):
-            raise DataError("effect_size: 'by', 'within' and 'unit' must name different columns")
-        require_columns(table, [by, *within, *unit], what="effect_size")
-        single_measure_check(table, [by, *within], what="effect_size")
-        x_name, y_name = self._group_names(table, by)
-        sd = p["sd"]
-        rows = []
-        for key, part in groups(table, within):
-            where = f" in group {key}" if key else ""
-            x, x_missing = self._sample(part, by, x_name, unit)
-            y, y_missing = self._sample(part, by, y_name, unit)
-            if x.size < 1 or y.size < 1:
-                raise DataError(f"effect_size: group {x_name!r} has {x.size} and group {y_name!r} has {y.size} "
-                                f"non-missing observation(s){where}")
-            row: dict[str, Any] = {
-                **key, "by": by, "group_x": x_name, "group_y": y_name,
-                "unit": ",".join(unit) if unit else "row", "n_x": int(x.size), "n_y": int(y.size),
-                "n_missing": x_missing + y_missing, "mean_x": float(x.mean()), "mean_y": float(y.mean()),
-                "difference": float(x.mean() - y.mean()),
-                "sd": sd if isinstance(sd, str) else "fixed", "ddof": p["ddof"] if isinstance(sd, str) else None,
-                "sd_value": standardizer(x, y, sd=sd, ddof=p["ddof"]),
-                "d": standardized_mean_difference(x, y, sd=sd, ddof=p["ddof"]),
-            }
-            if p["n_bootstrap"] > 0:
-                ci = bootstrap_interval(
-                    x, y, lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=p["ddof"]),
-                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"])
-                row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
-            else:
-                row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
-            if p["test"] == "permutation":
-                test = two_sample_permutation_test(
-                    x, y, statistic="mean_difference", alternative=p["alternative"], exact_limit=p["exact_limit"],
-                    n_resamples=p["n_resamples"], seed=p["seed"])
-                row.update(p_value=test.p_value, p_method=test.method, n_permutations=test.n_permutations,
-                           alternative=test.alternative, seed=p["seed"] if test.method == "sampled" else None)
-            rows.append(row)
-        return pd.DataFrame(rows)
+        sd, ddof = p["sd"], p["ddof"]
+        row: dict[str, Any] = {
+            "group_x": names[0], "group_y": names[1], "n_x": int(x.size), "n_y": int(y.size),
+            "mean_x": float(x.mean()), "mean_y": float(y.mean()), "difference": float(x.mean() - y.mean()),
+            "sd": sd if isinstance(sd, str) else "fixed", "ddof": ddof if isinstance(sd, str) else None,
+            "sd_value": standardizer(x, y, sd=sd, ddof=ddof),
+            "d": standardized_mean_difference(x, y, sd=sd, ddof=ddof),
+        }
+        if p["n_bootstrap"] > 0:
+            ci = bootstrap_interval(x, y, lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof),
+                                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"])
+            row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
+        else:
+            row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
+        if p["test"] == "permutation":
+            test = two_sample_permutation_test(
+                x, y, statistic="mean_difference", alternative=p["alternative"], exact_limit=p["exact_limit"],
+                n_resamples=p["n_resamples"], seed=p["seed"])
+            row.update(p_value=test.p_value, p_method=test.method, n_permutations=test.n_permutations,
+                       alternative=test.alternative, seed=p["seed"] if test.method == "sampled" else None)
+        return row
 
-    def _group_names(self, table: pd.DataFrame, by: str) -> tuple[Any, Any]:
+    def _one_sample(self, x, name) -> dict[str, Any]:
+        """d = (mean(x) - mu) / SD against a constant, bootstrap CI, one-sample t test.
+
+        SD is the sample SD of x (``ddof``), or the fixed ``sd`` (e.g. sqrt 2 for LPR). The
+        permutation test does not apply to one sample; the p value is the one-sample t test,
+        t = (mean - mu) / (s / sqrt(n)) on n - 1 df (s: the sample SD, whatever ``sd`` is).
+        """
+        import numpy as np
+        from scipy import stats
+
+        from assoc.stats.effect_size import bootstrap_interval
+
+        p = self.params
+        sd, ddof, mu = p["sd"], p["ddof"], float(p["mu"])
+        fixed = not isinstance(sd, str)
+
+        def d_rows(xs, _ys):
+            scale = np.full(xs.shape[0], float(sd)) if fixed else xs.std(axis=1, ddof=ddof)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = (xs.mean(axis=1) - mu) / scale
+            values[scale == 0] = np.nan
+            return values
+
+        sd_value = float(sd) if fixed else float(np.std(x, ddof=ddof))
+        row: dict[str, Any] = {
+            "group_x": name, "group_y": None, "mu": mu, "n_x": int(x.size), "n_y": 0,
+            "mean_x": float(x.mean()), "mean_y": None, "difference": float(x.mean() - mu),
+            "sd": "fixed" if fixed else "sample", "ddof": None if fixed else ddof, "sd_value": sd_value,
+            "d": float((x.mean() - mu) / sd_value) if sd_value > 0 else float("nan"),
+        }
+        if p["n_bootstrap"] > 0:
+            # the second sample is a dummy: bootstrap_interval resamples each sample within itself
+            ci = bootstrap_interval(x, np.array([mu]), d_rows, level=p["confidence"],
+                                    n_resamples=p["n_bootstrap"], seed=p["seed"])
+            row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
+        else:
+            row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
+        if p["test"] == "permutation":  # the default test option: here the one-sample t test
+            res = stats.ttest_1samp(x, mu, alternative=p["alternative"])
+            row.update(t=float(res.statistic), df=int(x.size - 1), p_value=float(res.pvalue), p_method="t-test",
+                       n_permutations=0, alternative=p["alternative"], seed=None)
+        return row
+
+    def _group_names(self, table: pd.DataFrame, by: str) -> list[Any]:
         from assoc.errors import DataError
 
         present = list(dict.fromkeys(table[by].tolist()))
-        if self.params["groups"] is not None:
-            x_name, y_name = self.params["groups"]
-            absent = [g for g in (x_name, y_name) if g not in present]
+        wanted = self.params["groups"]
+        one_sample = self.params["mu"] is not None
+        if wanted is not None:
+            if one_sample and len(wanted) != 1:
+                raise DataError(f"effect_size: with 'mu' (one sample) name one group, got {wanted}")
+            if not one_sample and len(wanted) != 2:
+                raise DataError(f"effect_size: name two groups (x, y) to compare, got {wanted}; "
+                                f"or set 'mu' to compare one group with a constant")
+            absent = [g for g in wanted if g not in present]
             if absent:
                 raise DataError(f"effect_size: column {by!r} has no value(s) {absent} (it has {present})")
-            if x_name == y_name:
+            if len(set(wanted)) != len(wanted):
                 raise DataError("effect_size: the two groups must differ")
-            return x_name, y_name
-        if len(present) != 2:
+            return list(wanted)
+        expected = 1 if one_sample else 2
+        if len(present) != expected:
             raise DataError(f"effect_size: column {by!r} has {len(present)} values {present}; "
-                            f"name the two to compare with the 'groups' option")
-        return present[0], present[1]
+                            f"name the {'one group' if one_sample else 'two'} to compare with the 'groups' option")
+        return present
 
     @staticmethod
     def _sample(part: pd.DataFrame, by: str, name: Any, unit: list[str]):
         """The observations of one group (unit means when ``unit`` is set) and how many were NaN."""
-        rows = part[part[by] == name]
+        rows = part[part[by] == name] if by else part
         if unit:
             values = rows.groupby(unit, sort=True, dropna=False)["value"].mean()
         else:

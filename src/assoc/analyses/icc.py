@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
+from ._common import column_list, confidence_level, groups, require_columns, role_columns, single_measure_check
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 class ICCAnalysis(Analysis):
     """Intraclass correlations of the ``value`` column with models as raters.
 
-    Items are the unique combinations of the ``items`` columns (by default one
-    context x target x attribute cell), raters the combinations of the ``raters``
+    Items are the unique combinations of the ``items`` columns (by default every role
+    column present, so one item is one query x target x attribute x [MASK] option cell, as
+    FMAT's ``ICC_models``), raters the combinations of the ``raters``
     columns (by default ``model``). The long table is pivoted to items x raters;
     items that some rater lacks, or whose value is NaN, are dropped entirely and
     counted in ``n_items_dropped``. Formulas: :mod:`assoc.stats.icc`.
@@ -30,8 +31,9 @@ class ICCAnalysis(Analysis):
     citation = ("McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation "
                 "coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30")
     options = (
-        Option("items", list, ["context", "target", "attribute"],
-               "columns whose combinations are the items (one measurement per rater)", check=column_list),
+        Option("items", list, None,
+               "columns whose combinations are the items (default: every role column present: design, context, "
+               "target_group, target, attribute_group, attribute, mask_group, mask)", check=column_list),
         Option("raters", list, ["model"], "columns whose combinations are the raters", check=column_list),
         Option("by", list, ["measure"], "columns to compute separate ICCs for (e.g. measure, scorer)",
                check=column_list),
@@ -50,7 +52,8 @@ class ICCAnalysis(Analysis):
         from assoc.stats.icc import intraclass_correlations, ratings_matrix
 
         p = self.params
-        items, raters, by = p["items"], p["raters"], p["by"]
+        raters, by = p["raters"], p["by"]
+        items = p["items"] if p["items"] is not None else role_columns(table, exclude=[*raters, *by])
         overlap = (set(items) | set(raters)) & set(by)
         if overlap:
             raise DataError(f"icc: column(s) {sorted(overlap)} are used both in 'by' and as items/raters")

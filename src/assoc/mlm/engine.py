@@ -221,8 +221,10 @@ class MaskedLM:
         sel_b = torch.tensor([b for b, _ in picks], device=self.device)
         sel_p = torch.tensor([p for _, p in picks], device=self.device)
         handle = None
+        fired: list[bool] = []
         if self._head_only_masks:
             def keep_picked_positions(_module: Any, _args: Any, output: Any) -> Any:
+                fired.append(True)
                 picked = output[0][sel_b, sel_p].unsqueeze(0)
                 if isinstance(output, tuple):
                     return (picked,) + tuple(output[1:])
@@ -236,10 +238,10 @@ class MaskedLM:
         finally:
             if handle is not None:
                 handle.remove()
-        if logits.dim() == 3 and logits.shape[:2] == (1, len(picks)) and self._head_only_masks:
+        if fired and logits.dim() == 3 and logits.shape[:2] == (1, len(picks)):
             logits = logits[0]
-        elif logits.dim() == 3 and logits.shape[:2] == (len(seqs), longest):
-            # The head did not consume the hooked hidden state: read the positions from full logits.
+        elif not fired and logits.dim() == 3 and logits.shape[:2] == (len(seqs), longest):
+            # No separate encoder to hook: read the positions from the full logits.
             logits = logits[sel_b, sel_p]
         else:
             raise ModelError(f"unexpected logits shape {tuple(logits.shape)} from model {self.name!r}")

@@ -35,6 +35,7 @@ from typing import Literal, Union
 import numpy as np
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.samples import as_sample
 
 SDChoice = Union[Literal["pooled", "all"], float]
 
@@ -57,7 +58,7 @@ def standardized_mean_difference(
     Returns:
         The standardised difference, or NaN when the SD is 0.
     """
-    x_arr, y_arr = _as_sample(x, "x"), _as_sample(y, "y")
+    x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     difference = float(x_arr.mean() - y_arr.mean())
     denominator = standardizer(x_arr, y_arr, sd=sd, ddof=ddof)
     if denominator == 0.0:
@@ -73,7 +74,7 @@ def standardizer(
     ddof: int = 1,
 ) -> float:
     """The denominator of :func:`standardized_mean_difference` (formulas in the module docstring)."""
-    x_arr, y_arr = _as_sample(x, "x"), _as_sample(y, "y")
+    x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     if ddof not in (0, 1):
         raise OptionError(f"ddof must be 0 (population SD) or 1 (sample SD), not {ddof!r}")
     if isinstance(sd, str):
@@ -136,7 +137,7 @@ def bootstrap_interval(
     Args:
         statistic: vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
     """
-    x_arr, y_arr = _as_sample(x, "x"), _as_sample(y, "y")
+    x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     if not 0.0 < level < 1.0:
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
@@ -180,17 +181,3 @@ def standardized_mean_difference_rows(
         result = difference / denominator
     result[denominator == 0] = np.nan
     return result
-
-
-def _as_sample(values: object, label: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"sample {label} must be numeric: {exc}") from None
-    if arr.ndim != 1:
-        raise DataError(f"sample {label} must be one-dimensional, got shape {arr.shape}")
-    if arr.size == 0:
-        raise DataError(f"sample {label} is empty")
-    if not np.all(np.isfinite(arr)):
-        raise DataError(f"sample {label} contains {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s)")
-    return arr

@@ -162,6 +162,8 @@ def fit_mixed(data: pd.DataFrame, formula: str, random: Sequence[str], *, reml: 
             if chosen is not None:
                 notes.append(f"optimiser {label} used: the previous one did not converge")
             chosen = (result, found)
+        elif result.converged:
+            notes.append(f"optimiser {label} converged at a lower likelihood; the first fit was kept")
         if result.converged:
             break
         notes.append(f"optimiser {label} did not converge")

@@ -52,6 +52,7 @@ import numpy as np
 from scipy import stats as _scipy_stats
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.samples import as_sample
 
 Alternative = Literal["greater", "less", "two-sided"]
 #: A vectorised statistic: receives arrays of shape (k, n_x) and (k, n_y), one
@@ -199,20 +200,7 @@ def _combine(p_greater: float, p_less: float, alternative: str) -> float:
 
 
 def _check_samples(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
-    arrays = []
-    for label, values in (("x", x), ("y", y)):
-        try:
-            arr = np.asarray(values, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"sample {label} must be numeric: {exc}") from None
-        if arr.ndim != 1:
-            raise DataError(f"sample {label} must be one-dimensional, got shape {arr.shape}")
-        if arr.size == 0:
-            raise DataError(f"sample {label} is empty")
-        if not np.all(np.isfinite(arr)):
-            raise DataError(f"sample {label} contains {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s)")
-        arrays.append(arr)
-    return arrays[0], arrays[1]
+    return as_sample(x, "x"), as_sample(y, "y")
 
 
 PartitionStatistic = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]

@@ -252,3 +252,42 @@ def _train_steps(model, optimizer, tokenizer, ids, attention, gen, steps, torch)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+
+ARCHITECTURES = ("bert", "distilbert", "electra", "deberta-v2", "modernbert", "xlm-roberta", "camembert")
+
+
+def build_architecture(directory: str | os.PathLike[str], architecture: str, *, hidden: int = 32,
+                       seed: int = 0) -> Path:
+    """A tiny random-weight masked LM of another architecture (DistilBERT, ELECTRA generator,
+    DeBERTa-v2, ModernBERT, XLM-R, ...) with the uncased WordPiece tokenizer of
+    :func:`build_bert_wordpiece`: for checking that the engine reads every architecture's
+    LM head correctly."""
+    import torch
+    from transformers import AutoConfig, AutoModelForMaskedLM, BertTokenizer
+
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {architecture!r}; choose from {ARCHITECTURES}")
+    out = Path(directory)
+    tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=120)
+    common = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
+    if architecture == "distilbert":
+        config = AutoConfig.for_model("distilbert", dim=hidden, n_layers=2, n_heads=2, hidden_dim=2 * hidden,
+                                      max_position_embeddings=128, **common)
+    elif architecture == "modernbert":
+        config = AutoConfig.for_model("modernbert", hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=2 * hidden, max_position_embeddings=128,
+                                      global_attn_every_n_layers=1, local_attention=16,
+                                      bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+                                      cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
+                                      **common)
+    else:
+        extra = {"embedding_size": hidden} if architecture == "electra" else {}
+        config = AutoConfig.for_model(architecture, hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=2 * hidden, max_position_embeddings=130, **extra, **common)
+    torch.manual_seed(seed)
+    model = AutoModelForMaskedLM.from_config(config)
+    _spread_output_bias(model, seed)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

@@ -51,7 +51,10 @@ def check_command(queries, models, top_n, device, output) -> None:
 @_device_option
 @_output_option
 def vocab_command(words, models, query, device, output) -> None:
-    """Check whether WORDS are single vocabulary tokens of each model (like FMAT's BERT_vocab)."""
+    """Check whether WORDS are single vocabulary tokens of each model (like FMAT's BERT_vocab).
+
+    A word like 1800:2019 checks every number of that range.
+    """
     from .helpers import vocab_check
 
     _emit(vocab_check(list(words), list(models), query=query, device=device), output)

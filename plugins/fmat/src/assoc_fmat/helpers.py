@@ -23,7 +23,22 @@ def _models(models: str | Sequence[str]) -> list[str]:
     return models
 
 
-def vocab_check(words: Iterable[str], models: str | Sequence[str], *, query: str = DEFAULT_VOCAB_QUERY,
+def expand_words(words: Iterable[Any]) -> list[str]:
+    """Words as text; numbers become text and ``"1800:2019"`` expands to the years 1800 ... 2019 (inclusive)."""
+    import re
+
+    out: list[str] = []
+    for word in words:
+        text = str(word)
+        match = re.fullmatch(r"(\d+):(\d+)", text)
+        if match and int(match.group(1)) <= int(match.group(2)):
+            out += [str(n) for n in range(int(match.group(1)), int(match.group(2)) + 1)]
+        else:
+            out.append(text)
+    return out
+
+
+def vocab_check(words: Iterable[Any], models: str | Sequence[str], *, query: str = DEFAULT_VOCAB_QUERY,
                 device: str = "cpu", revision: str | None = None) -> Any:
     """Whether each word is a single vocabulary token at the ``[MASK]`` of ``query``, per model (``BERT_vocab``).
 
@@ -31,6 +46,7 @@ def vocab_check(words: Iterable[str], models: str | Sequence[str], *, query: str
     check with the same position your queries use, e.g. ``query="[MASK] is a nurse."``
     for sentence-initial words in byte-level BPE models. Columns: model, word,
     in_vocab, token (space-separated sub-tokens when out of vocabulary), n_tokens.
+    Numbers may be given as numbers, and ``"1800:2019"`` checks every year of a range.
     """
     import pandas as pd
 
@@ -38,7 +54,7 @@ def vocab_check(words: Iterable[str], models: str | Sequence[str], *, query: str
     from assoc.mlm import load_masked_lm
     from assoc.mlm.words import word_tokens_many
 
-    words = list(words)
+    words = expand_words(words)
     if not words:
         raise StimuliError("give at least one word to check")
     rows = []

@@ -28,6 +28,9 @@ from typing import Any
 
 from .masking import METRICS, TOKEN_SELECTIONS, encode_sentence, masked_copies, positions_to_score
 
+CHUNK = 8192  # masked copies per engine call and per cache pack
+CACHE_VERSION = 1
+
 
 @dataclass(frozen=True)
 class TokenLogProb:
@@ -65,6 +68,7 @@ def score_sentences(
     tokens: str = "all",
     max_tokens: int = 4096,
     progress: bool = False,
+    cache: Any = None,
 ) -> list[SentencePLL]:
     """PLL of each sentence under the masked LM ``lm`` (an :class:`assoc.mlm.MaskedLM`).
 
@@ -81,6 +85,9 @@ def score_sentences(
         ``"all"``, ``"context"`` (exclude the variant's tokens: P(C|V)) or ``"variant"``.
     max_tokens:
         Token budget of one forward batch (padded length x batch size).
+    cache:
+        An :class:`assoc.cache.ResultCache` (or None): every masked copy's log-probability
+        is stored as soon as its chunk is computed, so an interrupted run resumes.
     """
     from assoc.mlm import MaskRequest
 
@@ -110,12 +117,12 @@ def score_sentences(
             keys.append(request_index[key])
         keys_per_sentence.append(keys)
 
-    log_probs = lm.log_probs(requests, max_tokens=max_tokens, progress=progress) if requests else []
+    log_probs = _compute(lm, requests, cache, max_tokens=max_tokens, progress=progress)
 
     results = []
     for enc, positions, keys in zip(encoded, plans, keys_per_sentence):
         per_token = tuple(
-            TokenLogProb(position=p, token=enc.tokens[p], log_prob=float(log_probs[k][0]))
+            TokenLogProb(position=p, token=enc.tokens[p], log_prob=log_probs[k])
             for p, k in zip(positions, keys)
         )
         results.append(SentencePLL(
@@ -128,3 +135,37 @@ def score_sentences(
             token_log_probs=per_token,
         ))
     return results
+
+
+def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int, progress: bool) -> list[float]:
+    """log P(token | masked copy) for each request: from ``cache`` when present, else from the
+    engine, in chunks of similar length, each stored in the cache as soon as it is done."""
+    from assoc.cache import digest
+    from assoc.progress import bar
+
+    namespace = None
+    keys: list[str] = []
+    values: list[float | None] = [None] * len(requests)
+    if cache is not None:
+        namespace = cache.namespace(kind="pll-log-prob", version=CACHE_VERSION, model=lm.fingerprint,
+                                    dtype=lm.dtype, device=str(lm.device).split(":")[0])
+        keys = [digest([list(r.input_ids), r.position, r.token_ids[0]])[:40] for r in requests]
+        found = namespace.get_many(keys)
+        for i, key in enumerate(keys):
+            if key in found:
+                values[i] = float(found[key])
+    # Sorting before chunking keeps each chunk's sequences of similar length (little padding).
+    todo = sorted((i for i, v in enumerate(values) if v is None), key=lambda i: len(requests[i].input_ids))
+    meter = bar(total=len(todo), desc=f"pll {lm.name}", enabled=progress, unit="token")
+    try:
+        for start in range(0, len(todo), CHUNK):
+            chunk = todo[start:start + CHUNK]
+            results = lm.log_probs([requests[i] for i in chunk], max_tokens=max_tokens)
+            for i, result in zip(chunk, results):
+                values[i] = float(result[0])
+            if namespace is not None:
+                namespace.put_many({keys[i]: values[i] for i in chunk})
+            meter.update(len(chunk))
+    finally:
+        meter.close()
+    return values  # type: ignore[return-value]

@@ -83,6 +83,8 @@ class PLLScorer(Scorer):
         Option("device", str, "cpu", "'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'"),
         Option("dtype", str, "float32", "model weights' precision", choices=("float32", "float16", "bfloat16")),
         Option("revision", str, None, "model revision (git tag, branch or commit) on the Hugging Face hub"),
+        Option("cache", bool, True, "reuse and store token log-probabilities on disk so interrupted runs resume"),
+        Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR or ~/.cache/assoc)"),
     )
 
     def sentences(self, stimuli: Stimuli) -> list[dict[str, Any]]:
@@ -108,14 +110,18 @@ class PLLScorer(Scorer):
 
         from .pll import score_sentences
 
+        from assoc.cache import ResultCache
+
         p = self.params
         items = self.sentences(stimuli)
+        cache = ResultCache(p["cache_dir"]) if p["cache"] else None
         records = []
         for model in models:
             with load_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"]) as lm:
                 results = score_sentences(
                     lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
-                    metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], progress=progress)
+                    metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], progress=progress,
+                    cache=cache)
             for item, result in zip(items, results):
                 row = {"model": model, **item["row"], "measure": self.measure,
                        "value": result.pll if p["reduction"] == "sum" else result.mean,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assoc.analysis import Analysis
-from assoc.options import REQUIRED, Option
+from assoc.options import REQUIRED, Option, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,24 +21,6 @@ TONEY = ("Toney, A., & Caliskan, A. (2021). ValNorm quantifies semantics to reve
          "languages and over centuries. Proceedings of the 2021 Conference on Empirical Methods in Natural Language "
          "Processing (EMNLP 2021).")
 SD_DDOF = {"sample": 1, "population": 0}
-
-
-def _positive(value: int) -> int:
-    if value < 1:
-        raise ValueError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(value: int) -> int:
-    if value < 0:
-        raise ValueError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _level(value: float) -> float:
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    return value
 
 
 _GROUP_OPTIONS = (
@@ -62,12 +44,12 @@ class WEATAnalysis(Analysis):
         Option("alternative", str, "greater", "p-value: greater (one-sided, as Caliskan et al.), less, two-sided",
                choices=("greater", "less", "two-sided")),
         Option("exact_limit", int, 100_000, "enumerate all partitions of X ∪ Y when there are at most this many",
-               check=_non_negative),
-        Option("n_resamples", int, 100_000, "random partitions when enumeration is too large", check=_positive),
+               check=non_negative),
+        Option("n_resamples", int, 100_000, "random partitions when enumeration is too large", check=positive),
         Option("seed", int, 0, "seed of the sampled permutation test and the bootstrap"),
         Option("n_bootstrap", int, 0, "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
-               check=_non_negative),
-        Option("level", float, 0.95, "confidence level of the bootstrap CI", check=_level),
+               check=non_negative),
+        Option("level", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -117,8 +99,8 @@ class WEFATAnalysis(Analysis):
                "auto (exact when feasible, else normal), exact, sampled, normal (approximation)",
                choices=("auto", "exact", "sampled", "normal")),
         Option("exact_limit", int, 100_000, "largest number of attribute partitions to enumerate",
-               check=_non_negative),
-        Option("n_resamples", int, 10_000, "random partitions per word for p_method=sampled", check=_positive),
+               check=non_negative),
+        Option("n_resamples", int, 10_000, "random partitions per word for p_method=sampled", check=positive),
         Option("seed", int, 0, "seed of p_method=sampled"),
     )
 
@@ -173,7 +155,7 @@ class ValNormAnalysis(Analysis):
         *_GROUP_OPTIONS,
         Option("method", str, "pearson", "correlation: pearson (as ValNorm) or spearman",
                choices=("pearson", "spearman")),
-        Option("level", float, 0.95, "confidence level of the Fisher-z interval", check=_level),
+        Option("level", float, 0.95, "confidence level of the Fisher-z interval", check=confidence_level),
         Option("case", str, "exact", "match target words to norm words exactly or after lowercasing both",
                choices=("exact", "lower")),
     )
