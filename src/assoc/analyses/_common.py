@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, TableError
-from assoc.options import column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
+from assoc.options import Option, column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -187,3 +187,16 @@ def merge_criterion_rows(frame: pd.DataFrame, *, criterion: Any, key: str, crite
     if merged.empty:
         raise DataError(f"no value of column {key!r} matches the criterion key {ckey!r}")
     return merged, columns, unmatched
+
+
+def _optional_criterion(value: Any) -> Any:
+    return None if value is None else criterion_source(value)
+
+
+#: Options of the model-fitting analyses (``lmm``, ``regress``) that join a table of predictors.
+PREDICTOR_TABLE_OPTIONS = (
+    Option("criterion", object, None, "optional table of predictors joined on 'key' (path, DataFrame or mapping)",
+           check=_optional_criterion),
+    Option("key", str, "target", "column to join the criterion table on"),
+    Option("criterion_key", str, None, "key column of the criterion table (default: same as key)"),
+)

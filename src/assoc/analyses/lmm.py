@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import column_list, confidence_level, criterion_source, merge_criterion_rows, require_columns
+from ._common import PREDICTOR_TABLE_OPTIONS, column_list, confidence_level, merge_criterion_rows, require_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,10 +51,7 @@ class LMMAnalysis(Analysis):
         Option("random", list, ["model"], "grouping columns with random intercepts", check=column_list),
         Option("reml", bool, True, "estimate by REML (true) or ML (false); comparisons always use ML"),
         Option("confidence", float, 0.95, "confidence level of the Wald intervals", check=confidence_level),
-        Option("criterion", object, None, "optional table of predictors joined on 'key' (path, DataFrame or "
-               "mapping)", check=lambda v: None if v is None else criterion_source(v)),
-        Option("key", str, "target", "column to join the criterion table on"),
-        Option("criterion_key", str, None, "key column of the criterion table (default: same as key)"),
+        *PREDICTOR_TABLE_OPTIONS,
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:

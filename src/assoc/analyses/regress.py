@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import (column_list, confidence_level, criterion_source, groups, merge_criterion_rows,
+from ._common import (PREDICTOR_TABLE_OPTIONS, column_list, confidence_level, groups, merge_criterion_rows,
                       require_columns, single_measure_check)
 from .lmm import _formula, _formulas
 
@@ -40,10 +40,7 @@ class RegressAnalysis(Analysis):
                check=column_list),
         Option("by", list, ["measure"], "columns to fit separate regressions for", check=column_list),
         Option("confidence", float, 0.95, "confidence level of the coefficient intervals", check=confidence_level),
-        Option("criterion", object, None, "optional table of predictors joined on 'key' (path, DataFrame or "
-               "mapping)", check=lambda v: None if v is None else criterion_source(v)),
-        Option("key", str, "target", "column to join the criterion table on"),
-        Option("criterion_key", str, None, "key column of the criterion table (default: same as key)"),
+        *PREDICTOR_TABLE_OPTIONS,
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
