@@ -5,7 +5,8 @@ people) and *packs*: JSON files with many ``key -> value`` entries, each written
 atomically (:func:`assoc.io.atomic_write`) after a chunk of work, so an interrupted
 run keeps every finished chunk. Each pack stores the sha256 of its entries; a pack
 that does not parse or whose checksum does not match is reported, deleted and its
-entries recomputed - never trusted.
+entries recomputed - never trusted. When a namespace holds more than ``COMPACT_AFTER``
+packs, loading merges them into one.
 
 The root is ``$ASSOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/assoc``, else
 ``~/.cache/assoc``. A namespace is everything that changes the numbers (model
@@ -28,6 +29,7 @@ from typing import Any
 from assoc.io import atomic_write
 
 FORMAT = "assoc-cache-1"
+COMPACT_AFTER = 64  # packs; more are merged into one on the next load
 
 
 class CacheWarning(UserWarning):
@@ -65,6 +67,7 @@ class Namespace:
         if self._entries is not None:
             return self._entries
         entries: dict[str, Any] = {}
+        good: list[Path] = []
         for pack in sorted(self.directory.glob("pack-*.json")):
             try:
                 data = json.loads(pack.read_text(encoding="utf-8"))
@@ -81,8 +84,21 @@ class Namespace:
                     pass
                 continue
             entries.update(body)
+            good.append(pack)
         self._entries = entries
+        if len(good) > COMPACT_AFTER:
+            self._compact(good)
         return entries
+
+    def _compact(self, packs: list[Path]) -> None:
+        """Merge many small packs into one. Only packs whose entries were read are deleted, so a
+        pack that another process writes meanwhile is kept."""
+        self._write_pack(self._entries or {})
+        for pack in packs:
+            try:
+                pack.unlink()
+            except OSError:
+                pass
 
     def __len__(self) -> int:
         return len(self._load())
@@ -103,12 +119,15 @@ class Namespace:
         if not values:
             return
         body = {str(k): _jsonable(v) for k, v in values.items()}
+        self._write_pack(body)
+        self._load().update(body)
+
+    def _write_pack(self, body: Mapping[str, Any]) -> None:
         text = _encode(body)
         record = {"format": FORMAT, "sha256": hashlib.sha256(text.encode()).hexdigest(), "entries": body}
         self.directory.mkdir(parents=True, exist_ok=True)
         with atomic_write(self.directory / f"pack-{uuid.uuid4().hex}.json", "w", encoding="utf-8") as handle:
             json.dump(record, handle, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-        self._load().update(body)
 
     def clear(self) -> None:
         """Delete every pack of this namespace."""

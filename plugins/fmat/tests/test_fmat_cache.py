@@ -55,3 +55,17 @@ def test_corrupt_packs_are_dropped(tmp_path, damage):
 def test_digest_is_canonical():
     assert digest({"a": 1, "b": [1, 2]}) == digest({"b": [1, 2], "a": 1})
     assert digest([1, 2]) != digest([2, 1])
+
+
+def test_many_packs_are_compacted(tmp_path, monkeypatch):
+    import assoc.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "COMPACT_AFTER", 3)
+    ns = ResultCache(tmp_path).namespace(k=2)
+    for i in range(5):
+        ns.put_many({f"k{i}": [float(i)]})
+    assert len(list(ns.directory.glob("pack-*.json"))) == 5
+    fresh = ResultCache(tmp_path).namespace(k=2)
+    assert fresh.get_many([f"k{i}" for i in range(5)]) == {f"k{i}": [float(i)] for i in range(5)}
+    assert len(list(ns.directory.glob("pack-*.json"))) == 1
+    assert ResultCache(tmp_path).namespace(k=2).get("k4") == [4.0]

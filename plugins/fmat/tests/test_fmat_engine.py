@@ -158,3 +158,50 @@ def test_temporary_tokens_are_weighted_means_of_subtokens(tiny_models):
     got = lm.log_probs([MaskRequest(ids, pos, (new_id, sub[0], 2158))])[0]
     assert np.max(np.abs(got - (enlarged[[new_id, sub[0], 2158]] - lse))) < 1e-5
     lm.close()
+
+
+@pytest.mark.parametrize("architecture", ["distilbert", "electra", "deberta-v2", "modernbert", "xlm-roberta"])
+def test_other_architectures_read_the_lm_head_correctly(tmp_path, architecture):
+    """Only the mask positions go through the LM head (a hook on the encoder output): check that
+    this gives each architecture's own full-logits log-softmax, with padding in the batch."""
+    import torch
+
+    from assoc.testing.tiny_mlm import build_architecture
+
+    lm = load_masked_lm(str(build_architecture(tmp_path / architecture, architecture)))
+    texts = ["The [MASK] works as a nurse.", "He said that the [MASK] was very good at her job, [MASK] said."]
+    requests, expected = [], []
+    for text in texts:
+        enc = lm.tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            logits = lm.model(**enc).logits[0].double()
+        for pos in (enc["input_ids"][0] == lm.mask_token_id).nonzero()[:, 0].tolist():
+            requests.append(MaskRequest(tuple(enc["input_ids"][0].tolist()), pos, None))
+            expected.append(torch.log_softmax(logits[pos], -1).numpy())
+    got = lm.log_probs(requests)
+    assert len(got) == 3
+    assert max(np.max(np.abs(g - e)) for g, e in zip(got, expected)) < 1e-5
+    lm.close()
+
+
+def test_device_and_dtype_options(tiny_models, loaded):
+    import torch
+
+    from assoc.errors import OptionError
+
+    if not torch.cuda.is_available():
+        with pytest.raises(OptionError, match="CUDA is not available"):
+            load_masked_lm(tiny_models["albert"], device="cuda")
+        assert load_masked_lm(tiny_models["albert"], device="auto").device == "cpu"
+    with pytest.raises(OptionError, match="dtype"):
+        load_masked_lm(tiny_models["albert"], dtype="float8")
+    with pytest.raises(OptionError, match="device"):
+        load_masked_lm(tiny_models["albert"], device="tpu")
+    ref = loaded["albert"]
+    half = load_masked_lm(tiny_models["albert"], dtype="bfloat16")
+    assert half.model.dtype == torch.bfloat16
+    ids = ref.encode("The [MASK] works as a nurse.")
+    request = MaskRequest(ids, ids.index(ref.mask_token_id), None)
+    a, b = ref.log_probs([request])[0], half.log_probs([request])[0]
+    assert b.dtype == np.float64 and abs(np.exp(b).sum() - 1) < 1e-9
+    assert 0 < np.max(np.abs(a - b)) < 0.5  # reduced precision: close, not equal

@@ -62,3 +62,10 @@ def test_chain_steps_fill_left_to_right(loaded):
     before, after = wt.masked_ids[:wt.position], wt.masked_ids[wt.position + 1:]
     assert s1 == before + (m, m) + after and p1 == wt.position and t1 == a
     assert s2 == before + (a, m) + after and p2 == wt.position + 1 and t2 == b
+
+
+def test_word_glued_to_its_context_is_flagged(loaded):
+    lm = loaded["bert"]
+    wt = word_tokens(lm, "The [MASK]s work here.", "nurse")  # "nurses" is one WordPiece token
+    assert wt.context_changed and _strings(lm, wt) == ["nurses"]
+    assert not word_tokens(lm, "The [MASK] works here.", "nurse").context_changed

@@ -79,8 +79,10 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory):
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
     from assoc.testing.tiny_mlm import build_bert_wordpiece
+
+    torch.set_num_threads(1)  # a tiny model: threads only add overhead
 
     return str(build_bert_wordpiece(tmp_path_factory.mktemp("pll_plugin") / "bert"))
 

@@ -34,7 +34,7 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def model_dirs(tmp_path_factory):
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # tiny models: threads only add overhead (and spin under load)
     root = tmp_path_factory.mktemp("pll_models")
     return {family: str(BUILDERS[family](root / family)) for family in FAMILIES}
 
@@ -264,3 +264,26 @@ def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
     calls.clear()
     again = [r.pll for r in score_sentences(lm, SENTENCES, cache=cache)]
     assert calls == [] and again == resumed
+
+
+def test_long_input_runs_in_batches_under_the_token_budget(lms, monkeypatch):
+    lm = lms["bert"]
+    sentence = " ".join(["she works as a nurse"] * 24)  # 120 tokens + 2 special
+    ids = lm.tokenizer(sentence)["input_ids"]
+    assert len(ids) > 100
+    shapes = []
+    forward = lm.model.forward
+
+    def recording(*args, **kwargs):
+        shapes.append(tuple(kwargs["input_ids"].shape))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(lm.model, "forward", recording)
+    result = score_sentences(lm, [sentence], max_tokens=256)[0]
+    monkeypatch.undo()
+    assert shapes and all(rows * length <= 256 for rows, length in shapes)
+    assert sum(rows for rows, _ in shapes) == len(ids) - 2
+    probe = [1, len(ids) // 2, len(ids) - 2]
+    expected = hand_log_probs(lm, ids, [(p, [p]) for p in probe])
+    got = {t.position: t.log_prob for t in result.token_log_probs}
+    assert [got[p] for p in probe] == pytest.approx(expected, abs=TOL)

@@ -94,15 +94,16 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     tdtype = torch_dtype(dtype)
     device = resolve_device(device)
     path = Path(model).expanduser()
-    if path.is_dir():
-        source, fingerprint = str(path), None
-    elif looks_like_path(model):
+    if not path.is_dir() and looks_like_path(model):
         raise ModelError(f"model directory {model!r} does not exist")
-    else:
-        source, fingerprint = model, None
+    source = str(path) if path.is_dir() else model
 
     from transformers import AutoModelForMaskedLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    # transformers' own "Loading weights" bars would interleave with ours; scoring has its own progress.
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
         lm = AutoModelForMaskedLM.from_pretrained(source, revision=revision, dtype=tdtype)
@@ -111,6 +112,9 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
         where = ("a local directory" if path.is_dir() else
                  "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else ""))
         raise ModelError(f"cannot load fill-mask model {model!r} as {where}: {str(exc).splitlines()[0]}") from exc
+    finally:
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
     if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
         raise ModelError(f"model {model!r} has no mask token: it is not a fill-mask (masked) language model")
     lm.eval()

@@ -11,6 +11,8 @@ Three tokenizer families cover what real fill-mask models do with words:
 * :func:`build_albert_sentencepiece` - ALBERT-style SentencePiece unigram (``▁``
   prefix, lower-cased), trained here on :func:`tiny_corpus`.
 
+:func:`build_architecture` builds DistilBERT, ELECTRA, DeBERTa-v2, ModernBERT, XLM-R and
+CamemBERT models with the WordPiece tokenizer, to check every architecture's LM head.
 Weights are random (seeded): these models test plumbing and numerics, not language.
 :func:`train_planted_mlm` trains a tiny model for a few seconds on a synthetic corpus
 with a planted association (``he`` ~ engineer, ``she`` ~ nurse) for behavioural tests.

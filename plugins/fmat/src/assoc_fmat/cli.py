@@ -22,7 +22,7 @@ def _emit(frame, output: str | None) -> None:
 _model_option = click.option("-m", "--model", "models", multiple=True, required=True,
                              help="Hugging Face id or local directory (repeat for several models).")
 _device_option = click.option("--device", default="cpu", show_default=True, help="cpu, cuda, cuda:N or auto.")
-_output_option = click.option("-o", "--output", default=None, help="Write a CSV file instead of printing.")
+_output_option = click.option("--out", "output", default=None, help="Write a CSV file instead of printing.")
 
 
 @click.group("fmat")
