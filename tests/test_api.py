@@ -103,3 +103,12 @@ def test_analyze_rejects_invalid_tables(fake_plugin):
         assoc.analyze("mean_by_group", pd.DataFrame({"value": [1.0]}))
     with pytest.raises(OptionError, match="did you mean 'column'"):
         assoc.analyze("mean_by_group", assoc.score("char_ngram", STIMULI), colum="x")
+
+
+def test_listing_functions_survive_plugin_loading():
+    """``assoc.analyses`` must stay the function even after the shared-analyses package is imported."""
+    import importlib
+
+    importlib.import_module("assoc.shared_analyses")
+    assert callable(assoc.analyses) and "icc" in assoc.analyses()
+    assert callable(assoc.scorers) and "char_ngram" in assoc.scorers()

@@ -9,7 +9,7 @@ from .hookspecs import hookimpl
 
 @hookimpl
 def register_analyses(register: Callable[[type], None]) -> None:
-    from .analyses import ANALYSES
+    from .shared_analyses import ANALYSES
 
     for analysis in ANALYSES:
         register(analysis)

@@ -57,7 +57,7 @@ def test_watson2023_designs_follow_the_paper():
         assert len(design.attribute["state"]) == 50
         (query,) = design.queries
         article = query.split()[2]
-        assert query == f"{{TARGET}} is {article} [MASK] from {{ATTRIB}}."
+        assert query == f"{{TARGET}} is {article} [MASK] from {{ATTRIB}}"  # no period, as the authors' code
         # the article agrees with the variants' first sound, as in the paper's examples
         assert article == ("an" if design.name in {"anchor", "actor", "heir"} else "a")
     police = Stimuli.load("watson2023:police_officer").designs[0]

@@ -197,3 +197,21 @@ def test_analysis_classes_validate_options_and_run(tmp_path):
                          by=["target_group"]).run(pll_table())
     direct = loglik_table(got, read_choices(choices_frame()), by=["target_group"])
     assert list(fit["mean_loglik"]) == pytest.approx(list(direct["mean_loglik"]))
+
+
+def test_posterior_averaged_over_query_frames():
+    one = pll_table()
+    other = one.assign(context="{TARGET}, from {ATTRIB}, is a [MASK]", value=one["value"] - one["mask"].map(
+        {"firewoman": 1.0, "fireman": 0.0, "firefighter": 2.0}))
+    result = posterior_table(pd.concat([one, other]), prior="uniform", average_over=["context", "attribute"])
+    assert len(result) == 6 and set(result["context"]) == {""} and set(result["n_averaged"]) == {4}
+    shift = {"firewoman": -1.0, "fireman": 0.0, "firefighter": -2.0}
+    for name in ("Emily", "John"):
+        posteriors = []
+        for state in ("Utah", "Ohio"):
+            for delta in ({v: 0.0 for v in shift}, shift):
+                e = {v: math.exp(PLL[(name, state)][v] + delta[v]) for v in shift}
+                posteriors.append({v: e[v] / sum(e.values()) for v in e})
+        got = result[result["target"] == name].set_index("mask")["posterior"]
+        for variant in shift:
+            assert got[variant] == pytest.approx(sum(p[variant] for p in posteriors) / 4, rel=1e-10)

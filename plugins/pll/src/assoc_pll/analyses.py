@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from .posterior import ROLES, loglik_table, posterior_table, read_choices
+from .posterior import AVERAGEABLE, loglik_table, posterior_table, read_choices
 from .prior import DEFAULT_FLOOR, PRIOR_SOURCES
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ def _counts_source(value: Any) -> Any:
 
 def _roles(value: list) -> list:
     for role in value:
-        if role not in ROLES:
-            raise ValueError(f"takes 'target' and/or 'attribute', got {role!r}")
+        if role not in AVERAGEABLE:
+            raise ValueError(f"takes 'target', 'attribute' and/or 'context', got {role!r}")
     return value
 
 
@@ -55,8 +55,9 @@ PRIOR_OPTIONS = (
     Option("lang", str, "en", "language of the wordfreq frequencies"),
     Option("floor", float, DEFAULT_FLOOR, "frequency given to variants wordfreq does not list (frequency 0)",
            check=_positive),
-    Option("average_over", list, [], "roles whose fillers P(V|C) is averaged over: 'attribute' and/or "
-           "'target' (Watson et al.: attribute, the 50 states)", check=_roles),
+    Option("average_over", list, [], "what P(V|C) is averaged over: the fillers of 'attribute' and/or "
+           "'target' (Watson et al.: attribute, the 50 states), and/or the query frames ('context')",
+           check=_roles),
 )
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.errors import ModelError, StimuliError
+from assoc.errors import ModelError, OptionError, StimuliError
 
 METRICS = ("original", "word_l2r")
 TOKEN_SELECTIONS = ("all", "context", "variant")
@@ -115,7 +115,7 @@ def positions_to_score(encoded: EncodedSentence, which: str = "all",
     or ``"variant"`` (only the tokens of ``span``).
     """
     if which not in TOKEN_SELECTIONS:
-        raise ValueError(f"token selection must be one of {TOKEN_SELECTIONS}, got {which!r}")
+        raise OptionError(f"token selection must be one of {TOKEN_SELECTIONS}, got {which!r}")
     content = [p for p, w in enumerate(encoded.word_ids) if w is not None]
     if which == "all":
         return tuple(content)
@@ -135,7 +135,7 @@ def masked_copy(encoded: EncodedSentence, position: int, mask_token_id: int,
     """``input_ids`` with the token at ``position`` masked (and, for ``word_l2r``, the
     later sub-tokens of the same word)."""
     if metric not in METRICS:
-        raise ValueError(f"PLL metric must be one of {METRICS}, got {metric!r}")
+        raise OptionError(f"PLL metric must be one of {METRICS}, got {metric!r}")
     ids = list(encoded.input_ids)
     ids[position] = mask_token_id
     if metric == "word_l2r":

@@ -33,7 +33,7 @@ from .masking import METRICS, TOKEN_SELECTIONS, encode_sentence, masked_copies, 
 CHUNK = 8192  # masked copies per engine call and per cache pack
 CACHE_VERSION = 1
 # Default token budgets per forward batch. On CPU, batches of ~1k tokens stay in cache and
-# ran 1.3-1.5x faster than 4k-token batches (benchmarks/bench_pll.py, bert-base, 2 cores);
+# ran 1.2-1.5x faster than 4k-token batches (benchmarks/bench_pll.py, bert-base, 2 cores);
 # GPUs want large batches. Memory is bounded by the budget either way.
 CPU_BUDGET = 1024
 GPU_BUDGET = 4096

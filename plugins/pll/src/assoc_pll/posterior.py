@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 ROLES = ("target", "attribute")
+# What P(V|C) can be averaged over: the fillers of a role, or the query frames of a design.
+AVERAGEABLE = ROLES + ("context",)
 FILLER_COLUMNS = ("target_group", "target", "attribute_group", "attribute")
 CONDITION_COLUMNS = ("model", "design", "context") + FILLER_COLUMNS
 
@@ -90,14 +92,15 @@ def posterior_table(
     """P(V|C) for every variant and condition of a ``pll`` table (``tokens="context"``).
 
     ``average_over``: roles (``"target"``, ``"attribute"``) whose fillers the posterior
-    is averaged over, within each group (Watson et al.: ``["attribute"]``, the states).
+    is averaged over, within each group (Watson et al.: ``["attribute"]``, the states),
+    and/or ``"context"`` to average over the query frames of a design.
     Returns one row per model, design, context, remaining fillers and variant.
     """
     import pandas as pd
 
     for role in average_over:
-        if role not in ROLES:
-            raise DataError(f"average_over takes 'target' and/or 'attribute', got {role!r}")
+        if role not in AVERAGEABLE:
+            raise DataError(f"average_over takes 'target', 'attribute' and/or 'context', got {role!r}")
     rows = table[table["measure"] == "pll"] if "measure" in table.columns else table
     if rows.empty:
         raise DataError("the table has no rows with measure 'pll'")
@@ -140,8 +143,7 @@ def posterior_table(
     result = pd.DataFrame(out)
     result["n_averaged"] = 1
     if average_over:
-        blanked = [role for role in average_over]
-        result[blanked] = ""
+        result[list(average_over)] = ""
         group_keys = keys + ["mask_group", "mask"]
         result = (result.groupby(group_keys, sort=False)
                   .agg(log_likelihood=("log_likelihood", "mean"), frequency=("frequency", "first"),

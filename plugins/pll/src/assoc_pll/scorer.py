@@ -105,12 +105,11 @@ class PLLScorer(Scorer):
         return items
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        from assoc.cache import ResultCache
         from assoc.mlm import load_masked_lm
         from assoc.table import from_records
 
         from .pll import score_sentences
-
-        from assoc.cache import ResultCache
 
         p = self.params
         items = self.sentences(stimuli)

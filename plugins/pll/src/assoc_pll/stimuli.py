@@ -7,8 +7,9 @@ project's extraction of the paper; see its ``meta`` and ``gaps_and_ambiguities``
     The 20 role-noun sets (14 three-way, 6 two-way), one design each, named after
     the set's gender-neutral (or, for two-way sets, unmarked) variant with spaces as
     underscores (``firefighter``, ``police_officer``, ``actor``). Query
-    ``"{TARGET} is a [MASK] from {ATTRIB}."`` ("an" before the vowel-initial sets
-    anchor, actor and heir), mask groups ``FEM`` / ``MASC`` / ``NEUT`` (three-way) or
+    ``"{TARGET} is a [MASK] from {ATTRIB}"`` ("an" for the sets anchor, actor and heir;
+    no final period, as in the authors' code, github.com/juliawatson/bert-social-attitudes,
+    ``papineau/mlm_scoring/part_1_create_stimuli.py``), mask groups ``FEM`` / ``MASC`` / ``NEUT`` (three-way) or
     ``FEM`` / ``MASC_or_NEUT`` (two-way), targets the 12 + 12 names (groups
     ``female``, ``male``), attributes the 50 U.S. states (group ``state``).
 ``watson2023_they``
@@ -26,8 +27,8 @@ from typing import Any
 from assoc.stimuli import Design, Stimuli
 
 DATA_FILE = "watson2023_gender_attitudes.yaml"
-# Sets whose variants all begin with a vowel sound take "an" (the paper's examples
-# show the article agreeing with the noun: "David is an (actor, actress) from Kansas").
+# Sets whose variants take "an" (the paper: "David is an (actor, actress) from Kansas";
+# the authors' code uses "an" for exactly the heir, anchor and actor sets).
 _AN_SETS = {"anchor", "actor", "heir"}
 
 
@@ -56,7 +57,8 @@ def role_noun_designs() -> list[Design]:
             article = "an" if unmarked in _AN_SETS else "a"
             designs.append(Design(
                 name=_set_name(unmarked),
-                queries=(f"{{TARGET}} is {article} [MASK] from {{ATTRIB}}.",),
+                # No final period: the authors' code builds f"{name} is {determiner} {role} from {state}".
+                queries=(f"{{TARGET}} is {article} [MASK] from {{ATTRIB}}",),
                 mask={group: (entry[group],) for group in groups},
                 target=names,
                 attribute=states,
