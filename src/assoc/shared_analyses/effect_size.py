@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis import Analysis
-from assoc.options import Option
+from assoc.options import Option, non_negative, positive
 
 from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
 
@@ -36,18 +36,6 @@ def _sd_choice(value: Any) -> str | float:
 def _one_or_two_values(value: Any) -> list:
     if value is not None and len(value) not in (1, 2):
         raise ValueError(f"must name two groups (x, y), or one with 'mu', got {value!r}")
-    return value
-
-
-def _positive(value: int) -> int:
-    if value < 1:
-        raise ValueError(f"must be a positive integer, got {value}")
-    return value
-
-
-def _non_negative(value: int) -> int:
-    if value < 0:
-        raise ValueError(f"must be 0 or more, got {value}")
     return value
 
 
@@ -90,10 +78,10 @@ class EffectSizeAnalysis(Analysis):
         Option("alternative", str, "two-sided", "two-sided, greater (x > y) or less",
                choices=("two-sided", "greater", "less")),
         Option("exact_limit", int, 100_000, "enumerate all partitions when there are at most this many",
-               check=_non_negative),
+               check=non_negative),
         Option("n_resamples", int, 10_000, "random partitions for a sampled permutation test (p resolution 1/(n+1))",
-               check=_positive),
-        Option("n_bootstrap", int, 5_000, "bootstrap resamples for the CI of d (0: no CI)", check=_non_negative),
+               check=positive),
+        Option("n_bootstrap", int, 5_000, "bootstrap resamples for the CI of d (0: no CI)", check=non_negative),
         Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
         Option("seed", int, 0, "random seed of the sampled test and the bootstrap (reproducible by default)"),
     )

@@ -70,7 +70,7 @@ class ICCAnalysis(Analysis):
             wide, dropped = ratings_matrix(part, items=items, raters=raters)
             if len(wide) < 2:
                 raise DataError(
-                    f"icc needs at least 2 items rated by every rater" + (f" in group {key}" if key else "")
+                    "icc needs at least 2 items rated by every rater" + (f" in group {key}" if key else "")
                     + f"; {len(wide)} complete item(s) left after dropping {dropped} incomplete one(s)"
                 )
             for result in intraclass_correlations(wide.to_numpy(), confidence=p["confidence"]):

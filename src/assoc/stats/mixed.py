@@ -44,10 +44,11 @@ import pandas as pd
 from scipy import stats
 
 from assoc.errors import DataError
+from assoc.stats.information import InformationCriteria
 
 
 @dataclass
-class MixedFit:
+class MixedFit(InformationCriteria):
     """A fitted random-intercept model and what is needed to report it."""
 
     formula: str
@@ -70,12 +71,6 @@ class MixedFit:
     def n_params(self) -> int:
         """Fixed effects + variance parameters + residual variance."""
         return int(self.result.params.size + 1)
-
-    def aic(self) -> float:
-        return -2 * self.loglik + 2 * self.n_params
-
-    def bic(self) -> float:
-        return -2 * self.loglik + np.log(self.n_obs) * self.n_params
 
     def variance_components(self) -> dict[str, float]:
         """Random-intercept variances by grouping column, and the residual variance."""

@@ -33,10 +33,11 @@ import pandas as pd
 from scipy import stats
 
 from assoc.errors import DataError
+from assoc.stats.information import InformationCriteria
 
 
 @dataclass
-class OLSFit:
+class OLSFit(InformationCriteria):
     formula: str
     result: Any  # statsmodels RegressionResults
 
@@ -60,12 +61,6 @@ class OLSFit:
     @property
     def loglik(self) -> float:
         return float(self.result.llf)
-
-    def aic(self) -> float:
-        return -2 * self.loglik + 2 * self.n_params
-
-    def bic(self) -> float:
-        return -2 * self.loglik + np.log(self.n_obs) * self.n_params
 
     def coefficients(self, confidence: float = 0.95) -> pd.DataFrame:
         """term, estimate, se, t, df, p_value, ci_low, ci_high."""

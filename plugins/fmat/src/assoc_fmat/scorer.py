@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from assoc.options import Option
+from assoc.mlm.options import MODEL_OPTIONS
+from assoc.options import Option, positive
 from assoc.scorer import Scorer
 
 from . import CITATION
@@ -20,19 +21,6 @@ EXTRA_COLUMNS = {
     "oov": "True when the option is not a single token of the model's vocabulary",
     "n_tokens": "number of tokens the option becomes at the mask position (1 = in vocabulary)",
 }
-
-
-def _check_device(value: str) -> str:
-    value = value.strip().lower()
-    if not (value in {"cpu", "auto", "mps"} or value.startswith("cuda")):
-        raise ValueError(f"must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {value!r}")
-    return value
-
-
-def _check_positive(value: float) -> float:
-    if value <= 0:
-        raise ValueError(f"must be > 0, got {value!r}")
-    return value
 
 
 def _check_tokens(value: dict) -> dict:
@@ -56,22 +44,16 @@ class FMATScorer(Scorer):
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
     options = (
-        Option("device", str, "cpu", "'cpu', 'cuda', 'cuda:N', 'mps' or 'auto' (CUDA when available)",
-               check=_check_device),
-        Option("dtype", str, "float32", "weights' precision; float16/bfloat16 are faster on GPUs but change "
-               "log probabilities in the 3rd-4th digit (see docs/fmat.md)", choices=("float32", "float16", "bfloat16")),
-        Option("revision", str, None, "Hugging Face revision (branch, tag or commit) of every model"),
         Option("oov", str, "nan", "out-of-vocabulary options: 'nan' (flag, value NaN), 'add_tokens' (FMAT's "
                "temporary tokens) or 'multi_token' (exact left-to-right token-sequence probability)",
                choices=("nan", "add_tokens", "multi_token")),
         Option("weight_decay", float, 1.0, "oov='add_tokens': raw weight decay**i of the i-th sub-token in the "
-               "averaged embedding (1 = equal weights)", check=_check_positive),
+               "averaged embedding (1 = equal weights)", check=positive),
         Option("tokens", dict, None, "explicit option -> token overrides, {word: token} or {model: {word: token}}",
                check=_check_tokens),
         Option("max_tokens", int, 4096, "batch size limit: rows x longest row per forward pass",
-               check=_check_positive),
-        Option("cache", bool, True, "reuse and store results on disk so interrupted runs resume"),
-        Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR or ~/.cache/assoc)"),
+               check=positive),
+        *MODEL_OPTIONS,
     )
 
     def check_stimuli(self, stimuli: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis import Analysis
-from assoc.options import REQUIRED, Option
+from assoc.options import REQUIRED, Option, positive
 
 from .posterior import AVERAGEABLE, loglik_table, posterior_table, read_choices
 from .prior import DEFAULT_FLOOR, PRIOR_SOURCES
@@ -33,12 +33,6 @@ def _roles(value: list) -> list:
     return value
 
 
-def _positive(value: float) -> float:
-    if not value > 0:
-        raise ValueError(f"must be positive, got {value}")
-    return value
-
-
 def _choices_source(value: Any) -> Any:
     import pandas as pd
 
@@ -54,7 +48,7 @@ PRIOR_OPTIONS = (
            "variant -> count", check=_counts_source),
     Option("lang", str, "en", "language of the wordfreq frequencies"),
     Option("floor", float, DEFAULT_FLOOR, "frequency given to variants wordfreq does not list (frequency 0)",
-           check=_positive),
+           check=positive),
     Option("average_over", list, [], "what P(V|C) is averaged over: the fillers of 'attribute' and/or "
            "'target' (Watson et al.: attribute, the 50 states), and/or the query frames ('context')",
            check=_roles),

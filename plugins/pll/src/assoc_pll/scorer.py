@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import StimuliError
-from assoc.options import Option
+from assoc.mlm.options import MODEL_OPTIONS
+from assoc.options import Option, positive
 from assoc.scorer import Scorer
 from assoc.stimuli import MASK
 
@@ -29,12 +30,6 @@ CITATION = (
     "Kauf, C., & Ivanova, A. (2023). A better way to do masked language model scoring. ACL 2023 (word_l2r); "
     "Nangia, N., Vania, C., Bhalerao, R., & Bowman, S. R. (2020). CrowS-Pairs. EMNLP 2020 (context tokens)"
 )
-
-
-def _positive(value: int) -> int:
-    if value < 1:
-        raise ValueError(f"must be at least 1, got {value}")
-    return value
 
 
 def filled_sentence(text: str, variant: str) -> tuple[str, tuple[int, int]]:
@@ -79,12 +74,8 @@ class PLLScorer(Scorer):
                choices=("sum", "mean")),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
         Option("max_tokens", int, None, "token budget of one forward batch (padded length x copies); default "
-               "1024 on CPU (faster there), 4096 on a GPU; lower it to use less memory", check=_positive),
-        Option("device", str, "cpu", "'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'"),
-        Option("dtype", str, "float32", "model weights' precision", choices=("float32", "float16", "bfloat16")),
-        Option("revision", str, None, "model revision (git tag, branch or commit) on the Hugging Face hub"),
-        Option("cache", bool, True, "reuse and store token log-probabilities on disk so interrupted runs resume"),
-        Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR or ~/.cache/assoc)"),
+               "1024 on CPU (faster there), 4096 on a GPU; lower it to use less memory", check=positive),
+        *MODEL_OPTIONS,
     )
 
     def sentences(self, stimuli: Stimuli) -> list[dict[str, Any]]:

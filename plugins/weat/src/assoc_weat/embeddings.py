@@ -29,9 +29,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, ModelError, OptionError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMATS = ("auto", "word2vec-bin", "word2vec-text", "glove", "gensim", "numpy")
 CASES = ("auto", "exact", "lower")
