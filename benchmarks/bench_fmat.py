@@ -62,7 +62,7 @@ def stimuli(n_queries: int):
     return assoc.Stimuli.from_dict({"designs": designs})
 
 
-def run_ours(lm, items, max_tokens: int):
+def run_ours(lm, items, max_tokens: int | None):
     from assoc_fmat.scoring import score_model
 
     start = time.perf_counter()
@@ -88,7 +88,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--hidden", type=int, default=768)
-    parser.add_argument("--max-tokens", type=int, default=4096, help="engine batch limit (rows x longest row)")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="engine batch limit (rows x longest row); default: the engine's device default")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtypes", action="store_true", help="also measure float16/bfloat16 accuracy and speed")
     args = parser.parse_args()
@@ -97,6 +98,7 @@ def main() -> None:
     import torch
 
     from assoc.mlm import load_masked_lm
+    from assoc.mlm.engine import default_max_tokens
     from assoc_fmat.scoring import items_of
 
     torch.set_num_threads(args.threads)
@@ -107,7 +109,8 @@ def main() -> None:
         items = items_of(stimuli(args.queries))
         sentences = list(dict.fromkeys(item.filling.text for item in items))
         print(f"model: bert-base-shaped ({args.layers} layers, {args.hidden} hidden, vocab {lm.vocab_size}), "
-              f"random weights; device {lm.device}; torch {torch.__version__}; {args.threads} threads")
+              f"random weights; device {lm.device}; torch {torch.__version__}; {args.threads} threads; "
+              f"max_tokens {args.max_tokens or default_max_tokens(lm.device)}")
         print(f"workload: {len(sentences)} unique queries x {len(options)} options = {len(items)} log probabilities")
         # warm-up both paths (first-call allocations, lazy imports)
         run_ours(lm, items[:60], args.max_tokens)

@@ -72,10 +72,52 @@ def test_batching_duplicates_and_order_do_not_change_results(loaded):
         requests.append(MaskRequest(ids, pos, (1010, 2158, 2450)))
         singles.append(lm.log_probs([requests[-1]], max_tokens=10_000)[0])
     shuffled = requests[::-1] + requests  # duplicates share rows; order must be kept
-    for max_tokens in (1, 20, 10_000):
+    for max_tokens in (1, 20, 10_000, None):
         out = lm.log_probs(shuffled, max_tokens=max_tokens)
         expect = singles[::-1] + singles
         assert all(np.max(np.abs(a - b)) < 1e-5 for a, b in zip(out, expect))
+
+
+def test_batch_plan_respects_the_budget_and_wastes_the_least_padding():
+    from assoc.mlm.engine import CPU_BUDGET, GPU_BUDGET, default_max_tokens, plan_batches
+
+    assert plan_batches([], 100) == []
+    assert plan_batches([50], 10) == [(0, 1)]  # a row longer than the budget runs alone
+    lengths = [12, 12, 12, 8, 8, 8, 8, 5, 5]
+    for budget in (1, 10, 24, 40, 100, 1000):
+        for overhead in (0, 1, 96):
+            plan = plan_batches(lengths, budget, overhead)
+            assert plan[0][0] == 0 and plan[-1][1] == len(lengths)
+            assert all(a[1] == b[0] for a, b in zip(plan, plan[1:]))
+            assert all(stop - start == 1 or (stop - start) * lengths[start] <= budget for start, stop in plan)
+    # no per-batch cost: never pad a short row to a longer one
+    assert plan_batches(lengths, 1000, 0) == [(0, 3), (3, 7), (7, 9)]
+    # a large per-batch cost: one batch if it fits
+    assert plan_batches(lengths, 1000, 10_000) == [(0, 9)]
+    # a greedy fill would put the first 8 into the 12-token batch; the plan keeps lengths apart
+    assert plan_batches(lengths, 48, 0) == [(0, 3), (3, 7), (7, 9)]
+    assert default_max_tokens("cpu") == CPU_BUDGET and default_max_tokens("cuda:0") == GPU_BUDGET
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_last_layer_shortcut_matches_the_full_forward(loaded, family):
+    """The last encoder layer runs at the requested positions only where the structure allows
+    (BERT, RoBERTa; not ALBERT's shared layers); values equal the full forward's, with padding."""
+    import torch
+
+    from assoc.mlm.engine import _last_layer
+
+    lm = loaded[family]
+    seqs = [lm.encode(lm.mask_token + " is a doctor."),
+            lm.encode(f"The {lm.mask_token} works as a nurse and {lm.mask_token} likes it.")]
+    picks = [(b, p) for b, seq in enumerate(seqs) for p, t in enumerate(seq) if t == lm.mask_token_id] + [(1, 0)]
+    full = lm._forward(lm.model, seqs, picks, torch, shortcut=False)
+    lm.log_probs([MaskRequest(seqs[0], picks[0][1], (5,))])  # decides the shortcut for this model
+    assert lm._shortcut is (family != "albert")
+    assert (_last_layer(lm.model) is not None) is (family != "albert")
+    if lm._shortcut:
+        fast = lm._forward(lm.model, seqs, picks, torch, shortcut=True)
+        assert fast.shape == full.shape and np.max(np.abs(fast - full)) < 1e-5
 
 
 def test_two_positions_of_one_sequence(loaded):
@@ -181,6 +223,8 @@ def test_other_architectures_read_the_lm_head_correctly(tmp_path, architecture):
     got = lm.log_probs(requests)
     assert len(got) == 3
     assert max(np.max(np.abs(g - e)) for g, e in zip(got, expected)) < 1e-5
+    # the last-layer shortcut is decided by module structure plus a numerical check
+    assert lm._shortcut is (architecture in ("electra", "xlm-roberta"))
     lm.close()
 
 

@@ -184,3 +184,24 @@ def test_interrupted_run_resumes_without_recomputing(tiny_models, tmp_path, monk
     assert sum(calls) == 4 - 1  # 4 unique filled queries; the first was cached before the interruption
     # batches of one row vs. one padded batch: float32 rounding differs, not more
     assert np.max(np.abs(resumed["value"].to_numpy() - expected["value"].to_numpy())) < 1e-5
+
+
+def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, monkeypatch):
+    import assoc.mlm.engine as engine
+
+    budgets = []
+    plan = engine.plan_batches
+
+    def spy(lengths, max_tokens, *args):
+        budgets.append(max_tokens)
+        return plan(lengths, max_tokens, *args)
+
+    monkeypatch.setattr(engine, "plan_batches", spy)
+    default = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False)
+    assert budgets and set(budgets) == {engine.CPU_BUDGET}
+    budgets.clear()
+    small = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=7)
+    assert budgets and set(budgets) == {7}
+    assert np.max(np.abs(default["value"].to_numpy() - small["value"].to_numpy())) < 1e-5
+    with pytest.raises(Exception, match="max_tokens"):
+        assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=0)

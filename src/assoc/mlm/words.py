@@ -11,7 +11,7 @@ for any tokenizer, slow or fast.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,23 +83,45 @@ def word_tokens(lm: Any, text: str, word: str, *, override: str | None = None) -
 def word_tokens_many(lm: Any, text: str, words: Sequence[str],
                      overrides: dict[str, str] | None = None) -> list[WordTokens]:
     """:func:`word_tokens` for several option words of one query (one batched tokenizer call)."""
-    for word in words:
-        if not isinstance(word, str) or not word.strip():
-            raise StimuliError(f"an option word of query {text!r} is empty")
-    prefix, suffix = split_query(text)
-    masked, position = masked_query(lm, text)
+    found = word_tokens_batch(lm, {text: list(words)}, overrides)
+    return [found[(text, word)] for word in words]
+
+
+def word_tokens_batch(lm: Any, words_of: Mapping[str, Sequence[str]],
+                      overrides: dict[str, str] | None = None) -> dict[tuple[str, str], WordTokens]:
+    """:func:`word_tokens` for every ``(query, option word)`` of ``words_of`` ({query: words}).
+
+    Two batched tokenizer calls in all (the masked queries, then every filled query), which
+    for a few hundred queries is several times faster than tokenizing query by query.
+    """
     overrides = overrides or {}
-    to_tokenize = [w for w in words if w not in overrides]
-    encoded = (lm.tokenizer([prefix + w + suffix for w in to_tokenize], add_special_tokens=True)["input_ids"]
-               if to_tokenize else [])
-    filled_of = dict(zip(to_tokenize, encoded, strict=True))
-    out = []
-    for word in words:
-        if word in overrides:
-            out.append(WordTokens(word, masked, position, (override_token_id(lm, overrides[word]),), overridden=True))
-            continue
-        filled = tuple(int(i) for i in filled_of[word])
-        out.append(_diff(lm, text, word, masked, position, filled))
+    texts = list(words_of)
+    for text in texts:
+        for word in words_of[text]:
+            if not isinstance(word, str) or not word.strip():
+                raise StimuliError(f"an option word of query {text!r} is empty")
+    parts = [split_query(text) for text in texts]
+    masked_all = (lm.tokenizer([prefix + lm.mask_token + suffix for prefix, suffix in parts],
+                               add_special_tokens=True)["input_ids"] if texts else [])
+    fills = [(text, word) for text in texts for word in words_of[text] if word not in overrides]
+    part_of = dict(zip(texts, parts, strict=True))
+    encoded = (lm.tokenizer([part_of[t][0] + w + part_of[t][1] for t, w in fills], add_special_tokens=True)["input_ids"]
+               if fills else [])
+    filled_of = dict(zip(fills, encoded, strict=True))
+    out: dict[tuple[str, str], WordTokens] = {}
+    for text, ids in zip(texts, masked_all, strict=True):
+        masked = tuple(int(i) for i in ids)
+        where = [i for i, t in enumerate(masked) if t == lm.mask_token_id]
+        if len(where) != 1:
+            raise StimuliError(f"query {text!r} does not give exactly one mask token with model {lm.name!r}")
+        position = where[0]
+        for word in words_of[text]:
+            if word in overrides:
+                out[(text, word)] = WordTokens(word, masked, position, (override_token_id(lm, overrides[word]),),
+                                               overridden=True)
+                continue
+            filled = tuple(int(i) for i in filled_of[(text, word)])
+            out[(text, word)] = _diff(lm, text, word, masked, position, filled)
     return out
 
 

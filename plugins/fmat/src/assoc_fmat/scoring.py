@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assoc.cache import Namespace, digest
-from assoc.mlm.words import OutOfVocabularyWarning, WordTokens, chain_steps, word_tokens_many
+from assoc.mlm.words import OutOfVocabularyWarning, WordTokens, chain_steps, word_tokens_batch
 from assoc.stimuli import Filling
 
 OOV_MODES = ("nan", "add_tokens", "multi_token")
@@ -56,13 +56,14 @@ def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str
 
 
 def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_decay: float = 1.0,
-                tokens: Mapping[str, Any] | None = None, max_tokens: int = 4096,
+                tokens: Mapping[str, Any] | None = None, max_tokens: int | None = None,
                 cache: Any = None, progress: bool = False) -> list[dict[str, Any]]:
     """Table rows (dicts) with ``value = log P(option | filled query)`` for model ``lm``.
 
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
     the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
-    ``cache`` is an :class:`assoc.cache.ResultCache` or None.
+    ``cache`` is an :class:`assoc.cache.ResultCache` or None. ``max_tokens`` is the
+    engine's batch budget; None = the device default (:func:`assoc.mlm.engine.default_max_tokens`).
     """
     if oov not in OOV_MODES:
         raise ValueError(f"oov must be one of {OOV_MODES}")
@@ -72,10 +73,7 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
         opts = options_of.setdefault(item.filling.text, [])
         if item.option not in opts:
             opts.append(item.option)
-    word_tokens: dict[tuple[str, str], WordTokens] = {}
-    for text, options in options_of.items():
-        for wt in word_tokens_many(lm, text, options, overrides):
-            word_tokens[(text, wt.word)] = wt
+    word_tokens: dict[tuple[str, str], WordTokens] = word_tokens_batch(lm, options_of, overrides)
     _warn_about_tokens(lm, word_tokens.values(), oov)
 
     added: dict[tuple[str, tuple[int, ...]], int] = {}
@@ -119,7 +117,7 @@ def _steps(wt: WordTokens, oov: str, added: Mapping[tuple[str, tuple[int, ...]],
 
 
 def _compute(lm: Any, wanted: Mapping[tuple[tuple[int, ...], int], set[int]], namespace: Namespace | None, *,
-             max_tokens: int, progress: bool) -> dict[tuple[tuple[int, ...], int, int], float]:
+             max_tokens: int | None, progress: bool) -> dict[tuple[tuple[int, ...], int, int], float]:
     from assoc.mlm import MaskRequest
     from assoc.progress import bar
 
