@@ -75,3 +75,14 @@ def test_cli_parsing_errors():
         parse_cli_options(SPEC, ["devise=cpu"], "s")
     with pytest.raises(OptionError, match="cannot parse"):
         parse_cli_options(SPEC, ["sd=[1,"], "s")
+
+
+def test_predicate_style_checks_reject_false_and_keep_the_value():
+    spec = (Option("scale", float, 1.0, "a scale", check=lambda v: v > 0),
+            Option("name", str, "a", "a name", check=lambda v: None),
+            Option("flag", bool, True, "a flag", check=lambda v: not v))
+    with pytest.raises(OptionError, match=r"option 'scale' of scorer 'x': -2.0 is rejected by the option's check"):
+        validate_options(spec, {"scale": -2}, "scorer 'x'")
+    values = validate_options(spec, {"scale": "3", "name": "b", "flag": True}, "scorer 'x'")
+    # True from a predicate keeps the value; None keeps it; a bool option's check normalises
+    assert values == {"scale": 3.0, "name": "b", "flag": False}

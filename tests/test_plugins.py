@@ -81,3 +81,16 @@ def test_stimuli_hook_and_named_loading(fake_plugin):
     assert [d.name for d in assoc.Stimuli.load("toy:d2")] == ["d2"]
     with pytest.raises(UnknownNameError, match="did you mean 'toy'"):
         assoc.Stimuli.load("tyo")
+
+
+def test_unknown_name_error_names_the_plugins_that_failed(fake_plugin, scorer_source):
+    fake_plugin("wordlen", "import this_module_does_not_exist\n")
+    with pytest.raises(UnknownNameError) as caught:
+        assoc.score("wordlen", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
+    message = str(caught.value)
+    assert "unknown scorer 'wordlen'" in message
+    assert "plugin(s) that failed to load: wordlen (ModuleNotFoundError" in message
+    assert "this_module_does_not_exist" in message and "assoc plugins" in message
+    assert [info.name for info in assoc.failed_plugins()] == ["wordlen"]
+    with pytest.raises(UnknownNameError, match="failed to load: wordlen"):
+        assoc.analyze("no_such_analysis", "x.csv")

@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "score": "api", "compare": "api", "analyze": "api", "scorers": "api", "analyses": "api",
-    "stimuli_sets": "api",
+    "stimuli_sets": "api", "failed_plugins": "plugins",
     "Stimuli": "stimuli", "Design": "stimuli", "Filling": "stimuli",
     "Scorer": "scorer", "Analysis": "analysis", "Option": "options", "REQUIRED": "options",
     "read_table": "table", "write_table": "table", "validate_table": "table",
@@ -46,6 +46,7 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:  # pragma: no cover
     from .analysis import Analysis
     from .api import analyses, analyze, compare, score, scorers, stimuli_sets
+    from .plugins import failed_plugins
     from .errors import (AssocError, DataError, ModelError, OptionError, PluginError, StimuliError,
                          TableError, UnknownNameError)
     from .options import REQUIRED, Option

@@ -112,7 +112,11 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | Non
 
 def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
     if not entries:
-        click.echo(f"no {kind} installed")
+        from .plugins import failed_plugins
+
+        broken = len(failed_plugins())
+        click.echo(f"no {kind} available" + (f" ({broken} plugin(s) failed to load: see `assoc plugins`)"
+                                             if broken else " (none installed)"))
         return
     width = max(len(n) for n in entries)
     for name, entry in entries.items():

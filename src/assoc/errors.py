@@ -25,7 +25,7 @@ class OptionError(AssocError, ValueError):
 class UnknownNameError(AssocError, LookupError):
     """A scorer, analysis, stimuli set or design name is not known."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str]):
+    def __init__(self, kind: str, name: str, known: Iterable[str], hint: str = ""):
         known = sorted(known)
         message = f"unknown {kind} {name!r}"
         close = difflib.get_close_matches(name, known, n=1)
@@ -35,6 +35,8 @@ class UnknownNameError(AssocError, LookupError):
             message += f" (available: {', '.join(known)})"
         else:
             message += f" (no {kind}s are installed)"
+        if hint:
+            message += f"; {hint}"
         super().__init__(message)
         self.kind = kind
         self.name = name

@@ -47,8 +47,12 @@ class Option:
     choices:
         The allowed values, if the option is an enumeration.
     check:
-        ``check(value) -> value``: further validation or normalisation. Raise
-        ``ValueError("message")``; the core adds the option's name to the message.
+        ``check(value) -> value``: further validation or normalisation, run after the
+        type conversion and ``choices``. Reject a value by raising
+        ``ValueError("message")``: the core adds the option's name to the message.
+        The returned value replaces the given one; a check that returns ``None``
+        keeps it, and (for options that are not ``bool``) a predicate's ``False``
+        rejects it with a generic message and its ``True`` keeps it.
     """
 
     name: str
@@ -129,7 +133,15 @@ class Option:
         if self.choices is not None and out not in self.choices:
             raise ValueError(f"must be one of {', '.join(map(repr, self.choices))}, got {out!r}")
         if self.check is not None:
-            out = self.check(out)
+            checked = self.check(out)
+            # A predicate-style check (returning True/False) must not replace the value, and its
+            # False must not pass silently; only a check that raises gives a specific message.
+            if isinstance(checked, bool) and self.type is not bool:
+                if not checked:
+                    name = getattr(self.check, "__name__", "check")
+                    raise ValueError(f"{out!r} is rejected by the option's check ({name})")
+            elif checked is not None:
+                out = checked
         return out
 
     def parse_text(self, text: str) -> Any:

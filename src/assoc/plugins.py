@@ -190,11 +190,25 @@ def reset() -> None:
     _REGISTRY = None
 
 
+def failed_plugins() -> list[PluginInfo]:
+    """The plugins that failed to load (import error, or a hook that raised), with the reason."""
+    return [info for info in registry().infos.values() if info.status == "failed"]
+
+
+def _failure_hint() -> str:
+    """Why a name may be missing: the plugins that failed to load, for unknown-name errors."""
+    failed = failed_plugins()
+    if not failed:
+        return ""
+    reasons = "; ".join(f"{info.name} ({info.error})" for info in failed)
+    return f"plugin(s) that failed to load: {reasons} (see `assoc plugins`)"
+
+
 def get_scorer(name: str) -> type[Scorer]:
     reg = registry()
     reg.check_conflicts()
     if name not in reg.scorers:
-        raise UnknownNameError("scorer", name, reg.scorers)
+        raise UnknownNameError("scorer", name, reg.scorers, hint=_failure_hint())
     return reg.scorers[name].obj
 
 
@@ -202,7 +216,7 @@ def get_analysis(name: str) -> type[Analysis]:
     reg = registry()
     reg.check_conflicts()
     if name not in reg.analyses:
-        raise UnknownNameError("analysis", name, reg.analyses)
+        raise UnknownNameError("analysis", name, reg.analyses, hint=_failure_hint())
     return reg.analyses[name].obj
 
 

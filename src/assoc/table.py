@@ -54,7 +54,8 @@ def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: 
 
     Missing role columns become ``""``; ``scorer`` (and ``measure`` when given)
     fill rows that lack them. Required columns come first, then
-    ``extra_columns`` in the given order, then any other keys.
+    ``extra_columns`` in the given order, then any other keys (extra keys are kept
+    either way: ``extra_columns`` only fixes their order).
     """
     import pandas as pd
 
@@ -63,8 +64,12 @@ def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: 
 
 
 def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | None = None,
-              extra_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """Fill defaults, fix dtypes and order columns of a would-be association table."""
+              extra_columns: Sequence[str] = (), where: str = "records") -> pd.DataFrame:
+    """Fill defaults, fix dtypes and order columns of a would-be association table.
+
+    A role column that is absent becomes ``""`` (a role the method does not have);
+    ``scorer`` and ``measure`` fill rows that lack them. ``where`` names the table in errors.
+    """
     import pandas as pd
 
     frame = frame.copy()
@@ -77,7 +82,7 @@ def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | 
             frame[column] = ""
         frame[column] = frame[column].fillna("").astype(str).astype(object)
     if "value" not in frame:
-        raise TableError("records have no 'value'")
+        raise TableError(f"{where} have no 'value'" if where == "records" else f"{where} has no 'value' column")
     frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype("float64")
     ordered = list(COLUMNS) + [c for c in extra_columns if c in frame and c not in COLUMNS]
     ordered += [c for c in frame.columns if c not in ordered]

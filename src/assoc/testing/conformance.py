@@ -61,6 +61,16 @@ def check_table(table: Any, *, scorer: str | None = None, expect_rows: int | Non
         _fail("the table has no rows")
     if table["value"].isna().all():
         _fail("every value is NaN")
+    # Rows that agree on every column but value cannot be told apart by any analysis; the usual
+    # cause is a role column the scorer forgot (the core fills an absent one with "").
+    identity = [c for c in table.columns if c != "value"]
+    repeated = table.duplicated(subset=identity, keep=False)
+    if repeated.any():
+        first = table[repeated].iloc[0]
+        shown = ", ".join(f"{c}={first[c]!r}" for c in TEXT_COLUMNS)
+        _fail(f"{int(repeated.sum())} rows agree on every column except 'value' (e.g. {shown}); each row "
+              "must say what it measured: is a role column (target, attribute, context, model) missing, "
+              "or should an extra column (e.g. a sample number) tell repeated measurements apart?")
     with tempfile.TemporaryDirectory() as tmp:
         for suffix in (".csv", ".parquet"):
             path = Path(tmp) / f"table{suffix}"
