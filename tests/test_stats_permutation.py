@@ -144,3 +144,60 @@ def test_bad_options():
         two_sample_permutation_test([1.0], [2.0], statistic="median")
     with pytest.raises(OptionError, match="n_resamples"):
         two_sample_permutation_test([1.0], [2.0], n_resamples=0)
+
+
+def test_rowwise_exact_counted_by_hand():
+    from assoc.stats.permutation import rowwise_permutation_test
+
+    # Row 0, x = {3, 4}, y = {1, 2}: the 6 partitions give mean differences 2, -1, 0, 0, 1, -2 (observed 2).
+    # Row 1, x = {1, .5}, y = {0, .5}: mean differences .5, 0, .5, -.5, 0, -.5 (observed .5, tied once).
+    # Row 2, all values equal: every partition gives 0 = the observed value.
+    values = np.array([[3.0, 4.0, 1.0, 2.0], [1.0, 0.5, 0.0, 0.5], [7.0, 7.0, 7.0, 7.0]])
+    greater = rowwise_permutation_test(values, 2)
+    assert greater.method == "exact" and greater.n_permutations == 6
+    assert greater.statistic == pytest.approx([2.0, 0.5, 0.0])
+    assert greater.p_value == pytest.approx([1 / 6, 2 / 6, 1.0])
+    assert rowwise_permutation_test(values, 2, alternative="less").p_value == pytest.approx([1.0, 1.0, 1.0])
+    assert rowwise_permutation_test(values, 2, alternative="two-sided").p_value == pytest.approx([2 / 6, 4 / 6, 1.0])
+
+
+def test_rowwise_unequal_sizes_by_hand():
+    from assoc.stats.permutation import rowwise_permutation_test
+
+    # x = {5}, y = {1, 2, 3}: the 4 partitions give x=5: 5 - 2 = 3; x=1: 1 - 10/3 = -7/3;
+    # x=2: 2 - 3 = -1; x=3: 3 - 8/3 = 1/3. Only x = 5 reaches the observed 3.
+    result = rowwise_permutation_test(np.array([[5.0, 1.0, 2.0, 3.0]]), 1)
+    assert result.statistic == pytest.approx([3.0])
+    assert result.n_permutations == 4 and result.p_value == pytest.approx([0.25])
+
+
+def test_rowwise_sampled_plus_one_and_shared_partitions():
+    from assoc.stats.permutation import rowwise_permutation_test
+
+    # Row 0: x far above y, so only the observed partition (probability 1/C(40, 20) per draw) can reach it:
+    # p = (1 + 0) / (1 + 999). Row 1 is row 0 reversed: every draw is >= observed, p = 1.
+    row = np.concatenate([np.arange(20.0) + 100, np.arange(20.0)])
+    values = np.vstack([row, row[::-1]])
+    result = rowwise_permutation_test(values, 20, n_resamples=999, seed=3)
+    assert result.method == "sampled" and result.n_permutations == 999
+    assert result.p_value == pytest.approx([1 / 1000, 1.0])
+    # The same seed gives each row the partitions two_sample_permutation_test draws for it alone.
+    rng = np.random.default_rng(5)
+    noisy = rng.normal(size=(3, 12))
+    rows = rowwise_permutation_test(noisy, 6, exact_limit=0, n_resamples=5_000, seed=9)
+    for i in range(3):
+        single = two_sample_permutation_test(noisy[i, :6], noisy[i, 6:], exact_limit=0, n_resamples=5_000, seed=9)
+        assert rows.p_value[i] == single.p_value
+
+
+def test_rowwise_bad_input():
+    from assoc.stats.permutation import rowwise_permutation_test
+
+    with pytest.raises(DataError, match="n_x must split"):
+        rowwise_permutation_test(np.ones((2, 3)), 3)
+    with pytest.raises(DataError, match="NaN"):
+        rowwise_permutation_test(np.array([[1.0, np.nan]]), 1)
+    with pytest.raises(DataError, match="2-D"):
+        rowwise_permutation_test(np.ones(4), 2)
+    with pytest.raises(OptionError, match="alternative"):
+        rowwise_permutation_test(np.ones((1, 4)), 2, alternative="both")

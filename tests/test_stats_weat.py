@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from assoc.errors import DataError
+from assoc.errors import DataError, OptionError
 from assoc.stats.weat import association_scores, cosine_matrix, weat, wefat
 
 A = np.array([[1.0, 0.0]])
@@ -70,11 +70,13 @@ def test_wefat_by_hand():
     # cos(w, A) = [1, .5], cos(w, B) = [0, .5]: s = 0.5; SD of {1, .5, 0, .5}: sample sqrt(.5/3), population sqrt(.5/4)
     # partitions of {1, .5, 0, .5'} into 2 + 2: mean differences .5, 0, .5, -.5, 0, -.5
     sim_a, sim_b = np.array([[1.0, 0.5]]), np.array([[0.0, 0.5]])
-    result = wefat(sim_a, sim_b, alternative="greater")
+    result = wefat(sim_a, sim_b)  # default: one-sided "greater", ValNorm's WEFAT p
+    assert result.alternative == "greater"
     assert result.association == pytest.approx([0.5])
     assert result.effect_size == pytest.approx([0.5 / math.sqrt(0.5 / 3)])
     assert result.p_value == pytest.approx([2 / 6]) and result.p_method == "exact"
-    assert wefat(sim_a, sim_b).p_value == pytest.approx([4 / 6])  # two-sided = 2 * min(2/6, 6/6)
+    two_sided = wefat(sim_a, sim_b, alternative="two-sided")
+    assert two_sided.p_value == pytest.approx([4 / 6])  # 2 * min(2/6, 6/6)
     assert wefat(sim_a, sim_b, ddof=0).effect_size == pytest.approx([0.5 / math.sqrt(0.5 / 4)])
 
 
@@ -101,3 +103,31 @@ def test_wefat_normal_p_is_the_scalar_normal_approximation(alternative):
     expected = [normal_approximation_test(a, b, alternative=alternative).p_value for a, b in zip(sim_a, sim_b)]
     assert result.p_value == pytest.approx(expected)
     assert result.p_value[3] == 1.0
+
+
+def test_wefat_several_words_by_hand():
+    # Word 1: cos with A = [3, 4], with B = [1, 2] (any association values): s = 2, SD of {3, 4, 1, 2}
+    # sample sqrt(5/3); partitions of A ∪ B give mean differences 2, -1, 0, 0, 1, -2: p = 1/6.
+    # Word 2: the hand case above, s = .5, p = 2/6. Word 3: constant values: SD 0, d undefined, p = 1.
+    sim_a = np.array([[3.0, 4.0], [1.0, 0.5], [2.0, 2.0]])
+    sim_b = np.array([[1.0, 2.0], [0.0, 0.5], [2.0, 2.0]])
+    result = wefat(sim_a, sim_b)
+    assert result.association == pytest.approx([2.0, 0.5, 0.0])
+    assert result.effect_size[:2] == pytest.approx([2 / math.sqrt(5 / 3), 0.5 / math.sqrt(0.5 / 3)])
+    assert np.isnan(result.effect_size[2])
+    assert result.p_value == pytest.approx([1 / 6, 2 / 6, 1.0])
+    assert result.n_permutations == 6
+
+
+def test_wefat_sampled_and_exact_limit():
+    # 20 + 20 attribute values, A's all above B's for word 0 and all below for word 1:
+    # only the observed partition reaches word 0's value, so p = (1 + 0) / (1 + 999); word 1 has p = 1.
+    row = np.concatenate([np.arange(20.0) + 100, np.arange(20.0)])
+    sim = np.vstack([row, row[::-1]])
+    result = wefat(sim[:, :20], sim[:, 20:], p_method="sampled", n_resamples=999, seed=3)
+    assert result.p_method == "sampled" and result.n_permutations == 999
+    assert result.p_value == pytest.approx([1 / 1000, 1.0])
+    with pytest.raises(OptionError, match="exact_limit"):
+        wefat(sim[:, :20], sim[:, 20:], p_method="exact")
+    with pytest.raises(OptionError, match="p_method"):
+        wefat(sim[:, :20], sim[:, 20:], p_method="bootstrap")

@@ -127,3 +127,42 @@ def test_glove_6b_50d_is_available_offline():
     embeddings = load_embeddings("glove-6b-50d")
     assert len(embeddings) == 400_000 and embeddings.dimension == 50 and not embeddings.cased
     assert embeddings.lookup("Rose")[1] == "rose"
+
+
+def test_gensim_native_that_is_not_gensim_is_a_clear_error(tmp_path):
+    import pickle
+
+    (tmp_path / "junk.kv").write_bytes(b"not a pickle")
+    with pytest.warns(UnsafeFormatWarning), pytest.raises(ModelError, match="not a file saved by gensim"):
+        load_file(tmp_path / "junk.kv")
+    (tmp_path / "dict.kv").write_bytes(pickle.dumps({"a": 1}))
+    with pytest.warns(UnsafeFormatWarning), pytest.raises(ModelError, match="not a file saved by gensim"):
+        load_file(tmp_path / "dict.kv")
+
+
+def test_gensim_full_model_uses_its_word_vectors(tmp_path):
+    from gensim.models import Word2Vec
+
+    model = Word2Vec([["paris", "is", "a", "city"], ["york", "is", "a", "city"]], vector_size=4, min_count=1,
+                     seed=1, workers=1)
+    model.save(str(tmp_path / "w2v.model"))
+    with pytest.warns(UnsafeFormatWarning):
+        vectors = load_file(tmp_path / "w2v.model")
+    assert sorted(vectors.index_to_key) == ["a", "city", "is", "paris", "york"]
+    np.testing.assert_allclose(vectors["paris"], model.wv["paris"])
+
+
+def test_gzipped_glove_text(tmp_path):
+    import gzip
+
+    with gzip.open(tmp_path / "vectors.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("".join(f"{w} {' '.join(map(str, row))}\n" for w, row in zip(WORDS, MATRIX)))
+    assert guess_format(tmp_path / "vectors.txt.gz") == "glove"
+    check(load_file(tmp_path / "vectors.txt.gz"))
+
+
+def test_bad_limit(tmp_path):
+    from assoc.errors import OptionError
+
+    with pytest.raises(OptionError, match="limit must be a positive integer"):
+        load_embeddings("glove-6b-50d", limit=0)

@@ -145,3 +145,40 @@ def test_cli_errors_are_one_line(model):
     assert result.exit_code == 2 and "neither a registered name" in result.output
     listing = runner.invoke(build_cli(), ["weat", "embeddings"])
     assert listing.exit_code == 0 and listing.output.startswith("glove-6b-50d: GloVe 6B 50d")
+
+
+@pytest.mark.parametrize("bad, problem", [((0.0, 0.0), "all zeros"), ((float("nan"), 1.0), "NaN or infinite")])
+def test_vectors_without_direction_are_an_error(tmp_path, bad, problem):
+    vocab = {**VOCAB, "x2": bad}
+    np.save(tmp_path / "bad.npy", np.array(list(vocab.values()), dtype=np.float32))
+    (tmp_path / "bad.txt").write_text("\n".join(vocab), encoding="utf-8")
+    with pytest.raises(DataError, match=rf"target group 'X': 'x2' \(entry 'x2': {problem}"):
+        assoc.score("weat", STIMULI, [str(tmp_path / "bad.npy")])
+
+
+def test_limit_option_is_checked(model):
+    from assoc.errors import OptionError
+
+    with pytest.raises(OptionError, match="limit"):
+        assoc.score("weat", STIMULI, [model], limit=0)
+
+
+def test_wefat_default_is_one_sided(model):
+    # x2 = (1, 1) against A = {a1, x2}, B = {b1, y1}: cosines A = [r, 1], B = [r, r] with r = 1/√2.
+    # Partitions of {r, 1, r', r''} into 2 + 2: the three putting 1 in A give mean difference (1 - r)/2 = observed;
+    # the other three give -(1 - r)/2. One-sided p = 3/6, two-sided 1.
+    stimuli = {"target": {"T": ["x2"]}, "attribute": {"A": ["a1", "x2"], "B": ["b1", "y1"]}}
+    table = assoc.score("weat", stimuli, [model])
+    result = assoc.analyze("wefat", table).iloc[0]
+    assert result["alternative"] == "greater"
+    assert result["p_value"] == pytest.approx(3 / 6) and result["n_permutations"] == 6
+    assert assoc.analyze("wefat", table, alternative="two-sided").iloc[0]["p_value"] == pytest.approx(1.0)
+
+
+def test_valnorm_needs_four_words(model, tmp_path):
+    # Three words have norms; x2 = (1, 1) is equally close to a1 and b1 (SD 0): its WEFAT score is undefined.
+    (tmp_path / "norms.csv").write_text("word,valence\nx1,8\nx2,6\ny1,2\n", encoding="utf-8")
+    table = assoc.score("weat", {"target": {"T": ["x1", "x2", "y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}},
+                        [model])
+    with pytest.raises(DataError, match=r"only 2 target words .* \(3 have norms, 1 of them an undefined score"):
+        assoc.analyze("valnorm", table, norms=str(tmp_path / "norms.csv"))

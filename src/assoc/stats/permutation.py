@@ -37,7 +37,9 @@ is symmetric and this equals the proportion of ``|T_i| >= |T_obs|``).
 
 :func:`normal_approximation_test` gives the large-sample alternative for the
 mean difference, from the exact mean and variance of its permutation
-distribution.
+distribution. :func:`rowwise_permutation_test` runs many mean-difference tests
+(one per row of a matrix, e.g. one per word in WEFAT) on shared partitions,
+vectorised over rows and partitions alike.
 """
 
 from __future__ import annotations
@@ -91,6 +93,16 @@ def count_partitions(n_x: int, n_y: int) -> int:
     return math.comb(n_x + n_y, n_x)
 
 
+def _check_test_options(alternative: str, exact_limit: int, n_resamples: int) -> None:
+    """The options every permutation test here shares: a known alternative, valid counts."""
+    if alternative not in ALTERNATIVES:
+        raise OptionError(f"alternative must be one of {', '.join(ALTERNATIVES)}, not {alternative!r}")
+    if not isinstance(exact_limit, (int, np.integer)) or exact_limit < 0:
+        raise OptionError(f"exact_limit must be a non-negative integer, not {exact_limit!r}")
+    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise OptionError(f"n_resamples must be a positive integer, not {n_resamples!r}")
+
+
 def two_sample_permutation_test(
     x: np.ndarray | list[float],
     y: np.ndarray | list[float],
@@ -119,12 +131,7 @@ def two_sample_permutation_test(
         :class:`PermutationResult`; ``method`` says whether the p-value is exact or sampled.
     """
     x_arr, y_arr = _check_samples(x, y)
-    if alternative not in ALTERNATIVES:
-        raise OptionError(f"alternative must be one of {', '.join(ALTERNATIVES)}, not {alternative!r}")
-    if not isinstance(exact_limit, (int, np.integer)) or exact_limit < 0:
-        raise OptionError(f"exact_limit must be a non-negative integer, not {exact_limit!r}")
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise OptionError(f"n_resamples must be a positive integer, not {n_resamples!r}")
+    _check_test_options(alternative, exact_limit, n_resamples)
     partition_statistic = _resolve_statistic(statistic)
 
     pooled = np.concatenate([x_arr, y_arr])
@@ -154,6 +161,106 @@ def two_sample_permutation_test(
     p_less = (n_le + correction) / (n_permutations + correction)
     p_value = _combine(p_greater, p_less, alternative)
     return PermutationResult(observed, p_value, method, n_permutations, alternative)
+
+
+@dataclass(frozen=True)
+class RowwisePermutationResult:
+    """Result of :func:`rowwise_permutation_test`: one test per row, all on the same partitions.
+
+    Attributes:
+        statistic: observed mean difference per row, shape (rows,).
+        p_value: p-value per row for ``alternative``, shape (rows,).
+        method: ``"exact"`` or ``"sampled"`` (the same for every row).
+        n_permutations: partitions enumerated (exact) or drawn (sampled).
+        alternative: ``"greater"``, ``"less"`` or ``"two-sided"``.
+    """
+
+    statistic: np.ndarray
+    p_value: np.ndarray
+    method: str
+    n_permutations: int
+    alternative: str
+
+
+def rowwise_permutation_test(
+    values: np.ndarray,
+    n_x: int,
+    *,
+    alternative: Alternative = "greater",
+    exact_limit: int = 100_000,
+    n_resamples: int = 100_000,
+    seed: int | np.random.Generator | None = None,
+) -> RowwisePermutationResult:
+    """Many two-sample permutation tests of the mean difference at once, one per row of ``values``.
+
+    Row r is split into x_r = ``values[r, :n_x]`` and y_r = ``values[r, n_x:]``; its
+    statistic is T_r = mean(x_r) - mean(y_r), and its p-value is exactly what
+    :func:`two_sample_permutation_test` (``statistic="mean_difference"``) gives for
+    (x_r, y_r) on the same partitions: exact over all C(n, n_x) partitions when
+    there are at most ``exact_limit``, otherwise ``n_resamples`` random partitions
+    with the +1 correction, ties (within 1e-12 of the row's scale) counted as
+    extreme. All rows share the partitions, so the loop is over blocks of
+    partitions only: T for a block is one matrix product ``values @ membership.T``.
+    Used for WEFAT (one test per word over the partitions of A ∪ B).
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 2 or 0 in arr.shape:
+        raise DataError(f"values must be a non-empty 2-D array (tests × values), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise DataError(f"values contain {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s)")
+    n = arr.shape[1]
+    if isinstance(n_x, bool) or not isinstance(n_x, (int, np.integer)) or not 0 < n_x < n:
+        raise DataError(f"n_x must split the {n} values of a row into two non-empty groups, not {n_x!r}")
+    _check_test_options(alternative, exact_limit, n_resamples)
+    n_y = n - n_x
+    totals = arr.sum(axis=1)
+
+    def mean_difference(sum_x: np.ndarray) -> np.ndarray:
+        return sum_x / n_x - (totals[:, None] - sum_x) / n_y
+
+    observed = mean_difference(arr[:, :n_x].sum(axis=1)[:, None])[:, 0]
+    scale = np.maximum(np.abs(observed), np.mean(np.abs(arr), axis=1))
+    tolerance = _TIE_TOLERANCE * np.maximum(scale, np.finfo(float).tiny)
+
+    n_partitions = count_partitions(n_x, n_y)
+    if n_partitions <= exact_limit:
+        blocks = _exact_blocks(n, n_x)
+        method, n_permutations, correction = "exact", n_partitions, 0
+    else:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        blocks = _sampled_blocks(n, n_x, int(n_resamples), rng)
+        method, n_permutations, correction = "sampled", int(n_resamples), 1
+
+    # T = sum_x * (1/n_x + 1/n_y) - total/n_y is increasing in sum_x, so T >= T_obs - tol is
+    # sum_x >= a threshold per row (and likewise for <=): no T array per block.
+    slope = 1.0 / n_x + 1.0 / n_y
+    lower = ((observed - tolerance + totals / n_y) / slope)[:, None]
+    upper = ((observed + tolerance + totals / n_y) / slope)[:, None]
+    n_ge = np.zeros(arr.shape[0], dtype=np.int64)
+    n_le = np.zeros(arr.shape[0], dtype=np.int64)
+    for x_index, _ in _rebalanced(blocks, max(1, _BLOCK_ELEMENTS // max(arr.shape[0], 1))):
+        member = np.zeros((x_index.shape[0], n))
+        np.put_along_axis(member, x_index, 1.0, axis=1)
+        sum_x = arr @ member.T  # (rows, partitions in block): sum of x for every row and partition
+        n_ge += np.count_nonzero(sum_x >= lower, axis=1)
+        n_le += np.count_nonzero(sum_x <= upper, axis=1)
+
+    p_greater = (n_ge + correction) / (n_permutations + correction)
+    p_less = (n_le + correction) / (n_permutations + correction)
+    if alternative == "greater":
+        p_value = p_greater
+    elif alternative == "less":
+        p_value = p_less
+    else:
+        p_value = np.minimum(1.0, 2.0 * np.minimum(p_greater, p_less))
+    return RowwisePermutationResult(observed, p_value.astype(float), method, n_permutations, alternative)
+
+
+def _rebalanced(blocks, rows: int):
+    """Re-cut a stream of (x_index, y_index) blocks into blocks of at most ``rows`` partitions."""
+    for x_index, y_index in blocks:
+        for start in range(0, x_index.shape[0], rows):
+            yield x_index[start:start + rows], y_index[start:start + rows]
 
 
 def normal_approximation_test(

@@ -30,6 +30,7 @@ from assoc.stats.permutation import (
     Alternative,
     PermutationResult,
     count_partitions,
+    rowwise_permutation_test,
     two_sample_permutation_test,
 )
 
@@ -201,7 +202,7 @@ def wefat(
     sim_b: np.ndarray,
     *,
     ddof: int = 1,
-    alternative: Alternative = "two-sided",
+    alternative: Alternative = "greater",
     p_method: str = "auto",
     exact_limit: int = 100_000,
     n_resamples: int = 10_000,
@@ -213,13 +214,20 @@ def wefat(
     (Caliskan et al. 2017, WEFAT; the score ValNorm correlates with human valence).
 
     The p-value tests s(w, A, B) against its distribution over partitions of
-    A ∪ B into sets of sizes |A|, |B| (Toney & Caliskan 2021):
-    ``p_method="exact"`` enumerates them, ``"sampled"`` draws ``n_resamples``
-    (+1 correction), ``"normal"`` uses the normal approximation with the exact
-    permutation variance (:func:`~assoc.stats.permutation.normal_approximation_test`),
-    and ``"auto"`` is exact when C(|A|+|B|, |A|) <= ``exact_limit``, normal otherwise.
-    Permutations of a row's similarities and of the mean difference give the same
-    p-value as permutations of s(w, A, B), which is that mean difference.
+    A ∪ B into sets of sizes |A|, |B| (Toney & Caliskan 2021, whose WEFAT p is
+    one-sided: ``alternative="greater"``, the default, i.e. w closer to A; ValNorm
+    calls p <= .05 or p >= .95 significant). ``p_method="exact"`` enumerates the
+    partitions, ``"sampled"`` draws ``n_resamples`` of them (+1 correction; all
+    words share the same draws), ``"normal"`` uses the normal approximation with
+    the exact permutation variance
+    (:func:`~assoc.stats.permutation.normal_approximation_test`; Toney & Caliskan
+    fit a normal to sampled null values instead), and ``"auto"`` is exact when
+    C(|A|+|B|, |A|) <= ``exact_limit``, normal otherwise. Toney & Caliskan permute
+    the WEFAT *effect size*; its denominator, the SD over A ∪ B, is the same for
+    every partition of A ∪ B, so permuting the effect size, s(w, A, B) or the
+    row's mean difference gives the same p-value. Exact and sampled tests run
+    through :func:`~assoc.stats.permutation.rowwise_permutation_test`, vectorised
+    over words and partitions.
     """
     sim_a, sim_b = _matrix(sim_a, "sim_a"), _matrix(sim_b, "sim_b")
     if sim_a.shape[0] != sim_b.shape[0]:
@@ -242,21 +250,17 @@ def wefat(
     if method == "normal":
         p_values = _normal_p_values(association, both, n_a, n_b, alternative)
         return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, 0, alternative, n_a, n_b)
-    rng = np.random.default_rng(seed)
-    p_values = np.empty(sim_a.shape[0])
-    n_permutations = 0
-    for i in range(sim_a.shape[0]):  # one test per word; each test is vectorised over permutations
-        result = two_sample_permutation_test(
-            sim_a[i], sim_b[i], statistic="mean_difference", alternative=alternative,
-            exact_limit=exact_limit if method == "exact" else 0, n_resamples=n_resamples, seed=rng,
+    if method == "exact" and count_partitions(n_a, n_b) > exact_limit:
+        raise OptionError(
+            f"exact WEFAT p-values need C({n_a + n_b}, {n_a}) = {count_partitions(n_a, n_b)} partitions, "
+            f"more than exact_limit={exact_limit}; use p_method=normal or sampled"
         )
-        if method == "exact" and result.method != "exact":
-            raise OptionError(
-                f"exact WEFAT p-values need C({n_a + n_b}, {n_a}) = {count_partitions(n_a, n_b)} partitions, "
-                f"more than exact_limit={exact_limit}; use p_method=normal or sampled"
-            )
-        p_values[i] = result.p_value
-        n_permutations = result.n_permutations
+    # All words at once, on shared partitions (vectorised over words and partitions).
+    test = rowwise_permutation_test(
+        both, n_a, alternative=alternative, exact_limit=exact_limit if method == "exact" else 0,
+        n_resamples=n_resamples, seed=seed,
+    )
+    p_values, n_permutations = test.p_value, test.n_permutations
     return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, n_permutations, alternative, n_a, n_b)
 
 

@@ -93,7 +93,8 @@ class WEFATAnalysis(Analysis):
     options = (
         Option("targets", list, None, "target groups to score (default: all)"),
         *_GROUP_OPTIONS,
-        Option("alternative", str, "two-sided", "p-value: two-sided, greater (closer to A), less (closer to B)",
+        Option("alternative", str, "greater",
+               "p-value: greater (one-sided, w closer to A, as ValNorm), less (closer to B), two-sided",
                choices=("greater", "less", "two-sided")),
         Option("p_method", str, "auto",
                "auto (exact when feasible, else normal), exact, sampled, normal (approximation)",
@@ -180,17 +181,21 @@ class ValNormAnalysis(Analysis):
             # A word listed in two target groups counts once.
             scores = frame.assign(word=words).drop_duplicates("word")
             human = scores["word"].map(lookup)
-            found = human.notna() & np.isfinite(scores["effect_size"])
+            rated = human.notna()
+            found = rated & np.isfinite(scores["effect_size"])
+            # A word whose cosines with A ∪ B are all equal has SD 0: its WEFAT score is undefined.
+            undefined = int((rated & ~found).sum())
             if found.sum() < 4:
-                raise DataError(f"only {int(found.sum())} target words have valence norms in {norms.source}; "
-                                "a correlation needs at least 4")
+                raise DataError(f"only {int(found.sum())} target words have valence norms in {norms.source} and a "
+                                f"defined WEFAT score ({int(rated.sum())} have norms, {undefined} of them an "
+                                "undefined score: SD 0 over A ∪ B); a correlation needs at least 4")
             result = correlation(scores.loc[found, "effect_size"].to_numpy(), human[found].to_numpy(dtype=float),
                                  method=p["method"], confidence=p["level"])
             rows.append({
                 **unit.key, "a": frame["a"].iloc[0], "b": frame["b"].iloc[0], "sd": frame["sd"].iloc[0],
                 "method": result.method, "r": result.r, "ci_low": result.ci_low, "ci_high": result.ci_high,
                 "ci_level": result.confidence, "p_value": result.p_value, "n": result.n,
-                "n_targets": len(scores), "n_norms": len(norms), "norms": norms.source,
+                "n_targets": len(scores), "n_undefined": undefined, "n_norms": len(norms), "norms": norms.source,
                 "dropped": ", ".join(unit.dropped),
             })
         return pd.DataFrame(rows)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -179,6 +180,8 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
     """
     if format not in FORMATS:
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise OptionError(f"limit must be a positive integer, not {limit!r}")
     key = (model, format, vocabulary, limit)
     with _CACHE_LOCK:
         if key in _CACHE:
@@ -249,7 +252,11 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
                 "arbitrary code; load only files you trust",
                 UnsafeFormatWarning, stacklevel=3,
             )
-            vectors = KeyedVectors.load(str(path))
+            try:
+                vectors = KeyedVectors.load(str(path))
+            except (pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, KeyError) as exc:
+                raise ModelError(f"cannot read gensim embeddings from {path}: not a file saved by gensim's "
+                                 f".save() ({type(exc).__name__}: {exc})") from None
             if not isinstance(vectors, KeyedVectors):
                 # a full Word2Vec/FastText model saved with .save(): use its word vectors
                 vectors = getattr(vectors, "wv", None)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from assoc.errors import DataError, StimuliError
-from assoc.options import Option
+from assoc.options import Option, positive
 from assoc.scorer import Scorer
 
 from .embeddings import CASES, FORMATS, PHRASES
@@ -53,7 +53,8 @@ class WEATScorer(Scorer):
                "largest share of a group's words that may be out of vocabulary; more is an error", check=_share),
         Option("format", str, "auto", "embedding file format (auto guesses from the file name)", choices=FORMATS),
         Option("vocabulary", str, None, "vocabulary file for format=numpy (default: found next to the matrix)"),
-        Option("limit", int, None, "read only the first N vectors of the file (they are usually the most frequent)"),
+        Option("limit", int, None, "read only the first N vectors of the file (they are usually the most frequent)",
+               check=positive),
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
@@ -90,6 +91,7 @@ class WEATScorer(Scorer):
                         matrix, tokens = lookup_matrix(embeddings, list(words), case=self.params["case"],
                                                        phrases=self.params["phrases"])
                         lookups[kind, group] = (list(words), matrix, tokens)
+                self._check_vectors(design.name, model, lookups)
                 self._check_missing(design.name, model, lookups)
                 targets = [(g, w, t) for g in target_groups for w, t in zip(lookups["target", g][0],
                                                                             lookups["target", g][2])]
@@ -117,6 +119,21 @@ class WEATScorer(Scorer):
         steps.close()
         return normalise(pd.concat(frames, ignore_index=True), scorer=self.name, measure=self.measure,
                          extra_columns=list(self.extra_columns))
+
+    def _check_vectors(self, design: str, model: str, lookups: dict) -> None:
+        """A word found in the embedding whose vector is all zeros or not finite has no cosine: an error
+        naming it (dropping it silently, as a NaN cosine would, hides a broken embedding file)."""
+        import numpy as np
+
+        bad = []
+        for (kind, group), (words, matrix, tokens) in lookups.items():
+            for word, vector, token in zip(words, matrix, tokens):
+                if token and (not np.all(np.isfinite(vector)) or not np.any(vector)):
+                    problem = "all zeros" if np.all(np.isfinite(vector)) else "NaN or infinite values"
+                    bad.append(f"{kind} group {group!r}: {word!r} (entry {token!r}: {problem})")
+        if bad:
+            raise DataError(f"design {design!r}, embedding {model!r}: these vectors have no direction, so no "
+                            f"cosine: {'; '.join(bad)}. Check the embedding file or remove the words")
 
     def _check_missing(self, design: str, model: str, lookups: dict) -> None:
         """Warn with every out-of-vocabulary word per group; error when a group loses too many."""
