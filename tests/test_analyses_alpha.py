@@ -84,3 +84,24 @@ def test_fmat_like_table_with_designs_and_masks():
     icc = assoc.analyze("icc", table)
     assert set(icc["n_items"]) == {(4 + 5) * 2 * 3}
     assert icc.iloc[0]["items"] == "design,context,target_group,target,attribute_group,attribute,mask_group,mask"
+
+
+def test_item_without_any_value_is_dropped_and_reported():
+    # an out-of-vocabulary word has no value anywhere: without dropping it first, every case
+    # would be incomplete; the remaining items give the alpha of the table without it
+    table = make_table(2)
+    table.loc[table["target"] == "t3", "value"] = np.nan
+    table.loc[(table["target"] == "t5") & (table["context"] == "query 1 {TARGET}"), "value"] = np.nan
+    result = assoc.analyze("alpha", table, item="target", by=["model"])
+    assert list(result["n_items_dropped"]) == [1, 1] and set(result["items_dropped"]) == {"t3"}
+    assert list(result["n_items"]) == [11, 11] and list(result["n_cases_dropped"]) == [1, 1]
+    part = table[(table["model"] == "m1") & (table["target"] != "t3")]
+    wide = part.pivot(index=["context", "attribute"], columns="target", values="value").dropna()
+    assert result.iloc[0]["alpha"] == pytest.approx(pg.cronbach_alpha(wide)[0], abs=1e-12)
+    assert result.iloc[0]["n_cases"] == 3
+
+
+def test_table_without_queries_gets_a_hint():
+    table = make_table().assign(context="")
+    with pytest.raises(DataError, match="use item=target or item=attribute"):
+        assoc.analyze("alpha", table.drop_duplicates(subset=["model", "target"]))

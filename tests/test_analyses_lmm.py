@@ -73,3 +73,20 @@ def test_lmm_errors():
         assoc.analyze("lmm", table, formula="value ~ nosuchcolumn")
     with pytest.raises(DataError, match="more parameters"):
         assoc.analyze("lmm", table, formula="value ~ attribute_group", nested=["value ~ 1"])
+
+
+def test_convergence_problems_appear_in_the_output_and_provenance():
+    # no model effect at all: the model variance is on the boundary (0); statsmodels warns
+    rng = np.random.default_rng(0)
+    cells = [(c, t) for c in ["q1", "q2"] for t in range(8)]
+    truth = {cell: rng.normal() for cell in cells}
+    rows = [{"scorer": "fmat", "model": m, "context": c, "target": f"t{t}", "target_group": "A" if t < 4 else "B",
+             "measure": "lpr", "value": truth[(c, t)] + rng.normal(scale=0.5)}
+            for m in ["m1", "m2", "m3"] for (c, t) in cells]
+    with pytest.warns(RuntimeWarning, match="mixed model 'value ~ target_group'"):
+        result = assoc.analyze("lmm", normalise(pd.DataFrame(rows)), formula="value ~ target_group")
+    fixed = result[result["kind"] == "fixed"]
+    assert fixed["warnings"].str.contains("boundary").all()
+    assert fixed["warnings"].str.contains("optimiser default \\(bfgs/lbfgs/cg\\) failed").all()
+    assert set(result["converged"]) == {True}
+    assert any("boundary" in w for w in result.attrs["assoc"]["warnings"])

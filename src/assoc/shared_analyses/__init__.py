@@ -12,9 +12,10 @@ from .icc import ICCAnalysis
 from .lmm import LMMAnalysis
 from .regress import RegressAnalysis
 from .standardize import StandardizeAnalysis
+from .stereotype import StereotypeAnalysis
 
 ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
-            LMMAnalysis, RegressAnalysis)
+            LMMAnalysis, RegressAnalysis, StereotypeAnalysis)
 
 __all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis",
-           "RegressAnalysis", "StandardizeAnalysis"]
+           "RegressAnalysis", "StandardizeAnalysis", "StereotypeAnalysis"]

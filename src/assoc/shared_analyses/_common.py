@@ -60,15 +60,20 @@ def single_measure_check(table: pd.DataFrame, columns: Sequence[str], *, what: s
             )
 
 
-def criterion_source(value: Any) -> Any:
-    """``check`` for a criterion option: a DataFrame, a mapping key -> value, or a table file path."""
+def table_source(value: Any, *, what: str = "criterion", mapping: str = "a mapping") -> Any:
+    """Validate an option naming an external table: a non-empty DataFrame, a non-empty mapping, or a table file.
+
+    ``what`` names the table in messages; ``mapping`` describes the accepted mapping shape.
+    """
     import pandas as pd
 
     if isinstance(value, pd.DataFrame):
+        if value.empty:
+            raise ValueError(f"the {what} table has no rows")
         return value
     if isinstance(value, dict):
         if not value:
-            raise ValueError("the criterion mapping is empty")
+            raise ValueError(f"the {what} mapping is empty")
         return value
     if isinstance(value, (str, Path)):
         path = Path(value)
@@ -77,7 +82,12 @@ def criterion_source(value: Any) -> Any:
         if not path.is_file():
             raise ValueError(f"file not found: {path}")
         return str(path)
-    raise ValueError(f"must be a DataFrame, a mapping or a file path, got {type(value).__name__}")
+    raise ValueError(f"must be a file path, a DataFrame or {mapping}, got {type(value).__name__}")
+
+
+def criterion_source(value: Any) -> Any:
+    """``check`` for a criterion option: a DataFrame, a mapping key -> value, or a table file path."""
+    return table_source(value, what="criterion", mapping="a mapping key -> value")
 
 
 def load_criterion(source: Any, *, key: str) -> pd.DataFrame:

@@ -20,8 +20,10 @@ class AlphaAnalysis(Analysis):
     target x attribute (x [MASK] option) cells, as ``LPR_reliability(item="query")`` in the
     FMAT R package;
     ``item="target"`` or ``"attribute"`` treat words as items. Separate estimates per
-    ``by`` group (default: per measure and model). Cases missing any item are dropped and
-    counted (listwise deletion). Formulas and the Feldt (1965) interval:
+    ``by`` group (default: per measure and model). Items without any value in a group (e.g. an
+    out-of-vocabulary word) are dropped first and counted (``n_items_dropped``, named in
+    ``items_dropped``); then cases missing any remaining item are dropped and counted
+    (listwise deletion, ``n_cases_dropped``). Formulas and the Feldt (1965) interval:
     :mod:`assoc.stats.reliability`.
     """
 
@@ -64,13 +66,25 @@ class AlphaAnalysis(Analysis):
         rows = []
         for key, part in groups(table, by):
             where = f" in group {key}" if key else ""
+            # an item without any value (e.g. an out-of-vocabulary word) would otherwise make every
+            # case incomplete: drop it first, and report it
+            has_value = part.groupby(item, sort=False, dropna=False)["value"].apply(lambda v: bool(v.notna().any()))
+            empty_items = [str(name) for name, ok in has_value.items() if not ok]
+            if empty_items:
+                part = part[~part[item].isin(has_value.index[~has_value.to_numpy()])]
             wide, dropped = ratings_matrix(part, items=cases, raters=[item])
             if wide.shape[1] < 2:
-                raise DataError(f"alpha needs at least 2 items (values of {item!r}){where}, found {wide.shape[1]}")
+                hint = ""
+                if item == "context" and wide.shape[1] == 1 and not str(wide.columns[0]):
+                    hint = "; the table has no queries (context is empty): use item=target or item=attribute"
+                raise DataError(f"alpha needs at least 2 items (values of {item!r}) with values{where}, found "
+                                f"{wide.shape[1]}" + (f" after dropping {len(empty_items)} without any value"
+                                                      if empty_items else "") + hint)
             if len(wide) < 2:
                 raise DataError(f"alpha needs at least 2 complete cases{where}; {len(wide)} left after dropping "
                                 f"{dropped} incomplete one(s)")
             result = cronbach_alpha(wide.to_numpy(), confidence=p["confidence"])
             rows.append({**key, "item": item, "cases": ",".join(cases), **result.as_dict(),
-                         "n_cases_dropped": dropped})
+                         "n_cases_dropped": dropped, "n_items_dropped": len(empty_items),
+                         "items_dropped": ",".join(empty_items)})
         return pd.DataFrame(rows)

@@ -31,7 +31,9 @@ class RegressAnalysis(Analysis):
     name = "regress"
     description = "OLS and nested regressions (quadratic terms, interactions): R^2, Delta R^2, F change, LRT, AIC."
     citation = ("Cohen, J., Cohen, P., West, S. G., & Aiken, L. S. (2003). Applied Multiple Regression/Correlation "
-                "Analysis (3rd ed.); Nicolas, G., & Caliskan, A. (2024). arXiv:2408.00162.")
+                "Analysis (3rd ed.); Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are "
+                "differentiable components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
+                "doi:10.1093/pnasnexus/pgae493")
     options = (
         Option("formula", str, REQUIRED, "regression formula, e.g. 'value ~ pct_male + I(pct_male**2)'",
                check=_formula),

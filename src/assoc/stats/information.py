@@ -1,4 +1,11 @@
-"""Information criteria shared by the fitted-model classes."""
+"""Information criteria shared by the fitted-model classes.
+
+References:
+    Akaike, H. (1974). A new look at the statistical model identification. IEEE Transactions on
+        Automatic Control, 19(6), 716-723. doi:10.1109/TAC.1974.1100705
+    Schwarz, G. (1978). Estimating the dimension of a model. The Annals of Statistics, 6(2),
+        461-464. doi:10.1214/aos/1176344136
+"""
 
 from __future__ import annotations
 

@@ -14,13 +14,15 @@ For a reduced model (``p_0`` coefficients) nested in a fuller one (``p_1``), fit
 
 with ``l = -n/2 (ln(2 pi RSS / n) + 1)`` the maximised Gaussian log-likelihood. This is the
 hierarchical-regression comparison of Cohen, Cohen, West & Aiken (2003, ch. 5) used by
-Nicolas & Caliskan (2024) for their three nested models.
+Nicolas & Caliskan (2024) for their three nested models (they fit them as mixed models with
+the category as a random factor: :mod:`assoc.stats.mixed` offers the same comparisons).
 
 References:
     Cohen, J., Cohen, P., West, S. G., & Aiken, L. S. (2003). Applied Multiple
         Regression/Correlation Analysis for the Behavioral Sciences (3rd ed.). Erlbaum.
-    Nicolas, G., & Caliskan, A. (2024). A taxonomy of stereotype content in large language
-        models. arXiv:2408.00162.
+    Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
+        components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493.
+        doi:10.1093/pnasnexus/pgae493
 """
 
 from __future__ import annotations

@@ -1,0 +1,265 @@
+"""Dictionary coding of listed or associated words: representativeness and direction.
+
+Nicolas & Caliskan (2024) code every word a language model lists for (or associates with) a
+social-category term with content dictionaries (Warmth and Competence, from SADCAT; Nicolas,
+Bai & Fiske, 2021). For one response ``w`` and one dimension ``D`` with dictionary ``Dict_D``
+(a set of words, each with a direction ``dir_D(w)`` in [-1, 1], -1 = low, 1 = high)::
+
+    representativeness_D(w) = 1 if w in Dict_D else 0        (a word in two dictionaries gets 1 for both)
+    direction_D(w)          = dir_D(w) if w in Dict_D else NA
+
+and per term (the responses r_1..r_n listed for it, repeated responses removed)::
+
+    representativeness_D = (1 / n) * sum_i representativeness_D(r_i)             in [0, 1]
+    direction_D          = mean of direction_D(r_i) over the responses with a
+                           direction (NA ignored); NA when there is none          in [-1, 1]
+
+so representativeness is the share of responses about the dimension, whatever their direction,
+and direction says where on the dimension those responses fall. A dictionary word without a
+direction (NA) counts for representativeness but not for direction.
+
+Before matching, words of both the responses and the dictionary can be normalised as the paper
+prescribes (lowercase; dashes replaced by spaces), plus surrounding and repeated whitespace
+removed. The paper also turns plurals into singulars but does not name the tool; that step is
+left to the user (list both forms in the dictionary, or singularise the responses first).
+
+References:
+    Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
+        components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493.
+        doi:10.1093/pnasnexus/pgae493
+    Nicolas, G., Bai, X., & Fiske, S. T. (2021). Comprehensive stereotype content dictionaries
+        using a semi-automated method. European Journal of Social Psychology, 51(1), 178-196.
+        doi:10.1002/ejsp.2724
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from assoc.errors import DataError
+
+#: Dash characters replaced by a space when normalising: hyphen-minus, hyphen, non-breaking
+#: hyphen, figure dash, en dash, em dash, minus sign.
+DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+_DASH_RE = re.compile(f"[{re.escape(DASHES)}]")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def normalize_word(word: str, *, normalize: bool = True) -> str:
+    """Lowercase, dashes to spaces, whitespace collapsed and stripped (only strip when ``normalize`` is false)."""
+    text = str(word)
+    if not normalize:
+        return text.strip()
+    text = _DASH_RE.sub(" ", text.casefold())
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    """Content dictionaries: for each dimension, the (normalised) words and their directions (NaN = none)."""
+
+    entries: dict[str, dict[str, float]]
+    normalize: bool = True
+    n_source_rows: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def dimensions(self) -> list[str]:
+        return list(self.entries)
+
+    def code(self, word: str, dimension: str) -> tuple[float, float]:
+        """(representativeness, direction) of one already-normalised word on ``dimension``."""
+        words = self.entries[dimension]
+        if word in words:
+            return 1.0, words[word]
+        return 0.0, math.nan
+
+
+def _direction(value: Any, *, word: str, dimension: str) -> float:
+    """A direction in [-1, 1], or NaN for a missing one; anything else is an error naming the word."""
+    if value is None or (isinstance(value, str) and value.strip().upper() in {"", "NA", "NAN"}):
+        return math.nan
+    if isinstance(value, bool):
+        raise DataError(f"dictionary: direction of {word!r} on {dimension!r} must be a number in [-1, 1], "
+                        f"got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"dictionary: direction of {word!r} on {dimension!r} must be a number in [-1, 1] or empty, "
+                        f"got {value!r}") from None
+    if math.isnan(number):
+        return math.nan
+    if not -1.0 <= number <= 1.0:
+        raise DataError(f"dictionary: direction of {word!r} on {dimension!r} is {number}, outside [-1, 1]")
+    return number
+
+
+def _membership(value: Any, *, word: str, column: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if number in (0.0, 1.0):
+        return number == 1.0
+    raise DataError(f"dictionary: column {column!r} must hold 0 or 1, got {value!r} for {word!r}")
+
+
+def _add(entries: dict[str, dict[str, float]], dimension: str, raw_word: Any, direction: float, *,
+         normalize: bool, notes: list[str]) -> None:
+    if raw_word is None or (isinstance(raw_word, float) and math.isnan(raw_word)):
+        raise DataError(f"dictionary: a word of dimension {dimension!r} is missing")
+    word = normalize_word(raw_word, normalize=normalize)
+    if not word:
+        raise DataError(f"dictionary: a word of dimension {dimension!r} is empty")
+    words = entries.setdefault(dimension, {})
+    if word in words:
+        old = words[word]
+        same = (math.isnan(old) and math.isnan(direction)) or old == direction
+        if not same:
+            raise DataError(f"dictionary: {word!r} is listed twice on {dimension!r} with different directions "
+                            f"({old} and {direction})" + (" after normalisation" if normalize else ""))
+        notes.append(f"{word!r} listed more than once on {dimension!r}")
+        return
+    words[word] = direction
+
+
+def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool = True) -> Dictionary:
+    """Read content dictionaries from a file, a DataFrame or a mapping.
+
+    Accepted shapes (words are normalised with :func:`normalize_word` unless ``normalize`` is false):
+
+    * **long**: columns ``word`` (``word_column``), ``dimension`` and optionally ``direction``;
+      one row per word and dimension it belongs to; an empty direction is NA.
+    * **wide**: column ``word`` and, per dimension ``D``, a column ``D_dict`` (1 = the word is
+      in D's dictionary, 0 = not) and optionally ``D_dir`` (its direction; ignored where
+      ``D_dict`` is 0, since direction is NA when representativeness is 0).
+    * **mapping** ``{dimension: {word: direction or None}}``.
+
+    A file is .csv, .tsv, .parquet or .jsonl (one JSON object per line).
+    """
+    notes: list[str] = []
+    entries: dict[str, dict[str, float]] = {}
+    if isinstance(source, Mapping):
+        if not source:
+            raise DataError("dictionary: the mapping is empty")
+        for dimension, words in source.items():
+            if not isinstance(words, Mapping):
+                raise DataError(f"dictionary: dimension {dimension!r} must map words to directions, "
+                                f"got {type(words).__name__}")
+            entries.setdefault(str(dimension), {})
+            for raw, value in words.items():
+                _add(entries, str(dimension), raw, _direction(value, word=str(raw), dimension=str(dimension)),
+                     normalize=normalize, notes=notes)
+        return Dictionary(entries, normalize, sum(len(w) for w in source.values()), tuple(notes))
+    frame = _read_frame(source, word_column)
+    if word_column not in frame.columns:
+        raise DataError(f"dictionary: no word column {word_column!r} "
+                        f"(its columns: {', '.join(map(str, frame.columns))}); "
+                        "name it with the 'dictionary_word' option")
+    if "dimension" in frame.columns:
+        has_direction = "direction" in frame.columns
+        for row in frame.itertuples(index=False):
+            record = row._asdict()
+            dimension = str(record["dimension"]).strip()
+            if not dimension or dimension.lower() in {"nan", "none"}:
+                raise DataError(f"dictionary: the dimension of {record[word_column]!r} is missing")
+            direction = (_direction(record["direction"], word=str(record[word_column]), dimension=dimension)
+                         if has_direction else math.nan)
+            _add(entries, dimension, record[word_column], direction, normalize=normalize, notes=notes)
+    else:
+        dimensions = [c[: -len("_dict")] for c in frame.columns if str(c).endswith("_dict")]
+        if not dimensions:
+            raise DataError("dictionary: expected a long table (columns word, dimension, direction) or a wide one "
+                            "(word, <dimension>_dict, <dimension>_dir); "
+                            f"got columns {', '.join(map(str, frame.columns))}")
+        orphans = [c for c in frame.columns if str(c).endswith("_dir") and c[: -len("_dir")] not in dimensions]
+        if orphans:
+            raise DataError(f"dictionary: column(s) {', '.join(map(repr, orphans))} have no matching '_dict' column")
+        for dimension in dimensions:
+            entries.setdefault(dimension, {})
+            dir_column = f"{dimension}_dir"
+            for word, member, direction in zip(frame[word_column], frame[f"{dimension}_dict"],
+                                               frame[dir_column] if dir_column in frame.columns
+                                               else [None] * len(frame)):
+                if _membership(member, word=str(word), column=f"{dimension}_dict"):
+                    _add(entries, dimension, word, _direction(direction, word=str(word), dimension=dimension),
+                         normalize=normalize, notes=notes)
+    if not entries:
+        raise DataError("dictionary: it has no entries")
+    return Dictionary(entries, normalize, len(frame), tuple(notes))
+
+
+def _read_frame(source: Any, word_column: str) -> pd.DataFrame:
+    from pathlib import Path
+
+    if isinstance(source, pd.DataFrame):
+        return source.copy()
+    if not isinstance(source, (str, Path)):
+        raise DataError(f"dictionary: expected a file path, a DataFrame or a mapping, got {type(source).__name__}")
+    path = Path(source)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in {".csv", ".tsv"}:
+            # words such as 'NA' or 'null' are words, not missing values; directions are parsed by _direction
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+        elif suffix in {".parquet", ".pq"}:
+            frame = pd.read_parquet(path)
+        elif suffix in {".jsonl", ".json"}:
+            frame = pd.read_json(path, orient="records", lines=True, dtype={word_column: str})
+        else:
+            raise DataError(f"dictionary: cannot read {str(path)!r}: use a .csv, .tsv, .parquet or .jsonl file")
+    except (ValueError, OSError) as exc:
+        raise DataError(f"dictionary: cannot read {path}: {exc}") from None
+    if frame.empty:
+        raise DataError(f"dictionary: {path} has no rows")
+    return frame
+
+
+def code_words(words: Sequence[str], dictionary: Dictionary, dimensions: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per-response codes: ``{dimension: (representativeness array, direction array)}`` stacked as (2, n).
+
+    ``words`` must already be normalised (:func:`normalize_word`) with the dictionary's setting.
+    """
+    out = {}
+    for dimension in dimensions:
+        codes = np.array([dictionary.code(w, dimension) for w in words], dtype=float).reshape(-1, 2)
+        out[dimension] = codes.T
+    return out
+
+
+@dataclass(frozen=True)
+class TermCoding:
+    """Representativeness and direction of one dimension for one term's responses."""
+
+    representativeness: float
+    direction: float
+    n_responses: int  # responses coded (after removing empty and repeated ones)
+    n_in_dictionary: int  # responses in the dimension's dictionary
+    n_with_direction: int  # of those, responses with a direction (the direction's N)
+
+
+def aggregate(representativeness: np.ndarray, direction: np.ndarray) -> TermCoding:
+    """Mean representativeness over all responses; mean direction over those with one (module docstring)."""
+    rep = np.asarray(representativeness, dtype=float)
+    dirs = np.asarray(direction, dtype=float)
+    n = int(rep.size)
+    if n == 0:
+        raise DataError("a term needs at least one response to be coded")
+    has_direction = np.isfinite(dirs)
+    k = int(has_direction.sum())
+    return TermCoding(
+        representativeness=float(rep.mean()),
+        direction=float(dirs[has_direction].mean()) if k else math.nan,
+        n_responses=n,
+        n_in_dictionary=int(rep.sum()),
+        n_with_direction=k,
+    )
