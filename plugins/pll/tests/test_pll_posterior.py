@@ -121,6 +121,10 @@ def test_missing_variant_and_wrong_tokens_are_clear_errors():
         posterior_table(pll_table(tokens_scored="all"), prior="uniform")
     with pytest.raises(DataError, match="lack 1 variant"):
         posterior_table(pll_table(), prior="counts", counts={"fireman": 1, "firefighter": 2})
+    only_one = pll_table()
+    only_one = only_one[only_one["mask"] == "fireman"]
+    with pytest.raises(DataError, match="only one variant.*'fireman'"):
+        posterior_table(only_one, prior="uniform")
 
 
 def test_counts_csv(tmp_path):

@@ -149,6 +149,33 @@ def test_word_l2r_masks_later_pieces_of_a_three_piece_word(lms):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_word_l2r_with_the_variant_excluded(lms, family):
+    # word_l2r and tokens=context/variant together: the context holds a multi-piece word
+    # (crew ##me ##mber in BERT) and the variant is multi-piece too; the variant's tokens stay
+    # visible while context tokens are scored, and are scored word_l2r with tokens=variant.
+    lm = lms[family]
+    sentence, span = filled_sentence("the crewmember is a [MASK] from utah", "firewoman")
+    ids = lm.tokenizer(sentence)["input_ids"]
+    tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+    own = variant_token_positions(lm, tokens, "firewoman")
+    context = [p for p in range(1, len(ids) - 1) if p not in own]
+    for which, positions in (("context", context), ("variant", own)):
+        plan = hand_masks(family, tokens, "word_l2r", positions)
+        if which == "context":  # the reference never masks a variant token
+            assert all(not set(masked) & set(own) for _, masked in plan)
+        expected = hand_log_probs(lm, ids, plan)
+        result = score_sentences(lm, [sentence], [span], metric="word_l2r", tokens=which, max_tokens=64)[0]
+        assert [t.position for t in result.token_log_probs] == positions
+        assert [t.log_prob for t in result.token_log_probs] == pytest.approx(expected, abs=TOL)
+        assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(positions))
+    if family == "bert":  # the masks really span three pieces, in the context and in the variant
+        crew = tokens.index("crew")
+        assert tokens[crew:crew + 3] == ["crew", "##me", "##mber"]
+        assert dict(hand_masks(family, tokens, "word_l2r", context))[crew] == [crew, crew + 1, crew + 2]
+        assert len(own) >= 2
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("variant", ["firewoman", "crew member"])
 def test_context_tokens_exclude_the_variant(lms, family, variant):
     lm = lms[family]
@@ -289,3 +316,43 @@ def test_long_input_runs_in_batches_under_the_token_budget(lms, monkeypatch):
     expected = hand_log_probs(lm, ids, [(p, [p]) for p in probe])
     got = {t.position: t.log_prob for t in result.token_log_probs}
     assert [got[p] for p in probe] == pytest.approx(expected, abs=TOL)
+
+
+def test_input_of_512_tokens_runs_under_a_small_budget(tmp_path, monkeypatch):
+    # The memory requirement: a 512-token input (BERT's maximum) runs in bounded
+    # batches. A one-layer BERT with 512 positions keeps it fast; the mechanics are the same.
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    from assoc.mlm import load_masked_lm
+
+    tokenizer = BertTokenizer(vocab=str(tiny_mlm.bert_uncased_vocab_file()), do_lower_case=True,
+                              model_max_length=512)
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
+                                       num_attention_heads=2, intermediate_size=32, max_position_embeddings=512))
+    model.save_pretrained(tmp_path / "bert512")
+    tokenizer.save_pretrained(tmp_path / "bert512")
+    sentence = " ".join(["she works as a nurse"] * 102)  # 510 tokens + [CLS] + [SEP]
+    with load_masked_lm(str(tmp_path / "bert512")) as lm:
+        assert lm.max_length == 512
+        ids = lm.tokenizer(sentence)["input_ids"]
+        assert len(ids) == 512
+        shapes = []
+        forward = lm.model.forward
+
+        def recording(*args, **kwargs):
+            shapes.append(tuple(kwargs["input_ids"].shape))
+            return forward(*args, **kwargs)
+
+        monkeypatch.setattr(lm.model, "forward", recording)
+        result = score_sentences(lm, [sentence], max_tokens=2048)[0]
+        monkeypatch.undo()
+        assert result.n_scored == 510
+        assert shapes and all(rows * length <= 2048 for rows, length in shapes)
+        assert sum(rows for rows, _ in shapes) >= 510  # every masked copy ran (the engine may probe extra rows)
+        probe = [1, 255, 510]
+        expected = hand_log_probs(lm, ids, [(p, [p]) for p in probe])
+        got = {t.position: t.log_prob for t in result.token_log_probs}
+        assert [got[p] for p in probe] == pytest.approx(expected, abs=TOL)
+        with pytest.raises(StimuliError, match="513 tokens"):
+            score_sentences(lm, [sentence + " now"])

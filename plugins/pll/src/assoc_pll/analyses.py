@@ -56,7 +56,10 @@ PRIOR_OPTIONS = (
 
 
 class PosteriorAnalysis(Analysis):
-    """P(V|C) = P(C|V) P(V) / sum_V' P(C|V') P(V') over the variants of each design."""
+    """P(V|C) = P(C|V) P(V) / sum_V' P(C|V') P(V') over the variants of each design
+    (Watson et al., 2023, Eq. 1), with log P(C|V) the context PLL of a ``pll`` table
+    (``tokens=context``) and P(V) = f(V) / sum_V' f(V') a frequency prior; optionally
+    averaged over fillers (Watson et al. average over the 50 states)."""
 
     name = "posterior"
     description = ("Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
@@ -71,7 +74,14 @@ class PosteriorAnalysis(Analysis):
 
 
 class LoglikAnalysis(Analysis):
-    """Average log-likelihood of observed human choices under the model's P(V|C)."""
+    """Average log-likelihood of observed human choices under the model's P(V|C):
+
+        LL = sum_k w_k log P(v_k | C_k) / sum_k w_k
+
+    over the observed choices k (variant v_k in condition C_k, weight w_k = count or
+    proportion), per participant group (Watson et al., 2023, Tables 1 and 5); with
+    ``baseline``, the same for the prior P(V) alone. Natural logarithms.
+    """
 
     name = "loglik"
     description = ("Average log-likelihood of human choices (CSV of counts or proportions per variant and "

@@ -122,6 +122,10 @@ def posterior_table(
     out = []
     for (model, design), per_design in frame.groupby(["model", "design"], sort=False):
         variants = list(dict.fromkeys(zip(per_design["mask_group"], per_design["mask"])))
+        if len(variants) < 2:
+            raise DataError(f"design {design!r}, model {model!r} has only one variant "
+                            f"({', '.join(repr(v) for _, v in variants)}); P(V|C) compares the variants of a set, "
+                            "so a set needs at least two [MASK] options")
         priors = prior_probabilities(freqs[v].frequency for _, v in variants)
         for key, condition in per_design.groupby(keys, sort=False):
             found = list(zip(condition["mask_group"], condition["mask"]))

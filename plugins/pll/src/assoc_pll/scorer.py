@@ -42,7 +42,14 @@ def filled_sentence(text: str, variant: str) -> tuple[str, tuple[int, int]]:
 
 
 class PLLScorer(Scorer):
-    """Pseudo-log-likelihood of sentences with the [MASK] slot filled by each variant."""
+    """Pseudo-log-likelihood of sentences with the [MASK] slot filled by each variant.
+
+    value = PLL(S) = sum_{i in I} log P(s_i | S with s_i masked) (Salazar et al., 2020), I the
+    scored tokens: all non-special tokens, the context tokens (all but the variant's: log P(C|V),
+    Nangia et al., 2020; Watson et al., 2023, Eq. 2) or the variant's; ``reduction="mean"``
+    divides by |I|. ``metric="word_l2r"`` also masks the later sub-tokens of the scored token's
+    word (Kauf & Ivanova, 2023).
+    """
 
     name = "pll"
     description = ("Pseudo-log-likelihood of each sentence with [MASK] filled by each option (masked LMs; "
