@@ -100,24 +100,36 @@ def test_batch_plan_respects_the_budget_and_wastes_the_least_padding():
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_last_layer_shortcut_matches_the_full_forward(loaded, family):
-    """The last encoder layer runs at the requested positions only where the structure allows
-    (BERT, RoBERTa; not ALBERT's shared layers); values equal the full forward's, with padding."""
+def test_packed_encoder_matches_each_sequence_run_alone(loaded, family):
+    """Where every encoder layer has the BERT structure (BERT, RoBERTa; not ALBERT's shared
+    layers), the engine runs the per-token work on the real tokens only (no padding) and the
+    last layer at the requested positions only. Each value must equal the model's own
+    forward pass of that sequence alone, unpadded (computed here with the model directly)."""
     import torch
 
-    from assoc.mlm.engine import _last_layer
+    from assoc.mlm.engine import _bert_encoder
 
     lm = loaded[family]
-    seqs = [lm.encode(lm.mask_token + " is a doctor."),
-            lm.encode(f"The {lm.mask_token} works as a nurse and {lm.mask_token} likes it.")]
-    picks = [(b, p) for b, seq in enumerate(seqs) for p, t in enumerate(seq) if t == lm.mask_token_id] + [(1, 0)]
-    full = lm._forward(lm.model, seqs, picks, torch, shortcut=False)
+    m = lm.mask_token
+    texts = [f"{m} is a doctor.", f"The {m} works as a nurse and {m} likes it a lot.", f"{m}.",
+             f"Most people {m} music and poetry."]
+    seqs = [lm.encode(t) for t in texts]
+    assert len({len(s) for s in seqs}) >= 3  # different lengths: the batch is padded
+    picks = [(b, p) for b, seq in enumerate(seqs) for p, t in enumerate(seq) if t == lm.mask_token_id]
+    picks += [(1, 0), (0, len(seqs[0]) - 1)]  # first and last positions too
+    expected = []
+    for b, p in picks:
+        with torch.no_grad():
+            logits = lm.model(input_ids=torch.tensor([seqs[b]])).logits[0, p].double()
+        expected.append(torch.log_softmax(logits, -1).numpy())
     lm.log_probs([MaskRequest(seqs[0], picks[0][1], (5,))])  # decides the shortcut for this model
     assert lm._shortcut is (family != "albert")
-    assert (_last_layer(lm.model) is not None) is (family != "albert")
-    if lm._shortcut:
-        fast = lm._forward(lm.model, seqs, picks, torch, shortcut=True)
-        assert fast.shape == full.shape and np.max(np.abs(fast - full)) < 1e-5
+    assert (_bert_encoder(lm.model) is not None) is (family != "albert")
+    for shortcut in (False, True) if lm._shortcut else (False,):
+        got = lm._forward(lm.model, seqs, picks, torch, shortcut=shortcut)
+        assert got.shape == (len(picks), lm.vocab_size)
+        assert np.max(np.abs(got - np.array(expected))) < 1e-5
+    assert "forward" not in vars(lm.model.base_model.encoder)  # the per-call override is removed
 
 
 def test_two_positions_of_one_sequence(loaded):

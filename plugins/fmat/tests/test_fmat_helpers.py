@@ -80,3 +80,32 @@ def test_helpers_reject_bad_input(tiny_models):
         fill_mask_check("no mask", tiny_models["bert"])
     with pytest.raises(AssocError):
         fill_mask_check("The [MASK].", tiny_models["bert"], top_n=0)
+
+
+def test_hub_ids_resolve_through_the_hugging_face_cache(tiny_models, tmp_path, monkeypatch):
+    """A Hub id is read from the usual Hugging Face cache (offline here); the fingerprint is the
+    cached commit, and --revision selects a snapshot (the R package's cache behaviour)."""
+    import shutil
+
+    import huggingface_hub.constants as hf_constants
+
+    from assoc.cli import build_cli
+    from assoc.errors import ModelError
+    from assoc.mlm import load_masked_lm
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--someone--tiny-bert"
+    shutil.copytree(tiny_models["bert"], repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+
+    lm = load_masked_lm("someone/tiny-bert")
+    assert lm.fingerprint == f"hf:someone/tiny-bert@{commit}" and lm.vocab_size == 30522
+    assert load_masked_lm("someone/tiny-bert", revision=commit).fingerprint == lm.fingerprint
+    result = CliRunner().invoke(build_cli(), ["fmat", "info", "-m", "someone/tiny-bert", "--revision", commit])
+    assert result.exit_code == 0 and commit in result.output, result.output
+    result = CliRunner().invoke(build_cli(), ["fmat", "info", "-m", "someone/tiny-bert", "--revision", "nope"])
+    assert result.exit_code != 0 and "cannot load fill-mask model 'someone/tiny-bert'" in result.output
+    with pytest.raises(ModelError, match="offline mode"):
+        load_masked_lm("someone/other-model")

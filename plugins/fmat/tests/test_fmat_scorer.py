@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import math
 import warnings
 
@@ -205,3 +206,67 @@ def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, 
     assert np.max(np.abs(default["value"].to_numpy() - small["value"].to_numpy())) < 1e-5
     with pytest.raises(Exception, match="max_tokens"):
         assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=0)
+
+
+@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+def test_models_are_loaded_one_at_a_time_and_released(tiny_models, monkeypatch):
+    """Several models in one run: each is loaded only after the previous one was released."""
+    import gc
+    import weakref
+
+    import assoc.mlm.engine as engine
+
+    real_load = engine.load_masked_lm
+    loaded_refs, alive_at_load = [], []
+
+    def tracking_load(*args, **kwargs):
+        gc.collect()
+        alive_at_load.append(sum(ref() is not None for ref in loaded_refs))
+        lm = real_load(*args, **kwargs)
+        loaded_refs.append(weakref.ref(lm.model))
+        return lm
+
+    monkeypatch.setattr(engine, "load_masked_lm", tracking_load)
+    models = [tiny_models["bert"], tiny_models["roberta"], tiny_models["albert"]]
+    table = assoc.score("fmat", STIMULI, models=models, cache=False)
+    gc.collect()
+    assert list(dict.fromkeys(table["model"])) == models
+    assert alive_at_load == [0, 0, 0]  # no earlier model's weights were alive when the next one loaded
+    assert all(ref() is None for ref in loaded_refs)
+
+
+def test_add_tokens_values_by_hand_and_model_files_untouched(tiny_models):
+    """oov='add_tokens' (FMAT add.tokens, weight decay 0.5): the temporary token's logit is the
+    0.667/0.333 mean of its sub-tokens' logits (the LM head is affine in the output row and bias),
+    and every value is normalised over the vocabulary plus the added word. The model directory
+    is not modified."""
+    import torch
+
+    import hashlib
+
+    from assoc.mlm import load_masked_lm
+
+    def files(directory):
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(Path(directory).iterdir())}
+
+    path = tiny_models["bert"]
+    before = files(path)
+    stimuli = {"queries": ["They value [MASK] a lot."], "mask": {"a": ["individualism"], "b": ["freedom"]}}
+    with pytest.warns(OutOfVocabularyWarning, match="temporary tokens"):
+        table = assoc.score("fmat", stimuli, models=[path], oov="add_tokens", weight_decay=0.5, cache=False)
+    lm = load_masked_lm(path)
+    tok = lm.tokenizer
+    ids = tok("They value [MASK] a lot.")["input_ids"]
+    with torch.no_grad():
+        logits = lm.model(input_ids=torch.tensor([ids])).logits[0, ids.index(tok.mask_token_id)].double().numpy()
+    sub = tok.convert_tokens_to_ids(["individual", "##ism"])
+    new_logit = (logits[sub[0]] * 1.0 + logits[sub[1]] * 0.5) / 1.5
+    enlarged = np.append(logits, new_logit)
+    log_z = enlarged.max() + math.log(np.exp(enlarged - enlarged.max()).sum())
+    got = table.set_index("mask")["value"]
+    assert abs(got["individualism"] - (new_logit - log_z)) < 1e-5
+    assert abs(got["freedom"] - (logits[tok.convert_tokens_to_ids("freedom")] - log_z)) < 1e-5
+    assert table.set_index("mask").loc["individualism", "token"] == "individual ##ism"
+    lm.close()
+    # a fresh load of the directory has the original vocabulary, and the files are unchanged
+    assert load_masked_lm(path).vocab_size == 30522 and files(path) == before

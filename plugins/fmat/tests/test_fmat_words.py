@@ -69,3 +69,20 @@ def test_word_glued_to_its_context_is_flagged(loaded):
     wt = word_tokens(lm, "The [MASK]s work here.", "nurse")  # "nurses" is one WordPiece token
     assert wt.context_changed and _strings(lm, wt) == ["nurses"]
     assert not word_tokens(lm, "The [MASK] works here.", "nurse").context_changed
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
+def test_encode_many_equals_the_ordinary_tokenizer_call(tiny_models, family):
+    """The direct backend call gives exactly transformers' ``tokenizer(texts)["input_ids"]``,
+    also when the backend was left with truncation switched on."""
+    from assoc.mlm import load_masked_lm
+    from assoc.mlm.words import encode_many
+
+    lm = load_masked_lm(tiny_models[family])  # own copy: the backend state is changed below
+    texts = [f"The {lm.mask_token} works as a nurse.", "He is a nurse.", "In 1999 she became a Doctor.",
+             f"{lm.mask_token} likes poetry and music a lot, said the woman.", "x"]
+    expected = [tuple(ids) for ids in lm.tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    assert encode_many(lm.tokenizer, texts) == expected and encode_many(lm.tokenizer, []) == []
+    lm.tokenizer.backend_tokenizer.enable_truncation(max_length=4)
+    assert encode_many(lm.tokenizer, texts) == expected
+    lm.close()

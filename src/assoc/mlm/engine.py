@@ -5,9 +5,11 @@ rows with identical token sequences run once; rows are sorted by length and spli
 batches of bounded padded size so as to waste the least padding (:func:`plan_batches`);
 padding is on the right with an attention mask (so mask positions keep their indices);
 only the requested positions go through the LM head, which for a BERT-base model is
-about a fifth of the work per position; and, where the encoder has the BERT layer
-structure, the last encoder layer computes queries, attention output and feed-forward
-at the requested positions only (keys and values still come from every position).
+about a fifth of the work per position; and, where every encoder layer has the BERT
+layer structure, the per-token work (projections, feed-forward, layer norms) runs on the
+real tokens only, packed without padding, and the last encoder layer computes queries,
+attention output and feed-forward at the requested positions only (keys and values
+still come from every real token): :func:`_packed_layers`.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class MaskedLM:
         self.pad_token_id = int(tokenizer.pad_token_id) if tokenizer.pad_token_id is not None else 0
         self.added_tokens: dict[int, tuple[str, tuple[int, ...], float]] = {}
         self._head_only_masks = model.base_model is not model
-        # Run the last encoder layer at the requested positions only (None = not decided yet).
+        # Run the encoder packed, last layer at the requested positions only (None = not decided yet).
         self._shortcut: bool | None = None
 
     # -- life cycle -------------------------------------------------------------------
@@ -217,8 +219,9 @@ class MaskedLM:
                  shortcut: bool | None = None) -> np.ndarray:
         """Run one padded batch; return float64 log-softmax rows for the (batch row, position) picks.
 
-        ``shortcut``: run the last encoder layer at the picked positions only (see
-        :func:`_last_layer_at`); None = when this model passed the check in :meth:`_shortcut_ok`.
+        ``shortcut``: run the encoder without padding work and its last layer at the picked
+        positions only (see :func:`_packed_layers`); None = when this model passed the check
+        in :meth:`_shortcut_ok`. Either way, only the picked positions go through the LM head.
         """
         if shortcut is None:
             shortcut = self._shortcut_ok(model, seqs, picks, torch)
@@ -234,7 +237,7 @@ class MaskedLM:
         sel_p = torch.tensor([p for _, p in picks], device=self.device)
         handle = None
         fired: list[bool] = []
-        last = _last_layer(model) if shortcut else None
+        encoder = _bert_encoder(model) if shortcut else None
         if self._head_only_masks:
             def keep_picked_positions(_module: Any, _args: Any, output: Any) -> Any:
                 fired.append(True)
@@ -245,23 +248,25 @@ class MaskedLM:
                 return output
 
             handle = model.base_model.register_forward_hook(keep_picked_positions)
-        if last is not None:
-            keys_kept = attention.bool()
+        if encoder is not None:
+            valid = attention.bool()
 
-            def last_layer_at_picks(hidden_states: Any, *_args: Any, **_kwargs: Any) -> Any:
+            def packed_encoder(hidden_states: Any, *_args: Any, **_kwargs: Any) -> Any:
+                from transformers.modeling_outputs import BaseModelOutputWithPastAndCrossAttentions as Output
+
                 out = hidden_states.new_zeros(hidden_states.shape)
-                out[sel_b, sel_p] = _last_layer_at(last, hidden_states, keys_kept, sel_b, sel_p, torch)
-                return out
+                out[sel_b, sel_p] = _packed_layers(encoder.layer, hidden_states, valid, sel_b, sel_p, torch)
+                return Output(last_hidden_state=out)
 
-            last.forward = last_layer_at_picks  # instance attribute: shadows the class's forward for this call
+            encoder.forward = packed_encoder  # instance attribute: shadows the class's forward for this call
         try:
             with torch.inference_mode():
                 logits = model(input_ids=ids, attention_mask=attention).logits
         finally:
             if handle is not None:
                 handle.remove()
-            if last is not None:
-                del last.forward
+            if encoder is not None:
+                del encoder.forward
         if fired and logits.dim() == 3 and logits.shape[:2] == (1, len(picks)):
             logits = logits[0]
         elif not fired and logits.dim() == 3 and logits.shape[:2] == (len(seqs), longest):
@@ -272,16 +277,16 @@ class MaskedLM:
         return torch.log_softmax(logits.to(torch.float64), dim=-1).cpu().numpy()
 
     def _shortcut_ok(self, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]], torch: Any) -> bool:
-        """Whether the last-layer shortcut applies to this model, decided once per model.
+        """Whether the packed-encoder shortcut applies to this model, decided once per model.
 
-        It needs an encoder separate from the LM head and a last layer with the BERT layer
-        structure (:func:`_last_layer`); then it is checked numerically on two rows of the
+        It needs an encoder separate from the LM head whose layers all have the BERT layer
+        structure (:func:`_bert_encoder`); then it is checked numerically on two rows of the
         first batch (different lengths where possible, so padding is exercised) against
-        the full forward pass, and used only if every log-probability agrees within 1e-5.
+        the model's own forward pass, and used only if every log-probability agrees within 1e-5.
         """
         if self._shortcut is None:
             self._shortcut = False
-            if self._head_only_masks and _last_layer(model) is not None:
+            if self._head_only_masks and _bert_encoder(model) is not None:
                 rows = sorted({0, len(seqs) - 1})
                 probe = [seqs[r] for r in rows]
                 probe_picks = [(k, p) for k, r in enumerate(rows) for b, p in picks if b == r]
@@ -300,66 +305,106 @@ class MaskedLM:
         return self.model
 
 
-def _last_layer(model: Any) -> Any:
-    """The last encoder layer if it has the BERT layer structure the shortcut needs, else None.
+def _bert_layer_ok(layer: Any, torch: Any) -> bool:
+    """Whether ``layer`` has the BERT layer structure :func:`_packed_layers` reproduces.
 
-    Decided by module structure, not model names: ``encoder.layer[-1]`` with
-    ``attention.self.{query,key,value}`` linear maps, ``attention.output`` (projection,
-    residual, layer norm) and ``feed_forward_chunk``, no cross-attention, not a decoder,
-    and no relative position terms. BERT, RoBERTa, ELECTRA and their relatives have it;
-    ALBERT (shared layer groups) and DistilBERT (other module names) do not and run the
-    full forward.
+    ``attention.self.{query,key,value}`` linear maps with absolute positions only,
+    ``attention.output`` (projection, residual, layer norm) and ``feed_forward_chunk``;
+    no cross-attention, not a decoder, not already wrapped per instance.
+    """
+    if "forward" in vars(layer):  # already wrapped per instance (e.g. accelerate's device hooks): leave it alone
+        return False
+    attention = getattr(layer, "attention", None)
+    core = getattr(attention, "self", None)
+    if core is None or not all(isinstance(getattr(core, n, None), torch.nn.Linear) for n in ("query", "key", "value")):
+        return False
+    if not isinstance(getattr(attention, "output", None), torch.nn.Module) or not callable(
+            getattr(layer, "feed_forward_chunk", None)):
+        return False
+    if getattr(layer, "is_decoder", False) or getattr(layer, "add_cross_attention", False) or getattr(
+            core, "is_causal", False):
+        return False
+    if not isinstance(getattr(core, "num_attention_heads", None), int) or not isinstance(
+            getattr(core, "attention_head_size", None), int):
+        return False
+    if any(isinstance(m, torch.nn.Embedding) for m in core.modules()):  # relative position embeddings
+        return False
+    return getattr(core, "position_embedding_type", "absolute") == "absolute"
+
+
+def _bert_encoder(model: Any) -> Any:
+    """The encoder if every layer has the BERT layer structure (:func:`_bert_layer_ok`), else None.
+
+    Decided by module structure, not model names. BERT, RoBERTa, ELECTRA, XLM-R,
+    CamemBERT and their relatives have it; ALBERT (shared layer groups), DistilBERT
+    (other module names), DeBERTa (relative positions) and ModernBERT do not and run the
+    model's own forward.
     """
     import torch
 
     encoder = getattr(model.base_model, "encoder", None)
     layers = getattr(encoder, "layer", None)
-    if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0:
+    if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0 or "forward" in vars(encoder):
         return None
-    last = layers[-1]
-    if "forward" in vars(last):  # already wrapped per instance (e.g. accelerate's device hooks): leave it alone
+    if any(name != "layer" and any(True for _ in child.parameters()) for name, child in encoder.named_children()):
+        return None  # the encoder does more than run its layers (e.g. a final layer norm): not replaced
+    if not all(_bert_layer_ok(layer, torch) for layer in layers):
         return None
-    attention = getattr(last, "attention", None)
-    core = getattr(attention, "self", None)
-    if core is None or not all(isinstance(getattr(core, n, None), torch.nn.Linear) for n in ("query", "key", "value")):
-        return None
-    if not isinstance(getattr(attention, "output", None), torch.nn.Module) or not callable(
-            getattr(last, "feed_forward_chunk", None)):
-        return None
-    if getattr(last, "is_decoder", False) or getattr(last, "add_cross_attention", False) or getattr(
-            core, "is_causal", False):
-        return None
-    if not isinstance(getattr(core, "num_attention_heads", None), int) or not isinstance(
-            getattr(core, "attention_head_size", None), int):
-        return None
-    if any(isinstance(m, torch.nn.Embedding) for m in core.modules()):  # relative position embeddings
-        return None
-    if getattr(core, "position_embedding_type", "absolute") != "absolute":
-        return None
-    return last
+    return encoder
 
 
-def _last_layer_at(layer: Any, hidden: Any, keys_kept: Any, sel_b: Any, sel_p: Any, torch: Any) -> Any:
-    """The output of BERT-structured ``layer`` at positions (sel_b, sel_p) only.
+def _attend(core: Any, query: Any, key: Any, value: Any, mask: Any, torch: Any) -> Any:
+    """Scaled dot-product attention of (n, heads, q, size) queries; ``mask`` (n, 1, 1, T) marks real keys."""
+    scale = getattr(core, "scaling", core.attention_head_size ** -0.5)
+    return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scale)
 
-    Keys and values come from every position of the row (padding masked out); queries,
-    the attention output projection, residual, layer norms and feed-forward run only at
-    the picked positions. The model's own modules do all but the attention product.
+
+def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any, torch: Any) -> Any:
+    """Output of BERT-structured encoder ``layers`` at positions (sel_b, sel_p), without padding work.
+
+    ``hidden`` (B, T, H) is the embedding output of a right-padded batch and ``valid``
+    (B, T) marks its real tokens. Every per-token operation (query/key/value and output
+    projections, residuals, layer norms, feed-forward) runs on the N real tokens only,
+    packed into an (N, H) matrix; only the attention product sees the padded (B, T)
+    layout, with padded keys masked out. In the last layer, queries, attention output
+    and feed-forward run at the picked positions only (keys and values still come from
+    every real token). The model's own modules do all but the attention product, so the
+    result equals the padded forward pass up to float32 rounding.
     """
-    core = layer.attention.self
-    heads, size = core.num_attention_heads, core.attention_head_size
-    n, length = sel_b.shape[0], hidden.shape[1]
-    picked = hidden[sel_b, sel_p]                                                   # (n, H)
-    query = core.query(picked).view(n, heads, 1, size)
-    batch = hidden.shape[0]
-    key = core.key(hidden).view(batch, length, heads, size).transpose(1, 2)[sel_b]    # (n, heads, T, size)
-    value = core.value(hidden).view(batch, length, heads, size).transpose(1, 2)[sel_b]
-    mask = keys_kept[sel_b].view(n, 1, 1, length)
-    scale = getattr(core, "scaling", size ** -0.5)
-    context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scale)
-    context = context.reshape(n, heads * size)
-    attended = layer.attention.output(context, picked)
-    return layer.feed_forward_chunk(attended)
+    batch, length, _ = hidden.shape
+    mask = valid.view(batch, 1, 1, length)
+    where = valid.reshape(-1).nonzero().squeeze(1)                              # packed row -> b * T + p
+    flat = hidden.reshape(batch * length, -1).index_select(0, where)            # (N, H)
+    # index of (b, p) in the packed matrix: rows are right-padded, so real tokens are a prefix
+    lengths = valid.sum(1)
+    picked_at = (torch.cumsum(lengths, 0) - lengths)[sel_b] + sel_p
+    buffers: dict[str, Any] = {}
+
+    def padded(name: str, x: Any, heads: int, size: int) -> Any:
+        # One zero-initialised (B * T, width) buffer per role, reused by every layer: only real
+        # positions are ever written, so padded keys and values stay 0 (and are masked anyway).
+        if name not in buffers or buffers[name].shape[1] != x.shape[1]:
+            buffers[name] = x.new_zeros(batch * length, x.shape[1])
+        out = buffers[name].index_copy_(0, where, x)
+        return out.view(batch, length, heads, size).transpose(1, 2)            # (B, heads, T, size)
+
+    for i, layer in enumerate(layers):
+        core = layer.attention.self
+        heads, size = core.num_attention_heads, core.attention_head_size
+        key = padded("key", core.key(flat), heads, size)
+        value = padded("value", core.value(flat), heads, size)
+        if i < len(layers) - 1:
+            query = padded("query", core.query(flat), heads, size)
+            context = _attend(core, query, key, value, mask, torch)            # (B, heads, T, size)
+            context = context.transpose(1, 2).reshape(batch * length, heads * size).index_select(0, where)
+            flat = layer.feed_forward_chunk(layer.attention.output(context, flat))
+        else:
+            picked = flat[picked_at]                                            # (n, H)
+            n = picked.shape[0]
+            query = core.query(picked).view(n, heads, 1, size)
+            context = _attend(core, query, key[sel_b], value[sel_b], mask[sel_b], torch).reshape(n, heads * size)
+            return layer.feed_forward_chunk(layer.attention.output(context, picked))
+    raise ValueError("no encoder layers")  # pragma: no cover - _bert_encoder requires at least one
 
 
 # Default token budget of one forward batch (rows x longest row). On a CPU, batches of about
