@@ -295,11 +295,8 @@ def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
     assert calls == [] and again == resumed
 
 
-def test_long_input_runs_in_batches_under_the_token_budget(lms, monkeypatch):
-    lm = lms["bert"]
-    sentence = " ".join(["she works as a nurse"] * 24)  # 120 tokens + 2 special
-    ids = lm.tokenizer(sentence)["input_ids"]
-    assert len(ids) > 100
+def score_recording_batches(lm, sentence, max_tokens, monkeypatch):
+    """Score ``sentence``; return its result and the (rows, length) shape of every forward batch."""
     shapes = []
     forward = lm.model.forward
 
@@ -308,8 +305,18 @@ def test_long_input_runs_in_batches_under_the_token_budget(lms, monkeypatch):
         return forward(*args, **kwargs)
 
     monkeypatch.setattr(lm.model, "forward", recording)
-    result = score_sentences(lm, [sentence], max_tokens=256)[0]
-    monkeypatch.undo()
+    try:
+        return score_sentences(lm, [sentence], max_tokens=max_tokens)[0], shapes
+    finally:
+        monkeypatch.undo()
+
+
+def test_long_input_runs_in_batches_under_the_token_budget(lms, monkeypatch):
+    lm = lms["bert"]
+    sentence = " ".join(["she works as a nurse"] * 24)  # 120 tokens + 2 special
+    ids = lm.tokenizer(sentence)["input_ids"]
+    assert len(ids) > 100
+    result, shapes = score_recording_batches(lm, sentence, 256, monkeypatch)
     assert shapes and all(rows * length <= 256 for rows, length in shapes)
     assert sum(rows for rows, _ in shapes) == len(ids) - 2
     probe = [1, len(ids) // 2, len(ids) - 2]
@@ -337,16 +344,7 @@ def test_input_of_512_tokens_runs_under_a_small_budget(tmp_path, monkeypatch):
         assert lm.max_length == 512
         ids = lm.tokenizer(sentence)["input_ids"]
         assert len(ids) == 512
-        shapes = []
-        forward = lm.model.forward
-
-        def recording(*args, **kwargs):
-            shapes.append(tuple(kwargs["input_ids"].shape))
-            return forward(*args, **kwargs)
-
-        monkeypatch.setattr(lm.model, "forward", recording)
-        result = score_sentences(lm, [sentence], max_tokens=2048)[0]
-        monkeypatch.undo()
+        result, shapes = score_recording_batches(lm, sentence, 2048, monkeypatch)
         assert result.n_scored == 510
         assert shapes and all(rows * length <= 2048 for rows, length in shapes)
         assert sum(rows for rows, _ in shapes) >= 510  # every masked copy ran (the engine may probe extra rows)
