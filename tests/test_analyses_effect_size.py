@@ -114,3 +114,19 @@ def test_one_sample_d_against_a_constant_with_t_test():
         assoc.analyze("effect_size", table, mu=0.0, groups=["career", "family"])
     with pytest.raises(DataError, match="only with 'mu'"):
         assoc.analyze("effect_size", table, by="")
+
+
+def test_seed_column_reports_the_seed_whenever_randomness_was_used():
+    """The bootstrap CI is drawn with ``seed`` even when p is exact: the output must say so."""
+    table = make_table()
+    exact = assoc.analyze("effect_size", table, unit=["target"], n_bootstrap=200, seed=11)
+    assert set(exact["p_method"]) == {"exact"}
+    assert set(exact["seed"]) == {11}
+    again = assoc.analyze("effect_size", table, unit=["target"], n_bootstrap=200, seed=12)
+    assert not np.allclose(exact["ci_low"], again["ci_low"])  # the seed changes the CI, so it must be reported
+    no_test = assoc.analyze("effect_size", table, unit=["target"], n_bootstrap=200, seed=11, test="none")
+    assert set(no_test["seed"]) == {11}
+    one = assoc.analyze("effect_size", table, by="", mu=0.0, n_bootstrap=200, seed=11)
+    assert set(one["seed"]) == {11}
+    nothing_random = assoc.analyze("effect_size", table, unit=["target"], n_bootstrap=0)
+    assert nothing_random["seed"].isna().all()

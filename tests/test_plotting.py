@@ -50,6 +50,18 @@ def test_forest_plot_shows_estimates_and_intervals():
         plotting.plot_estimates(pd.DataFrame({"x": [1]}))
 
 
+def test_forest_plot_prefers_a_label_column_and_knows_pll_estimates():
+    icc = pd.DataFrame({"type": ["agreement", "consistency", "agreement"], "unit": ["single", "single", "average"],
+                        "label": ["ICC(A,1)", "ICC(C,1)", "ICC(A,k)"], "icc": [0.5, 0.6, 0.8]})
+    fig = plotting.plot_estimates(icc)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["ICC(A,1)", "ICC(C,1)", "ICC(A,k)"]
+    for column in ("posterior", "mean_loglik"):
+        fig = plotting.plot_estimates(pd.DataFrame({"design": ["a", "b"], column: [0.25, 0.75]}))
+        assert fig.axes[0].get_xlabel() == column
+    with pytest.raises(TableError, match="101 estimates are too many for one forest plot"):
+        plotting.plot_estimates(pd.DataFrame({"design": [str(i) for i in range(101)], "d": np.zeros(101)}))
+
+
 def test_scores_plot_has_a_panel_per_model():
     fig = plotting.plot_scores(_scores())
     assert [ax.get_title() for ax in fig.axes] == ["m1", "m2", "m3"]

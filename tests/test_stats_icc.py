@@ -91,3 +91,11 @@ def test_too_few_items_or_raters():
         intraclass_correlations(np.ones((5, 1)))
     with pytest.raises(DataError, match="at least 2 complete items"):
         intraclass_correlations(np.ones((1, 3)))
+
+
+def test_duplicated_cells_error_names_the_columns_that_differ_not_the_raters():
+    table = pd.DataFrame({"model": ["a", "a", "b", "b"], "context": ["q1", "q2", "q1", "q2"],
+                          "target": ["t", "t", "t", "t"], "value": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(DataError, match=r"differ in context\b") as caught:
+        ratings_matrix(table, items=["target"], raters=["model"])
+    assert "e.g. model" not in str(caught.value)

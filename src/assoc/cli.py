@@ -199,13 +199,15 @@ PLOT_KINDS = ("estimates", "scores", "agreement")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
-    from .options import Option
+    from .options import Option, positive
 
     return {
         "estimates": (Option("estimate", str, None, "column with the estimates (default: detected)"),
                       Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
                       Option("reference", float, 0.0, "x position of the reference line"),
-                      Option("title", str, None, "figure title")),
+                      Option("title", str, None, "figure title"),
+                      Option("max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)",
+                             check=positive)),
         "scores": (Option("by", str, "target_group", "column on the x axis"),
                    Option("hue", str, "attribute_group", "column for the colours"),
                    Option("facet", str, "model", "one panel per value of this column"),

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-ESTIMATE_COLUMNS = ("estimate", "effect_size", "icc", "alpha", "r", "d", "value")
-LABEL_CANDIDATES = ("design", "test", "term", "type", "model", "context", "target_group", "target",
+ESTIMATE_COLUMNS = ("estimate", "effect_size", "icc", "alpha", "r", "d", "posterior", "mean_loglik", "value")
+LABEL_CANDIDATES = ("label", "design", "test", "term", "type", "model", "context", "target_group", "target",
                     "attribute_group", "attribute", "x", "y", "a", "b", "kind", "group", "formula")
 FIGURE_FORMATS = {".png", ".pdf", ".svg"}
 
@@ -55,9 +55,12 @@ def _estimate_column(result: pd.DataFrame, estimate: str | None) -> str:
 
 
 def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = None) -> list[str]:
-    """One label per row: the given column(s), else the descriptive columns whose values differ between rows."""
+    """One label per row: the given column(s); else a ``label`` column whose values are unique;
+    else the descriptive columns whose values differ between rows."""
     if isinstance(label, str):
         label = [label]
+    if label is None and "label" in result.columns and result["label"].astype(str).is_unique:
+        label = ["label"]  # an analysis's own names for its rows (e.g. ICC(A,1)) say it best
     if label is None:
         label = [c for c in LABEL_CANDIDATES if c in result.columns and result[c].astype(str).nunique() > 1]
     missing = [c for c in label if c not in result.columns]
@@ -69,17 +72,22 @@ def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = No
 
 
 def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: Sequence[str] | str | None = None,
-                   reference: float | None = 0.0, title: str | None = None) -> Figure:
+                   reference: float | None = 0.0, title: str | None = None, max_rows: int = 100) -> Figure:
     """Forest plot: one row per estimate, with its confidence interval when ``ci_low``/``ci_high`` exist.
 
     ``estimate`` names the column (default: the first of ``estimate``, ``effect_size``,
-    ``icc``, ``alpha``, ``r``, ``d``, ``value``); ``label`` names the column(s) that
-    identify a row (default: the descriptive columns that vary). ``reference`` draws a
-    vertical line (``None`` for none).
+    ``icc``, ``alpha``, ``r``, ``d``, ``posterior``, ``mean_loglik``, ``value``); ``label``
+    names the column(s) that identify a row (default: a ``label`` column, else the
+    descriptive columns that vary). ``reference`` draws a vertical line (``None`` for
+    none). A result with more than ``max_rows`` rows is an error (filter it first):
+    such a figure is too tall to read.
     """
     import numpy as np
 
     plt = _pyplot()
+    if len(result) > max_rows:
+        raise TableError(f"{len(result)} estimates are too many for one forest plot (max_rows={max_rows}); "
+                         "filter the result first (e.g. one design or model), or raise max_rows")
     column = _estimate_column(result, estimate)
     values = result[column].to_numpy(dtype=float)
     labels = estimate_labels(result, label)

@@ -219,3 +219,20 @@ def test_posterior_averaged_over_query_frames():
         got = result[result["target"] == name].set_index("mask")["posterior"]
         for variant in shift:
             assert got[variant] == pytest.approx(sum(p[variant] for p in posteriors) / 4, rel=1e-10)
+
+
+def test_loglik_errors_name_only_what_varies_and_designs_missing_from_the_table():
+    one = pll_table()
+    other = one.assign(design="act", context="{TARGET} is an [MASK] from {ATTRIB}.",
+                       mask=one["mask"].map({"firewoman": "actress", "fireman": "actor", "firefighter": "act"}))
+    posterior = posterior_table(pd.concat([one, other]), prior="uniform")  # per state: must be averaged
+    # within one condition only the state varies; the two designs' different queries are not the problem
+    with pytest.raises(DataError, match=r"also varies by attribute;") as caught:
+        loglik_table(posterior, read_choices(choices_frame()))
+    assert "context" not in str(caught.value)
+    # choices of a design that was not scored (e.g. the two-way sets when scoring the three-way ones)
+    averaged = posterior_table(one, prior="uniform", average_over=["attribute"])
+    more = pd.concat([choices_frame(), pd.DataFrame([{"design": "act", "target_group": "female", "target": "Emily",
+                                                      "group": "prog", "mask": "actress", "count": 2}])])
+    with pytest.raises(DataError, match=r"design\(s\) 'act' that are not in the table"):
+        loglik_table(averaged, read_choices(more))

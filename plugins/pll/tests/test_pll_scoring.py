@@ -352,5 +352,7 @@ def test_input_of_512_tokens_runs_under_a_small_budget(tmp_path, monkeypatch):
         expected = hand_log_probs(lm, ids, [(p, [p]) for p in probe])
         got = {t.position: t.log_prob for t in result.token_log_probs}
         assert [got[p] for p in probe] == pytest.approx(expected, abs=TOL)
-        with pytest.raises(StimuliError, match="513 tokens"):
+        with pytest.raises(StimuliError, match="513 tokens") as caught:
             score_sentences(lm, [sentence + " now"])
+        # the message stays short: the start of the sentence and its length, not 2,500 characters
+        assert len(str(caught.value)) < 250 and "(2145 characters)" in str(caught.value)

@@ -145,7 +145,12 @@ class EffectSizeAnalysis(Analysis):
                 x, y, statistic="mean_difference", alternative=p["alternative"], exact_limit=p["exact_limit"],
                 n_resamples=p["n_resamples"], seed=p["seed"])
             row.update(p_value=test.p_value, p_method=test.method, n_permutations=test.n_permutations,
-                       alternative=test.alternative, seed=p["seed"] if test.method == "sampled" else None)
+                       alternative=test.alternative)
+            sampled = test.method == "sampled"
+        else:
+            sampled = False
+        # the seed drew the bootstrap CI and/or the sampled permutations: report it whenever it was used
+        row["seed"] = p["seed"] if sampled or p["n_bootstrap"] > 0 else None
         return row
 
     def _one_sample(self, x, name) -> dict[str, Any]:
@@ -188,7 +193,8 @@ class EffectSizeAnalysis(Analysis):
         if p["test"] == "permutation":  # the default test option: here the one-sample t test
             res = stats.ttest_1samp(x, mu, alternative=p["alternative"])
             row.update(t=float(res.statistic), df=int(x.size - 1), p_value=float(res.pvalue), p_method="t-test",
-                       n_permutations=0, alternative=p["alternative"], seed=None)
+                       n_permutations=0, alternative=p["alternative"])
+        row["seed"] = p["seed"] if p["n_bootstrap"] > 0 else None   # the seed of the bootstrap CI
         return row
 
     def _group_names(self, table: pd.DataFrame, by: str) -> list[Any]:

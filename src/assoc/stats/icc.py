@@ -193,10 +193,15 @@ def ratings_matrix(
     duplicated = table.duplicated(subset=keys, keep=False)
     if duplicated.any():
         example = table.loc[duplicated, keys].iloc[0].to_dict()
+        cells = table.loc[duplicated].groupby(keys, sort=False, dropna=False)
+        differ = [c for c in table.columns if c not in (*keys, value)
+                  and bool((cells[c].nunique(dropna=False) > 1).any())]
+        hint = (f"the rows of a cell differ in {', '.join(differ)}: add it to the item columns"
+                if differ else "add the column that tells them apart to the item columns")
         raise DataError(
             f"{int(duplicated.sum())} rows share the same cell (e.g. {example}): the columns "
             f"{', '.join(items)} do not identify one measurement per value of {', '.join(raters)}; "
-            f"add the column that differs (e.g. model, mask) to them, or aggregate first"
+            f"{hint}, or aggregate first"
         )
     wide = table.pivot(index=items, columns=raters, values=value)
     complete = wide.dropna(axis=0, how="any")

@@ -59,11 +59,14 @@ def encode_sentence(tokenizer: Any, text: str, max_length: int | None = None) ->
             f"PLL scoring needs a fast (Rust) tokenizer for word ids and character offsets; "
             f"{type(tokenizer).__name__} is a slow tokenizer"
         )
-    encoding = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True, truncation=False)
+    # verbose=False: the length check below gives the user the one message that matters
+    encoding = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True, truncation=False,
+                         verbose=False)
     input_ids = tuple(int(i) for i in encoding["input_ids"])
     if max_length is not None and len(input_ids) > max_length:
+        shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
         raise StimuliError(
-            f"sentence {text!r} has {len(input_ids)} tokens (with special tokens), more than the model's "
+            f"sentence {shown!r} has {len(input_ids)} tokens (with special tokens), more than the model's "
             f"maximum of {max_length}; shorten it"
         )
     word_ids = tuple(encoding.word_ids())

@@ -222,8 +222,10 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
         keys = match + ["mask"]
         dup = per_model.duplicated(keys, keep=False)
         if dup.any():
+            # what varies within one condition of the choices (not across designs, whose queries differ)
+            within = per_model.loc[dup].groupby(keys, sort=False, dropna=False)
             varying = [c for c in FILLER_COLUMNS + ("context",) if c not in match
-                       and per_model.loc[dup, c].nunique() > 1]
+                       and bool((within[c].nunique(dropna=False) > 1).any())]
             raise DataError(
                 f"model {model!r}: the choices identify a condition by {', '.join(match)}, but the model's "
                 f"posterior also varies by {', '.join(varying) or 'context'}; average over it "
@@ -231,6 +233,12 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
         merged = choices.merge(per_model[keys + ["posterior", "prior"]], on=keys, how="left")
         unmatched = merged[merged["posterior"].isna()]
         if not unmatched.empty:
+            absent = [d for d in dict.fromkeys(unmatched["design"]) if d not in set(per_model["design"])]
+            if absent:
+                raise DataError(
+                    f"model {model!r}: the choices name design(s) {', '.join(map(repr, absent))} that are not in "
+                    f"the table (it has {', '.join(map(repr, dict.fromkeys(per_model['design'])))}); keep only the "
+                    "choices of the scored designs (e.g. split the choices of three-way and two-way sets)")
             first = unmatched.iloc[0]
             raise DataError(f"model {model!r}: no model posterior for the choice of {first['mask']!r} in "
                             f"{ {c: first[c] for c in match} }; check design names and variant spellings")
