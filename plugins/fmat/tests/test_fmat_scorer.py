@@ -123,6 +123,29 @@ def test_token_override_per_model(tiny_models):
     assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
 
 
+def test_token_override_for_a_model_written_differently_still_applies(tiny_models):
+    import os
+
+    model = tiny_models["roberta"]
+    other_spelling = os.path.relpath(model) + os.sep  # the same directory, written another way
+    table = assoc.score("fmat", {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}},
+                        models=[other_spelling], tokens={model: {"woman": "Ġwoman"}}, cache=False)
+    assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
+
+
+def test_token_override_that_would_be_unused_is_an_error(tiny_models):
+    from assoc.errors import OptionError
+
+    model = tiny_models["roberta"]
+    stimuli = {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}}
+    with pytest.raises(OptionError, match="not one of the models"):   # misspelt model key: silently ignored before
+        assoc.score("fmat", stimuli, models=[model], tokens={model + "-typo": {"woman": "Ġwoman"}}, cache=False)
+    with pytest.raises(OptionError, match="'Woman' is not a \\[MASK\\] option"):
+        assoc.score("fmat", stimuli, models=[model], tokens={"Woman": "Ġwoman"}, cache=False)
+    with pytest.raises(OptionError, match="'Woman' is not a \\[MASK\\] option"):
+        assoc.score("fmat", stimuli, models=[model], tokens={model: {"Woman": "Ġwoman"}}, cache=False)
+
+
 def test_cache_resumes_and_rejects_corrupt_entries(tiny_models, tmp_path, monkeypatch):
     from assoc.cache import CacheWarning
     from assoc.mlm.engine import MaskedLM

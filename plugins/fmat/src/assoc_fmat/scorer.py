@@ -70,10 +70,11 @@ class FMATScorer(Scorer):
         from assoc.mlm.words import split_query
         from assoc.table import from_records
 
-        from .scoring import items_of, score_model
+        from .scoring import check_overrides, items_of, score_model
 
         self.check_stimuli(stimuli)
         items = items_of(stimuli)
+        check_overrides(self.params["tokens"], models, {item.option for item in items})
         for text in {item.filling.text for item in items}:
             split_query(text)  # a filler that contains "[MASK]" is caught before any model loads
         cache = ResultCache(self.params["cache_dir"]) if self.params["cache"] else None

@@ -42,13 +42,43 @@ def items_of(stimuli: Any) -> list[Item]:
             for option in options]
 
 
+def same_model(key: str, model: str) -> bool:
+    """Whether ``key`` (of a ``{model: {word: token}}`` override) names ``model``: the same text, or the
+    same local directory however written (``./m``, ``m/``, an absolute path)."""
+    import os
+
+    if str(key) == str(model):
+        return True
+    a, b = (os.path.realpath(os.path.expanduser(str(x))) for x in (key, model))
+    return a == b and os.path.isdir(a)
+
+
+def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], words: set[str]) -> None:
+    """Refuse overrides that would be silently unused: a model key that is not one of ``models``
+    (e.g. misspelt, or a different model) or a word that is no option of the stimuli."""
+    from assoc.errors import OptionError
+
+    for key, value in (tokens or {}).items():
+        if isinstance(value, Mapping):
+            if not any(same_model(key, m) for m in models):
+                raise OptionError(f"option 'tokens': {key!r} is not one of the models being scored "
+                                  f"({', '.join(map(repr, models))}); write {{model: {{word: token}}}} with the "
+                                  "model exactly as given to models=/--model, or {word: token} for every model")
+            unknown = [str(w) for w in value if str(w) not in words]
+        else:
+            unknown = [str(key)] if str(key) not in words else []
+        if unknown:
+            raise OptionError(f"option 'tokens': {', '.join(map(repr, unknown))} is not a [MASK] option of the "
+                              "stimuli (overrides are keyed by the option word as written, case included)")
+
+
 def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
     """Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
     ``{model: {word: token}}`` entries for this model."""
     out: dict[str, str] = {}
     for key, value in (tokens or {}).items():
         if isinstance(value, Mapping):
-            if key == model:
+            if same_model(key, model):
                 out.update({str(w): str(t) for w, t in value.items()})
         else:
             out[str(key)] = str(value)
