@@ -105,3 +105,38 @@ def test_console_script_runs():
     result = subprocess.run([sys.executable, "-m", "assoc.cli", "--version"], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0 and "0.1.0" in result.stdout
+
+
+def test_warnings_are_one_line_without_source_code(fake_plugin_warning):
+    result = run("score", "-s", "warner", "-i", str(fake_plugin_warning))
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == ["warning: word 'gladiola' is missing"]
+
+
+@pytest.fixture
+def fake_plugin_warning(fake_plugin, tmp_path):
+    fake_plugin("warner", """
+        import warnings
+        from assoc import hookimpl, Scorer
+        from assoc.table import from_records
+
+        class Warner(Scorer):
+            name = "warner"
+            description = "warns"
+            citation = "none"
+            measure = "m"
+            requires_models = False
+
+            def score(self, stimuli, models, *, progress):
+                warnings.warn("word 'gladiola' is missing", UserWarning)
+                return from_records([dict(target=t, attribute=a, value=1.0)
+                                     for d in stimuli for _, t, _, a in d.word_pairs()], scorer=self.name)
+
+        @hookimpl
+        def register_scorers(register):
+            register(Warner)
+    """)
+    path = tmp_path / "s.yaml"
+    path.write_text("target: {T: [a]}\nattribute: {A: [b]}\n")
+    return path

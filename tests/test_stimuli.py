@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -165,3 +166,10 @@ def test_fingerprint_is_stable_and_content_sensitive():
     b = Stimuli.from_dict(OCCUPATION)
     c = Stimuli.from_dict({**OCCUPATION, "target": {"Occupation": ["nurse"]}})
     assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+@pytest.mark.parametrize("query, spelling", [("The <mask> works.", "<mask>"), ("The [mask] works.", "[mask]")])
+def test_other_mask_spellings_get_a_hint(query, spelling):
+    stimuli = Stimuli.from_dict({"queries": [query], "mask": {"M": ["man"]}})
+    with pytest.raises(StimuliError, match=re.escape(f"write '{spelling}' as [MASK]")):
+        stimuli.require_queries("fmat")

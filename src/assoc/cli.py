@@ -48,6 +48,15 @@ def cli() -> None:
       assoc score --scorer weat --stimuli caliskan:weat1 --out t.csv
       assoc analyze weat --table t.csv
     """
+    import warnings
+
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Warnings on the command line are for users: one 'warning: ...' line, no source file or code."""
+    click.echo(f"warning: {message}", err=True)
 
 
 def _echo_table(frame: Any) -> None:

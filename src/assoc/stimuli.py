@@ -421,8 +421,11 @@ class Stimuli:
                 raise StimuliError(f"scorer {scorer!r} needs queries with [MASK]; design {design.name!r} has none")
             for query in design.queries:
                 if MASK not in query:
+                    other = re.search(r"<mask>|\[mask\]|\[MASK|MASK\]|<MASK>", query, flags=re.IGNORECASE)
+                    hint = (f" (write {other.group(0)!r} as [MASK]: the portable spelling, replaced by each "
+                            "model's own mask token when scoring)" if other else "")
                     raise StimuliError(f"scorer {scorer!r} needs a [MASK] in every query; "
-                                       f"design {design.name!r} has {query!r}")
+                                       f"design {design.name!r} has {query!r}{hint}")
 
     def fillings(self) -> Iterator[Filling]:
         for design in self.designs:

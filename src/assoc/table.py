@@ -73,10 +73,14 @@ def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | 
     import pandas as pd
 
     frame = frame.copy()
-    if scorer is not None and "scorer" not in frame:
-        frame["scorer"] = scorer
-    if measure is not None and "measure" not in frame:
-        frame["measure"] = measure
+    for column, default in (("scorer", scorer), ("measure", measure)):
+        if default is None:
+            continue
+        if column not in frame:
+            frame[column] = default
+        else:  # rows that leave it empty get the default (from_records without measure= gives "")
+            blank = frame[column].isna() | (frame[column].astype(str) == "")
+            frame.loc[blank, column] = default
     for column in TEXT_COLUMNS:
         if column not in frame:
             frame[column] = ""

@@ -39,14 +39,34 @@ def require_columns(table: pd.DataFrame, columns: Sequence[str], *, what: str) -
         )
 
 
-def groups(table: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
-    """Yield ``({column: value}, rows)`` for each group of ``by`` (the whole table when ``by`` is empty)."""
+def groups(table: pd.DataFrame, by: Sequence[str], *, skip_missing: bool = False,
+           what: str = "") -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
+    """Yield ``({column: value}, rows)`` for each group of ``by`` (the whole table when ``by`` is empty).
+
+    ``skip_missing``: leave out groups whose ``value`` is missing in every row (e.g. a model
+    for which every option was out of vocabulary), with a warning naming them, so one such
+    group does not stop the analysis of the others; it is a ``DataError`` when no group is left.
+    """
     if not by:
         yield {}, table
         return
+    skipped, kept = [], 0
     for key, part in table.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        yield dict(zip(by, key)), part
+        label = dict(zip(by, key))
+        if skip_missing and "value" in part.columns and part["value"].isna().all():
+            skipped.append(label)
+            continue
+        kept += 1
+        yield label, part
+    if skipped:
+        import warnings
+
+        shown = "; ".join(", ".join(f"{c}={v}" for c, v in label.items()) for label in skipped)
+        if not kept:
+            raise DataError(f"{what or 'analysis'}: every value is missing in every group ({shown})")
+        warnings.warn(f"{what or 'analysis'}: left out {len(skipped)} group(s) whose values are all missing: {shown}",
+                      stacklevel=2)
 
 
 def single_measure_check(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:

@@ -64,7 +64,7 @@ class AlphaAnalysis(Analysis):
         require_columns(table, [item, *cases, *by], what="alpha")
         single_measure_check(table, [item, *cases, *by], what="alpha")
         rows = []
-        for key, part in groups(table, by):
+        for key, part in groups(table, by, skip_missing=True, what="alpha"):
             where = f" in group {key}" if key else ""
             # an item without any value (e.g. an out-of-vocabulary word) would otherwise make every
             # case incomplete: drop it first, and report it

@@ -102,7 +102,7 @@ class EffectSizeAnalysis(Analysis):
         single_measure_check(table, [*by_columns, *within], what="effect_size")
         names = self._group_names(table, by) if by else ["(all rows)"]
         rows = []
-        for key, part in groups(table, within):
+        for key, part in groups(table, within, skip_missing=True, what="effect_size"):
             where = f" in group {key}" if key else ""
             samples = [self._sample(part, by, name, unit) for name in names]
             if any(values.size < 2 for values, _ in samples):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 from assoc.analysis import Analysis
@@ -60,7 +61,16 @@ class ICCAnalysis(Analysis):
         require_columns(table, [*items, *raters, *by], what="icc")
         single_measure_check(table, [*items, *raters, *by], what="icc")
         rows = []
-        for key, part in groups(table, by):
+        for key, part in groups(table, by, skip_missing=True, what="icc"):
+            # A rater without a single value (e.g. a model for which every option was out of
+            # vocabulary) would make every item incomplete: leave it out, and say so.
+            has_value = part.groupby(raters, dropna=False)["value"].transform(lambda v: v.notna().any())
+            if not has_value.all():
+                empty = part.loc[~has_value, raters].drop_duplicates()
+                names = ", ".join(" ".join(map(str, row)) for row in empty.itertuples(index=False, name=None))
+                warnings.warn(f"icc: left out rater(s) without any value{f' in group {key}' if key else ''}: {names}",
+                              stacklevel=2)
+                part = part[has_value]
             rater_values = part[raters].drop_duplicates()
             if len(rater_values) < 2:
                 raise DataError(

@@ -75,6 +75,12 @@ class LMMAnalysis(Analysis):
         n_dropped = len(data) - len(complete)
         if len(complete) == 0:
             raise DataError(f"lmm: no complete rows in columns {used}")
+        for column in random:
+            lost = sorted(set(data[column].dropna().astype(str)) - set(complete[column].astype(str)))
+            if lost and complete[column].nunique() < 2:
+                raise DataError(f"lmm: random intercepts for {column!r} need at least 2 groups, but after dropping "
+                                f"{n_dropped} row(s) with missing values only {complete[column].nunique()} is left "
+                                f"(every row of {', '.join(map(repr, lost))} has a missing value, e.g. out of vocabulary)")
 
         rows: list[dict[str, Any]] = []
         ml_fits = []
