@@ -201,3 +201,10 @@ def test_rowwise_bad_input():
         rowwise_permutation_test(np.ones(4), 2)
     with pytest.raises(OptionError, match="alternative"):
         rowwise_permutation_test(np.ones((1, 4)), 2, alternative="both")
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a"])
+def test_invalid_seed_is_an_option_error(seed):
+    # A negative seed used to reach numpy and raise a bare ValueError ("expected non-negative integer").
+    with pytest.raises(OptionError, match="seed"):
+        two_sample_permutation_test(np.arange(30.0), np.arange(30.0) + 1, seed=seed, n_resamples=10)

@@ -131,3 +131,15 @@ def test_wefat_sampled_and_exact_limit():
         wefat(sim[:, :20], sim[:, 20:], p_method="exact")
     with pytest.raises(OptionError, match="p_method"):
         wefat(sim[:, :20], sim[:, 20:], p_method="bootstrap")
+
+
+def test_negative_seed_is_an_option_error_for_bootstrap_and_wefat():
+    from assoc.errors import OptionError
+    from assoc.stats.weat import weat, wefat
+
+    rng = np.random.default_rng(0)
+    blocks = [rng.normal(size=(3, 2)) for _ in range(4)]
+    with pytest.raises(OptionError, match="seed"):
+        weat(*blocks, seed=-1, n_bootstrap=10)  # exact test: only the bootstrap used the seed
+    with pytest.raises(OptionError, match="seed"):
+        wefat(rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), p_method="sampled", seed=-1, n_resamples=10)

@@ -182,3 +182,39 @@ def test_valnorm_needs_four_words(model, tmp_path):
                         [model])
     with pytest.raises(DataError, match=r"only 2 target words .* \(3 have norms, 1 of them an undefined score"):
         assoc.analyze("valnorm", table, norms=str(tmp_path / "norms.csv"))
+
+
+def test_negative_seed_is_a_one_line_error(model, tmp_path):
+    # It used to end in a numpy traceback: "ValueError: expected non-negative integer".
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+    from assoc.errors import OptionError
+
+    table = assoc.score("weat", STIMULI, [model])
+    for name in ("weat", "wefat"):
+        with pytest.raises(OptionError, match="seed"):
+            assoc.analyze(name, table, seed=-1)
+    result = CliRunner().invoke(build_cli(), ["weat", "caliskan", "--tests", "weat6", "--seed", "-1"])
+    assert result.exit_code == 2 and result.output.startswith("error: ") and "seed" in result.output
+
+
+def test_cli_caliskan_out_records_sd_seed_and_provenance(tmp_path):
+    # `assoc weat caliskan --sd population --out t.csv` used to write d and p with neither the SD nor the
+    # seed in the file, and no provenance sidecar: the file could not tell how d was computed.
+    import json
+
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    out = tmp_path / "caliskan.csv"
+    result = CliRunner().invoke(build_cli(), ["weat", "caliskan", "--tests", "weat6", "--sd", "population",
+                                              "--seed", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    assert frame.loc[0, "sd"] == "population" and frame.loc[0, "model"] == "glove-6b-50d"
+    assert frame.loc[0, "alternative"] == "greater"
+    provenance = json.loads((tmp_path / "caliskan.csv.provenance.json").read_text())
+    assert provenance["options"]["sd"] == "population" and provenance["options"]["seed"] == 3

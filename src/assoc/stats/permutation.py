@@ -103,6 +103,19 @@ def _check_test_options(alternative: str, exact_limit: int, n_resamples: int) ->
         raise OptionError(f"n_resamples must be a positive integer, not {n_resamples!r}")
 
 
+def check_seed(seed: object) -> None:
+    """A seed is None, a numpy Generator or a non-negative integer (numpy rejects negative ones)."""
+    if seed is None or isinstance(seed, np.random.Generator):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise OptionError(f"seed must be a non-negative integer (or None), not {seed!r}")
+
+
+def _generator(seed: int | np.random.Generator | None) -> np.random.Generator:
+    check_seed(seed)
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
 def two_sample_permutation_test(
     x: np.ndarray | list[float],
     y: np.ndarray | list[float],
@@ -132,6 +145,7 @@ def two_sample_permutation_test(
     """
     x_arr, y_arr = _check_samples(x, y)
     _check_test_options(alternative, exact_limit, n_resamples)
+    check_seed(seed)
     partition_statistic = _resolve_statistic(statistic)
 
     pooled = np.concatenate([x_arr, y_arr])
@@ -147,7 +161,7 @@ def two_sample_permutation_test(
         blocks = _exact_blocks(pooled.size, n_x)
         method, n_permutations, correction = "exact", n_partitions, 0
     else:
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = _generator(seed)
         blocks = _sampled_blocks(pooled.size, n_x, int(n_resamples), rng)
         method, n_permutations, correction = "sampled", int(n_resamples), 1
 
@@ -212,6 +226,7 @@ def rowwise_permutation_test(
     if isinstance(n_x, bool) or not isinstance(n_x, (int, np.integer)) or not 0 < n_x < n:
         raise DataError(f"n_x must split the {n} values of a row into two non-empty groups, not {n_x!r}")
     _check_test_options(alternative, exact_limit, n_resamples)
+    check_seed(seed)
     n_y = n - n_x
     totals = arr.sum(axis=1)
 
@@ -227,7 +242,7 @@ def rowwise_permutation_test(
         blocks = _exact_blocks(n, n_x)
         method, n_permutations, correction = "exact", n_partitions, 0
     else:
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = _generator(seed)
         blocks = _sampled_blocks(n, n_x, int(n_resamples), rng)
         method, n_permutations, correction = "sampled", int(n_resamples), 1
 

@@ -29,6 +29,7 @@ from assoc.stats.effect_size import BootstrapInterval, standardized_mean_differe
 from assoc.stats.permutation import (
     Alternative,
     PermutationResult,
+    check_seed,
     count_partitions,
     rowwise_permutation_test,
     two_sample_permutation_test,
@@ -115,6 +116,7 @@ def weat(
     _check_blocks(sim_xa, sim_xb, sim_ya, sim_yb)
     if ddof not in SD_NAMES:
         raise OptionError(f"ddof must be 1 (sample SD) or 0 (population SD), not {ddof!r}")
+    check_seed(seed)
     s_x = association_scores(sim_xa, sim_xb)
     s_y = association_scores(sim_ya, sim_yb)
     test: PermutationResult = two_sample_permutation_test(
@@ -236,6 +238,7 @@ def wefat(
         raise OptionError(f"ddof must be 1 (sample SD) or 0 (population SD), not {ddof!r}")
     if p_method not in ("auto", "exact", "sampled", "normal"):
         raise OptionError(f"p_method must be auto, exact, sampled or normal, not {p_method!r}")
+    check_seed(seed)
     n_a, n_b = sim_a.shape[1], sim_b.shape[1]
     if n_a + n_b - ddof <= 0:
         raise DataError("WEFAT needs more attribute words for this SD")

@@ -46,7 +46,7 @@ class WEATAnalysis(Analysis):
         Option("exact_limit", int, 100_000, "enumerate all partitions of X ∪ Y when there are at most this many",
                check=non_negative),
         Option("n_resamples", int, 100_000, "random partitions when enumeration is too large", check=positive),
-        Option("seed", int, 0, "seed of the sampled permutation test and the bootstrap"),
+        Option("seed", int, 0, "seed of the sampled permutation test and the bootstrap", check=non_negative),
         Option("n_bootstrap", int, 0, "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
                check=non_negative),
         Option("level", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
@@ -102,7 +102,7 @@ class WEFATAnalysis(Analysis):
         Option("exact_limit", int, 100_000, "largest number of attribute partitions to enumerate",
                check=non_negative),
         Option("n_resamples", int, 10_000, "random partitions per word for p_method=sampled", check=positive),
-        Option("seed", int, 0, "seed of p_method=sampled"),
+        Option("seed", int, 0, "seed of p_method=sampled", check=non_negative),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:

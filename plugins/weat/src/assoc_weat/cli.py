@@ -30,6 +30,7 @@ def caliskan_table(model: str = "glove-6b-50d", *, sd: str = "sample", tests: li
     import pandas as pd
 
     import assoc
+    from assoc.table import get_provenance, set_provenance
 
     from .bundled import published_caliskan
 
@@ -44,14 +45,17 @@ def caliskan_table(model: str = "glove-6b-50d", *, sd: str = "sample", tests: li
     for _, row in result.iterrows():
         pub = published.get(row["design"])
         rows.append({
-            "test": row["design"], "X": row["x"], "Y": row["y"], "A": row["a"], "B": row["b"],
-            "n": f"{row['n_x']}x{row['n_y']} / {row['n_a']}x{row['n_b']}",
-            "d": row["effect_size"], "p": row["p_value"], "p_method": row["p_method"],
+            "test": row["design"], "model": row["model"], "X": row["x"], "Y": row["y"], "A": row["a"],
+            "B": row["b"], "n": f"{row['n_x']}x{row['n_y']} / {row['n_a']}x{row['n_b']}",
+            "d": row["effect_size"], "sd": row["sd"], "p": row["p_value"], "alternative": row["alternative"],
+            "p_method": row["p_method"], "seed": row["seed"],
             "published_glove840b_d": pub.glove_d if pub else None,
             "published_word2vec_d": pub.word2vec_d if pub else None,
             "iat_d": pub.iat_d if pub else None,
         })
     frame = pd.DataFrame(rows)
+    # The analysis's provenance (options sd, seed, ...; the scored table as input) goes with the file.
+    set_provenance(frame, get_provenance(result))
     frame.attrs["oov_warnings"] = sorted(missing)
     frame.attrs["sd"] = sd
     return frame
