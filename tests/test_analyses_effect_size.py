@@ -130,3 +130,18 @@ def test_seed_column_reports_the_seed_whenever_randomness_was_used():
     assert set(one["seed"]) == {11}
     nothing_random = assoc.analyze("effect_size", table, unit=["target"], n_bootstrap=0)
     assert nothing_random["seed"].isna().all()
+
+
+def test_negative_seed_is_a_clear_option_error():
+    from assoc.errors import OptionError
+
+    with pytest.raises(OptionError, match="option 'seed' of analysis 'effect_size': must be 0 or more"):
+        assoc.analyze("effect_size", _table_for_seed_check(), seed=-1)
+
+
+def _table_for_seed_check():
+    from assoc.table import normalise
+
+    rows = [dict(target=f"t{i}", attribute_group=g, attribute=g, measure="m", value=float(i + (g == "A")))
+            for i in range(4) for g in ("A", "B")]
+    return normalise(pd.DataFrame(rows), scorer="s")

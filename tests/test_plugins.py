@@ -94,3 +94,11 @@ def test_unknown_name_error_names_the_plugins_that_failed(fake_plugin, scorer_so
     assert [info.name for info in assoc.failed_plugins()] == ["wordlen"]
     with pytest.raises(UnknownNameError, match="failed to load: wordlen"):
         assoc.analyze("no_such_analysis", "x.csv")
+
+
+def test_did_you_mean_ignores_case():
+    from assoc.errors import did_you_mean
+
+    assert did_you_mean("WEAT1", ["weat1", "weat10", "weat2"]) == "; did you mean 'weat1'?"
+    assert str(UnknownNameError("design", "WEAT1", ["weat1", "weat2"])).startswith(
+        "unknown design 'WEAT1'; did you mean 'weat1'?")

@@ -208,3 +208,13 @@ def test_invalid_seed_is_an_option_error(seed):
     # A negative seed used to reach numpy and raise a bare ValueError ("expected non-negative integer").
     with pytest.raises(OptionError, match="seed"):
         two_sample_permutation_test(np.arange(30.0), np.arange(30.0) + 1, seed=seed, n_resamples=10)
+
+
+def test_infeasible_exact_enumeration_is_refused_not_run():
+    from assoc.stats.permutation import rowwise_permutation_test
+
+    x, y = np.arange(20.0), np.arange(20.0) + 0.5  # C(40, 20) = 137,846,528,820 partitions
+    with pytest.raises(OptionError, match="exact test would enumerate 137,846,528,820 partitions"):
+        two_sample_permutation_test(x, y, exact_limit=10**20)
+    with pytest.raises(OptionError, match="lower exact_limit"):
+        rowwise_permutation_test(np.vstack([np.concatenate([x, y])]), 20, exact_limit=10**20)

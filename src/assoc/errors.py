@@ -28,9 +28,9 @@ class UnknownNameError(AssocError, LookupError):
     def __init__(self, kind: str, name: str, known: Iterable[str], hint: str = ""):
         known = sorted(known)
         message = f"unknown {kind} {name!r}"
-        close = difflib.get_close_matches(name, known, n=1)
+        close = closest_name(name, known)
         if close:
-            message += f"; did you mean {close[0]!r}?"
+            message += f"; did you mean {close!r}?"
         if known:
             message += f" (available: {', '.join(known)})"
         else:
@@ -41,7 +41,7 @@ class UnknownNameError(AssocError, LookupError):
         self.kind = kind
         self.name = name
         self.known = known
-        self.suggestion = close[0] if close else None
+        self.suggestion = close
 
 
 class PluginError(AssocError):
@@ -60,7 +60,14 @@ class DataError(AssocError, ValueError):
     """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
 
 
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to ``name`` (case-insensitive, so 'WEAT1' finds 'weat1'), or None."""
+    by_folded = {k.casefold(): k for k in sorted(known, reverse=True)}
+    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1)
+    return by_folded[close[0]] if close else None
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = closest_name(name, known)
+    return f"; did you mean {close!r}?" if close else ""

@@ -166,3 +166,13 @@ def test_bad_limit(tmp_path):
 
     with pytest.raises(OptionError, match="limit must be a positive integer"):
         load_embeddings("glove-6b-50d", limit=0)
+
+
+def test_misspelt_name_and_directory_get_clear_errors(tmp_path):
+    from assoc.errors import ModelError
+    from assoc_weat.embeddings import load_embeddings
+
+    with pytest.raises(ModelError, match="did you mean 'glove-6b-50d'"):
+        load_embeddings("glove-6b-5d")
+    with pytest.raises(ModelError, match="is a directory; name the vectors file inside it"):
+        load_embeddings(str(tmp_path))

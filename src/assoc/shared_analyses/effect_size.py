@@ -83,7 +83,8 @@ class EffectSizeAnalysis(Analysis):
                check=positive),
         Option("n_bootstrap", int, 5_000, "bootstrap resamples for the CI of d (0: no CI)", check=non_negative),
         Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
-        Option("seed", int, 0, "random seed of the sampled test and the bootstrap (reproducible by default)"),
+        Option("seed", int, 0, "random seed of the sampled test and the bootstrap (reproducible by default)",
+               check=non_negative),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:

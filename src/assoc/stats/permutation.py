@@ -48,7 +48,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 from scipy import stats as _scipy_stats
@@ -156,14 +156,7 @@ def two_sample_permutation_test(
     observed = float(partition_statistic(pooled, identity[:, :n_x], identity[:, n_x:])[0])
     tolerance = _TIE_TOLERANCE * max(abs(observed), float(np.mean(np.abs(pooled))), np.finfo(float).tiny)
 
-    n_partitions = count_partitions(n_x, y_arr.size)
-    if n_partitions <= exact_limit:
-        blocks = _exact_blocks(pooled.size, n_x)
-        method, n_permutations, correction = "exact", n_partitions, 0
-    else:
-        rng = _generator(seed)
-        blocks = _sampled_blocks(pooled.size, n_x, int(n_resamples), rng)
-        method, n_permutations, correction = "sampled", int(n_resamples), 1
+    blocks, method, n_permutations, correction = _partitions(pooled.size, n_x, exact_limit, n_resamples, seed)
 
     n_ge = n_le = 0
     for x_index, y_index in blocks:
@@ -237,14 +230,7 @@ def rowwise_permutation_test(
     scale = np.maximum(np.abs(observed), np.mean(np.abs(arr), axis=1))
     tolerance = _TIE_TOLERANCE * np.maximum(scale, np.finfo(float).tiny)
 
-    n_partitions = count_partitions(n_x, n_y)
-    if n_partitions <= exact_limit:
-        blocks = _exact_blocks(n, n_x)
-        method, n_permutations, correction = "exact", n_partitions, 0
-    else:
-        rng = _generator(seed)
-        blocks = _sampled_blocks(n, n_x, int(n_resamples), rng)
-        method, n_permutations, correction = "sampled", int(n_resamples), 1
+    blocks, method, n_permutations, correction = _partitions(n, n_x, exact_limit, n_resamples, seed)
 
     # T = sum_x * (1/n_x + 1/n_y) - total/n_y is increasing in sum_x, so T >= T_obs - tol is
     # sum_x >= a threshold per row (and likewise for <=): no T array per block.
@@ -357,6 +343,27 @@ def _call_user_statistic(statistic: StatisticFunction, pooled: np.ndarray, xi: n
 
 def _block_rows(n: int) -> int:
     return max(1, _BLOCK_ELEMENTS // max(n, 1))
+
+
+#: Exact enumeration beyond this many partitions would run for hours: refuse rather than hang.
+MAX_EXACT_PARTITIONS = 100_000_000
+
+
+def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any):
+    """The partitions a test runs over: ``(blocks, method, n_permutations, correction)``.
+
+    All C(n, n_x) partitions ("exact", no correction) when there are at most
+    ``exact_limit``, else ``n_resamples`` random ones ("sampled", the +1 correction).
+    """
+    n_partitions = count_partitions(n_x, n - n_x)
+    if n_partitions <= exact_limit:
+        if n_partitions > MAX_EXACT_PARTITIONS:
+            raise OptionError(f"an exact test would enumerate {n_partitions:,} partitions (more than "
+                              f"{MAX_EXACT_PARTITIONS:,}, hours of work); lower exact_limit to use "
+                              "a sampled test")
+        return _exact_blocks(n, n_x), "exact", n_partitions, 0
+    blocks = _sampled_blocks(n, n_x, int(n_resamples), _generator(seed))
+    return blocks, "sampled", int(n_resamples), 1
 
 
 def _exact_blocks(n: int, n_x: int):

@@ -193,8 +193,14 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
     else:
         path = Path(model).expanduser()
         if not path.exists():
+            from assoc.errors import did_you_mean
+
             known = ", ".join(sorted(_REGISTRY))
-            raise ModelError(f"embedding {model!r} is neither a registered name ({known}) nor an existing file")
+            raise ModelError(f"embedding {model!r} is neither a registered name ({known}) nor an existing file"
+                             f"{did_you_mean(model, _REGISTRY)}")
+        if path.is_dir():
+            raise ModelError(f"embedding {model!r} is a directory; name the vectors file inside it "
+                             "(.txt, .vec, .bin, .kv/.model or .npy)")
         vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit)
     embeddings = Embeddings(vectors, model)
     with _CACHE_LOCK:
