@@ -25,6 +25,7 @@ PY
 echo
 echo "== all ten Caliskan et al. (2017) tests next to the published values"
 assoc weat caliskan --model glove-6b-50d --out "$OUT/caliskan.csv"
-assoc plot estimates --table "$OUT/caliskan.csv" -o estimate=d -o label=test --out "$OUT/caliskan-d.png"
+assoc plot estimates --table "$OUT/caliskan.csv" -o estimate=d -o label=test \
+  -o compare=published_glove840b_d,iat_d -o "title=WEAT d on GloVe 6B 50d vs. published" --out "$OUT/caliskan-d.png"
 echo
 echo "Tables written to $OUT/ (CSV with provenance sidecars); figure: $OUT/caliskan-d.png"

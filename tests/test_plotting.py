@@ -87,3 +87,15 @@ def test_save_figure_rejects_unknown_format(tmp_path):
     fig = plotting.plot_scores(_scores())
     with pytest.raises(OptionError):
         plotting.save_figure(fig, tmp_path / "f.bmp")
+
+
+def test_forest_plot_draws_reference_columns_beside_the_estimates():
+    result = pd.DataFrame({"test": ["weat1", "weat2"], "d": [1.08, 1.54], "published": [1.50, np.nan]})
+    fig = plotting.plot_estimates(result, estimate="d", compare="published")
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.lines if line.get_label() in ("d", "published")] == ["d", "published"]
+    reference = [line for line in ax.lines if line.get_label() == "published"][0]
+    assert list(reference.get_xdata()[:1]) == [1.50] and np.isnan(reference.get_xdata()[1])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["d", "published"]
+    with pytest.raises(TableError, match="compare column"):
+        plotting.plot_estimates(result, estimate="d", compare=["nope"])

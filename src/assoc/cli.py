@@ -216,7 +216,9 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
                       Option("reference", float, 0.0, "x position of the reference line"),
                       Option("title", str, None, "figure title"),
                       Option("max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)",
-                             check=positive)),
+                             check=positive),
+                      Option("compare", list, None, "column(s) of reference values drawn beside each estimate "
+                             "(e.g. published values)")),
         "scores": (Option("by", str, "target_group", "column on the x axis"),
                    Option("hue", str, "attribute_group", "column for the colours"),
                    Option("facet", str, "model", "one panel per value of this column"),

@@ -72,7 +72,8 @@ def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = No
 
 
 def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: Sequence[str] | str | None = None,
-                   reference: float | None = 0.0, title: str | None = None, max_rows: int = 100) -> Figure:
+                   reference: float | None = 0.0, title: str | None = None, max_rows: int = 100,
+                   compare: Sequence[str] | str | None = None) -> Figure:
     """Forest plot: one row per estimate, with its confidence interval when ``ci_low``/``ci_high`` exist.
 
     ``estimate`` names the column (default: the first of ``estimate``, ``effect_size``,
@@ -80,7 +81,8 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
     names the column(s) that identify a row (default: a ``label`` column, else the
     descriptive columns that vary). ``reference`` draws a vertical line (``None`` for
     none). A result with more than ``max_rows`` rows is an error (filter it first):
-    such a figure is too tall to read.
+    such a figure is too tall to read. ``compare`` names columns of reference values
+    drawn as open markers beside each estimate (e.g. published effect sizes), with a legend.
     """
     import numpy as np
 
@@ -98,7 +100,17 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
         high = result["ci_high"].to_numpy(dtype=float)
         has_ci = ~(np.isnan(low) | np.isnan(high))
         ax.hlines(positions[has_ci], low[has_ci], high[has_ci], color="0.35", linewidth=1.6)
-    ax.plot(values, positions, "o", color="C0")
+    compare = [compare] if isinstance(compare, str) else list(compare or [])
+    missing = [c for c in compare if c not in result.columns]
+    if missing:
+        raise TableError(f"compare column(s) not in the result: {', '.join(missing)}")
+    ax.plot(values, positions, "o", color="C0", label=column)
+    markers = "sD^v<>p*"
+    for i, other in enumerate(compare):
+        ax.plot(result[other].to_numpy(dtype=float), positions, markers[i % len(markers)], mfc="none",
+                color=f"C{i + 1}", label=other)
+    if compare:
+        ax.legend(loc="best", fontsize="small")
     ax.set_yticks(positions, labels)
     ax.set_xlabel(column)
     if reference is not None:
