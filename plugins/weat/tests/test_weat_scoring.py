@@ -218,3 +218,11 @@ def test_cli_caliskan_out_records_sd_seed_and_provenance(tmp_path):
     assert frame.loc[0, "alternative"] == "greater"
     provenance = json.loads((tmp_path / "caliskan.csv.provenance.json").read_text())
     assert provenance["options"]["sd"] == "population" and provenance["options"]["seed"] == 3
+
+
+def test_valnorm_lowercase_matching_refuses_norms_that_collide(model, tmp_path):
+    (tmp_path / "norms.csv").write_text("word,valence\nX1,8\nx1,2\nx2,6\ny1,2\ny2,1\n", encoding="utf-8")
+    table = assoc.score("weat", {"target": {"T": ["x1", "x2", "y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}},
+                        [model])
+    with pytest.raises(DataError, match=r"1 word\(s\) differ only in case \('X1' / 'x1'\)"):
+        assoc.analyze("valnorm", table, norms=str(tmp_path / "norms.csv"), case="lower")

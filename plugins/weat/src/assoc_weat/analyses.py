@@ -172,7 +172,7 @@ class ValNormAnalysis(Analysis):
 
         p = self.params
         norms = load_norms(p["norms"])
-        lookup = norms.values if p["case"] == "exact" else {w.lower(): v for w, v in norms.values.items()}
+        lookup = norms.values if p["case"] == "exact" else _lowercased(norms.values, norms.source)
         # WEFAT p-values are not needed for the correlation: the normal approximation is cheap.
         wefat = WEFATAnalysis(targets=p["targets"], a=p["a"], b=p["b"], by=p["by"], sd=p["sd"], p_method="normal")
         rows = []
@@ -199,3 +199,21 @@ class ValNormAnalysis(Analysis):
                 "dropped": ", ".join(unit.dropped),
             })
         return pd.DataFrame(rows)
+
+
+def _lowercased(values: dict[str, float], source: str) -> dict[str, float]:
+    """Norms keyed by lowercased word; two entries that become one word ("Love", "love") are an error,
+    since either value would be a silent choice and the word would count once with the wrong norm."""
+    from collections import defaultdict
+
+    from assoc.errors import DataError
+
+    spellings: dict[str, list[str]] = defaultdict(list)
+    for word in values:
+        spellings[word.lower()].append(word)
+    clashes = [group for group in spellings.values() if len(group) > 1]
+    if clashes:
+        shown = "; ".join(" / ".join(map(repr, group)) for group in clashes[:5])
+        raise DataError(f"valence norms {source}: {len(clashes)} word(s) differ only in case ({shown}); with "
+                        "case='lower' they would collide: keep one spelling in the file, or use case='exact'")
+    return {word.lower(): value for word, value in values.items()}
