@@ -193,3 +193,19 @@ def test_from_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     est = estimates(read_table(out))
     assert est["nurse", "Warmth", "representativeness"] == pytest.approx(4 / 6, abs=1e-15)
+
+
+def test_repeated_dictionary_entries_are_counted_once_and_reported():
+    repeated = pd.concat([DICTIONARY, DICTIONARY.iloc[[0]]], ignore_index=True)  # 'sociable' twice on Warmth
+    with pytest.warns(UserWarning, match="1 dictionary entr.*counted once: 'sociable' listed more than once"):
+        twice = assoc.analyze("stereotype", make_table(), dictionary=repeated)
+    once = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
+    assert twice["value"].tolist() == pytest.approx(once["value"].tolist(), nan_ok=True)
+
+
+def test_long_dictionary_file_with_a_word_column_that_is_no_identifier(tmp_path):
+    path = tmp_path / "dictionary.csv"
+    DICTIONARY.rename(columns={"word": "my word"}).to_csv(path, index=False)
+    result = assoc.analyze("stereotype", make_table(), dictionary=str(path), dictionary_word="my word")
+    expected = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
+    assert result["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True)

@@ -94,6 +94,8 @@ def test_unknown_name_error_names_the_plugins_that_failed(fake_plugin, scorer_so
     assert [info.name for info in assoc.failed_plugins()] == ["wordlen"]
     with pytest.raises(UnknownNameError, match="failed to load: wordlen"):
         assoc.analyze("no_such_analysis", "x.csv")
+    with pytest.raises(UnknownNameError, match="unknown stimuli set.*failed to load: wordlen"):
+        assoc.Stimuli.load("wordlen_bundle:d1")
 
 
 def test_did_you_mean_ignores_case():

@@ -91,3 +91,14 @@ def test_round_trip_is_bit_exact_for_floats(tmp_path, suffix):
     for column in ("value", "p"):
         for got, want in zip(back[column], values):
             assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+def test_normalise_fills_an_all_missing_measure_or_scorer_column():
+    import numpy as np
+
+    from assoc.table import normalise
+
+    frame = pd.DataFrame({"target": ["a", "b"], "measure": [np.nan, np.nan], "scorer": [np.nan, "x"],
+                          "value": [1.0, 2.0]})
+    out = normalise(frame, scorer="s", measure="m")
+    assert out["measure"].tolist() == ["m", "m"] and out["scorer"].tolist() == ["s", "x"]

@@ -84,7 +84,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     where = f"output of scorer {scorer!r}"
     _check_scorer_output(table, where, loaded, chosen)
     table = normalise(table, scorer=scorer_cls.name, measure=scorer_cls.measure or None,
-                      extra_columns=tuple(scorer_cls.extra_columns), where=where)
+                      extra_columns=tuple(scorer_cls.extra_columns))
     validate_table(table, where=where)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(

@@ -91,6 +91,10 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
         raise TableError(f"{len(result)} estimates are too many for one forest plot (max_rows={max_rows}); "
                          "filter the result first (e.g. one design or model), or raise max_rows")
     column = _estimate_column(result, estimate)
+    compare = [compare] if isinstance(compare, str) else list(compare or [])
+    missing = [c for c in compare if c not in result.columns]
+    if missing:
+        raise TableError(f"compare column(s) not in the result: {', '.join(missing)}")
     values = result[column].to_numpy(dtype=float)
     labels = estimate_labels(result, label)
     positions = np.arange(len(values))[::-1]
@@ -100,10 +104,6 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
         high = result["ci_high"].to_numpy(dtype=float)
         has_ci = ~(np.isnan(low) | np.isnan(high))
         ax.hlines(positions[has_ci], low[has_ci], high[has_ci], color="0.35", linewidth=1.6)
-    compare = [compare] if isinstance(compare, str) else list(compare or [])
-    missing = [c for c in compare if c not in result.columns]
-    if missing:
-        raise TableError(f"compare column(s) not in the result: {', '.join(missing)}")
     ax.plot(values, positions, "o", color="C0", label=column)
     markers = "sD^v<>p*"
     for i, other in enumerate(compare):

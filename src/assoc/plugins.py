@@ -204,31 +204,29 @@ def _failure_hint() -> str:
     return f"plugin(s) that failed to load: {reasons} (see `assoc plugins`)"
 
 
+def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
+    """The registered object ``name``; else an :class:`UnknownNameError` with a did-you-mean
+    hint that also names any plugin that failed to load (it may have provided the name)."""
+    registry().check_conflicts()
+    if name not in registry_of:
+        raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
+    return registry_of[name].obj
+
+
 def get_scorer(name: str) -> type[Scorer]:
-    reg = registry()
-    reg.check_conflicts()
-    if name not in reg.scorers:
-        raise UnknownNameError("scorer", name, reg.scorers, hint=_failure_hint())
-    return reg.scorers[name].obj
+    return _lookup(registry().scorers, "scorer", name)
 
 
 def get_analysis(name: str) -> type[Analysis]:
-    reg = registry()
-    reg.check_conflicts()
-    if name not in reg.analyses:
-        raise UnknownNameError("analysis", name, reg.analyses, hint=_failure_hint())
-    return reg.analyses[name].obj
+    return _lookup(registry().analyses, "analysis", name)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
     reg = registry()
-    reg.check_conflicts()
-    if name not in reg.stimuli:
-        if not reg.stimuli:
-            raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
-                               "(no bundled sets are installed)")
-        raise UnknownNameError("stimuli set (or file)", name, reg.stimuli)
-    return reg.stimuli[name].obj
+    if not reg.stimuli and not failed_plugins():
+        raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
+                           "(no bundled sets are installed)")
+    return _lookup(reg.stimuli, "stimuli set (or file)", name)
 
 
 def plugin_version(plugin: str) -> str:

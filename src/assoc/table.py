@@ -64,29 +64,24 @@ def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: 
 
 
 def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | None = None,
-              extra_columns: Sequence[str] = (), where: str = "records") -> pd.DataFrame:
+              extra_columns: Sequence[str] = ()) -> pd.DataFrame:
     """Fill defaults, fix dtypes and order columns of a would-be association table.
 
     A role column that is absent becomes ``""`` (a role the method does not have);
-    ``scorer`` and ``measure`` fill rows that lack them. ``where`` names the table in errors.
+    ``scorer`` and ``measure`` fill rows where they are absent or empty.
     """
     import pandas as pd
 
     frame = frame.copy()
-    for column, default in (("scorer", scorer), ("measure", measure)):
-        if default is None:
-            continue
-        if column not in frame:
-            frame[column] = default
-        else:  # rows that leave it empty get the default (from_records without measure= gives "")
-            blank = frame[column].isna() | (frame[column].astype(str) == "")
-            frame.loc[blank, column] = default
     for column in TEXT_COLUMNS:
         if column not in frame:
             frame[column] = ""
-        frame[column] = frame[column].fillna("").astype(str).astype(object)
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), "").astype(str).astype(object)
+    for column, default in (("scorer", scorer), ("measure", measure)):
+        if default is not None:  # from_records without measure= leaves "", a CSV may leave NaN (now "")
+            frame.loc[frame[column] == "", column] = default
     if "value" not in frame:
-        raise TableError(f"{where} have no 'value'" if where == "records" else f"{where} has no 'value' column")
+        raise TableError("records have no 'value'")
     frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype("float64")
     ordered = list(COLUMNS) + [c for c in extra_columns if c in frame and c not in COLUMNS]
     ordered += [c for c in frame.columns if c not in ordered]
@@ -124,6 +119,40 @@ def validate_table(table: Any, *, where: str = "table") -> None:
     empty_measure = table["measure"] == ""
     if len(table) and empty_measure.any():
         raise TableError(f"{where}: column 'measure' is empty in {int(empty_measure.sum())} row(s)")
+
+
+DATA_FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".json")
+
+
+def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] = (),
+                   all_text: bool = False) -> pd.DataFrame:
+    """Read a user's data table (a criterion, a dictionary, ...) from .csv, .tsv, .parquet or .jsonl.
+
+    In CSV/TSV files ``text_columns`` are read as text; with ``all_text`` every column is
+    text and nothing is missing (words such as 'NA' or 'null' stay words), otherwise
+    empty cells and ``NA``/``NaN``/``nan`` are missing. ``what`` names the table in
+    errors (:class:`~assoc.errors.DataError`).
+    """
+    import pandas as pd
+
+    from .errors import DataError
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in DATA_FILE_SUFFIXES:
+        raise DataError(f"cannot read the {what} {str(path)!r}: use a .csv, .tsv, .parquet or .jsonl file")
+    text = {column: str for column in text_columns}
+    try:
+        if suffix in {".csv", ".tsv"}:
+            sep = "\t" if suffix == ".tsv" else ","
+            if all_text:
+                return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
+            return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"])
+        if suffix in {".parquet", ".pq"}:
+            return pd.read_parquet(path)
+        return pd.read_json(path, orient="records", lines=True, dtype=text)
+    except (ValueError, OSError) as exc:
+        raise DataError(f"cannot read the {what} {path}: {exc}") from None
 
 
 # -- provenance ---------------------------------------------------------------------------------------
@@ -281,7 +310,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise TableError(f"cannot read table {path}: {exc}") from None
     for column in TEXT_COLUMNS:
         if column in frame:
-            frame[column] = frame[column].fillna("").astype(str).astype(object)
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), "").astype(str).astype(object)
     if fmt == "csv":
         _restore_numeric_csv_columns(frame)
     if fmt != "parquet" and sidecar_path(path).is_file():

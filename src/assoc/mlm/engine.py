@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from assoc.errors import ModelError
+from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, default_max_tokens  # noqa: F401 (re-exported)
 from assoc.mlm.requests import MaskRequest
 
 
@@ -407,19 +408,9 @@ def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any,
     raise ValueError("no encoder layers")  # pragma: no cover - _bert_encoder requires at least one
 
 
-# Default token budget of one forward batch (rows x longest row). On a CPU, batches of about
-# 1k tokens stay in cache and ran 1.2-1.5x faster than 4k-token batches (bert-base, 2 cores);
-# GPUs want large batches. Memory is bounded by the budget either way.
-CPU_BUDGET = 1024
-GPU_BUDGET = 4096
 # Fixed cost of one forward call (Python, kernel launches, small-matrix inefficiency) in
 # padded-token units: the batch planner accepts this much padding to save one call.
 BATCH_OVERHEAD_TOKENS = 96
-
-
-def default_max_tokens(device: str) -> int:
-    """The default batch budget for ``device``: :data:`CPU_BUDGET` on a CPU, :data:`GPU_BUDGET` otherwise."""
-    return CPU_BUDGET if str(device).startswith("cpu") else GPU_BUDGET
 
 
 def plan_batches(lengths: Sequence[int], max_tokens: int,

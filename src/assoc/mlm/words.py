@@ -61,10 +61,15 @@ def fill_mask_token(text: str, mask_token: str) -> str:
 def masked_query(lm: Any, text: str) -> tuple[tuple[int, ...], int]:
     """Token ids of ``text`` with the model's mask token, and the index of that mask."""
     ids = lm.encode(fill_mask_token(text, lm.mask_token))
+    return ids, mask_position(lm, text, ids)
+
+
+def mask_position(lm: Any, text: str, ids: Sequence[int]) -> int:
+    """The index of the one mask token in ``ids`` (the tokens of query ``text``); error unless exactly one."""
     where = [i for i, t in enumerate(ids) if t == lm.mask_token_id]
     if len(where) != 1:
         raise StimuliError(f"query {text!r} does not give exactly one mask token with model {lm.name!r}")
-    return ids, where[0]
+    return where[0]
 
 
 def override_token_id(lm: Any, token: str) -> int:
@@ -101,6 +106,8 @@ def encode_many(tokenizer: Any, texts: Sequence[str]) -> list[tuple[int, ...]]:
     if not texts:
         return []
     probe = [tuple(ids) for ids in tokenizer([texts[0], texts[-1]], add_special_tokens=True)["input_ids"]]
+    if len(texts) <= 2:  # the check call already tokenized them all
+        return probe[: len(texts)]
     backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
     if backend is not None and getattr(backend, "truncation", None) is None and getattr(backend, "padding", None) is None:
         try:
@@ -126,19 +133,14 @@ def word_tokens_batch(lm: Any, words_of: Mapping[str, Sequence[str]],
         for word in words_of[text]:
             if not isinstance(word, str) or not word.strip():
                 raise StimuliError(f"an option word of query {text!r} is empty")
-    parts = [split_query(text) for text in texts]
-    masked_all = encode_many(lm.tokenizer, [prefix + lm.mask_token + suffix for prefix, suffix in parts])
+    part_of = {text: split_query(text) for text in texts}
+    masked_all = encode_many(lm.tokenizer, [prefix + lm.mask_token + suffix for prefix, suffix in part_of.values()])
     fills = [(text, word) for text in texts for word in words_of[text] if word not in overrides]
-    part_of = dict(zip(texts, parts, strict=True))
     encoded = encode_many(lm.tokenizer, [part_of[t][0] + w + part_of[t][1] for t, w in fills])
     filled_of = dict(zip(fills, encoded, strict=True))
     out: dict[tuple[str, str], WordTokens] = {}
-    for text, ids in zip(texts, masked_all, strict=True):
-        masked = ids
-        where = [i for i, t in enumerate(masked) if t == lm.mask_token_id]
-        if len(where) != 1:
-            raise StimuliError(f"query {text!r} does not give exactly one mask token with model {lm.name!r}")
-        position = where[0]
+    for text, masked in zip(texts, masked_all, strict=True):
+        position = mask_position(lm, text, masked)
         for word in words_of[text]:
             if word in overrides:
                 out[(text, word)] = WordTokens(word, masked, position, (override_token_id(lm, overrides[word]),),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, TableError
+from assoc.table import DATA_FILE_SUFFIXES, read_data_file
 from assoc.options import Option, column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
 
 if TYPE_CHECKING:
@@ -69,6 +70,21 @@ def groups(table: pd.DataFrame, by: Sequence[str], *, skip_missing: bool = False
                       stacklevel=2)
 
 
+def drop_levels_without_values(part: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Leave out the levels of ``columns`` (an item, a rater) whose ``value`` is missing in every row.
+
+    Such a level (e.g. an out-of-vocabulary word, or a model for which every option was)
+    would make every case or item incomplete. Returns the remaining rows and the names of
+    the levels left out (several columns joined by spaces), for the caller to report.
+    """
+    has_value = part.groupby(list(columns), sort=False, dropna=False)["value"].transform(lambda v: v.notna().any())
+    if bool(has_value.all()):
+        return part, []
+    empty = part.loc[~has_value.astype(bool), list(columns)].drop_duplicates()
+    names = [" ".join(map(str, row)) for row in empty.itertuples(index=False, name=None)]
+    return part[has_value.astype(bool)], names
+
+
 def single_measure_check(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
     """Refuse to pool different measures (log_prob with cosine, ...) silently."""
     if "measure" in table.columns and "measure" not in columns:
@@ -97,7 +113,7 @@ def table_source(value: Any, *, what: str = "criterion", mapping: str = "a mappi
         return value
     if isinstance(value, (str, Path)):
         path = Path(value)
-        if path.suffix.lower() not in {".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".json"}:
+        if path.suffix.lower() not in DATA_FILE_SUFFIXES:
             raise ValueError(f"cannot read {str(path)!r}: use a .csv, .tsv, .parquet or .jsonl file")
         if not path.is_file():
             raise ValueError(f"file not found: {path}")
@@ -123,18 +139,7 @@ def load_criterion(source: Any, *, key: str) -> pd.DataFrame:
     elif isinstance(source, dict):
         frame = pd.DataFrame({key: list(source), "criterion": list(source.values())})
     else:
-        path = Path(source)
-        suffix = path.suffix.lower()
-        try:
-            if suffix in {".csv", ".tsv"}:
-                frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype={key: str},
-                                    keep_default_na=False, na_values=["", "NA", "NaN", "nan"])
-            elif suffix in {".parquet", ".pq"}:
-                frame = pd.read_parquet(path)
-            else:
-                frame = pd.read_json(path, orient="records", lines=True, dtype={key: str})
-        except (ValueError, OSError) as exc:
-            raise DataError(f"cannot read the criterion table {path}: {exc}") from None
+        frame = read_data_file(source, what="criterion table", text_columns=[key])
     if key not in frame.columns:
         raise DataError(
             f"the criterion table has no key column {key!r} (its columns: {', '.join(map(str, frame.columns))})"

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import (PARENT_COLUMN, column_list, confidence_level, groups, require_columns, role_columns,
-                      single_measure_check)
+from ._common import (PARENT_COLUMN, column_list, confidence_level, drop_levels_without_values, groups,
+                      require_columns, role_columns, single_measure_check)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,10 +68,7 @@ class AlphaAnalysis(Analysis):
             where = f" in group {key}" if key else ""
             # an item without any value (e.g. an out-of-vocabulary word) would otherwise make every
             # case incomplete: drop it first, and report it
-            has_value = part.groupby(item, sort=False, dropna=False)["value"].apply(lambda v: bool(v.notna().any()))
-            empty_items = [str(name) for name, ok in has_value.items() if not ok]
-            if empty_items:
-                part = part[~part[item].isin(has_value.index[~has_value.to_numpy()])]
+            part, empty_items = drop_levels_without_values(part, [item])
             wide, dropped = ratings_matrix(part, items=cases, raters=[item])
             if wide.shape[1] < 2:
                 hint = ""

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, confidence_level, groups, require_columns, role_columns, single_measure_check
+from ._common import (column_list, confidence_level, drop_levels_without_values, groups, require_columns,
+                      role_columns, single_measure_check)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,13 +65,10 @@ class ICCAnalysis(Analysis):
         for key, part in groups(table, by, skip_missing=True, what="icc"):
             # A rater without a single value (e.g. a model for which every option was out of
             # vocabulary) would make every item incomplete: leave it out, and say so.
-            has_value = part.groupby(raters, dropna=False)["value"].transform(lambda v: v.notna().any())
-            if not has_value.all():
-                empty = part.loc[~has_value, raters].drop_duplicates()
-                names = ", ".join(" ".join(map(str, row)) for row in empty.itertuples(index=False, name=None))
-                warnings.warn(f"icc: left out rater(s) without any value{f' in group {key}' if key else ''}: {names}",
-                              stacklevel=2)
-                part = part[has_value]
+            part, empty_raters = drop_levels_without_values(part, raters)
+            if empty_raters:
+                warnings.warn(f"icc: left out rater(s) without any value{f' in group {key}' if key else ''}: "
+                              f"{', '.join(empty_raters)}", stacklevel=2)
             rater_values = part[raters].drop_duplicates()
             if len(rater_values) < 2:
                 raise DataError(

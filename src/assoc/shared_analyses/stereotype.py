@@ -92,6 +92,11 @@ class StereotypeAnalysis(Analysis):
                             f"({', '.join(sorted(table['measure'].astype(str).unique()))}); the same words would be "
                             f"coded once per measure: filter the table to one measure first")
         dictionary = load_dictionary(p["dictionary"], word_column=p["dictionary_word"], normalize=p["normalize"])
+        if dictionary.notes:
+            import warnings
+
+            warnings.warn(f"stereotype: {len(dictionary.notes)} dictionary entr(y/ies) repeated with the same direction "
+                          f"and counted once: {'; '.join(dictionary.notes[:5])}", stacklevel=2)
         dimensions = p["dimensions"] if p["dimensions"] is not None else dictionary.dimensions
         unknown = [d for d in dimensions if d not in dictionary.entries]
         if unknown:
@@ -108,10 +113,7 @@ class StereotypeAnalysis(Analysis):
                                    for w, e in zip(words, empty)]
         empty |= data["word_normalized"] == ""
         data["is_empty"] = empty
-        if by:
-            repeated = data[~empty].duplicated(subset=[*by, "word_normalized"], keep="first")
-        else:
-            repeated = data[~empty].duplicated(subset=["word_normalized"], keep="first")
+        repeated = data[~empty].duplicated(subset=[*by, "word_normalized"], keep="first")
         data["is_duplicate"] = False
         if p["deduplicate"]:
             data.loc[repeated.index, "is_duplicate"] = repeated

@@ -67,7 +67,7 @@ class Dictionary:
 
     entries: dict[str, dict[str, float]]
     normalize: bool = True
-    n_source_rows: int = 0
+    #: entries listed more than once with the same direction (kept once), for the caller to report
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -159,7 +159,7 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
             for raw, value in words.items():
                 _add(entries, str(dimension), raw, _direction(value, word=str(raw), dimension=str(dimension)),
                      normalize=normalize, notes=notes)
-        return Dictionary(entries, normalize, sum(len(w) for w in source.values()), tuple(notes))
+        return Dictionary(entries, normalize, tuple(notes))
     frame = _read_frame(source, word_column)
     if word_column not in frame.columns:
         raise DataError(f"dictionary: no word column {word_column!r} "
@@ -167,14 +167,15 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
                         "name it with the 'dictionary_word' option")
     if "dimension" in frame.columns:
         has_direction = "direction" in frame.columns
-        for row in frame.itertuples(index=False):
-            record = row._asdict()
-            dimension = str(record["dimension"]).strip()
+        directions = frame["direction"] if has_direction else [None] * len(frame)
+        # zip over columns, not itertuples: a word column named e.g. "my word" is no valid attribute name
+        for word, raw_dimension, raw_direction in zip(frame[word_column], frame["dimension"], directions):
+            dimension = str(raw_dimension).strip()
             if not dimension or dimension.lower() in {"nan", "none"}:
-                raise DataError(f"dictionary: the dimension of {record[word_column]!r} is missing")
-            direction = (_direction(record["direction"], word=str(record[word_column]), dimension=dimension)
+                raise DataError(f"dictionary: the dimension of {word!r} is missing")
+            direction = (_direction(raw_direction, word=str(word), dimension=dimension)
                          if has_direction else math.nan)
-            _add(entries, dimension, record[word_column], direction, normalize=normalize, notes=notes)
+            _add(entries, dimension, word, direction, normalize=normalize, notes=notes)
     else:
         dimensions = [c[: -len("_dict")] for c in frame.columns if str(c).endswith("_dict")]
         if not dimensions:
@@ -195,32 +196,22 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
                          normalize=normalize, notes=notes)
     if not entries:
         raise DataError("dictionary: it has no entries")
-    return Dictionary(entries, normalize, len(frame), tuple(notes))
+    return Dictionary(entries, normalize, tuple(notes))
 
 
 def _read_frame(source: Any, word_column: str) -> pd.DataFrame:
     from pathlib import Path
 
+    from assoc.table import read_data_file
+
     if isinstance(source, pd.DataFrame):
         return source.copy()
     if not isinstance(source, (str, Path)):
         raise DataError(f"dictionary: expected a file path, a DataFrame or a mapping, got {type(source).__name__}")
-    path = Path(source)
-    suffix = path.suffix.lower()
-    try:
-        if suffix in {".csv", ".tsv"}:
-            # words such as 'NA' or 'null' are words, not missing values; directions are parsed by _direction
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-        elif suffix in {".parquet", ".pq"}:
-            frame = pd.read_parquet(path)
-        elif suffix in {".jsonl", ".json"}:
-            frame = pd.read_json(path, orient="records", lines=True, dtype={word_column: str})
-        else:
-            raise DataError(f"dictionary: cannot read {str(path)!r}: use a .csv, .tsv, .parquet or .jsonl file")
-    except (ValueError, OSError) as exc:
-        raise DataError(f"dictionary: cannot read {path}: {exc}") from None
+    # words such as 'NA' or 'null' are words, not missing values; directions are parsed by _direction
+    frame = read_data_file(source, what="dictionary", text_columns=[word_column], all_text=True)
     if frame.empty:
-        raise DataError(f"dictionary: {path} has no rows")
+        raise DataError(f"dictionary: {source} has no rows")
     return frame
 
 

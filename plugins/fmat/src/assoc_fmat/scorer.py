@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from assoc.mlm.options import MODEL_OPTIONS
+from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
 from assoc.options import Option, positive
 from assoc.scorer import Scorer
 
@@ -51,8 +51,7 @@ class FMATScorer(Scorer):
                "averaged embedding (1 = equal weights)", check=positive),
         Option("tokens", dict, None, "explicit option -> token overrides, {word: token} or {model: {word: token}}",
                check=_check_tokens),
-        Option("max_tokens", int, None, "batch size limit: rows x longest row per forward pass; default "
-               "1024 on a CPU (faster there: batches stay in cache), 4096 on a GPU", check=positive),
+        MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
     )
 

@@ -93,7 +93,7 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
     the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
     ``cache`` is an :class:`assoc.cache.ResultCache` or None. ``max_tokens`` is the
-    engine's batch budget; None = the device default (:func:`assoc.mlm.engine.default_max_tokens`).
+    engine's batch budget; None = the device default (:func:`assoc.mlm.options.default_max_tokens`).
     """
     if oov not in OOV_MODES:
         raise ValueError(f"oov must be one of {OOV_MODES}")

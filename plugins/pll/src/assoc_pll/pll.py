@@ -32,11 +32,6 @@ from .masking import METRICS, TOKEN_SELECTIONS, encode_sentence, masked_copies, 
 
 CHUNK = 8192  # masked copies per engine call and per cache pack
 CACHE_VERSION = 1
-# Default token budgets per forward batch. On CPU, batches of ~1k tokens stay in cache and
-# ran 1.2-1.5x faster than 4k-token batches (benchmarks/bench_pll.py, bert-base, 2 cores);
-# GPUs want large batches. Memory is bounded by the budget either way.
-CPU_BUDGET = 1024
-GPU_BUDGET = 4096
 
 
 @dataclass(frozen=True)
@@ -92,7 +87,7 @@ def score_sentences(
         ``"all"``, ``"context"`` (exclude the variant's tokens: P(C|V)) or ``"variant"``.
     max_tokens:
         Token budget of one forward batch (padded length x batch size). ``None``:
-        :data:`CPU_BUDGET` on a CPU, :data:`GPU_BUDGET` otherwise.
+        :func:`assoc.mlm.options.default_max_tokens` of the model's device.
     cache:
         An :class:`assoc.cache.ResultCache` (or None): every masked copy's log-probability
         is stored as soon as its chunk is computed, so an interrupted run resumes.
@@ -125,8 +120,6 @@ def score_sentences(
             keys.append(request_index[key])
         keys_per_sentence.append(keys)
 
-    if max_tokens is None:
-        max_tokens = CPU_BUDGET if str(lm.device).startswith("cpu") else GPU_BUDGET
     log_probs = _compute(lm, requests, cache, max_tokens=max_tokens, progress=progress)
 
     results = []
@@ -147,7 +140,7 @@ def score_sentences(
     return results
 
 
-def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int, progress: bool) -> list[float]:
+def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int | None, progress: bool) -> list[float]:
     """log P(token | masked copy) for each request: from ``cache`` when present, else from the
     engine, in chunks of similar length, each stored in the cache as soon as it is done."""
     from assoc.cache import digest

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import StimuliError
-from assoc.mlm.options import MODEL_OPTIONS
-from assoc.options import Option, positive
+from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
+from assoc.options import Option
 from assoc.scorer import Scorer
 from assoc.stimuli import MASK
 
@@ -80,8 +80,7 @@ class PLLScorer(Scorer):
         Option("reduction", str, "sum", "the value column: 'sum' (the PLL) or 'mean' (PLL per scored token)",
                choices=("sum", "mean")),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
-        Option("max_tokens", int, None, "token budget of one forward batch (padded length x copies); default "
-               "1024 on CPU (faster there), 4096 on a GPU; lower it to use less memory", check=positive),
+        MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
     )
 
