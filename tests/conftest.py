@@ -80,3 +80,36 @@ def scorer_source() -> Callable[..., str]:
         return SCORER_SOURCE.format(scorer=scorer, cls=cls)
 
     return make
+
+
+MODEL_FREE_SCORER_SOURCE = """
+import warnings
+import pandas as pd
+from assoc import hookimpl, Scorer
+from assoc.table import from_records
+
+class ModelFree(Scorer):
+    name = "{scorer}"
+    description = "test scorer"
+    citation = "none"
+    measure = "m"
+    requires_models = False
+
+    def score(self, stimuli, models, *, progress):
+{body}
+
+@hookimpl
+def register_scorers(register):
+    register(ModelFree)
+"""
+
+
+@pytest.fixture
+def model_free_scorer_source() -> Callable[[str, str], str]:
+    """Source of a plugin module registering a model-free scorer ``scorer`` whose ``score`` runs ``body``."""
+
+    def make(scorer: str, body: str) -> str:
+        indented = textwrap.indent(textwrap.dedent(body).strip(), " " * 8)
+        return MODEL_FREE_SCORER_SOURCE.format(scorer=scorer, body=indented)
+
+    return make

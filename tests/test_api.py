@@ -114,27 +114,6 @@ def test_listing_functions_survive_plugin_loading():
     assert callable(assoc.scorers) and "char_ngram" in assoc.scorers()
 
 
-BAD_OUTPUT_SOURCE = '''
-import pandas as pd
-from assoc import hookimpl, Scorer
-
-class Bad(Scorer):
-    name = "bad"
-    description = "returns {what}"
-    citation = "none"
-    measure = "m"
-    requires_models = False
-
-    def score(self, stimuli, models, *, progress):
-        self.seen_models = list(models)
-        return {frame}
-
-@hookimpl
-def register_scorers(register):
-    register(Bad)
-'''
-
-
 @pytest.mark.parametrize("frame, message", [
     ("pd.DataFrame(columns=['target', 'attribute', 'value'])",
      r"output of scorer 'bad' has no rows for stimuli .*models \(none: a model-free scorer gets models=\[\]\)"),
@@ -142,16 +121,16 @@ def register_scorers(register):
      r"output of scorer 'bad' has no 'value' column \(columns: target, attribute\)"),
     ("[{'value': 1.0}]", "output of scorer 'bad' must be a pandas DataFrame, got list"),
 ])
-def test_scorer_output_problems_name_the_scorer_and_the_cause(fake_plugin, frame, message):
-    fake_plugin("bad", BAD_OUTPUT_SOURCE.format(what="bad output", frame=frame))
+def test_scorer_output_problems_name_the_scorer_and_the_cause(fake_plugin, model_free_scorer_source, frame, message):
+    fake_plugin("bad", model_free_scorer_source("bad", f"return {frame}"))
     with pytest.raises(TableError, match=message):
         assoc.score("bad", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
 
 
-def test_conformance_check_catches_rows_that_cannot_be_told_apart(fake_plugin):
+def test_conformance_check_catches_rows_that_cannot_be_told_apart(fake_plugin, model_free_scorer_source):
     from assoc.testing import check_scorer
 
     # forgets the target and attribute columns: the core fills them with "", every row looks alike
-    fake_plugin("bad", BAD_OUTPUT_SOURCE.format(what="values only", frame="pd.DataFrame({'value': [1.0, 2.0]})"))
+    fake_plugin("bad", model_free_scorer_source("bad", "return pd.DataFrame({'value': [1.0, 2.0]})"))
     with pytest.raises(AssertionError, match="2 rows agree on every column except 'value'.*role column"):
         check_scorer("bad", {"target": {"T": ["a", "b"]}, "attribute": {"A": ["c"]}})

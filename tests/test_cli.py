@@ -115,28 +115,12 @@ def test_warnings_are_one_line_without_source_code(fake_plugin_warning):
 
 
 @pytest.fixture
-def fake_plugin_warning(fake_plugin, tmp_path):
-    fake_plugin("warner", """
-        import warnings
-        from assoc import hookimpl, Scorer
-        from assoc.table import from_records
-
-        class Warner(Scorer):
-            name = "warner"
-            description = "warns"
-            citation = "none"
-            measure = "m"
-            requires_models = False
-
-            def score(self, stimuli, models, *, progress):
-                warnings.warn("word 'gladiola' is missing", UserWarning)
-                return from_records([dict(target=t, attribute=a, value=1.0)
-                                     for d in stimuli for _, t, _, a in d.word_pairs()], scorer=self.name)
-
-        @hookimpl
-        def register_scorers(register):
-            register(Warner)
-    """)
+def fake_plugin_warning(fake_plugin, model_free_scorer_source, tmp_path):
+    fake_plugin("warner", model_free_scorer_source("warner", """
+        warnings.warn("word 'gladiola' is missing", UserWarning)
+        return from_records([dict(target=t, attribute=a, value=1.0)
+                             for d in stimuli for _, t, _, a in d.word_pairs()], scorer=self.name)
+    """))
     path = tmp_path / "s.yaml"
     path.write_text("target: {T: [a]}\nattribute: {A: [b]}\n")
     return path
