@@ -79,6 +79,7 @@ class PluginRegistry:
     # -- loading ------------------------------------------------------------------------------------
 
     def load(self) -> None:
+        """Import every allowed entry-point plugin and collect what its hooks register (once)."""
         with self._lock:
             if self._loaded:
                 return
@@ -130,7 +131,7 @@ class PluginRegistry:
 
                 def register(obj: Any, loader: Any = None, description: str = "", *,
                              _plugin: str = plugin, _registry: dict[str, Registered] = registry,
-                             _kind: str = kind) -> None:
+                             _kind: str = kind, _info: PluginInfo | None = info) -> None:
                     if _kind == "stimuli set":
                         name, target, text = str(obj), loader, description
                         if not callable(target):
@@ -145,8 +146,9 @@ class PluginRegistry:
                                          f"{_registry[name].plugin!r} and plugin {_plugin!r}")
                         return
                     _registry[name] = Registered(name, target, _plugin, text)
-                    if info is not None:
-                        {"scorer": info.scorers, "analysis": info.analyses, "stimuli set": info.stimuli}[_kind].append(name)
+                    if _info is not None:
+                        listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
+                        listed[_kind].append(name)
 
                 try:
                     impl.function(register=register)
@@ -156,12 +158,14 @@ class PluginRegistry:
         self.conflicts = conflicts
 
     def check_conflicts(self) -> None:
+        """Raise :class:`PluginError` if two plugins registered the same name."""
         self.load()
         if self.conflicts:
             raise PluginError("; ".join(self.conflicts) + ". Uninstall one of them or restrict plugins with "
                               f"{ENV_ALLOWLIST}.")
 
     def register_commands(self, cli: click.Group) -> None:
+        """Let every plugin add its commands to the ``assoc`` click group."""
         self.load()
         for impl in self.pm.hook.register_commands.get_hookimpls():
             try:
@@ -205,8 +209,11 @@ def _failure_hint() -> str:
 
 
 def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
-    """The registered object ``name``; else an :class:`UnknownNameError` with a did-you-mean
-    hint that also names any plugin that failed to load (it may have provided the name)."""
+    """The registered object ``name``, or an :class:`UnknownNameError`.
+
+    The registered object ``name``; else an :class:`UnknownNameError` with a did-you-mean
+    hint that also names any plugin that failed to load (it may have provided the name).
+    """
     registry().check_conflicts()
     if name not in registry_of:
         raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
@@ -214,14 +221,17 @@ def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
 
 
 def get_scorer(name: str) -> type[Scorer]:
+    """The scorer class registered as ``name``."""
     return _lookup(registry().scorers, "scorer", name)
 
 
 def get_analysis(name: str) -> type[Analysis]:
+    """The analysis class registered as ``name``."""
     return _lookup(registry().analyses, "analysis", name)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
+    """The loader of the bundled stimuli set ``name``."""
     reg = registry()
     if not reg.stimuli and not failed_plugins():
         raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
@@ -230,5 +240,6 @@ def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
 
 
 def plugin_version(plugin: str) -> str:
+    """The version of the distribution that provides ``plugin`` ("" when unknown)."""
     info = registry().infos.get(plugin)
     return info.version if info else ""

@@ -1,5 +1,4 @@
-"""The association table: the one long-format table every scorer returns and
-every analysis reads.
+"""The association table: the one long-format table every scorer returns and every analysis reads.
 
 One row per raw measurement. Required columns, in this order:
 
@@ -173,6 +172,7 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
+    """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 
@@ -202,6 +202,7 @@ def table_format(path: str | Path) -> str:
 
 
 def sidecar_path(path: str | Path) -> Path:
+    """The ``<file>.provenance.json`` path next to a CSV or JSON Lines table."""
     path = Path(path)
     return path.with_name(path.name + ".provenance.json")
 
@@ -321,9 +322,12 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def _restore_numeric_csv_columns(frame: pd.DataFrame) -> None:
-    """Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
+    """Make numeric the extra columns that CSV reading left as text.
+
+    Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
     e.g. in analysis results) are read as text because blanks are kept as text; make them
-    numeric again, with blanks as NaN."""
+    numeric again, with blanks as NaN.
+    """
     import pandas as pd
     from pandas.api import types as ptypes
 
