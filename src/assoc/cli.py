@@ -135,7 +135,9 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
     width = max(len(n) for n in entries)
     for name, entry in entries.items():
         if verbose:
-            click.echo(entry.obj.help_text() + f"\n  plugin: {entry.plugin}\n")
+            owner = (f"\n  {entry.description}" if entry.description.startswith("CLASH: ")
+                     else f"\n  plugin: {entry.plugin}")
+            click.echo(entry.obj.help_text() + owner + "\n")
         else:
             click.echo(f"{name:<{width}}  {entry.description}")
 
@@ -205,8 +207,8 @@ def plugins_command() -> None:
         if info.error:
             line += f"\n    reason: {info.error}"
         click.echo(line)
-    for conflict in getattr(reg, "conflicts", []):
-        click.echo(f"conflict: {conflict}")
+    for conflict in reg.conflicts:
+        click.echo(f"conflict: {conflict}; using that name is an error")
 
 
 PLOT_KINDS = ("estimates", "scores", "agreement")
@@ -267,6 +269,9 @@ def _warn_broken(reg: Any) -> None:
     broken = [info.name for info in reg.infos.values() if info.status == "failed"]
     if broken:
         click.echo(f"warning: plugin(s) failed to load: {', '.join(broken)} (see `assoc plugins`)", err=True)
+    for conflict in reg.conflicts:
+        click.echo(f"warning: {conflict}; using that name is an error (uninstall one, or choose plugins "
+                   "with ASSOC_PLUGINS)", err=True)
 
 
 _COMMANDS_ADDED = False

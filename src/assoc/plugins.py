@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, StimuliError, UnknownNameError
+from .errors import PluginError, PluginWarning, StimuliError, UnknownNameError
 
 if TYPE_CHECKING:
     import click
@@ -73,6 +74,9 @@ class PluginRegistry:
         self.scorers: dict[str, Registered] = {}
         self.analyses: dict[str, Registered] = {}
         self.stimuli: dict[str, Registered] = {}
+        # (kind, name) -> the plugins that register it, for names registered by more than one plugin
+        self.clashes: dict[tuple[str, str], list[str]] = {}
+        self.conflicts: list[str] = []
         self._loaded = False
         self._lock = threading.Lock()
 
@@ -119,8 +123,13 @@ class PluginRegistry:
             info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
 
     def _collect(self) -> None:
-        """Call each plugin's hooks one plugin at a time, so every registration knows its plugin."""
-        conflicts: list[str] = []
+        """Call each plugin's hooks one plugin at a time, so every registration knows its plugin.
+
+        A name registered by two plugins is a clash: both plugins are credited with it, the
+        registry keeps it (so listings show it) but looking it up is a :class:`PluginError`;
+        every other name keeps working.
+        """
+        clashes = self.clashes
         for hook_name, registry, kind in (("register_scorers", self.scorers, "scorer"),
                                           ("register_analyses", self.analyses, "analysis"),
                                           ("register_stimuli", self.stimuli, "stimuli set")):
@@ -142,10 +151,12 @@ class PluginRegistry:
                         if not name:
                             raise PluginError(f"{_kind} {obj!r} has no name")
                     if name in _registry and _registry[name].plugin != _plugin:
-                        conflicts.append(f"{_kind} {name!r} is registered by both plugin "
-                                         f"{_registry[name].plugin!r} and plugin {_plugin!r}")
-                        return
-                    _registry[name] = Registered(name, target, _plugin, text)
+                        owners = clashes.setdefault((_kind, name), [_registry[name].plugin])
+                        if _plugin not in owners:
+                            owners.append(_plugin)
+                        _registry[name].description = f"CLASH: {_clash_text(_kind, name, owners)}"
+                    else:
+                        _registry[name] = Registered(name, target, _plugin, text)
                     if _info is not None:
                         listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
                         listed[_kind].append(name)
@@ -155,14 +166,21 @@ class PluginRegistry:
                 except Exception as exc:
                     if info is not None:
                         info.status, info.error = "failed", f"{hook_name}: {type(exc).__name__}: {exc}"
-        self.conflicts = conflicts
+        self.conflicts = [_clash_text(kind, name, owners) for (kind, name), owners in clashes.items()]
 
-    def check_conflicts(self) -> None:
-        """Raise :class:`PluginError` if two plugins registered the same name."""
+    def check_clash(self, kind: str, name: str) -> None:
+        """Raise :class:`PluginError` if several plugins registered ``name``.
+
+        ``kind`` is scorer, analysis or stimuli set. Clashes of other names are only
+        warned about (:class:`PluginWarning`).
+        """
         self.load()
-        if self.conflicts:
-            raise PluginError("; ".join(self.conflicts) + ". Uninstall one of them or restrict plugins with "
-                              f"{ENV_ALLOWLIST}.")
+        owners = self.clashes.get((kind, name))
+        if owners:
+            raise PluginError(f"{_clash_text(kind, name, owners)}. Uninstall one of them or restrict plugins "
+                              f"with {ENV_ALLOWLIST}.")
+        for conflict in self.conflicts:
+            warnings.warn(f"{conflict} (using that name is an error)", PluginWarning, stacklevel=4)
 
     def register_commands(self, cli: click.Group) -> None:
         """Let every plugin add its commands to the ``assoc`` click group."""
@@ -208,13 +226,21 @@ def _failure_hint() -> str:
     return f"plugin(s) that failed to load: {reasons} (see `assoc plugins`)"
 
 
+def _clash_text(kind: str, name: str, owners: list[str]) -> str:
+    named = " and ".join(f"plugin {owner!r}" for owner in owners)
+    return f"{kind} {name!r} is registered by {'both ' if len(owners) == 2 else ''}{named}"
+
+
 def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
     """The registered object ``name``, or an :class:`UnknownNameError`.
 
-    The registered object ``name``; else an :class:`UnknownNameError` with a did-you-mean
-    hint that also names any plugin that failed to load (it may have provided the name).
+    The error has a did-you-mean hint and names any plugin that failed to load (it may
+    have provided the name).
     """
-    registry().check_conflicts()
+    reg = registry()
+    clash_kind = ("scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses
+                  else "stimuli set")
+    reg.check_clash(clash_kind, name)
     if name not in registry_of:
         raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
     return registry_of[name].obj
