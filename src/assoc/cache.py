@@ -206,7 +206,8 @@ class ArrayStore:
                 ok = (record.get("format") == ARRAY_FORMAT and record["parts"] == json.loads(_encode(parts))
                       and hashlib.file_digest(handle, "sha256").hexdigest() == record["sha256"])
             array = np.load(data_file, allow_pickle=False) if ok else None
-            ok = ok and array is not None and list(array.shape) == record["shape"] and str(array.dtype) == record["dtype"]
+            ok = (ok and array is not None and list(array.shape) == record["shape"]
+                  and str(array.dtype) == record["dtype"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             ok = False
         if not ok:

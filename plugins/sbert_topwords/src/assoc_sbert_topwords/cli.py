@@ -16,7 +16,7 @@ def models_command() -> None:
     from .models import named_models
 
     seen = set()
-    for name, entry in sorted(named_models().items(), key=lambda item: item[1].name):
+    for _name, entry in sorted(named_models().items(), key=lambda item: item[1].name):
         if entry.name in seen:
             continue
         seen.add(entry.name)

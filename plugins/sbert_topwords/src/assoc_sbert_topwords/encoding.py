@@ -53,6 +53,7 @@ class SentenceEncoder:
 
     @property
     def dimension(self) -> int:
+        """Width of the embeddings."""
         # sentence-transformers >= 6 renamed the method (the old name warns)
         method = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(method())

@@ -1,5 +1,7 @@
-"""Sentence-transformers models: a registry of short names that work offline, the reassembly of
-all-mpnet-base-v2 from its five PyPI wheels, and loading with clear errors.
+"""Sentence-transformers models: named models that work offline, mpnet's reassembly, loading.
+
+The registry maps short names to local directories, all-mpnet-base-v2 is reassembled from its five
+PyPI wheels, and loading errors name the problem.
 
 Named models (``assoc sbert models`` lists them):
 
@@ -29,6 +31,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,8 +69,10 @@ def _minilm_directory() -> Path:
 
 
 def mpnet_part_files() -> list[Path]:
-    """The five installed parts of the all-mpnet-base-v2 zip, in order, or a :class:`ModelError` naming the
-    missing wheels and the command that installs them."""
+    """The five installed parts of the all-mpnet-base-v2 zip, in order.
+
+    Raises :class:`ModelError` naming the missing wheels and the command that installs them.
+    """
     from importlib import metadata
 
     files: list[Path] = []
@@ -116,7 +121,7 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
                     raise ModelError(f"the reassembled zip from {parts[0].name}.. is damaged: member {bad} fails its "
                                      f"CRC check; reinstall the parts ({MPNET_INSTALL} --force-reinstall)")
                 archive.extractall(work / "content")
-        except zipfile.BadZipFile as exc:
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise ModelError(f"the parts {', '.join(p.name for p in parts)} do not form a zip file ({exc}); "
                              f"reinstall them ({MPNET_INSTALL} --force-reinstall)") from None
         joined.unlink()

@@ -27,7 +27,8 @@ _BYTES_PER_CELL = 9  # float32 cosines + float32 partitioned copy + bool mask
 class TopWords:
     """Result of :func:`top_k`, one row per term.
 
-    Attributes:
+    Attributes
+    ----------
         indices: ``(n_terms, k)`` vocabulary indices in rank order; -1 where fewer than k words remain.
         values: ``(n_terms, k)`` their cosines (NaN where ``indices`` is -1).
         n_above_ceiling: per term, vocabulary words removed by the ceiling.
@@ -47,7 +48,8 @@ def block_rows(n_vocabulary: int, max_block_bytes: int = BLOCK_BYTES) -> int:
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
     """``1 / ||row||`` per row as float32 (0 for a zero row, whose cosines are then 0)."""
-    norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
+    # einsum sums the squares row by row; np.linalg.norm would allocate a squared copy of the matrix
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)).astype(np.float32)
     with np.errstate(divide="ignore"):
         inverse = np.where(norms > 0, 1.0 / norms, 0.0).astype(np.float32)
     return inverse

@@ -1,4 +1,4 @@
-"""The scorers of this plugin, all on sentence-transformers embeddings:
+"""The scorers of this plugin, all on sentence-transformers embeddings.
 
 * ``sbert_topwords``: the ``top_k`` vocabulary words most cosine-similar to each term, under a
   similarity ceiling (Nicolas & Caliskan, 2024);
@@ -48,8 +48,9 @@ TERM_MATCHES = ("case_variants", "exact", "none")
 
 
 def _ceiling(value: float) -> float:
+    """``check`` of ``ceiling``: a cosine in (-1, 1]; 1 means no ceiling."""
     if not -1.0 < value <= 1.0:
-        raise ValueError(f"must be in (-1, 1] (a cosine; 1 removes nothing but exact duplicates), got {value}")
+        raise ValueError(f"must be in (-1, 1] (a cosine; 1 keeps every word), got {value}")
     return value
 
 
@@ -148,8 +149,8 @@ class SBERTTopWordsScorer(_SBERTScorer):
                "27,075 words)", check=positive),
         Option("vocabulary_column", str, None, "column of a vocabulary table (default: 'word', or its only column)"),
         Option("top_k", int, 50, "words kept per term", check=positive),
-        Option("ceiling", float, 0.7, "similarity ceiling: words with a cosine above it are removed (mostly synonyms "
-               "and inflections of the term); None keeps every word", check=_ceiling),
+        Option("ceiling", float, 0.7, "similarity ceiling in (-1, 1]: words with a cosine above it are removed "
+               "(mostly synonyms and inflections of the term); 1 keeps every word", check=_ceiling),
         Option("drop_at_ceiling", bool, False, "also remove words whose cosine equals the ceiling (the paper says "
                "'above 0.7' and does not say which)"),
         Option("term_match", str, "case_variants", "vocabulary words removed as the term itself: case_variants "
@@ -161,6 +162,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
+        """Require target (or attribute) words in every design."""
         super().check_stimuli(stimuli)
         stimulus_terms(stimuli, scorer=self.name)
 
@@ -168,12 +170,14 @@ class SBERTTopWordsScorer(_SBERTScorer):
     # run a block on a worker. score() runs them in order in this process.
 
     def load_vocabulary(self) -> Vocabulary:
+        """The vocabulary the options name."""
         from .vocabulary import load_vocabulary
 
         p = self.params
         return load_vocabulary(p["vocabulary"], size=p["vocabulary_size"], column=p["vocabulary_column"])
 
     def load_worker(self, model: str, vocabulary: Vocabulary, *, progress: bool) -> TopWordsWorker:
+        """Load ``model`` and embed ``vocabulary`` once (from the disk cache when present)."""
         from .encoding import vocabulary_embeddings
         from .ranking import unit_rows
 
@@ -204,7 +208,9 @@ class SBERTTopWordsScorer(_SBERTScorer):
         p = self.params
         vectors = worker.encoder.encode([apply_template(p["template"], t) for t in texts])
         exclude = [self._term_indices(worker, text) for text in texts]
-        found = top_k(vectors, worker.embeddings, k=p["top_k"], ceiling=p["ceiling"],
+        # ceiling 1 = none: a cosine cannot exceed 1, except by float rounding, which must not remove words
+        ceiling = None if p["ceiling"] >= 1.0 else p["ceiling"]
+        found = top_k(vectors, worker.embeddings, k=p["top_k"], ceiling=ceiling,
                       drop_at_ceiling=p["drop_at_ceiling"], exclude=exclude,
                       vocabulary_inverse_norms=worker.inverse_norms, max_block_bytes=p["max_block_mb"] * 2**20)
         words = worker.vocabulary.words
@@ -227,6 +233,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
         return worker.by_casefold.get(text.casefold(), [])
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """Top words of every term with every model: one row per kept word."""
         import pandas as pd
 
         from assoc.progress import bar
@@ -284,6 +291,7 @@ class SBERTCosineScorer(_SBERTScorer):
     options = (TEMPLATE_OPTION, *ENCODER_OPTIONS)
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
+        """Require target and attribute groups in every design."""
         super().check_stimuli(stimuli)
         for design in stimuli.designs:
             target, attribute = design.embedding_groups()
@@ -293,6 +301,7 @@ class SBERTCosineScorer(_SBERTScorer):
                     f"{len(target)} target and {len(attribute)} attribute group(s)")
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """Cosine of every (target, attribute) pair with every model."""
         import numpy as np
         import pandas as pd
 
@@ -338,8 +347,10 @@ class SBERTCosineScorer(_SBERTScorer):
 
 
 def default_valence_words() -> tuple[list[str], list[str], str]:
-    """Caliskan et al. (2017) WEAT 1 Pleasant and Unpleasant words, read from the weat plugin's bundled
-    stimuli (never copied here), and a description of the source."""
+    """Caliskan et al. (2017) WEAT 1 Pleasant and Unpleasant words, and a description of the source.
+
+    Read from the weat plugin's bundled stimuli (never copied here).
+    """
     from assoc.errors import UnknownNameError
     from assoc.stimuli import Stimuli
 
@@ -377,10 +388,12 @@ class SBERTValenceScorer(_SBERTScorer):
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
+        """Require target (or attribute) words in every design."""
         super().check_stimuli(stimuli)
         stimulus_terms(stimuli, scorer=self.name)
 
     def valence_words(self) -> tuple[list[str], list[str], str]:
+        """The positive and negative words (the options, or the default sets) and their source."""
         p = self.params
         if (p["positive"] is None) != (p["negative"] is None):
             from assoc.errors import OptionError
@@ -391,6 +404,7 @@ class SBERTValenceScorer(_SBERTScorer):
         return default_valence_words()
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """Valence of every term with every model: one row per term."""
         import pandas as pd
 
         from assoc.table import normalise
@@ -420,8 +434,10 @@ class SBERTValenceScorer(_SBERTScorer):
 
 
 def valence(terms: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
-    """cos(t, v) with v = mean(positive rows) - mean(negative rows), for each row t of ``terms``
-    (Nicolas & Caliskan, 2024, general valence). Computed in float64."""
+    """General valence: cos(t, v) with v = mean(positive rows) - mean(negative rows), per row t of ``terms``.
+
+    Nicolas & Caliskan (2024). Computed in float64.
+    """
     import numpy as np
 
     from assoc.stats.weat import cosine_matrix

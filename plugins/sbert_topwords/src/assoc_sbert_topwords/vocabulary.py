@@ -38,14 +38,15 @@ DEFAULT_SIZE = 27_075
 _ALPHA = re.compile(r"[a-z]{2,}")
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".jsonl")
 #: sha256 of "\n".join(list) of the built-in list per size, with wordfreq 3.1.1 (checked by the tests)
-WORDFREQ_DIGESTS: dict[int, str] = {}
+WORDFREQ_DIGESTS: dict[int, str] = {27_075: "b676de3f2f1970c105079705614ed9a11a755f49d36bf52916da346d8070b68d"}
 
 
 @dataclass(frozen=True)
 class Vocabulary:
     """An ordered list of distinct words and where it came from.
 
-    Attributes:
+    Attributes
+    ----------
         words: the words, in order (their index is the tie-break of equal cosines).
         source: a short description (``wordfreq-en (27075 words, wordfreq 3.1.1)``, a path, ``list``).
         digest: sha256 of the words joined by newlines (part of the embedding cache key).
@@ -66,8 +67,10 @@ def _digest(words: Sequence[str]) -> str:
 
 
 def wordfreq_words(size: int = DEFAULT_SIZE, language: str = "en") -> list[str]:
-    """The first ``size`` tokens of wordfreq's ``large`` list for ``language`` that are only letters a-z
-    (two or more), in frequency order. See the module docstring."""
+    """The first ``size`` tokens of wordfreq's ``large`` list that are only letters a-z (two or more).
+
+    In wordfreq's frequency order; see the module docstring.
+    """
     try:
         import wordfreq
     except ImportError:  # pragma: no cover - a dependency of this plugin
@@ -108,8 +111,10 @@ def _clean(raw: Sequence[Any], where: str) -> tuple[list[str], int]:
 
 
 def load_vocabulary(source: Any = BUILTIN, *, size: int = DEFAULT_SIZE, column: str | None = None) -> Vocabulary:
-    """Load a vocabulary (see the module docstring). Errors name the problem: a missing file, an empty list,
-    a missing column."""
+    """Load a vocabulary (see the module docstring).
+
+    Errors name the problem: a missing file, an empty list, a missing column.
+    """
     if source is None or (isinstance(source, str) and source == BUILTIN):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise OptionError(f"vocabulary_size must be a positive integer, got {size!r}")
