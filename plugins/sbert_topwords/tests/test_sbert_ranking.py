@@ -15,9 +15,12 @@ def brute_force(terms, vocabulary, k, ceiling, at_ceiling=False, exclude=None):
     out = []
     for row in range(len(terms)):
         order = np.argsort(-sims[row], kind="stable")  # stable: equal cosines keep vocabulary order
-        kept = [int(i) for i in order
-                if (sims[row, i] < ceiling if at_ceiling else sims[row, i] <= ceiling)
-                and not (exclude and i in exclude[row])]
+        kept = [
+            int(i)
+            for i in order
+            if (sims[row, i] < ceiling if at_ceiling else sims[row, i] <= ceiling)
+            and not (exclude and i in exclude[row])
+        ]
         out.append(kept[:k])
     return out, sims
 
@@ -83,7 +86,8 @@ def test_400k_vocabulary_within_2gb():
         tracemalloc.stop()
     assert peak < 2 * 2**30, f"peak extra allocation {peak / 2**20:.0f} MB"
     assert peak < 400 * 2**20, f"peak extra allocation {peak / 2**20:.0f} MB exceeds the 256 MB block budget + margin"
-    sims = terms[:3] @ vocabulary.T / np.linalg.norm(terms[:3], axis=1, keepdims=True) / np.linalg.norm(vocabulary,
-                                                                                                       axis=1)
+    sims = (
+        terms[:3] @ vocabulary.T / np.linalg.norm(terms[:3], axis=1, keepdims=True) / np.linalg.norm(vocabulary, axis=1)
+    )
     for row in range(3):
         assert set(found.indices[row].tolist()) == set(np.argsort(-sims[row])[:50].tolist())

@@ -52,12 +52,27 @@ def test_top_words_match_brute_force(minilm, cache_dir):
 
 
 def test_term_removed_without_ceiling(cache_dir):
-    table = assoc.score("sbert_topwords", {"target": {"jobs": ["nurse"]}}, [MODEL], vocabulary=SMALL_VOCABULARY,
-                        top_k=5, ceiling=1, progress=False)
+    table = assoc.score(
+        "sbert_topwords",
+        {"target": {"jobs": ["nurse"]}},
+        [MODEL],
+        vocabulary=SMALL_VOCABULARY,
+        top_k=5,
+        ceiling=1,
+        progress=False,
+    )
     assert not table["attribute"].isin(["nurse", "Nurse", "NURSE"]).any()
     assert (table["n_term_removed"] == 3).all() and (table["n_above_ceiling"] == 0).all()
-    exact = assoc.score("sbert_topwords", {"target": {"jobs": ["nurse"]}}, [MODEL], vocabulary=SMALL_VOCABULARY,
-                        top_k=5, ceiling=1, term_match="exact", progress=False)
+    exact = assoc.score(
+        "sbert_topwords",
+        {"target": {"jobs": ["nurse"]}},
+        [MODEL],
+        vocabulary=SMALL_VOCABULARY,
+        top_k=5,
+        ceiling=1,
+        term_match="exact",
+        progress=False,
+    )
     assert (exact["n_term_removed"] == 1).all()
     assert exact["attribute"].iloc[0] in {"Nurse", "NURSE"}  # identical vectors under an uncased model
 
@@ -91,13 +106,17 @@ def test_vocabulary_embedded_once_and_corruption_recomputed(cache_dir, monkeypat
     pd.testing.assert_frame_equal(first.reset_index(drop=True), third.reset_index(drop=True))
     # a different template is a different cache entry
     calls.clear()
-    assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, template="A {word}.",
-                progress=False)
+    assoc.score(
+        "sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, template="A {word}.", progress=False
+    )
     assert len(SMALL_VOCABULARY) in calls
 
 
-SEAT = {"name": "seat", "target": {"Flowers": ["rose", "tulip", "daisy"], "Insects": ["ant", "wasp", "flea"]},
-        "attribute": {"Pleasant": ["love", "peace", "joy"], "Unpleasant": ["hatred", "war", "agony"]}}
+SEAT = {
+    "name": "seat",
+    "target": {"Flowers": ["rose", "tulip", "daisy"], "Insects": ["ant", "wasp", "flea"]},
+    "attribute": {"Pleasant": ["love", "peace", "joy"], "Unpleasant": ["hatred", "war", "agony"]},
+}
 
 
 def test_seat_mode_is_a_weat_table_and_weat_matches_by_hand(minilm, cache_dir):
@@ -111,9 +130,12 @@ def test_seat_mode_is_a_weat_table_and_weat_matches_by_hand(minilm, cache_dir):
 
     for row in table.itertuples():
         assert row.value == pytest.approx(cos(row.target, row.attribute), abs=1e-6)
-    s = {w: np.mean([cos(w, a) for a in SEAT["attribute"]["Pleasant"]])
-         - np.mean([cos(w, b) for b in SEAT["attribute"]["Unpleasant"]])
-         for group in SEAT["target"].values() for w in group}
+    s = {
+        w: np.mean([cos(w, a) for a in SEAT["attribute"]["Pleasant"]])
+        - np.mean([cos(w, b) for b in SEAT["attribute"]["Unpleasant"]])
+        for group in SEAT["target"].values()
+        for w in group
+    }
     sx = [s[w] for w in SEAT["target"]["Flowers"]]
     sy = [s[w] for w in SEAT["target"]["Insects"]]
     d = (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=1)
@@ -136,17 +158,19 @@ def test_valence_by_hand(minilm, cache_dir):
     for row in table.itertuples():
         t = embed(minilm, [row.target])[0].astype(np.float64)
         assert row.value == pytest.approx(t @ vector / (np.linalg.norm(t) * np.linalg.norm(vector)), abs=1e-6)
-    custom = assoc.score("sbert_valence", TERMS, [MODEL], positive=["good", "kind"], negative=["bad"],
-                         progress=False)
+    custom = assoc.score("sbert_valence", TERMS, [MODEL], positive=["good", "kind"], negative=["bad"], progress=False)
     assert (custom["valence_words"] == "user-given").all()
     with pytest.raises(OptionError, match="both positive and negative"):
         assoc.score("sbert_valence", TERMS, [MODEL], positive=["good"], progress=False)
 
 
-@pytest.mark.parametrize("name, options, rows", [
-    ("sbert_topwords", {"vocabulary": SMALL_VOCABULARY, "top_k": 4}, 12),
-    ("sbert_valence", {"positive": ["good"], "negative": ["bad"]}, 3),
-])
+@pytest.mark.parametrize(
+    "name, options, rows",
+    [
+        ("sbert_topwords", {"vocabulary": SMALL_VOCABULARY, "top_k": 4}, 12),
+        ("sbert_valence", {"positive": ["good"], "negative": ["bad"]}, 3),
+    ],
+)
 def test_conformance_terms(name, options, rows, cache_dir):
     check_scorer(name, TERMS, [MODEL], options, expect_rows=rows)
 
@@ -185,17 +209,50 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
     vocabulary = tmp_path / "vocabulary.txt"
     vocabulary.write_text("\n".join(SMALL_VOCABULARY), encoding="utf-8")
     dictionary = tmp_path / "dictionary.csv"
-    pd.DataFrame({"word": ["caring", "kind", "cruel", "smart", "stupid"],
-                  "dimension": ["Warmth", "Warmth", "Warmth", "Competence", "Competence"],
-                  "direction": [1, 1, -1, 1, -1]}).to_csv(dictionary, index=False)
+    pd.DataFrame(
+        {
+            "word": ["caring", "kind", "cruel", "smart", "stupid"],
+            "dimension": ["Warmth", "Warmth", "Warmth", "Competence", "Competence"],
+            "direction": [1, 1, -1, 1, -1],
+        }
+    ).to_csv(dictionary, index=False)
     assoc_cli = [sys.executable, "-m", "assoc.cli"]
-    done = subprocess.run([*assoc_cli, "score", "--scorer", "sbert_topwords", "--stimuli", "nicolas2024",
-                           "-o", f"vocabulary={vocabulary}", "-o", "top_k=20", "--out", str(tmp_path / "top.csv")],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            *assoc_cli,
+            "score",
+            "--scorer",
+            "sbert_topwords",
+            "--stimuli",
+            "nicolas2024",
+            "-o",
+            f"vocabulary={vocabulary}",
+            "-o",
+            "top_k=20",
+            "--out",
+            str(tmp_path / "top.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    done = subprocess.run([*assoc_cli, "analyze", "stereotype", "--table", str(tmp_path / "top.csv"),
-                           "-o", f"dictionary={dictionary}", "--out", str(tmp_path / "coded.csv")],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            *assoc_cli,
+            "analyze",
+            "stereotype",
+            "--table",
+            str(tmp_path / "top.csv"),
+            "-o",
+            f"dictionary={dictionary}",
+            "--out",
+            str(tmp_path / "coded.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     coded = pd.read_csv(tmp_path / "coded.csv")
     assert set(coded["target"]) == set(assoc.stimuli.Stimuli.load("nicolas2024").designs[0].target)

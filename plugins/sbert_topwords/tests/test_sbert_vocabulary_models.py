@@ -68,7 +68,7 @@ def _fake_split_zip(tmp_path, n_parts=5):
     parts = []
     for i in range(n_parts):
         part = tmp_path / f"all-mpnet-base-v2.zip.{i + 1:03d}"
-        part.write_bytes(blob[i * size:(i + 1) * size])
+        part.write_bytes(blob[i * size : (i + 1) * size])
         parts.append(part)
     return parts
 

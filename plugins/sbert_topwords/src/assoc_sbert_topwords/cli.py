@@ -26,8 +26,13 @@ def models_command() -> None:
 
 @sbert_group.command(name="vocabulary")
 @click.option("--size", default=27_075, show_default=True, help="number of words")
-@click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
-              help="write the list here (one word a line); default: standard output")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write the list here (one word a line); default: standard output",
+)
 def vocabulary_command(size: int, out: str | None) -> None:
     """Print or save the built-in wordfreq-en vocabulary (see docs/sbert.md)."""
     from assoc.io import atomic_write

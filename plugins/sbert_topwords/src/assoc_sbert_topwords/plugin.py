@@ -32,9 +32,12 @@ def register_stimuli(register: RegisterStimuli) -> None:
     """Register the ``nicolas2024`` stimuli."""
     from .bundled import load_nicolas2024
 
-    register("nicolas2024", load_nicolas2024,
-             "Nicolas & Caliskan (2024): the social-category terms the paper names (the full 1,366-term list is "
-             "only in its Supplement)")
+    register(
+        "nicolas2024",
+        load_nicolas2024,
+        "Nicolas & Caliskan (2024): the social-category terms the paper names (the full 1,366-term list is "
+        "only in its Supplement)",
+    )
 
 
 @hookimpl

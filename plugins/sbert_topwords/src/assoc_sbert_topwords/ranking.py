@@ -55,10 +55,17 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
     return inverse
 
 
-def top_k(terms: np.ndarray, vocabulary: np.ndarray, *, k: int, ceiling: float | None = 0.7,
-          drop_at_ceiling: bool = False, exclude: Sequence[Sequence[int]] | None = None,
-          vocabulary_inverse_norms: np.ndarray | None = None,
-          max_block_bytes: int = BLOCK_BYTES) -> TopWords:
+def top_k(
+    terms: np.ndarray,
+    vocabulary: np.ndarray,
+    *,
+    k: int,
+    ceiling: float | None = 0.7,
+    drop_at_ceiling: bool = False,
+    exclude: Sequence[Sequence[int]] | None = None,
+    vocabulary_inverse_norms: np.ndarray | None = None,
+    max_block_bytes: int = BLOCK_BYTES,
+) -> TopWords:
     """The ``k`` vocabulary rows most cosine-similar to each row of ``terms``.
 
     Parameters

@@ -34,12 +34,18 @@ if TYPE_CHECKING:
     from .encoding import SentenceEncoder
     from .vocabulary import Vocabulary
 
-NICOLAS = ("Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable components "
-           "of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. doi:10.1093/pnasnexus/pgae493")
-MAY = ("May, C., Wang, A., Bordia, S., Bowman, S. R., & Rudinger, R. (2019). On measuring social biases in sentence "
-       "encoders. Proceedings of NAACL-HLT 2019, 622-628. doi:10.18653/v1/N19-1063")
-REIMERS = ("Reimers, N., & Gurevych, I. (2019). Sentence-BERT: Sentence embeddings using Siamese BERT-networks. "
-           "Proceedings of EMNLP-IJCNLP 2019, 3982-3992. doi:10.18653/v1/D19-1410")
+NICOLAS = (
+    "Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable components "
+    "of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. doi:10.1093/pnasnexus/pgae493"
+)
+MAY = (
+    "May, C., Wang, A., Bordia, S., Bowman, S. R., & Rudinger, R. (2019). On measuring social biases in sentence "
+    "encoders. Proceedings of NAACL-HLT 2019, 622-628. doi:10.18653/v1/N19-1063"
+)
+REIMERS = (
+    "Reimers, N., & Gurevych, I. (2019). Sentence-BERT: Sentence embeddings using Siamese BERT-networks. "
+    "Proceedings of EMNLP-IJCNLP 2019, 3982-3992. doi:10.18653/v1/D19-1410"
+)
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: the attribute_group of every sbert_topwords row
 TOP_WORDS_GROUP = "top_words"
@@ -62,14 +68,30 @@ def _word_list(value: list) -> list:
 
 ENCODER_OPTIONS: tuple[Option, ...] = (
     Option("batch_size", int, 64, "texts per forward pass of the encoder", check=positive),
-    Option("normalize", bool, True, "unit-length embeddings (sentence-transformers normalize_embeddings); changes "
-           "the valence vector (a mean of unit vectors), not cosines"),
-    Option("dtype", str, "float32", "weights' precision; float16/bfloat16 are faster on GPUs but change cosines "
-           "in the 3rd-4th digit", choices=("float32", "float16", "bfloat16")),
+    Option(
+        "normalize",
+        bool,
+        True,
+        "unit-length embeddings (sentence-transformers normalize_embeddings); changes "
+        "the valence vector (a mean of unit vectors), not cosines",
+    ),
+    Option(
+        "dtype",
+        str,
+        "float32",
+        "weights' precision; float16/bfloat16 are faster on GPUs but change cosines in the 3rd-4th digit",
+        choices=("float32", "float16", "bfloat16"),
+    ),
     *(option for option in MODEL_OPTIONS if option.name != "dtype"),
 )
-TEMPLATE_OPTION = Option("template", str, None, "embed each word inside this sentence, e.g. 'This is {word}.' "
-                         "(SEAT's sentence-level variant; applied to every word embedded)", check=check_template)
+TEMPLATE_OPTION = Option(
+    "template",
+    str,
+    None,
+    "embed each word inside this sentence, e.g. 'This is {word}.' "
+    "(SEAT's sentence-level variant; applied to every word embedded)",
+    check=check_template,
+)
 
 
 @dataclass(frozen=True)
@@ -106,8 +128,14 @@ class _SBERTScorer(Scorer):
         from .encoding import open_encoder
 
         p = self.params
-        return open_encoder(model, device=p["device"], dtype=p["dtype"], revision=p["revision"],
-                            batch_size=p["batch_size"], normalize=p["normalize"])
+        return open_encoder(
+            model,
+            device=p["device"],
+            dtype=p["dtype"],
+            revision=p["revision"],
+            batch_size=p["batch_size"],
+            normalize=p["normalize"],
+        )
 
 
 # -- sbert_topwords ---------------------------------------------------------------------------------
@@ -130,8 +158,10 @@ class SBERTTopWordsScorer(_SBERTScorer):
     """The top ``top_k`` vocabulary words per term in a sentence-transformers space, under a ceiling."""
 
     name = "sbert_topwords"
-    description = ("Top associated words of each term in a sentence-transformers embedding space: cosine with every "
-                   "vocabulary word, words above a similarity ceiling removed (Nicolas & Caliskan, 2024).")
+    description = (
+        "Top associated words of each term in a sentence-transformers embedding space: cosine with every "
+        "vocabulary word, words above a similarity ceiling removed (Nicolas & Caliskan, 2024)."
+    )
     citation = NICOLAS
     measure = "cosine"
     extra_columns: ClassVar[dict[str, str]] = {
@@ -143,21 +173,52 @@ class SBERTTopWordsScorer(_SBERTScorer):
         "vocabulary_size": "number of words in the vocabulary",
     }
     options = (
-        Option("vocabulary", object, "wordfreq-en", "the vocabulary: 'wordfreq-en' (built-in, see docs/sbert.md), "
-               "a text file (one word a line), a .csv/.tsv/.parquet/.jsonl column, or a list of words"),
-        Option("vocabulary_size", int, 27_075, "size of the built-in wordfreq-en list (the paper's vocabulary has "
-               "27,075 words)", check=positive),
+        Option(
+            "vocabulary",
+            object,
+            "wordfreq-en",
+            "the vocabulary: 'wordfreq-en' (built-in, see docs/sbert.md), "
+            "a text file (one word a line), a .csv/.tsv/.parquet/.jsonl column, or a list of words",
+        ),
+        Option(
+            "vocabulary_size",
+            int,
+            27_075,
+            "size of the built-in wordfreq-en list (the paper's vocabulary has 27,075 words)",
+            check=positive,
+        ),
         Option("vocabulary_column", str, None, "column of a vocabulary table (default: 'word', or its only column)"),
         Option("top_k", int, 50, "words kept per term", check=positive),
-        Option("ceiling", float, 0.7, "similarity ceiling in (-1, 1]: words with a cosine above it are removed "
-               "(mostly synonyms and inflections of the term); 1 keeps every word", check=_ceiling),
-        Option("drop_at_ceiling", bool, False, "also remove words whose cosine equals the ceiling (the paper says "
-               "'above 0.7' and does not say which)"),
-        Option("term_match", str, "case_variants", "vocabulary words removed as the term itself: case_variants "
-               "(same text ignoring case), exact (same text), none", choices=TERM_MATCHES),
+        Option(
+            "ceiling",
+            float,
+            0.7,
+            "similarity ceiling in (-1, 1]: words with a cosine above it are removed "
+            "(mostly synonyms and inflections of the term); 1 keeps every word",
+            check=_ceiling,
+        ),
+        Option(
+            "drop_at_ceiling",
+            bool,
+            False,
+            "also remove words whose cosine equals the ceiling (the paper says 'above 0.7' and does not say which)",
+        ),
+        Option(
+            "term_match",
+            str,
+            "case_variants",
+            "vocabulary words removed as the term itself: case_variants "
+            "(same text ignoring case), exact (same text), none",
+            choices=TERM_MATCHES,
+        ),
         TEMPLATE_OPTION,
-        Option("max_block_mb", int, 256, "memory budget of one block of the ranking (MB); bounds memory for any "
-               "vocabulary size", check=positive),
+        Option(
+            "max_block_mb",
+            int,
+            256,
+            "memory budget of one block of the ranking (MB); bounds memory for any vocabulary size",
+            check=positive,
+        ),
         *ENCODER_OPTIONS,
     )
 
@@ -184,21 +245,26 @@ class SBERTTopWordsScorer(_SBERTScorer):
         p = self.params
         encoder = self.open(model)
         embeddings, from_cache = vocabulary_embeddings(
-            encoder, vocabulary.words, vocabulary_digest=vocabulary.digest, template=p["template"],
-            cache_dir=p["cache_dir"], use_cache=p["cache"], progress=progress)
+            encoder,
+            vocabulary.words,
+            vocabulary_digest=vocabulary.digest,
+            template=p["template"],
+            cache_dir=p["cache_dir"],
+            use_cache=p["cache"],
+            progress=progress,
+        )
         by_casefold: dict[str, list[int]] = {}
         for index, word in enumerate(vocabulary.words):
             by_casefold.setdefault(word.casefold(), []).append(index)
         by_text = {word: index for index, word in enumerate(vocabulary.words)}
-        return TopWordsWorker(encoder, vocabulary, embeddings, unit_rows(embeddings), by_casefold, by_text,
-                              from_cache)
+        return TopWordsWorker(encoder, vocabulary, embeddings, unit_rows(embeddings), by_casefold, by_text, from_cache)
 
     def plan(self, texts: Sequence[str], vocabulary_size: int) -> list[list[str]]:
         """Blocks of term texts, each ranked in one pass within the memory budget."""
         from .ranking import block_rows
 
         rows = block_rows(vocabulary_size, self.params["max_block_mb"] * 2**20)
-        return [list(texts[i:i + rows]) for i in range(0, len(texts), rows)]
+        return [list(texts[i : i + rows]) for i in range(0, len(texts), rows)]
 
     def run_block(self, worker: TopWordsWorker, texts: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """Top words of each text in ``texts``: ``{text: [{attribute, value, rank, ...}, ...]}``."""
@@ -210,18 +276,30 @@ class SBERTTopWordsScorer(_SBERTScorer):
         exclude = [self._term_indices(worker, text) for text in texts]
         # ceiling 1 = none: a cosine cannot exceed 1, except by float rounding, which must not remove words
         ceiling = None if p["ceiling"] >= 1.0 else p["ceiling"]
-        found = top_k(vectors, worker.embeddings, k=p["top_k"], ceiling=ceiling,
-                      drop_at_ceiling=p["drop_at_ceiling"], exclude=exclude,
-                      vocabulary_inverse_norms=worker.inverse_norms, max_block_bytes=p["max_block_mb"] * 2**20)
+        found = top_k(
+            vectors,
+            worker.embeddings,
+            k=p["top_k"],
+            ceiling=ceiling,
+            drop_at_ceiling=p["drop_at_ceiling"],
+            exclude=exclude,
+            vocabulary_inverse_norms=worker.inverse_norms,
+            max_block_bytes=p["max_block_mb"] * 2**20,
+        )
         words = worker.vocabulary.words
         out: dict[str, list[dict[str, Any]]] = {}
         for row, text in enumerate(texts):
             kept = [int(i) for i in found.indices[row] if i >= 0]
-            common = {"n_above_ceiling": int(found.n_above_ceiling[row]),
-                      "n_term_removed": int(found.n_excluded[row]), "n_kept": len(kept),
-                      "vocabulary_size": len(words)}
-            out[text] = [{"attribute": words[i], "value": float(found.values[row, rank]), "rank": rank + 1, **common}
-                         for rank, i in enumerate(kept)]
+            common = {
+                "n_above_ceiling": int(found.n_above_ceiling[row]),
+                "n_term_removed": int(found.n_excluded[row]),
+                "n_kept": len(kept),
+                "vocabulary_size": len(words),
+            }
+            out[text] = [
+                {"attribute": words[i], "value": float(found.values[row, rank]), "rank": rank + 1, **common}
+                for rank, i in enumerate(kept)
+            ]
         return out
 
     def _term_indices(self, worker: TopWordsWorker, text: str) -> list[int]:
@@ -243,32 +321,47 @@ class SBERTTopWordsScorer(_SBERTScorer):
         texts = _unique([t.text for t in terms])
         vocabulary = self.load_vocabulary()
         if vocabulary.n_duplicates:
-            warnings.warn(f"sbert_topwords: {vocabulary.n_duplicates} repeated vocabulary word(s) kept once",
-                          stacklevel=2)
+            warnings.warn(
+                f"sbert_topwords: {vocabulary.n_duplicates} repeated vocabulary word(s) kept once", stacklevel=2
+            )
         frames = []
         for model in models:
             worker = self.load_worker(model, vocabulary, progress=progress)
             results: dict[str, list[dict[str, Any]]] = {}
             blocks = self.plan(texts, len(vocabulary))
-            steps = bar(total=len(texts), desc=f"sbert_topwords ({worker.encoder.name})", enabled=progress,
-                        unit="term")
+            steps = bar(total=len(texts), desc=f"sbert_topwords ({worker.encoder.name})", enabled=progress, unit="term")
             for block in blocks:
                 results.update(self.run_block(worker, block))
                 steps.update(len(block))
             steps.close()
             short = [t for t in texts if len(results[t]) < self.params["top_k"]]
             if short:
-                warnings.warn(f"sbert_topwords: {len(short)} term(s) have fewer than top_k={self.params['top_k']} "
-                              f"words left after the ceiling (e.g. {short[:3]}); the vocabulary "
-                              f"({len(vocabulary)} words) is too small", stacklevel=2)
-            rows = [{"model": model, "context": self.params["template"] or "", "target_group": term.group,
-                     "target": term.text, "attribute_group": TOP_WORDS_GROUP, "design": term.design, **row}
-                    for term in terms for row in results[term.text]]
+                warnings.warn(
+                    f"sbert_topwords: {len(short)} term(s) have fewer than top_k={self.params['top_k']} "
+                    f"words left after the ceiling (e.g. {short[:3]}); the vocabulary "
+                    f"({len(vocabulary)} words) is too small",
+                    stacklevel=2,
+                )
+            rows = [
+                {
+                    "model": model,
+                    "context": self.params["template"] or "",
+                    "target_group": term.group,
+                    "target": term.text,
+                    "attribute_group": TOP_WORDS_GROUP,
+                    "design": term.design,
+                    **row,
+                }
+                for term in terms
+                for row in results[term.text]
+            ]
             frames.append(pd.DataFrame(rows))
         table = pd.concat(frames, ignore_index=True)
         if table.empty:
-            raise DataError("sbert_topwords: no word was kept for any term (every vocabulary word is above the "
-                            "ceiling or is the term itself)")
+            raise DataError(
+                "sbert_topwords: no word was kept for any term (every vocabulary word is above the "
+                "ceiling or is the term itself)"
+            )
         return normalise(table, scorer=self.name, measure=self.measure, extra_columns=list(self.extra_columns))
 
 
@@ -279,8 +372,10 @@ class SBERTCosineScorer(_SBERTScorer):
     """Cosine of every target with every attribute, in the shape of the ``weat`` scorer's table."""
 
     name = "sbert_cosine"
-    description = ("Cosine of target and attribute words (or sentences) in a sentence-transformers space, shaped as "
-                   "the weat scorer's table so the weat/wefat analyses run on it (SEAT, May et al. 2019).")
+    description = (
+        "Cosine of target and attribute words (or sentences) in a sentence-transformers space, shaped as "
+        "the weat scorer's table so the weat/wefat analyses run on it (SEAT, May et al. 2019)."
+    )
     citation = MAY
     measure = "cosine"
     extra_columns: ClassVar[dict[str, str]] = {
@@ -298,7 +393,8 @@ class SBERTCosineScorer(_SBERTScorer):
             if not target or not attribute:
                 raise StimuliError(
                     f"scorer 'sbert_cosine' needs target and attribute groups; design {design.name!r} has "
-                    f"{len(target)} target and {len(attribute)} attribute group(s)")
+                    f"{len(target)} target and {len(attribute)} attribute group(s)"
+                )
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
         """Cosine of every (target, attribute) pair with every model."""
@@ -311,36 +407,47 @@ class SBERTCosineScorer(_SBERTScorer):
         from .encoding import apply_template
 
         template = self.params["template"]
-        words = _unique([w for d in stimuli.designs for groups in d.embedding_groups()
-                         for ws in groups.values() for w in ws])
+        words = _unique(
+            [w for d in stimuli.designs for groups in d.embedding_groups() for ws in groups.values() for w in ws]
+        )
         frames = []
         for model in models:
             encoder = self.open(model)
-            vectors = encoder.encode([apply_template(template, w) for w in words], progress=progress,
-                                     desc=f"sbert_cosine ({encoder.name})")
+            vectors = encoder.encode(
+                [apply_template(template, w) for w in words], progress=progress, desc=f"sbert_cosine ({encoder.name})"
+            )
             index = {w: i for i, w in enumerate(words)}
             for design in stimuli.designs:
                 target_groups, attribute_groups = design.embedding_groups()
                 targets = [(g, w) for g, ws in target_groups.items() for w in ws]
                 attributes = [(g, w) for g, ws in attribute_groups.items() for w in ws]
-                cosines = cosine_matrix(vectors[[index[w] for _, w in targets]],
-                                        vectors[[index[w] for _, w in attributes]])
+                cosines = cosine_matrix(
+                    vectors[[index[w] for _, w in targets]], vectors[[index[w] for _, w in attributes]]
+                )
                 t_index = np.repeat(np.arange(len(targets)), len(attributes))
                 a_index = np.tile(np.arange(len(attributes)), len(targets))
-                frames.append(pd.DataFrame({
-                    "model": model,
-                    "context": template or "",
-                    "target_group": [targets[i][0] for i in t_index],
-                    "target": [targets[i][1] for i in t_index],
-                    "attribute_group": [attributes[j][0] for j in a_index],
-                    "attribute": [attributes[j][1] for j in a_index],
-                    "value": cosines.reshape(-1),
-                    "design": design.name,
-                    "target_text": [apply_template(template, targets[i][1]) for i in t_index],
-                    "attribute_text": [apply_template(template, attributes[j][1]) for j in a_index],
-                }))
-        return normalise(pd.concat(frames, ignore_index=True), scorer=self.name, measure=self.measure,
-                         extra_columns=list(self.extra_columns))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "model": model,
+                            "context": template or "",
+                            "target_group": [targets[i][0] for i in t_index],
+                            "target": [targets[i][1] for i in t_index],
+                            "attribute_group": [attributes[j][0] for j in a_index],
+                            "attribute": [attributes[j][1] for j in a_index],
+                            "value": cosines.reshape(-1),
+                            "design": design.name,
+                            "target_text": [apply_template(template, targets[i][1]) for i in t_index],
+                            "attribute_text": [apply_template(template, attributes[j][1]) for j in a_index],
+                        }
+                    )
+                )
+        return normalise(
+            pd.concat(frames, ignore_index=True),
+            scorer=self.name,
+            measure=self.measure,
+            extra_columns=list(self.extra_columns),
+        )
 
 
 # -- sbert_valence ----------------------------------------------------------------------------------
@@ -357,19 +464,26 @@ def default_valence_words() -> tuple[list[str], list[str], str]:
     try:
         design = Stimuli.load("caliskan:weat1").designs[0]
     except UnknownNameError:
-        raise DataError("sbert_valence: the default positive/negative words are Caliskan et al. (2017) WEAT 1 "
-                        "Pleasant/Unpleasant, bundled in the assoc-weat plugin, which is not installed: install it "
-                        "(pip install assoc-sbert-topwords[weat]) or give positive=[...] and negative=[...]") from None
-    return (list(design.attribute["Pleasant"]), list(design.attribute["Unpleasant"]),
-            "Caliskan et al. (2017) WEAT 1 Pleasant/Unpleasant (caliskan:weat1)")
+        raise DataError(
+            "sbert_valence: the default positive/negative words are Caliskan et al. (2017) WEAT 1 "
+            "Pleasant/Unpleasant, bundled in the assoc-weat plugin, which is not installed: install it "
+            "(pip install assoc-sbert-topwords[weat]) or give positive=[...] and negative=[...]"
+        ) from None
+    return (
+        list(design.attribute["Pleasant"]),
+        list(design.attribute["Unpleasant"]),
+        "Caliskan et al. (2017) WEAT 1 Pleasant/Unpleasant (caliskan:weat1)",
+    )
 
 
 class SBERTValenceScorer(_SBERTScorer):
     """General valence of each term: cosine with mean(positive embeddings) - mean(negative embeddings)."""
 
     name = "sbert_valence"
-    description = ("General valence of each term in a sentence-transformers space: cosine of its embedding with "
-                   "mean(positive) - mean(negative) word embeddings (Nicolas & Caliskan, 2024).")
+    description = (
+        "General valence of each term in a sentence-transformers space: cosine of its embedding with "
+        "mean(positive) - mean(negative) word embeddings (Nicolas & Caliskan, 2024)."
+    )
     citation = NICOLAS
     measure = "valence"
     extra_columns: ClassVar[dict[str, str]] = {
@@ -379,10 +493,16 @@ class SBERTValenceScorer(_SBERTScorer):
         "valence_words": "where the positive/negative words come from",
     }
     options = (
-        Option("positive", list, None, "positive words (default: Caliskan et al. 2017 WEAT 1 Pleasant, from the weat "
-               "plugin)", check=_word_list),
-        Option("negative", list, None, "negative words (default: Caliskan et al. 2017 WEAT 1 Unpleasant)",
-               check=_word_list),
+        Option(
+            "positive",
+            list,
+            None,
+            "positive words (default: Caliskan et al. 2017 WEAT 1 Pleasant, from the weat plugin)",
+            check=_word_list,
+        ),
+        Option(
+            "negative", list, None, "negative words (default: Caliskan et al. 2017 WEAT 1 Unpleasant)", check=_word_list
+        ),
         TEMPLATE_OPTION,
         *ENCODER_OPTIONS,
     )
@@ -420,17 +540,37 @@ class SBERTValenceScorer(_SBERTScorer):
             encoder = self.open(model)
             pos = encoder.encode([apply_template(template, w) for w in positive])
             neg = encoder.encode([apply_template(template, w) for w in negative])
-            vectors = encoder.encode([apply_template(template, w) for w in texts], progress=progress,
-                                     desc=f"sbert_valence ({encoder.name})")
+            vectors = encoder.encode(
+                [apply_template(template, w) for w in texts], progress=progress, desc=f"sbert_valence ({encoder.name})"
+            )
             values = valence(vectors, pos, neg)
             by_text = dict(zip(texts, values))
-            frames.append(pd.DataFrame([
-                {"model": model, "context": template or "", "target_group": t.group, "target": t.text,
-                 "attribute_group": VALENCE_GROUP, "attribute": "", "value": float(by_text[t.text]),
-                 "design": t.design, "n_positive": len(positive), "n_negative": len(negative),
-                 "valence_words": source} for t in terms]))
-        return normalise(pd.concat(frames, ignore_index=True), scorer=self.name, measure=self.measure,
-                         extra_columns=list(self.extra_columns))
+            frames.append(
+                pd.DataFrame(
+                    [
+                        {
+                            "model": model,
+                            "context": template or "",
+                            "target_group": t.group,
+                            "target": t.text,
+                            "attribute_group": VALENCE_GROUP,
+                            "attribute": "",
+                            "value": float(by_text[t.text]),
+                            "design": t.design,
+                            "n_positive": len(positive),
+                            "n_negative": len(negative),
+                            "valence_words": source,
+                        }
+                        for t in terms
+                    ]
+                )
+            )
+        return normalise(
+            pd.concat(frames, ignore_index=True),
+            scorer=self.name,
+            measure=self.measure,
+            extra_columns=list(self.extra_columns),
+        )
 
 
 def valence(terms: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:

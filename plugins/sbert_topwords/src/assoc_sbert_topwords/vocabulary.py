@@ -82,8 +82,10 @@ def wordfreq_words(size: int = DEFAULT_SIZE, language: str = "en") -> list[str]:
             if len(words) == size:
                 break
     if len(words) < size:
-        raise OptionError(f"vocabulary_size={size} is more than the {len(words)} alphabetic words of wordfreq's "
-                          f"{language!r} large list")
+        raise OptionError(
+            f"vocabulary_size={size} is more than the {len(words)} alphabetic words of wordfreq's "
+            f"{language!r} large list"
+        )
     return words
 
 
@@ -127,16 +129,19 @@ def load_vocabulary(source: Any = BUILTIN, *, size: int = DEFAULT_SIZE, column: 
         if expected is not None and expected != digest:
             import warnings
 
-            warnings.warn(f"the built-in vocabulary of {size} words differs from the list of wordfreq 3.1.1 "
-                          f"(installed: wordfreq {installed}); results will not match other machines'",
-                          stacklevel=2)
+            warnings.warn(
+                f"the built-in vocabulary of {size} words differs from the list of wordfreq 3.1.1 "
+                f"(installed: wordfreq {installed}); results will not match other machines'",
+                stacklevel=2,
+            )
         return Vocabulary(tuple(words), f"{BUILTIN} ({size} words, wordfreq {installed})", digest)
     if isinstance(source, (list, tuple)):
         words, duplicates = _clean(source, "vocabulary list")
         return Vocabulary(tuple(words), f"list ({len(words)} words)", _digest(words), duplicates)
     if not isinstance(source, (str, Path)):
-        raise OptionError(f"vocabulary must be {BUILTIN!r}, a file path or a list of words, got "
-                          f"{type(source).__name__}")
+        raise OptionError(
+            f"vocabulary must be {BUILTIN!r}, a file path or a list of words, got {type(source).__name__}"
+        )
     path = Path(source).expanduser()
     if not path.exists():
         hint = f" (the built-in list is named {BUILTIN!r})" if "/" not in str(source) and "." not in str(source) else ""
@@ -154,8 +159,10 @@ def load_vocabulary(source: Any = BUILTIN, *, size: int = DEFAULT_SIZE, column: 
             elif len(frame.columns) == 1:
                 column = str(frame.columns[0])
             else:
-                raise DataError(f"{where} has columns {list(map(str, frame.columns))}; name the one holding the words "
-                                "with vocabulary_column")
+                raise DataError(
+                    f"{where} has columns {list(map(str, frame.columns))}; name the one holding the words "
+                    "with vocabulary_column"
+                )
         if column not in frame.columns:
             raise DataError(f"{where} has no column {column!r} (it has {list(map(str, frame.columns))})")
         raw: list[Any] = frame[column].tolist()
