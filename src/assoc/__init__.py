@@ -27,6 +27,7 @@ _LAZY = {
     "read_table": "table", "write_table": "table", "validate_table": "table",
     "AssocError": "errors", "StimuliError": "errors", "OptionError": "errors", "UnknownNameError": "errors",
     "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
+    "WorkUnit": "units", "UnitError": "units",
 }
 
 __all__ = ["__version__", "hookimpl", *_LAZY]
@@ -53,3 +54,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scorer import Scorer
     from .stimuli import Design, Filling, Stimuli
     from .table import read_table, validate_table, write_table
+    from .units import UnitError, WorkUnit
