@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import plugins
 from .errors import OptionError, TableError
+from .scorer_output import check_output
 from .stimuli import Stimuli
-from .table import as_table, get_provenance, make_provenance, normalise, set_provenance, validate_table
+from .table import as_table, get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,11 +98,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
         table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
     else:
         table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
-    where = f"output of scorer {scorer!r}"
-    _check_scorer_output(table, where, loaded, chosen)
-    table = normalise(table, scorer=scorer_cls.name, measure=scorer_cls.measure or None,
-                      extra_columns=tuple(scorer_cls.extra_columns))
-    validate_table(table, where=where)
+    table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
@@ -111,28 +108,15 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
 
 
 def _check_runs_on(scorer_cls: Any, executor: Any) -> None:
-    """A scorer without work units runs only in this process: a remote executor is a clear error, not a
-    silent fallback (a study meant for a cluster must not quietly run on the laptop)."""
+    """Refuse a non-local executor for a scorer without work units.
+
+    Such a scorer runs only in this process; a clear error beats a silent local run of a study
+    meant for a cluster.
+    """
     name = getattr(executor, "name", executor)
     if name not in (None, "local") and not scorer_cls.supports_units():
         raise OptionError(f"scorer {scorer_cls.name!r} does not describe its work as units (Scorer.plan/run_unit), "
                           f"so it runs only in this process: drop executor={name!r} (--executor)")
-
-
-def _check_scorer_output(table: Any, where: str, stimuli: Stimuli, models: Sequence[str]) -> None:
-    """A scorer's raw output is a DataFrame with rows and a ``value`` column (the rest is normalised)."""
-    import pandas as pd
-
-    if not isinstance(table, pd.DataFrame):
-        raise TableError(f"{where} must be a pandas DataFrame, got {type(table).__name__} "
-                         "(build it with assoc.table.from_records)")
-    if len(table) == 0:
-        names = ", ".join(repr(d.name) for d in stimuli) or "none"
-        raise TableError(f"{where} has no rows for stimuli {stimuli.name or '(unnamed)'} (designs: {names}) "
-                         f"and models {list(models) or '(none: a model-free scorer gets models=[])'}; "
-                         "does every design have the groups this scorer pairs?")
-    if "value" not in table.columns:
-        raise TableError(f"{where} has no 'value' column (columns: {', '.join(map(str, table.columns))})")
 
 
 def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
@@ -175,10 +159,9 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
         table = score(name, loaded, chosen, progress=progress, executor=runner, **opts)
         provenance.append(get_provenance(table))
         tables.append(table)
+    # An extra column of one scorer is missing (NaN) on the other scorers' rows: "" would claim a value
+    # (and would mix text into a bool column); write_table/read_table keep NaN in every format.
     combined = pd.concat(tables, ignore_index=True, sort=False)
-    for column in combined.columns:
-        if combined[column].dtype == object:
-            combined[column] = combined[column].where(combined[column].notna(), "")
     set_provenance(combined, make_provenance(kind="compare", runs=provenance, stimuli=loaded.name,
                                              stimuli_sha256=loaded.fingerprint()))
     return combined

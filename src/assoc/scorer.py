@@ -141,6 +141,9 @@ class Scorer(Component):
         return ResultCache(self.params.get("cache_dir"))
 
     def model_fingerprint(self, model: str) -> str:
-        """A stable identity of ``model``'s weights for the unit cache; override when the name is not enough
-        (the masked-LM scorers hash local directories and use the Hub commit)."""
+        """A stable identity of ``model``'s weights for the unit cache (default: the name itself).
+
+        Override when the name is not enough (the masked-LM scorers hash local directories and
+        use the Hub commit).
+        """
         return model

@@ -22,6 +22,7 @@ class LocalExecutor(Executor):
     name = "local"
 
     def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
+        """Run ``units`` one after another with one :class:`Worker`."""
         worker = Worker(scorer)
         try:
             for unit in units:

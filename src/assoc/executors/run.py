@@ -69,9 +69,10 @@ def run_study(scorer: Scorer, stimuli: Stimuli, models: Sequence[str], *, execut
     meter.update(sum(unit.size for unit in units if unit.key in rows_of))
     try:
         for outcome in executor.run(scorer, todo):
-            unit = by_key.get(outcome.key)
-            if unit is None or unit.key in rows_of:  # a retried unit that arrives twice counts once
+            arrived = by_key.get(outcome.key)
+            if arrived is None or arrived.key in rows_of:  # a retried unit that arrives twice counts once
                 continue
+            unit = arrived
             namespace = namespaces.get(unit.model)
             if namespace is not None:
                 namespace.put_many({unit.fingerprint(): outcome.rows})

@@ -27,8 +27,11 @@ def request_key(request: MaskRequest) -> str:
 
 
 def model_namespace(cache: ResultCache, lm: Any, kind: str, version: int, **parts: Any) -> Namespace:
-    """The cache namespace of one masked LM for results of ``kind``: everything that changes the numbers
-    (the weights' fingerprint, dtype, device type) plus the caller's ``parts``."""
+    """The cache namespace of one masked LM for results of ``kind``.
+
+    It holds everything that changes the numbers (the weights' fingerprint, dtype, device type)
+    plus the caller's ``parts``.
+    """
     return cache.namespace(kind=kind, version=version, model=lm.fingerprint, dtype=lm.dtype,
                            device=str(lm.device).split(":")[0], **parts)
 

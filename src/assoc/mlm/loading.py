@@ -126,8 +126,11 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
 
 
 def model_fingerprint(model: str, revision: str | None) -> str:
-    """A stable identity of a model's weights, computed without loading it: the sha256 of a local
-    directory's files, else the Hub commit in the local Hugging Face cache, else ``hf:<id>@<revision>``."""
+    """A stable identity of a model's weights, computed without loading it.
+
+    The sha256 of a local directory's files, else the Hub commit in the local Hugging Face
+    cache, else ``hf:<id>@<revision>``.
+    """
     path = Path(model.strip()).expanduser()
     if path.is_dir():
         return local_fingerprint(path)

@@ -33,9 +33,11 @@ class MaskedLMWorker:
 
 
 def encode_items(items: Sequence[MaskItem], masks: dict[str, dict[str, tuple[str, ...]]]) -> list[Any]:
-    """A JSON payload for ``items`` (whole fillings with all their design's options): blocks of
-    ``[design, [[group, [option, ...]], ...], [[query, text, target_group, target, attribute_group,
-    attribute], ...]]``, so the options of a design are written once per block."""
+    """A JSON payload for ``items`` (whole fillings with all their design's options).
+
+    Blocks of ``[design, [[group, [option, ...]], ...], [[query, text, target_group, target,
+    attribute_group, attribute], ...]]``, so the options of a design are written once per block.
+    """
     blocks: list[Any] = []
     last: Filling | None = None
     for item in items:
@@ -53,7 +55,7 @@ def encode_items(items: Sequence[MaskItem], masks: dict[str, dict[str, tuple[str
 
 def decode_items(payload: Sequence[Any]) -> list[MaskItem]:
     """The items of a payload from :func:`encode_items`, in their original order."""
-    items = []
+    items: list[MaskItem] = []
     for design, mask, fillings in payload:
         for fields in fillings:
             filling = Filling(design, *fields)
@@ -74,8 +76,10 @@ class MaskedLMScorer(Scorer):
     fillings_per_unit: ClassVar[int] = 512
 
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
-        """Raise :class:`~assoc.errors.StimuliError` or :class:`~assoc.errors.OptionError` for items that
-        cannot be scored; called in :meth:`plan`, before any model loads."""
+        """Raise :class:`~assoc.errors.StimuliError` or :class:`~assoc.errors.OptionError` for bad items.
+
+        Called in :meth:`plan`, before any model loads.
+        """
 
     def unit_fillings(self) -> int:
         """Filled queries per unit for this scorer's options (default :attr:`fillings_per_unit`)."""

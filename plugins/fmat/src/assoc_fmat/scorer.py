@@ -61,6 +61,7 @@ class FMATScorer(MaskedLMScorer):
     )
 
     def check_stimuli(self, stimuli: Any) -> None:
+        """Require ``[MASK]`` queries and candidate words in every design."""
         from assoc.errors import StimuliError
 
         super().check_stimuli(stimuli)
@@ -69,6 +70,7 @@ class FMATScorer(MaskedLMScorer):
                 raise StimuliError(f"scorer 'fmat': design {design.name!r} has no [MASK] options")
 
     def check_items(self, items: list[Any], models: Sequence[str]) -> None:
+        """Refuse unused token overrides and fillers that contain ``[MASK]``, before any model loads."""
         from assoc.mlm.words import split_query
 
         from .scoring import check_overrides
@@ -78,11 +80,13 @@ class FMATScorer(MaskedLMScorer):
             split_query(text)  # a filler that contains "[MASK]" is caught before any model loads
 
     def unit_fillings(self) -> int:
+        """Filled queries per work unit: all of them with ``oov='add_tokens'``, else the default."""
         # Temporary tokens (oov='add_tokens') enlarge the softmax of every query by the same words, so a
         # model's queries must be scored together: one unit per model.
         return sys.maxsize if self.params["oov"] == "add_tokens" else self.fillings_per_unit
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.scoring.score_model`)."""
         from assoc.mlm.scorer import decode_items
 
         from .scoring import score_model
@@ -92,6 +96,7 @@ class FMATScorer(MaskedLMScorer):
                            tokens=p["tokens"], max_tokens=p["max_tokens"], cache=state.cache, warn=False)
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
+        """The table of all units' rows, with one out-of-vocabulary warning per model."""
         from assoc.table import from_records
 
         from .scoring import warn_about_tokens

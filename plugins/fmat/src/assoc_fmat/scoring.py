@@ -33,8 +33,11 @@ def items_of(stimuli: Stimuli) -> list[MaskItem]:
 
 
 def same_model(key: str, model: str) -> bool:
-    """Whether ``key`` (of a ``{model: {word: token}}`` override) names ``model``: the same text, or the
-    same local directory however written (``./m``, ``m/``, an absolute path)."""
+    """Whether an override key names ``model``.
+
+    Whether ``key`` (of a ``{model: {word: token}}`` override) names ``model``: the same text, or the
+    same local directory however written (``./m``, ``m/``, an absolute path).
+    """
     import os
 
     if str(key) == str(model):
@@ -44,8 +47,11 @@ def same_model(key: str, model: str) -> bool:
 
 
 def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], words: set[str]) -> None:
-    """Refuse overrides that would be silently unused: a model key that is not one of ``models``
-    (e.g. misspelt, or a different model) or a word that is no option of the stimuli."""
+    """Refuse token overrides that would be silently unused.
+
+    Refuse overrides that would be silently unused: a model key that is not one of ``models``
+    (e.g. misspelt, or a different model) or a word that is no option of the stimuli.
+    """
     from assoc.errors import OptionError
 
     for key, value in (tokens or {}).items():
@@ -63,8 +69,11 @@ def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], wor
 
 
 def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
-    """Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
-    ``{model: {word: token}}`` entries for this model."""
+    """Explicit option -> token overrides for ``model``.
+
+    Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
+    ``{model: {word: token}}`` entries for this model.
+    """
     out: dict[str, str] = {}
     for key, value in (tokens or {}).items():
         if isinstance(value, Mapping):
@@ -166,8 +175,11 @@ def _compute(lm: Any, wanted: Mapping[tuple[tuple[int, ...], int], set[int]], na
 
 
 def warn_about_tokens(model: str, missing: Iterable[str], merged: Iterable[str], oov: str) -> None:
-    """Warn that option words of ``model`` are out of vocabulary (``missing``) or merge with
-    their neighbours when filled in (``merged``); say how ``oov`` handled them."""
+    """Warn about option words of ``model`` that tokenize badly, saying how ``oov`` handled them.
+
+    ``missing``: words that are not single tokens of the vocabulary; ``merged``: words that merge
+    with their neighbours when filled in.
+    """
     missing, merged = sorted(set(missing)), sorted(set(merged))
     if missing:
         handled = {"nan": "their values are NaN (choose oov='add_tokens' or oov='multi_token' to score them)",

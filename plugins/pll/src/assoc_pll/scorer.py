@@ -40,11 +40,12 @@ filled_sentence = fill_mask
 
 def sentence_rows(items: Sequence[MaskItem]) -> list[dict[str, Any]]:
     """The filled sentence of each item, with its table columns and the variant's character span."""
-    out = []
+    out: list[dict[str, Any]] = []
     for item in items:
         sentence, span = item.sentence()
-        out.append({"row": {"context": item.filling.query, **item.roles(), "design": item.filling.design,
-                            "sentence": sentence}, "span": span})
+        row: dict[str, str] = {"context": item.filling.query, **item.roles(), "design": item.filling.design,
+                               "sentence": sentence}
+        out.append({"row": row, "span": span})
     return out
 
 
@@ -98,12 +99,14 @@ class PLLScorer(MaskedLMScorer):
         return sentence_rows(items)
 
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
+        """Refuse stimuli without sentences and fillers that contain ``[MASK]``, before any model loads."""
         if not items:
             raise StimuliError("the stimuli produce no sentences to score")
         for text in {item.filling.text for item in items}:
             split_at_mask(text)  # a filler that contains "[MASK]" is caught before any model loads
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """One PLL row per filled sentence of the unit."""
         from assoc.mlm.scorer import decode_items
 
         from .pll import score_sentences
@@ -127,6 +130,7 @@ class PLLScorer(MaskedLMScorer):
         return records
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
         from assoc.table import from_records
 
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
