@@ -589,11 +589,19 @@ def _contrast(
         for g in table[c]
         if g in (f"{a} - {b}", f"{b} - {a}")
     }
-    for group in (a, b):
-        if group not in every and not lpr_groups and not (words and group in words):
+    for group in (
+        a,
+        b,
+    ):  # a table of listings alone has no groups: the share rule then needs words=
+        if (
+            every
+            and group not in every
+            and not lpr_groups
+            and not (words and group in words)
+        ):
             raise DataError(
                 f"convergence: no group {group!r} in the table{_did_you_mean(group, every)} "
-                f"(groups: {', '.join(sorted(every)) or 'none'})"
+                f"(groups: {', '.join(sorted(every))})"
             )
     known: dict[str, set[str]] = {group: set() for group in (a, b)}
     for group in (a, b):

@@ -219,7 +219,7 @@ def _reduce_contrast(
     )
     side_a = means.xs(contrast.a, level="_side")
     side_b = means.xs(contrast.b, level="_side")
-    both = side_a.join(side_b, how="outer", lsuffix="_a", rsuffix="_b")
+    both = side_a.add_suffix("_a").join(side_b.add_suffix("_b"), how="outer")
     per_context = pd.DataFrame(
         {
             "s": both["mean_a"] - both["mean_b"],
