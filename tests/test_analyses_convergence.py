@@ -580,26 +580,105 @@ STIMULI = {
 
 
 @pytest.fixture(scope="module")
-def compared(tmp_path_factory):
+def tiny_bert(tmp_path_factory):
     pytest.importorskip("torch")
     for plugin in ("assoc_fmat", "assoc_weat", "assoc_pll"):
         pytest.importorskip(plugin)
     from assoc.testing.tiny_mlm import build_bert_wordpiece
 
-    root = tmp_path_factory.mktemp("convergence")
-    bert = str(build_bert_wordpiece(root / "bert"))
+    return str(build_bert_wordpiece(tmp_path_factory.mktemp("convergence") / "bert"))
+
+
+@pytest.fixture(scope="module")
+def compared(tiny_bert, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ASSOC_CACHE_DIR", str(root / "cache"))
-        table = assoc.compare(
+        patch.setenv("ASSOC_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        return assoc.compare(
             STIMULI,
             {
-                "fmat": {"models": [bert]},
+                "fmat": {"models": [tiny_bert]},
                 "weat": {"models": ["glove-6b-50d"]},
-                "pll": {"models": [bert]},
+                "pll": {"models": [tiny_bert]},
             },
             progress=False,
         )
-    return table
+
+
+def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypatch):
+    import yaml
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+    from assoc.table import read_table
+
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "stimuli.yaml").write_text(yaml.safe_dump(STIMULI))
+    runner = CliRunner()
+    args = [
+        "compare",
+        "-s",
+        "fmat",
+        "-s",
+        "weat",
+        "-i",
+        str(tmp_path / "stimuli.yaml"),
+        "-m",
+        f"fmat={tiny_bert}",
+        "-o",
+        "fmat.max_tokens=512",
+        "--out",
+        str(tmp_path / "t.csv"),
+        "--no-progress",
+    ]
+    done = runner.invoke(build_cli(), args, catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    table = read_table(tmp_path / "t.csv")
+    assert list(dict.fromkeys(table["scorer"])) == ["fmat", "weat"]
+    done = runner.invoke(
+        build_cli(),
+        [
+            "analyze",
+            "convergence",
+            "-t",
+            str(tmp_path / "t.csv"),
+            "--out",
+            str(tmp_path / "c.csv"),
+        ],
+        catch_exceptions=False,
+    )
+    assert done.exit_code == 0, done.output
+    result = read_table(tmp_path / "c.csv")
+    assert list(result["kind"]) == ["correlation", "icc", "icc"]
+    done = runner.invoke(
+        build_cli(),
+        [
+            "plot",
+            "convergence",
+            "-t",
+            str(tmp_path / "c.csv"),
+            "--out",
+            str(tmp_path / "m.png"),
+        ],
+        catch_exceptions=False,
+    )
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "m.png").stat().st_size > 1000
+    bad = runner.invoke(
+        build_cli(),
+        [
+            "compare",
+            "-s",
+            "fmat",
+            "-s",
+            "weat",
+            "-i",
+            str(tmp_path / "stimuli.yaml"),
+            "-o",
+            "max_tokens=512",
+        ],
+    )
+    assert bad.exit_code != 0 and "SCORER.KEY=VALUE" in bad.output
 
 
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
