@@ -1,4 +1,4 @@
-"""``convergence``: do several methods agree about which targets go with which attribute?
+"""``convergence``: do several methods agree about which targets go with which attribute.
 
 The input is one association table holding several methods' rows (``assoc.compare``).
 Each method (by default one scorer x model) is reduced to one score per target for one
@@ -196,6 +196,7 @@ class ConvergenceAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Reduce, standardise and compare the methods of ``table`` (see the class docstring)."""
         p = self.params
         scores = convergence_scores(
             table,
@@ -517,8 +518,10 @@ def convergence_scores(
 
 
 def _text_columns(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``table`` with ``columns`` as text, missing values as ``""`` (extra columns of one scorer are
-    missing in another scorer's rows of a compared table)."""
+    """``table`` with ``columns`` as text and missing values as ``""``.
+
+    Extra columns of one scorer are missing in another scorer's rows of a compared table.
+    """
     table = table.copy()
     for column in dict.fromkeys(columns):
         table[column] = (

@@ -38,7 +38,8 @@ rows hold, so one rule serves every scorer that emits that shape:
 
 A method uses the first rule its rows allow, in the order above.
 
-References:
+References
+----------
     Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and
         Social Psychology. doi:10.1037/pspa0000396
     Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Semantics derived automatically from
@@ -98,6 +99,7 @@ class Contrast:
 
     @property
     def label(self) -> str:
+        """The contrast as written in tables, ``"A - B"``."""
         return f"{self.a} - {self.b}"
 
 
@@ -171,7 +173,7 @@ def _contrast_rows(rows: pd.DataFrame, contrast: Contrast) -> pd.DataFrame:
     import pandas as pd
 
     parts, taken = [], pd.Series(False, index=rows.index)
-    for (side_group, side_word), (unit_group, unit_word), extra in _SIDES:
+    for (side_group, _side_word), (unit_group, unit_word), extra in _SIDES:
         if side_group not in rows.columns:
             continue
         hit = rows[side_group].isin([contrast.a, contrast.b]) & ~taken
