@@ -16,9 +16,7 @@ from assoc.errors import DataError, StimuliError
 from assoc.table import normalise
 
 JOBS = ["nurse", "engineer", "teacher", "pilot", "doctor", "farmer"]
-LEAN = dict(
-    zip(JOBS, [-2.0, 2.0, -1.0, 1.5, 0.5, 1.0])
-)  # made-up male lean of each job, for synthetic rows
+LEAN = dict(zip(JOBS, [-2.0, 2.0, -1.0, 1.5, 0.5, 1.0]))  # made-up male lean of each job, for synthetic rows
 MALE, FEMALE = ["man", "father"], ["woman", "mother"]
 
 
@@ -27,18 +25,14 @@ def _by_hand_contrast(records, a="male", b="female"):
     cells: dict = {}
     for r in records:
         side = r["attribute_group"]
-        if side not in (a, b) or (
-            isinstance(r["value"], float) and math.isnan(r["value"])
-        ):
+        if side not in (a, b) or (isinstance(r["value"], float) and math.isnan(r["value"])):
             continue
         key = (r["target"], r.get("design", ""), r["context"])
         cells.setdefault(key, {a: [], b: []})[side].append(r["value"])
     per_target: dict = {}
     for (target, _design, _context), values in cells.items():
         if values[a] and values[b]:
-            per_target.setdefault(target, []).append(
-                sum(values[a]) / len(values[a]) - sum(values[b]) / len(values[b])
-            )
+            per_target.setdefault(target, []).append(sum(values[a]) / len(values[a]) - sum(values[b]) / len(values[b]))
     return {t: sum(v) / len(v) for t, v in per_target.items()}
 
 
@@ -64,9 +58,7 @@ def _synthetic(seed=0):
                             "design": "occ",
                             "mask_group": group,
                             "mask": w,
-                            "value": -5 * scale
-                            + sign * LEAN[job] * scale / 2
-                            + rng.normal(scale=0.4),
+                            "value": -5 * scale + sign * LEAN[job] * scale / 2 + rng.normal(scale=0.4),
                         }
                     )
     for scorer, model in (
@@ -86,9 +78,7 @@ def _synthetic(seed=0):
                             "attribute": w,
                             "measure": "cosine",
                             "design": "occ",
-                            "value": 0.3
-                            + sign * LEAN[job] / 20
-                            + rng.normal(scale=0.03),
+                            "value": 0.3 + sign * LEAN[job] / 20 + rng.normal(scale=0.03),
                         }
                     )
     for job in JOBS:
@@ -102,12 +92,17 @@ def _synthetic(seed=0):
                     "target": job,
                     "measure": "rating",
                     "sample": sample,
-                    "value": float(
-                        np.clip(np.round(3 + LEAN[job] + rng.normal(scale=0.5)), 1, 5)
-                    ),
+                    "value": float(np.clip(np.round(3 + LEAN[job] + rng.normal(scale=0.5)), 1, 5)),
                 }
             )
     return normalise(pd.DataFrame(rows))
+
+
+def _raw_scores(rows):
+    """Unstandardised per-target scores of male - female for rows given as dicts."""
+    return assoc.analyze(
+        "convergence", normalise(pd.DataFrame(rows)), a="male", b="female", output="scores", standardize="none"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -120,13 +115,9 @@ def synthetic():
 
 @pytest.mark.parametrize("scorer", ["fmat", "pll", "weat", "sbert_topwords"])
 def test_contrast_rule_equals_by_hand(synthetic, scorer):
-    scores = assoc.analyze(
-        "convergence", synthetic, output="scores", standardize="none"
-    )
+    scores = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     got = scores[scores.scorer == scorer].set_index("target")["raw_score"].to_dict()
-    expected = _by_hand_contrast(
-        synthetic[synthetic.scorer == scorer].to_dict("records")
-    )
+    expected = _by_hand_contrast(synthetic[synthetic.scorer == scorer].to_dict("records"))
     assert got.keys() == expected.keys()
     for target, value in expected.items():
         assert got[target] == pytest.approx(value, abs=1e-12)
@@ -137,27 +128,19 @@ def test_contrast_rule_equals_by_hand(synthetic, scorer):
 
 def test_fmat_contrast_is_the_mean_position_paired_lpr(synthetic):
     # With equally many options per group, mean_A - mean_B = the mean of LPR_i = log P(a_i) - log P(b_i) (Bao 2024)
-    scores = assoc.analyze(
-        "convergence", synthetic, output="scores", standardize="none"
-    )
+    scores = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     fmat = synthetic[synthetic.scorer == "fmat"]
     for job in JOBS:
         lprs = []
         for q in fmat.context.unique():
-            rows = fmat[(fmat.target == job) & (fmat.context == q)].set_index(
-                "attribute"
-            )["value"]
+            rows = fmat[(fmat.target == job) & (fmat.context == q)].set_index("attribute")["value"]
             lprs += [rows[m] - rows[f] for m, f in zip(MALE, FEMALE)]
-        got = scores[(scores.scorer == "fmat") & (scores.target == job)][
-            "raw_score"
-        ].item()
+        got = scores[(scores.scorer == "fmat") & (scores.target == job)]["raw_score"].item()
         assert got == pytest.approx(np.mean(lprs), abs=1e-12)
 
 
 def test_rating_rule_is_the_mean_rating(synthetic):
-    scores = assoc.analyze(
-        "convergence", synthetic, output="scores", standardize="none"
-    )
+    scores = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     chat = synthetic[synthetic.scorer == "chat_listing"]
     for job in JOBS:
         values = chat[chat.target == job]["value"].tolist()
@@ -224,9 +207,7 @@ def test_share_rule_on_listings_and_top_words():
     for source, lists in (("chat_listing", listed), ("sbert_topwords", top)):
         for job, items in lists.items():
             low = [w.lower() for w in items]
-            expected = (
-                sum(w in male for w in low) - sum(w in female for w in low)
-            ) / len(low)
+            expected = (sum(w in male for w in low) - sum(w in female for w in low)) / len(low)
             row = scores[(scores.scorer == source) & (scores.target == job)]
             assert row["raw_score"].item() == pytest.approx(expected)
             assert row["rule"].item() == "share"
@@ -251,9 +232,7 @@ def test_share_rule_needs_the_groups_words():
         )
     )
     with pytest.raises(DataError, match="words of 'male', 'female' are unknown"):
-        assoc.analyze(
-            "convergence", table, a="male", b="female", words={"other": ["x"]}
-        )
+        assoc.analyze("convergence", table, a="male", b="female", words={"other": ["x"]})
 
 
 def test_lpr_tables_use_the_difference_rule_with_its_sign():
@@ -283,14 +262,7 @@ def test_lpr_tables_use_the_difference_rule_with_its_sign():
                 "value": -LEAN[job] * 2 + (0.3 if q == "q1" else 0),
             }
         )
-    scores = assoc.analyze(
-        "convergence",
-        normalise(pd.DataFrame(rows)),
-        a="male",
-        b="female",
-        output="scores",
-        standardize="none",
-    )
+    scores = _raw_scores(rows)
     m1 = scores[scores.model == "m1"].set_index("target")["raw_score"]
     m2 = scores[scores.model == "m2"].set_index("target")["raw_score"]
     for job in JOBS:
@@ -328,18 +300,9 @@ def test_attribute_queries_score_the_attribute_words():
                         "value": sign * lean * (2 if scorer == "fmat" else 0.1),
                     }
                 )
-    scores = assoc.analyze(
-        "convergence",
-        normalise(pd.DataFrame(rows)),
-        a="male",
-        b="female",
-        output="scores",
-        standardize="none",
-    )
+    scores = _raw_scores(rows)
     fmat = scores[scores.scorer == "fmat"].set_index("target")["raw_score"]
-    assert fmat.to_dict() == pytest.approx(
-        {"strong": 4.0, "gentle": -4.0, "loud": 2.0, "quiet": -2.0, "tall": 0.8}
-    )
+    assert fmat.to_dict() == pytest.approx({"strong": 4.0, "gentle": -4.0, "loud": 2.0, "quiet": -2.0, "tall": 0.8})
     assert set(scores["target_group"]) == {"traits"}
 
 
@@ -364,9 +327,7 @@ def test_z_scores_are_within_method(synthetic):
     scores = assoc.analyze("convergence", synthetic, output="scores")
     assert set(scores["measure"]) == {"convergence_z"}
     for _, part in scores.groupby("method"):
-        expected = (part["raw_score"] - part["raw_score"].mean()) / part[
-            "raw_score"
-        ].std(ddof=1)
+        expected = (part["raw_score"] - part["raw_score"].mean()) / part["raw_score"].std(ddof=1)
         np.testing.assert_allclose(part["value"], expected, atol=1e-12)
     assoc.validate_table(scores)  # an association table: other analyses read it
 
@@ -376,28 +337,21 @@ def test_z_scores_are_within_method(synthetic):
 
 def test_pairwise_correlations_equal_scipy(synthetic):
     result = assoc.analyze("convergence", synthetic)
-    scores = assoc.analyze(
-        "convergence", synthetic, output="scores", standardize="none"
-    )
+    scores = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     wide = scores.pivot(index="target", columns="method", values="raw_score")
     pairs = result[result.kind == "correlation"]
     assert len(pairs) == 10  # 5 methods
     for row in pairs.itertuples():
         ref = stats.pearsonr(wide[row.x], wide[row.y])
         ci = ref.confidence_interval(0.95)
-        assert (
-            row.estimate == pytest.approx(ref.statistic, abs=1e-12)
-            and row.r == row.estimate
-        )
+        assert row.estimate == pytest.approx(ref.statistic, abs=1e-12) and row.r == row.estimate
         assert row.p_value == pytest.approx(ref.pvalue, rel=1e-9)
         assert (row.ci_low, row.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
         assert row.n == len(JOBS)
     spearman = assoc.analyze("convergence", synthetic, correlation="spearman")
     row = spearman[(spearman.kind == "correlation")].iloc[0]
     ref = stats.spearmanr(wide[row.x], wide[row.y])
-    assert row.estimate == pytest.approx(
-        ref.statistic
-    ) and row.p_value == pytest.approx(ref.pvalue)
+    assert row.estimate == pytest.approx(ref.statistic) and row.p_value == pytest.approx(ref.pvalue)
 
 
 def test_icc_equals_pingouin(synthetic, monkeypatch):
@@ -406,18 +360,12 @@ def test_icc_equals_pingouin(synthetic, monkeypatch):
     monkeypatch.setitem(pg.options, "round.column.CI95", None)
     result = assoc.analyze("convergence", synthetic, type="all")
     scores = assoc.analyze("convergence", synthetic, output="scores")
-    ref = pg.intraclass_corr(
-        scores, targets="target", raters="method", ratings="value"
-    ).set_index("Type")
+    ref = pg.intraclass_corr(scores, targets="target", raters="method", ratings="value").set_index("Type")
     icc = result[result.kind == "icc"].set_index("label")
     assert set(icc.index) == {"ICC(A,1)", "ICC(C,1)", "ICC(A,k)", "ICC(C,k)"}
     for label in icc.index:
-        assert icc.loc[label, "estimate"] == pytest.approx(
-            ref.loc[label, "ICC"], abs=1e-9
-        )
-        assert icc.loc[label, "p_value"] == pytest.approx(
-            ref.loc[label, "pval"], abs=1e-12
-        )
+        assert icc.loc[label, "estimate"] == pytest.approx(ref.loc[label, "ICC"], abs=1e-9)
+        assert icc.loc[label, "p_value"] == pytest.approx(ref.loc[label, "pval"], abs=1e-12)
         assert (icc.loc[label, "ci_low"], icc.loc[label, "ci_high"]) == pytest.approx(
             tuple(ref.loc[label, "CI95"]), abs=1e-9
         )
@@ -436,9 +384,7 @@ def test_criterion_correlations_equal_scipy(synthetic, tmp_path):
         "farmer": 75.0,
     }
     path = tmp_path / "criterion.csv"
-    pd.DataFrame(
-        {"job": list(share), "pct_men": list(share.values()), "other": range(6)}
-    ).to_csv(path, index=False)
+    pd.DataFrame({"job": list(share), "pct_men": list(share.values()), "other": range(6)}).to_csv(path, index=False)
     result = assoc.analyze(
         "convergence",
         synthetic,
@@ -484,9 +430,7 @@ def test_methods_without_common_targets_are_an_error(synthetic):
     ]
     with pytest.raises(DataError, match="no target in common: fmat and weat"):
         assoc.analyze("convergence", disjoint)
-    with pytest.raises(
-        DataError, match="methods 'fmat' and 'weat' have no target in common"
-    ):
+    with pytest.raises(DataError, match="methods 'fmat' and 'weat' have no target in common"):
         assoc.analyze("convergence", disjoint, targets="pairwise")
 
 
@@ -499,17 +443,9 @@ def test_a_method_without_the_contrast_is_an_error_naming_it(synthetic):
         match="method 'chat_listing' cannot be scored on the contrast 'male' vs 'female'",
     ):
         assoc.analyze("convergence", other)
-    assert "valence" in set(
-        assoc.analyze("convergence", other, direct=["valence"], output="scores")[
-            "source_measure"
-        ]
-    )
-    one_sided = synthetic[
-        ~((synthetic.scorer == "weat") & (synthetic.attribute_group == "female"))
-    ]
-    with pytest.raises(
-        DataError, match="method 'weat' has rows for group 'male' but none for 'female'"
-    ):
+    assert "valence" in set(assoc.analyze("convergence", other, direct=["valence"], output="scores")["source_measure"])
+    one_sided = synthetic[~((synthetic.scorer == "weat") & (synthetic.attribute_group == "female"))]
+    with pytest.raises(DataError, match="method 'weat' has rows for group 'male' but none for 'female'"):
         assoc.analyze("convergence", one_sided)
 
 
@@ -536,18 +472,14 @@ def test_a_design_a_method_cannot_score_fails_before_any_scorer_runs():
         StimuliError,
         match="scorer 'fmat' needs queries with \\[MASK\\]; design 'no-queries'",
     ):
-        assoc.compare(
-            groups_only, {"weat": {}, "fmat": {"models": ["unused"]}}, progress=False
-        )
+        assoc.compare(groups_only, {"weat": {}, "fmat": {"models": ["unused"]}}, progress=False)
 
 
 def test_plot_of_the_method_matrix(synthetic, tmp_path):
     pytest.importorskip("matplotlib")
     from assoc.plotting import convergence_matrix, plot_convergence, save_figure
 
-    result = assoc.analyze(
-        "convergence", synthetic, criterion={j: LEAN[j] for j in JOBS}
-    )
+    result = assoc.analyze("convergence", synthetic, criterion={j: LEAN[j] for j in JOBS})
     corr, counts = convergence_matrix(result)
     assert list(corr.columns) == [
         "fmat",
@@ -557,9 +489,7 @@ def test_plot_of_the_method_matrix(synthetic, tmp_path):
         "chat_listing",
         "criterion",
     ]
-    pair = result[
-        (result.kind == "correlation") & (result.x == "fmat") & (result.y == "weat")
-    ].iloc[0]
+    pair = result[(result.kind == "correlation") & (result.x == "fmat") & (result.y == "weat")].iloc[0]
     assert corr.loc["weat", "fmat"] == corr.loc["fmat", "weat"] == pair.estimate
     assert counts.loc["fmat", "weat"] == 6 and np.all(np.diag(corr) == 1.0)
     assert math.isnan(corr.loc["criterion", "criterion"]) is False
@@ -615,69 +545,22 @@ def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypa
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "stimuli.yaml").write_text(yaml.safe_dump(STIMULI))
     runner = CliRunner()
-    args = [
-        "compare",
-        "-s",
-        "fmat",
-        "-s",
-        "weat",
-        "-i",
-        str(tmp_path / "stimuli.yaml"),
-        "-m",
-        f"fmat={tiny_bert}",
-        "-o",
-        "fmat.max_tokens=512",
-        "--out",
-        str(tmp_path / "t.csv"),
-        "--no-progress",
-    ]
-    done = runner.invoke(build_cli(), args, catch_exceptions=False)
-    assert done.exit_code == 0, done.output
+    start = ["compare", "-s", "fmat", "-s", "weat", "-i", str(tmp_path / "stimuli.yaml")]
+    args = [*start, "-m", f"fmat={tiny_bert}", "-o", "fmat.max_tokens=512", "--out", str(tmp_path / "t.csv")]
+
+    def invoke(*words: str) -> None:
+        done = runner.invoke(build_cli(), list(words), catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+
+    invoke(*args, "--no-progress")
     table = read_table(tmp_path / "t.csv")
     assert list(dict.fromkeys(table["scorer"])) == ["fmat", "weat"]
-    done = runner.invoke(
-        build_cli(),
-        [
-            "analyze",
-            "convergence",
-            "-t",
-            str(tmp_path / "t.csv"),
-            "--out",
-            str(tmp_path / "c.csv"),
-        ],
-        catch_exceptions=False,
-    )
-    assert done.exit_code == 0, done.output
+    invoke("analyze", "convergence", "-t", str(tmp_path / "t.csv"), "--out", str(tmp_path / "c.csv"))
     result = read_table(tmp_path / "c.csv")
     assert list(result["kind"]) == ["correlation", "icc", "icc"]
-    done = runner.invoke(
-        build_cli(),
-        [
-            "plot",
-            "convergence",
-            "-t",
-            str(tmp_path / "c.csv"),
-            "--out",
-            str(tmp_path / "m.png"),
-        ],
-        catch_exceptions=False,
-    )
-    assert done.exit_code == 0, done.output
+    invoke("plot", "convergence", "-t", str(tmp_path / "c.csv"), "--out", str(tmp_path / "m.png"))
     assert (tmp_path / "m.png").stat().st_size > 1000
-    bad = runner.invoke(
-        build_cli(),
-        [
-            "compare",
-            "-s",
-            "fmat",
-            "-s",
-            "weat",
-            "-i",
-            str(tmp_path / "stimuli.yaml"),
-            "-o",
-            "max_tokens=512",
-        ],
-    )
+    bad = runner.invoke(build_cli(), [*start, "-o", "max_tokens=512"])
     assert bad.exit_code != 0 and "SCORER.KEY=VALUE" in bad.output
 
 
@@ -715,11 +598,11 @@ def test_real_weat_reduction_is_wefat_s_from_the_glove_vectors(compared):
 
 def test_real_compare_then_convergence(compared):
     result = assoc.analyze("convergence", compared)
-    assert list(
-        result[result.kind == "correlation"][["x", "y"]].itertuples(
-            index=False, name=None
-        )
-    ) == [("fmat", "weat"), ("fmat", "pll"), ("weat", "pll")]
+    assert list(result[result.kind == "correlation"][["x", "y"]].itertuples(index=False, name=None)) == [
+        ("fmat", "weat"),
+        ("fmat", "pll"),
+        ("weat", "pll"),
+    ]
     assert set(result["n"]) == {len(JOBS)}
     assert result["estimate"].between(-1, 1).all()
     assert result.attrs["assoc"]["analysis"] == "convergence"

@@ -48,12 +48,8 @@ def _words(value: Any) -> dict[str, list[str]]:
         raise ValueError("must be a non-empty mapping group -> list of words")
     out = {}
     for group, words in value.items():
-        if isinstance(words, str) or not all(
-            isinstance(w, str) and w.strip() for w in words
-        ):
-            raise ValueError(
-                f"the words of group {group!r} must be a list of non-empty strings"
-            )
+        if isinstance(words, str) or not all(isinstance(w, str) and w.strip() for w in words):
+            raise ValueError(f"the words of group {group!r} must be a list of non-empty strings")
         out[str(group)] = [w for w in words]
     return out
 
@@ -115,8 +111,7 @@ class ConvergenceAnalysis(Analysis):
             "flip",
             list,
             [],
-            "methods (labels or scorer names) whose scores are negated (e.g. a rating where "
-            "high means B)",
+            "methods (labels or scorer names) whose scores are negated (e.g. a rating where high means B)",
             check=column_list,
         ),
         Option(
@@ -173,8 +168,7 @@ class ConvergenceAnalysis(Analysis):
             "criterion",
             object,
             None,
-            "optional criterion table joined on the target (path, DataFrame or "
-            "mapping target -> value)",
+            "optional criterion table joined on the target (path, DataFrame or mapping target -> value)",
             check=_optional_criterion,
         ),
         Option("criterion_key", str, "target", "key column of the criterion table"),
@@ -189,8 +183,7 @@ class ConvergenceAnalysis(Analysis):
             "output",
             str,
             "summary",
-            "summary (correlations, ICC, criteria) or scores (one row per method "
-            "and target: an association table)",
+            "summary (correlations, ICC, criteria) or scores (one row per method and target: an association table)",
             choices=("summary", "scores"),
         ),
     )
@@ -218,22 +211,12 @@ class ConvergenceAnalysis(Analysis):
         import pandas as pd
 
         p = self.params
-        wide = scores.pivot(index="target", columns="method", values="value")[
-            list(dict.fromkeys(scores["method"]))
-        ]
+        wide = scores.pivot(index="target", columns="method", values="value")[list(dict.fromkeys(scores["method"]))]
         contrast = str(scores["attribute_group"].iloc[0])
-        rows = [
-            {"kind": "correlation", "contrast": contrast, **row}
-            for row in self._pairs(wide)
-        ]
-        rows += [
-            {"kind": "icc", "contrast": contrast, **row} for row in self._icc(wide)
-        ]
+        rows = [{"kind": "correlation", "contrast": contrast, **row} for row in self._pairs(wide)]
+        rows += [{"kind": "icc", "contrast": contrast, **row} for row in self._icc(wide)]
         if p["criterion"] is not None:
-            rows += [
-                {"kind": "criterion", "contrast": contrast, **row}
-                for row in self._criterion(wide)
-            ]
+            rows += [{"kind": "criterion", "contrast": contrast, **row} for row in self._criterion(wide)]
         out = pd.DataFrame(rows)
         first = [
             "kind",
@@ -248,15 +231,17 @@ class ConvergenceAnalysis(Analysis):
         ]
         return out[first + [c for c in out.columns if c not in first]]
 
-    def _correlate(self, x: Any, y: Any, what: str) -> dict[str, Any]:
+    def _correlate(self, frame: pd.DataFrame, x: str, y: str, what: str) -> dict[str, Any]:
+        """One output row: r of columns ``x`` and ``y`` of ``frame`` over their complete rows."""
         from assoc.errors import DataError
         from assoc.stats.correlation import correlation
 
         p = self.params
+        both = frame[[x, y]].dropna()
         try:
             res = correlation(
-                x,
-                y,
+                both[x].to_numpy(),
+                both[y].to_numpy(),
                 method=p["correlation"],
                 confidence=p["confidence"],
                 alternative=p["alternative"],
@@ -265,6 +250,8 @@ class ConvergenceAnalysis(Analysis):
             raise DataError(f"convergence: {what}: {exc}") from None
         row = res.as_dict()
         return {
+            "x": x,
+            "y": y,
             "estimate": row["r"],
             "ci_low": row["ci_low"],
             "ci_high": row["ci_high"],
@@ -290,17 +277,7 @@ class ConvergenceAnalysis(Analysis):
                     f"({first}: {_some(wide[first].dropna().index)}; "
                     f"{second}: {_some(wide[second].dropna().index)})"
                 )
-            rows.append(
-                {
-                    "x": first,
-                    "y": second,
-                    **self._correlate(
-                        both[first].to_numpy(),
-                        both[second].to_numpy(),
-                        f"methods {first!r} and {second!r}",
-                    ),
-                }
-            )
+            rows.append(self._correlate(wide, first, second, f"methods {first!r} and {second!r}"))
         return rows
 
     def _icc(self, wide: pd.DataFrame) -> list[dict[str, Any]]:
@@ -316,9 +293,7 @@ class ConvergenceAnalysis(Analysis):
                 f"{len(common)} ({', '.join(map(str, wide.columns))})"
             )
         matrix = common.to_numpy()
-        if (
-            p["standardize"] == "z"
-        ):  # z over the common targets, so every rater has mean 0 and SD 1 on them
+        if p["standardize"] == "z":  # z over the common targets, so every rater has mean 0 and SD 1 on them
             matrix = matrix.copy()
             for j in range(matrix.shape[1]):
                 matrix[:, j] = zscore(matrix[:, j])
@@ -371,30 +346,15 @@ class ConvergenceAnalysis(Analysis):
         rows = []
         for method in wide.columns:
             for column in columns:
-                both = joined[[method, column]].dropna()
-                rows.append(
-                    {
-                        "x": method,
-                        "y": column,
-                        **self._correlate(
-                            both[method].to_numpy(),
-                            both[column].to_numpy(),
-                            f"method {method!r} and criterion {column!r}",
-                        ),
-                        "n_targets_without_criterion": unmatched,
-                    }
-                )
+                row = self._correlate(joined, method, column, f"method {method!r} and criterion {column!r}")
+                rows.append({**row, "n_targets_without_criterion": unmatched})
         return rows
 
 
 def _some(values: Any, limit: int = 5) -> str:
     values = [str(v) for v in values]
     shown = ", ".join(values[:limit])
-    return (
-        (shown + f", ... ({len(values)} in all)")
-        if len(values) > limit
-        else (shown or "none")
-    )
+    return (shown + f", ... ({len(values)} in all)") if len(values) > limit else (shown or "none")
 
 
 def convergence_scores(
@@ -443,16 +403,12 @@ def convergence_scores(
     flip = list(flip or [])
     unknown = [f for f in flip if f not in labels and f not in set(keys.iloc[:, 0])]
     if unknown:
-        raise DataError(
-            f"convergence: flip names no method {unknown[0]!r} (methods: {', '.join(labels)})"
-        )
+        raise DataError(f"convergence: flip names no method {unknown[0]!r} (methods: {', '.join(labels)})")
     frames = []
     method_of_row = table[methods].astype(str).agg("\x1f".join, axis=1)
     for label, key in zip(labels, keys.itertuples(index=False, name=None)):
         rows = table[method_of_row == "\x1f".join(key)]
-        scores = reduce_method(
-            rows, contrast, method=label, direct=direct, list_groups=list_groups
-        )
+        scores = reduce_method(rows, contrast, method=label, direct=direct, list_groups=list_groups)
         flipped = label in flip or key[0] in flip
         scores["raw_score"] = -scores["score"] if flipped else scores["score"]
         scores["flipped"] = flipped
@@ -464,22 +420,14 @@ def convergence_scores(
     duplicated = scores.duplicated(subset=["method", "target"], keep=False)
     if duplicated.any():
         example = scores.loc[duplicated].iloc[0]
-        groups = sorted(
-            set(
-                scores.loc[
-                    duplicated & (scores["target"] == example["target"]), "target_group"
-                ]
-            )
-        )
+        groups = sorted(set(scores.loc[duplicated & (scores["target"] == example["target"]), "target_group"]))
         raise DataError(
             f"convergence: method {example['method']!r} scores target {example['target']!r} in several "
             f"target groups ({', '.join(groups)}); targets are matched across methods by word, so rename "
             "one or score the groups separately"
         )
     if targets == "common":
-        counts = (
-            scores.dropna(subset=["raw_score"]).groupby("target")["method"].nunique()
-        )
+        counts = scores.dropna(subset=["raw_score"]).groupby("target")["method"].nunique()
         common = set(counts.index[counts == len(labels)])
         if not common:
             raise DataError(_no_common_targets(scores, labels))
@@ -524,9 +472,7 @@ def _text_columns(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """
     table = table.copy()
     for column in dict.fromkeys(columns):
-        table[column] = (
-            table[column].astype(object).where(table[column].notna(), "").astype(str)
-        )
+        table[column] = table[column].astype(object).where(table[column].notna(), "").astype(str)
     return table
 
 
@@ -535,11 +481,7 @@ def _labels(keys: pd.DataFrame, methods: list[str]) -> list[str]:
     first = keys.iloc[:, 0].tolist()
     labels = []
     for row in keys.itertuples(index=False, name=None):
-        labels.append(
-            row[0]
-            if first.count(row[0]) == 1
-            else ":".join(str(v) for v in row if str(v))
-        )
+        labels.append(row[0] if first.count(row[0]) == 1 else ":".join(str(v) for v in row if str(v)))
     return labels
 
 
@@ -556,27 +498,19 @@ def _contrast(
     from .reductions import Contrast
 
     present = {
-        c: [
-            g
-            for g in dict.fromkeys(table[c].astype(str))
-            if g and g not in list_groups and " - " not in g
-        ]
+        c: [g for g in dict.fromkeys(table[c].astype(str)) if g and g not in list_groups and " - " not in g]
         for c in ("attribute_group", "target_group", "mask_group")
         if c in table.columns
     }
     if (a is None) != (b is None):
-        raise DataError(
-            "convergence: give both a and b (the two groups of the contrast), or neither"
-        )
+        raise DataError("convergence: give both a and b (the two groups of the contrast), or neither")
     if a is None:
         for column in ("attribute_group", "mask_group"):
             if len(present.get(column, [])) == 2:
                 a, b = present[column]
                 break
         else:
-            found = "; ".join(
-                f"{c}: {', '.join(g) or 'none'}" for c, g in present.items()
-            )
+            found = "; ".join(f"{c}: {', '.join(g) or 'none'}" for c, g in present.items())
             raise DataError(
                 f"convergence: cannot tell which two groups to contrast ({found}); name them with "
                 "a=... and b=... (A is the pole a positive score points to)"
@@ -596,12 +530,7 @@ def _contrast(
         a,
         b,
     ):  # a table of listings alone has no groups: the share rule then needs words=
-        if (
-            every
-            and group not in every
-            and not lpr_groups
-            and not (words and group in words)
-        ):
+        if every and group not in every and not lpr_groups and not (words and group in words):
             raise DataError(
                 f"convergence: no group {group!r} in the table{_did_you_mean(group, every)} "
                 f"(groups: {', '.join(sorted(every))})"
@@ -618,11 +547,7 @@ def _contrast(
         ):
             if group_col in table.columns and word_col in table.columns:
                 hit = table[group_col] == group
-                known[group] |= {
-                    w.strip().lower()
-                    for w in table.loc[hit, word_col].astype(str)
-                    if w.strip()
-                }
+                known[group] |= {w.strip().lower() for w in table.loc[hit, word_col].astype(str) if w.strip()}
     return Contrast(a, b, frozenset(known[a]), frozenset(known[b]))
 
 
@@ -633,17 +558,8 @@ def _did_you_mean(name: str, options: Any) -> str:
 
 
 def _no_common_targets(scores: pd.DataFrame, labels: list[str]) -> str:
-    per_method = {
-        m: set(
-            scores.loc[(scores["method"] == m) & scores["raw_score"].notna(), "target"]
-        )
-        for m in labels
-    }
-    disjoint = [
-        f"{x} and {y}"
-        for x, y in combinations(labels, 2)
-        if not per_method[x] & per_method[y]
-    ]
+    per_method = {m: set(scores.loc[(scores["method"] == m) & scores["raw_score"].notna(), "target"]) for m in labels}
+    disjoint = [f"{x} and {y}" for x, y in combinations(labels, 2) if not per_method[x] & per_method[y]]
     shown = "; ".join(f"{m}: {_some(sorted(t))}" for m, t in per_method.items())
     return (
         "convergence: no target is scored by every method"

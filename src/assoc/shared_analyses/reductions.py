@@ -169,14 +169,23 @@ def _cannot_score(
 
 
 def _contrast_rows(rows: pd.DataFrame, contrast: Contrast) -> pd.DataFrame:
-    """Rows with A or B in a side column, tagged with their side, unit and context (columns ``_side``...)."""
+    """Rows with A or B in a side column, tagged with their side, unit and context."""
+    return _tagged(rows, {contrast.a: 1.0, contrast.b: 1.0}, _SIDES)
+
+
+def _tagged(rows: pd.DataFrame, signs: dict[str, float], sides: tuple) -> pd.DataFrame:
+    """The rows whose group (in the first side column that has one) is a key of ``signs``.
+
+    Columns: ``_side`` (that group), ``_group``/``_unit`` (the scored unit), ``_context`` (the
+    context columns joined), ``measure`` and ``value`` (times the group's sign).
+    """
     import pandas as pd
 
     parts, taken = [], pd.Series(False, index=rows.index)
-    for (side_group, _side_word), (unit_group, unit_word), extra in _SIDES:
+    for (side_group, _side_word), (unit_group, unit_word), extra in sides:
         if side_group not in rows.columns:
             continue
-        hit = rows[side_group].isin([contrast.a, contrast.b]) & ~taken
+        hit = rows[side_group].isin(list(signs)) & ~taken
         if not hit.any():
             continue
         taken |= hit
@@ -188,11 +197,9 @@ def _contrast_rows(rows: pd.DataFrame, contrast: Contrast) -> pd.DataFrame:
                     "_side": part[side_group].astype(str),
                     "_group": part[unit_group].astype(str),
                     "_unit": part[unit_word].astype(str),
-                    "_context": part[context].astype(str).agg("\x1f".join, axis=1)
-                    if context
-                    else "",
+                    "_context": part[context].astype(str).agg("\x1f".join, axis=1) if context else "",
                     "measure": part["measure"],
-                    "value": part["value"].astype(float),
+                    "value": part["value"].astype(float) * part[side_group].map(signs),
                 },
                 index=part.index,
             )
@@ -202,9 +209,7 @@ def _contrast_rows(rows: pd.DataFrame, contrast: Contrast) -> pd.DataFrame:
     return pd.concat(parts)
 
 
-def _reduce_contrast(
-    tagged: pd.DataFrame, contrast: Contrast, method: str
-) -> pd.DataFrame:
+def _reduce_contrast(tagged: pd.DataFrame, contrast: Contrast, method: str) -> pd.DataFrame:
     import pandas as pd
 
     sides = set(tagged["_side"])
@@ -216,9 +221,7 @@ def _reduce_contrast(
                 "a contrast needs both groups"
             )
     keys = ["_group", "_unit", "_context"]
-    means = tagged.groupby([*keys, "_side"], sort=False)["value"].agg(
-        mean="mean", count="count"
-    )
+    means = tagged.groupby([*keys, "_side"], sort=False)["value"].agg(mean="mean", count="count")
     side_a = means.xs(contrast.a, level="_side")
     side_b = means.xs(contrast.b, level="_side")
     both = side_a.add_suffix("_a").join(side_b.add_suffix("_b"), how="outer")
@@ -246,67 +249,28 @@ def _per_unit(per_context: pd.DataFrame, tagged: pd.DataFrame) -> pd.DataFrame:
 
 
 def _difference_rows(rows: pd.DataFrame, contrast: Contrast) -> pd.DataFrame:
-    import pandas as pd
-
-    forward, backward = f"{contrast.a} - {contrast.b}", f"{contrast.b} - {contrast.a}"
-    parts, taken = [], pd.Series(False, index=rows.index)
-    for (side_group, _), (unit_group, unit_word), _extra in _SIDES[:2]:
-        hit = rows[side_group].isin([forward, backward]) & ~taken
-        if not hit.any():
-            continue
-        taken |= hit
-        part = rows[hit]
-        context = [c for c in _CONTEXT_COLUMNS if c in part.columns]
-        sign = part[side_group].map({forward: 1.0, backward: -1.0})
-        parts.append(
-            pd.DataFrame(
-                {
-                    "_group": part[unit_group].astype(str),
-                    "_unit": part[unit_word].astype(str),
-                    "_context": part[context].astype(str).agg("\x1f".join, axis=1)
-                    if context
-                    else "",
-                    "measure": part["measure"],
-                    "value": part["value"].astype(float) * sign,
-                },
-                index=part.index,
-            )
-        )
-    return pd.concat(parts) if parts else rows.iloc[0:0]
+    """Rows already contrasted (group ``"A - B"``, or ``"B - A"`` with the opposite sign), tagged."""
+    return _tagged(rows, {f"{contrast.a} - {contrast.b}": 1.0, f"{contrast.b} - {contrast.a}": -1.0}, _SIDES[:2])
 
 
-def _reduce_difference(
-    tagged: pd.DataFrame, contrast: Contrast, method: str
-) -> pd.DataFrame:
+def _reduce_difference(tagged: pd.DataFrame, contrast: Contrast, method: str) -> pd.DataFrame:
     per_context = (
-        tagged.groupby(["_group", "_unit", "_context"], sort=False)["value"]
-        .agg(s="mean", n="count")
-        .reset_index()
+        tagged.groupby(["_group", "_unit", "_context"], sort=False)["value"].agg(s="mean", n="count").reset_index()
     )
     return _per_unit(per_context, tagged)
 
 
 def _reduce_direct(rows: pd.DataFrame, contrast: Contrast, method: str) -> pd.DataFrame:
     out = (
-        rows.groupby(["target_group", "target"], sort=False)["value"]
-        .agg(score="mean", n_values="count")
-        .reset_index()
+        rows.groupby(["target_group", "target"], sort=False)["value"].agg(score="mean", n_values="count").reset_index()
     )
-    out["n_contexts"] = (
-        rows.groupby(["target_group", "target"], sort=False)["context"]
-        .nunique()
-        .to_numpy()
-    )
+    out["n_contexts"] = rows.groupby(["target_group", "target"], sort=False)["context"].nunique().to_numpy()
     return out
 
 
 def _reduce_share(rows: pd.DataFrame, contrast: Contrast, method: str) -> pd.DataFrame:
     if not contrast.words_a or not contrast.words_b:
-        empty = [
-            g
-            for g, w in ((contrast.a, contrast.words_a), (contrast.b, contrast.words_b))
-            if not w
-        ]
+        empty = [g for g, w in ((contrast.a, contrast.words_a), (contrast.b, contrast.words_b)) if not w]
         raise DataError(
             f"convergence: method {method!r} lists words, scored as the share of its words in groups "
             f"{contrast.a!r} and {contrast.b!r}, but the words of {', '.join(map(repr, empty))} are "
@@ -318,9 +282,7 @@ def _reduce_share(rows: pd.DataFrame, contrast: Contrast, method: str) -> pd.Dat
         _b=words.isin(contrast.words_b).astype(float),
     )
     grouped = flagged.groupby(["target_group", "target"], sort=False)
-    out = grouped.agg(
-        n_a=("_a", "sum"), n_b=("_b", "sum"), n_values=("attribute", "size")
-    ).reset_index()
+    out = grouped.agg(n_a=("_a", "sum"), n_b=("_b", "sum"), n_values=("attribute", "size")).reset_index()
     out["score"] = (out["n_a"] - out["n_b"]) / out["n_values"]
     out["n_contexts"] = grouped["context"].nunique().to_numpy()
     return out
