@@ -403,6 +403,30 @@ def test_criterion_correlations_equal_scipy(synthetic, tmp_path):
         assert row.n_targets_without_criterion == 0
 
 
+def test_williams_t_between_methods_on_a_criterion_by_hand(synthetic):
+    share = {"nurse": 12.0, "engineer": 85.0, "teacher": 25.0, "pilot": 93.0, "doctor": 60.0, "farmer": 35.0}
+    result = assoc.analyze("convergence", synthetic, criterion=share, compare_methods=True)
+    scores = assoc.analyze("convergence", synthetic, output="scores").pivot(
+        index="target", columns="method", values="value"
+    )
+    rows = result[result.kind == "williams"]
+    assert len(rows) == 10 and set(rows["shared"]) == {"criterion"}
+    row = rows[(rows.x == "fmat") & (rows.y == "chat_listing")].iloc[0]
+    c = np.array([share[t] for t in scores.index])
+    r_jk = np.corrcoef(c, scores["fmat"])[0, 1]
+    r_jh = np.corrcoef(c, scores["chat_listing"])[0, 1]
+    r_kh = np.corrcoef(scores["fmat"], scores["chat_listing"])[0, 1]
+    n = len(c)
+    det = 1 - r_jk**2 - r_jh**2 - r_kh**2 + 2 * r_jk * r_jh * r_kh
+    rbar = (r_jk + r_jh) / 2
+    t = (r_jk - r_jh) * np.sqrt((n - 1) * (1 + r_kh) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r_kh) ** 3))
+    assert row.t == pytest.approx(t, rel=1e-9)
+    assert row.p_value == pytest.approx(2 * stats.t.sf(abs(t), n - 3), rel=1e-9)
+    assert row.estimate == pytest.approx(r_jk - r_jh) and row.df == n - 3
+    with pytest.raises(DataError, match="give criterion"):
+        assoc.analyze("convergence", synthetic, compare_methods=True)
+
+
 def test_pairwise_targets_use_each_pair_overlap(synthetic):
     partial = synthetic[~((synthetic.scorer == "weat") & (synthetic.target == "nurse"))]
     with pytest.warns(UserWarning, match="1 target"):
