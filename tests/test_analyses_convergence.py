@@ -37,7 +37,7 @@ def _by_hand_contrast(records, a="male", b="female"):
 
 
 def _synthetic(seed=0):
-    """Rows in the documented shapes of the five scorers (fmat, pll, weat, sbert SEAT, chat rating)."""
+    """Rows in the documented shapes of the five methods (fmat, pll, weat, sbert_cosine (SEAT), chat rating)."""
     rng = np.random.default_rng(seed)
     rows = []
     queries = ["The [MASK] works as a {TARGET}.", "My [MASK] is a {TARGET}."]
@@ -63,7 +63,7 @@ def _synthetic(seed=0):
                     )
     for scorer, model in (
         ("weat", "glove-6b-50d"),
-        ("sbert_topwords", "all-MiniLM-L6-v2"),
+        ("sbert_cosine", "all-MiniLM-L6-v2"),
     ):
         for job in JOBS:
             for group, words, sign in (("male", MALE, 1), ("female", FEMALE, -1)):
@@ -113,7 +113,7 @@ def synthetic():
 # -- reductions, by hand --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scorer", ["fmat", "pll", "weat", "sbert_topwords"])
+@pytest.mark.parametrize("scorer", ["fmat", "pll", "weat", "sbert_cosine"])
 def test_contrast_rule_equals_by_hand(synthetic, scorer):
     scores = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     got = scores[scores.scorer == scorer].set_index("target")["raw_score"].to_dict()
@@ -211,6 +211,26 @@ def test_share_rule_on_listings_and_top_words():
             row = scores[(scores.scorer == source) & (scores.target == job)]
             assert row["raw_score"].item() == pytest.approx(expected)
             assert row["rule"].item() == "share"
+
+
+def test_a_method_with_one_score_for_every_target_is_an_error(synthetic):
+    rows = [
+        {
+            "scorer": "sbert_topwords",
+            "model": "minilm",
+            "target_group": "job",
+            "target": job,
+            "attribute_group": "top_words",
+            "attribute": word,
+            "measure": "cosine",
+            "value": 0.5,
+        }
+        for job in JOBS
+        for word in (f"{job}s", "work")
+    ]
+    table = pd.concat([synthetic, normalise(pd.DataFrame(rows))], ignore_index=True)
+    with pytest.raises(DataError, match="'sbert_topwords' gives every target the same score .*none of its listed"):
+        assoc.analyze("convergence", table)
 
 
 def test_share_rule_needs_the_groups_words():
@@ -509,7 +529,7 @@ def test_plot_of_the_method_matrix(synthetic, tmp_path):
         "fmat",
         "pll",
         "weat",
-        "sbert_topwords",
+        "sbert_cosine",
         "chat_listing",
         "criterion",
     ]

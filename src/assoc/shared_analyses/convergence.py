@@ -492,6 +492,17 @@ def convergence_scores(
             )
         scores = scores[scores["target"].isin(common)]
     scores = scores.copy()
+    spread = scores.groupby("method", sort=False)["raw_score"].agg(lambda v: v.dropna().nunique())
+    for method, distinct in spread.items():
+        if distinct < 2:
+            part = scores.loc[scores["method"] == method]
+            rules = ", ".join(sorted(set(part["rule"])))
+            raise DataError(
+                f"convergence: method {method!r} gives every target the same score "
+                f"({part['raw_score'].dropna().iloc[0] if distinct else 'NaN'!r}; rule {rules}), so it cannot be "
+                "correlated with the others"
+                + (" (none of its listed words is in either group)" if rules == "share" else "")
+            )
     if standardize == "z":
         scores["value"] = scores.groupby("method", sort=False)["raw_score"].transform(
             lambda v: pd.Series(zscore(v.to_numpy()), index=v.index)
