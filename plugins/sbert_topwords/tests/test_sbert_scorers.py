@@ -88,12 +88,24 @@ def test_vocabulary_embedded_once_and_corruption_recomputed(cache_dir, monkeypat
         return original(self, texts, **kwargs)
 
     monkeypatch.setattr(SentenceEncoder, "encode", counting)
-    first = assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False)
+
+    def nurse_rows(terms):
+        table = assoc.score(
+            "sbert_topwords", {"target": {"t": terms}}, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False
+        )
+        return table.loc[table["target"] == "nurse", ["attribute", "value", "rank"]].reset_index(drop=True)
+
+    first = nurse_rows(["nurse", "doctor"])
     assert len(SMALL_VOCABULARY) in calls
     calls.clear()
-    second = assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False)
-    assert calls == [3], "the second run must embed only the 3 terms, not the vocabulary"
-    pd.testing.assert_frame_equal(first.reset_index(drop=True), second.reset_index(drop=True))
+    # another study over the same vocabulary: only its terms are embedded
+    second = nurse_rows(["nurse", "engineer", "teenagers"])
+    assert calls == [3], "the second study must embed only its 3 terms, not the vocabulary"
+    pd.testing.assert_frame_equal(first, second)
+    calls.clear()
+    # the same study again: every unit comes from the unit cache, nothing is embedded
+    nurse_rows(["nurse", "engineer", "teenagers"])
+    assert calls == []
     # corrupt the stored embeddings: detected, deleted, recomputed; the result is unchanged
     (data_file,) = (cache_dir / "arrays").glob("*.npy")
     blob = bytearray(data_file.read_bytes())
@@ -101,9 +113,9 @@ def test_vocabulary_embedded_once_and_corruption_recomputed(cache_dir, monkeypat
     data_file.write_bytes(bytes(blob))
     calls.clear()
     with pytest.warns(CacheWarning, match="corrupt"):
-        third = assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False)
+        third = nurse_rows(["nurse", "musician"])
     assert len(SMALL_VOCABULARY) in calls
-    pd.testing.assert_frame_equal(first.reset_index(drop=True), third.reset_index(drop=True))
+    pd.testing.assert_frame_equal(first, third)
     # a different template is a different cache entry
     calls.clear()
     assoc.score(

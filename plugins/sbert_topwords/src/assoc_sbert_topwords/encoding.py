@@ -68,7 +68,7 @@ class SentenceEncoder:
             "normalize": self.normalize,
         }
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False, desc: str = "embedding") -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, progress: bool | None = False, desc: str = "embedding") -> np.ndarray:
         """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
         from assoc.progress import bar
 
@@ -112,7 +112,7 @@ def vocabulary_embeddings(
     template: str | None,
     cache_dir: str | None,
     use_cache: bool,
-    progress: bool,
+    progress: bool | None,
 ) -> tuple[np.ndarray, bool]:
     """The vocabulary's embeddings (float32, C-contiguous) and whether they came from the cache."""
     from assoc.cache import ArrayStore

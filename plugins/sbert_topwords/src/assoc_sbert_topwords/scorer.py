@@ -7,8 +7,9 @@
 * ``sbert_valence``: the cosine of each term with a general-valence vector, mean(positive) - mean(negative)
   (Nicolas & Caliskan, 2024).
 
-Work is organised as the scale-out executors expect: per model one *worker state* (the loaded model and
-the vocabulary embedded once, from the disk cache when present), then independent *blocks* of terms.
+All three describe their work as units (:mod:`assoc.units`), so they run on any executor: per model one
+worker state (the loaded model; for ``sbert_topwords`` also the vocabulary, embedded once or read from
+the disk cache), then independent units (``sbert_topwords``: blocks of terms).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from assoc.errors import DataError, StimuliError
 from assoc.mlm.options import MODEL_OPTIONS
 from assoc.options import Option, positive
 from assoc.scorer import Scorer
+from assoc.units import WorkUnit
 
 from .encoding import check_template
 
@@ -94,6 +96,10 @@ TEMPLATE_OPTION = Option(
 )
 
 
+#: terms per work unit of sbert_topwords (a unit is also bounded by the ranking's memory budget)
+TERMS_PER_UNIT = 256
+
+
 @dataclass(frozen=True)
 class Term:
     """One term of the stimuli as it appears in the output: design, group and text."""
@@ -119,12 +125,31 @@ def _unique(texts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+@dataclass
+class EncoderWorker:
+    """A worker's state for one model: the encoder (and, for ``sbert_topwords``, the embedded vocabulary)."""
+
+    encoder: SentenceEncoder
+    vocabulary: Vocabulary | None = None
+    embeddings: np.ndarray | None = None
+    inverse_norms: np.ndarray | None = None
+    by_casefold: dict[str, list[int]] | None = None
+    by_text: dict[str, int] | None = None
+    from_cache: bool = False
+
+    def close(self) -> None:
+        """Drop the model and the embeddings (the executor calls this before the next model)."""
+        self.embeddings = self.inverse_norms = None
+        self.encoder.model = None
+
+
 class _SBERTScorer(Scorer):
     default_models = (DEFAULT_MODEL,)
     requires_models = True
     needs_queries = False
 
     def open(self, model: str) -> SentenceEncoder:
+        """Load ``model`` with the encoder options."""
         from .encoding import open_encoder
 
         p = self.params
@@ -137,21 +162,29 @@ class _SBERTScorer(Scorer):
             normalize=p["normalize"],
         )
 
+    def load_worker(self, model: str) -> EncoderWorker:
+        """Load ``model`` once per worker."""
+        return EncoderWorker(self.open(model))
+
+    def model_fingerprint(self, model: str) -> str:
+        """The identity of the model's files (a registered name resolves to its directory), without loading it."""
+        from .models import fingerprint, resolve_model
+
+        name, directory = resolve_model(model)
+        return fingerprint(name, directory, self.params["revision"])
+
+    def unit_resources(self) -> dict[str, float]:
+        """What one worker needs: a GPU when the device is CUDA, else one CPU."""
+        return {"GPU": 1.0, "CPU": 1.0} if str(self.params["device"]).startswith("cuda") else {"CPU": 1.0}
+
+    def texts(self, words: Sequence[str]) -> list[str]:
+        """The texts embedded for ``words`` (the template filled in, when given)."""
+        from .encoding import apply_template
+
+        return [apply_template(self.params["template"], w) for w in words]
+
 
 # -- sbert_topwords ---------------------------------------------------------------------------------
-
-
-@dataclass
-class TopWordsWorker:
-    """Per model: the encoder, the vocabulary, its embeddings (embedded once) and the case index."""
-
-    encoder: SentenceEncoder
-    vocabulary: Vocabulary
-    embeddings: np.ndarray
-    inverse_norms: np.ndarray
-    by_casefold: dict[str, list[int]]
-    by_text: dict[str, int]
-    from_cache: bool
 
 
 class SBERTTopWordsScorer(_SBERTScorer):
@@ -222,27 +255,61 @@ class SBERTTopWordsScorer(_SBERTScorer):
         *ENCODER_OPTIONS,
     )
 
+    _vocabulary: Vocabulary | None = None
+
     def check_stimuli(self, stimuli: Stimuli) -> None:
         """Require target (or attribute) words in every design."""
         super().check_stimuli(stimuli)
         stimulus_terms(stimuli, scorer=self.name)
 
-    # The three steps below are the unit-of-work interface: plan blocks, load one worker per model,
-    # run a block on a worker. score() runs them in order in this process.
-
     def load_vocabulary(self) -> Vocabulary:
-        """The vocabulary the options name."""
+        """The vocabulary the options name (loaded once per scorer object)."""
         from .vocabulary import load_vocabulary
 
-        p = self.params
-        return load_vocabulary(p["vocabulary"], size=p["vocabulary_size"], column=p["vocabulary_column"])
+        if self._vocabulary is None:
+            p = self.params
+            self._vocabulary = load_vocabulary(
+                p["vocabulary"], size=p["vocabulary_size"], column=p["vocabulary_column"]
+            )
+        return self._vocabulary
 
-    def load_worker(self, model: str, vocabulary: Vocabulary, *, progress: bool) -> TopWordsWorker:
-        """Load ``model`` and embed ``vocabulary`` once (from the disk cache when present)."""
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """One unit per model and block of terms; the vocabulary is checked here, before any model loads.
+
+        A unit's payload holds the vocabulary's digest, so a changed vocabulary file is never served from
+        the unit cache.
+        """
+        from .ranking import block_rows
+
+        self.check_stimuli(stimuli)
+        terms = stimulus_terms(stimuli, scorer=self.name)
+        vocabulary = self.load_vocabulary()
+        if vocabulary.n_duplicates:
+            warnings.warn(
+                f"sbert_topwords: {vocabulary.n_duplicates} repeated vocabulary word(s) kept once", stacklevel=2
+            )
+        step = max(1, min(TERMS_PER_UNIT, block_rows(len(vocabulary), self.params["max_block_mb"] * 2**20)))
+        blocks = [terms[i : i + step] for i in range(0, len(terms), step)]
+        resources = self.unit_resources()
+        return [
+            WorkUnit(
+                key=f"{model}#{i}",
+                model=model,
+                size=len(block),
+                resources=resources,
+                payload={"vocabulary": vocabulary.digest, "terms": [[t.design, t.group, t.text] for t in block]},
+            )
+            for model in models
+            for i, block in enumerate(blocks)
+        ]
+
+    def load_worker(self, model: str) -> EncoderWorker:
+        """Load ``model`` and embed the vocabulary once (from the disk cache when present)."""
         from .encoding import vocabulary_embeddings
         from .ranking import unit_rows
 
         p = self.params
+        vocabulary = self.load_vocabulary()
         encoder = self.open(model)
         embeddings, from_cache = vocabulary_embeddings(
             encoder,
@@ -251,28 +318,21 @@ class SBERTTopWordsScorer(_SBERTScorer):
             template=p["template"],
             cache_dir=p["cache_dir"],
             use_cache=p["cache"],
-            progress=progress,
+            progress=None,
         )
         by_casefold: dict[str, list[int]] = {}
         for index, word in enumerate(vocabulary.words):
             by_casefold.setdefault(word.casefold(), []).append(index)
         by_text = {word: index for index, word in enumerate(vocabulary.words)}
-        return TopWordsWorker(encoder, vocabulary, embeddings, unit_rows(embeddings), by_casefold, by_text, from_cache)
+        return EncoderWorker(encoder, vocabulary, embeddings, unit_rows(embeddings), by_casefold, by_text, from_cache)
 
-    def plan(self, texts: Sequence[str], vocabulary_size: int) -> list[list[str]]:
-        """Blocks of term texts, each ranked in one pass within the memory budget."""
-        from .ranking import block_rows
-
-        rows = block_rows(vocabulary_size, self.params["max_block_mb"] * 2**20)
-        return [list(texts[i : i + rows]) for i in range(0, len(texts), rows)]
-
-    def run_block(self, worker: TopWordsWorker, texts: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    def top_words(self, worker: EncoderWorker, texts: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """Top words of each text in ``texts``: ``{text: [{attribute, value, rank, ...}, ...]}``."""
-        from .encoding import apply_template
         from .ranking import top_k
 
+        assert worker.vocabulary is not None and worker.embeddings is not None
         p = self.params
-        vectors = worker.encoder.encode([apply_template(p["template"], t) for t in texts])
+        vectors = worker.encoder.encode(self.texts(texts))
         exclude = [self._term_indices(worker, text) for text in texts]
         # ceiling 1 = none: a cosine cannot exceed 1, except by float rounding, which must not remove words
         ceiling = None if p["ceiling"] >= 1.0 else p["ceiling"]
@@ -302,7 +362,27 @@ class SBERTTopWordsScorer(_SBERTScorer):
             ]
         return out
 
-    def _term_indices(self, worker: TopWordsWorker, text: str) -> list[int]:
+    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """The rows of one block of terms: one row per kept word."""
+        terms = [Term(*item) for item in unit.payload["terms"]]
+        found = self.top_words(state, _unique([t.text for t in terms]))
+        context = self.params["template"] or ""
+        return [
+            {
+                "model": unit.model,
+                "context": context,
+                "target_group": term.group,
+                "target": term.text,
+                "attribute_group": TOP_WORDS_GROUP,
+                "design": term.design,
+                **row,
+            }
+            for term in terms
+            for row in found[term.text]
+        ]
+
+    def _term_indices(self, worker: EncoderWorker, text: str) -> list[int]:
+        assert worker.by_text is not None and worker.by_casefold is not None
         match = self.params["term_match"]
         if match == "none":
             return []
@@ -310,59 +390,24 @@ class SBERTTopWordsScorer(_SBERTScorer):
             return [worker.by_text[text]] if text in worker.by_text else []
         return worker.by_casefold.get(text.casefold(), [])
 
-    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
-        """Top words of every term with every model: one row per kept word."""
-        import pandas as pd
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """The table of all units' rows; a warning names terms left with fewer than ``top_k`` words."""
+        from assoc.table import from_records
 
-        from assoc.progress import bar
-        from assoc.table import normalise
-
-        terms = stimulus_terms(stimuli, scorer=self.name)
-        texts = _unique([t.text for t in terms])
-        vocabulary = self.load_vocabulary()
-        if vocabulary.n_duplicates:
-            warnings.warn(
-                f"sbert_topwords: {vocabulary.n_duplicates} repeated vocabulary word(s) kept once", stacklevel=2
-            )
-        frames = []
-        for model in models:
-            worker = self.load_worker(model, vocabulary, progress=progress)
-            results: dict[str, list[dict[str, Any]]] = {}
-            blocks = self.plan(texts, len(vocabulary))
-            steps = bar(total=len(texts), desc=f"sbert_topwords ({worker.encoder.name})", enabled=progress, unit="term")
-            for block in blocks:
-                results.update(self.run_block(worker, block))
-                steps.update(len(block))
-            steps.close()
-            short = [t for t in texts if len(results[t]) < self.params["top_k"]]
-            if short:
-                warnings.warn(
-                    f"sbert_topwords: {len(short)} term(s) have fewer than top_k={self.params['top_k']} "
-                    f"words left after the ceiling (e.g. {short[:3]}); the vocabulary "
-                    f"({len(vocabulary)} words) is too small",
-                    stacklevel=2,
-                )
-            rows = [
-                {
-                    "model": model,
-                    "context": self.params["template"] or "",
-                    "target_group": term.group,
-                    "target": term.text,
-                    "attribute_group": TOP_WORDS_GROUP,
-                    "design": term.design,
-                    **row,
-                }
-                for term in terms
-                for row in results[term.text]
-            ]
-            frames.append(pd.DataFrame(rows))
-        table = pd.concat(frames, ignore_index=True)
-        if table.empty:
+        if not rows:
             raise DataError(
                 "sbert_topwords: no word was kept for any term (every vocabulary word is above the "
                 "ceiling or is the term itself)"
             )
-        return normalise(table, scorer=self.name, measure=self.measure, extra_columns=list(self.extra_columns))
+        short = sorted({row["target"] for row in rows if row["n_kept"] < self.params["top_k"]})
+        if short:
+            warnings.warn(
+                f"sbert_topwords: {len(short)} term(s) have fewer than top_k={self.params['top_k']} words "
+                f"left after the ceiling (e.g. {short[:3]}); the vocabulary ({rows[0]['vocabulary_size']} "
+                "words) is too small",
+                stacklevel=2,
+            )
+        return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=list(self.extra_columns))
 
 
 # -- sbert_cosine (SEAT) ----------------------------------------------------------------------------
@@ -396,58 +441,63 @@ class SBERTCosineScorer(_SBERTScorer):
                     f"{len(target)} target and {len(attribute)} attribute group(s)"
                 )
 
-    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
-        """Cosine of every (target, attribute) pair with every model."""
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """One unit per model and design: its target and attribute groups."""
+        self.check_stimuli(stimuli)
+        designs = []
+        for design in stimuli.designs:
+            target, attribute = design.embedding_groups()
+            designs.append(
+                {
+                    "design": design.name,
+                    "target": [[g, list(ws)] for g, ws in target.items()],
+                    "attribute": [[g, list(ws)] for g, ws in attribute.items()],
+                }
+            )
+        resources = self.unit_resources()
+        return [
+            WorkUnit(
+                key=f"{model}#{d['design']}#{i}",
+                model=model,
+                payload=d,
+                resources=resources,
+                size=sum(len(ws) for _, ws in d["target"]) * sum(len(ws) for _, ws in d["attribute"]),
+            )
+            for model in models
+            for i, d in enumerate(designs)
+        ]
+
+    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """Cosine of every (target, attribute) pair of one design: cos(t, a) = t.a / (|t| |a|)."""
         import numpy as np
-        import pandas as pd
 
         from assoc.stats.weat import cosine_matrix
-        from assoc.table import normalise
 
-        from .encoding import apply_template
-
-        template = self.params["template"]
-        words = _unique(
-            [w for d in stimuli.designs for groups in d.embedding_groups() for ws in groups.values() for w in ws]
+        targets = [(g, w) for g, ws in unit.payload["target"] for w in ws]
+        attributes = [(g, w) for g, ws in unit.payload["attribute"] for w in ws]
+        words = _unique([w for _, w in targets + attributes])
+        texts = dict(zip(words, self.texts(words)))
+        vectors = dict(zip(words, state.encoder.encode([texts[w] for w in words])))
+        cosines = cosine_matrix(
+            np.vstack([vectors[w] for _, w in targets]), np.vstack([vectors[w] for _, w in attributes])
         )
-        frames = []
-        for model in models:
-            encoder = self.open(model)
-            vectors = encoder.encode(
-                [apply_template(template, w) for w in words], progress=progress, desc=f"sbert_cosine ({encoder.name})"
-            )
-            index = {w: i for i, w in enumerate(words)}
-            for design in stimuli.designs:
-                target_groups, attribute_groups = design.embedding_groups()
-                targets = [(g, w) for g, ws in target_groups.items() for w in ws]
-                attributes = [(g, w) for g, ws in attribute_groups.items() for w in ws]
-                cosines = cosine_matrix(
-                    vectors[[index[w] for _, w in targets]], vectors[[index[w] for _, w in attributes]]
-                )
-                t_index = np.repeat(np.arange(len(targets)), len(attributes))
-                a_index = np.tile(np.arange(len(attributes)), len(targets))
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "model": model,
-                            "context": template or "",
-                            "target_group": [targets[i][0] for i in t_index],
-                            "target": [targets[i][1] for i in t_index],
-                            "attribute_group": [attributes[j][0] for j in a_index],
-                            "attribute": [attributes[j][1] for j in a_index],
-                            "value": cosines.reshape(-1),
-                            "design": design.name,
-                            "target_text": [apply_template(template, targets[i][1]) for i in t_index],
-                            "attribute_text": [apply_template(template, attributes[j][1]) for j in a_index],
-                        }
-                    )
-                )
-        return normalise(
-            pd.concat(frames, ignore_index=True),
-            scorer=self.name,
-            measure=self.measure,
-            extra_columns=list(self.extra_columns),
-        )
+        context = self.params["template"] or ""
+        return [
+            {
+                "model": unit.model,
+                "context": context,
+                "target_group": tg,
+                "target": tw,
+                "attribute_group": ag,
+                "attribute": aw,
+                "value": float(cosines[i, j]),
+                "design": unit.payload["design"],
+                "target_text": texts[tw],
+                "attribute_text": texts[aw],
+            }
+            for i, (tg, tw) in enumerate(targets)
+            for j, (ag, aw) in enumerate(attributes)
+        ]
 
 
 # -- sbert_valence ----------------------------------------------------------------------------------
@@ -523,54 +573,51 @@ class SBERTValenceScorer(_SBERTScorer):
             return list(p["positive"]), list(p["negative"]), "user-given"
         return default_valence_words()
 
-    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
-        """Valence of every term with every model: one row per term."""
-        import pandas as pd
-
-        from assoc.table import normalise
-
-        from .encoding import apply_template
-
-        template = self.params["template"]
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """One unit per model: the valence words and every term."""
+        self.check_stimuli(stimuli)
         positive, negative, source = self.valence_words()
         terms = stimulus_terms(stimuli, scorer=self.name)
+        payload = {
+            "positive": positive,
+            "negative": negative,
+            "source": source,
+            "terms": [[t.design, t.group, t.text] for t in terms],
+        }
+        return [
+            WorkUnit(
+                key=f"{model}#valence", model=model, payload=payload, size=len(terms), resources=self.unit_resources()
+            )
+            for model in models
+        ]
+
+    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """Valence of every term: cos(t, mean(positive) - mean(negative))."""
+        payload = unit.payload
+        terms = [Term(*item) for item in payload["terms"]]
         texts = _unique([t.text for t in terms])
-        frames = []
-        for model in models:
-            encoder = self.open(model)
-            pos = encoder.encode([apply_template(template, w) for w in positive])
-            neg = encoder.encode([apply_template(template, w) for w in negative])
-            vectors = encoder.encode(
-                [apply_template(template, w) for w in texts], progress=progress, desc=f"sbert_valence ({encoder.name})"
-            )
-            values = valence(vectors, pos, neg)
-            by_text = dict(zip(texts, values))
-            frames.append(
-                pd.DataFrame(
-                    [
-                        {
-                            "model": model,
-                            "context": template or "",
-                            "target_group": t.group,
-                            "target": t.text,
-                            "attribute_group": VALENCE_GROUP,
-                            "attribute": "",
-                            "value": float(by_text[t.text]),
-                            "design": t.design,
-                            "n_positive": len(positive),
-                            "n_negative": len(negative),
-                            "valence_words": source,
-                        }
-                        for t in terms
-                    ]
-                )
-            )
-        return normalise(
-            pd.concat(frames, ignore_index=True),
-            scorer=self.name,
-            measure=self.measure,
-            extra_columns=list(self.extra_columns),
+        encode = state.encoder.encode
+        values = valence(
+            encode(self.texts(texts)), encode(self.texts(payload["positive"])), encode(self.texts(payload["negative"]))
         )
+        by_text = dict(zip(texts, values))
+        context = self.params["template"] or ""
+        return [
+            {
+                "model": unit.model,
+                "context": context,
+                "target_group": t.group,
+                "target": t.text,
+                "attribute_group": VALENCE_GROUP,
+                "attribute": "",
+                "value": float(by_text[t.text]),
+                "design": t.design,
+                "n_positive": len(payload["positive"]),
+                "n_negative": len(payload["negative"]),
+                "valence_words": payload["source"],
+            }
+            for t in terms
+        ]
 
 
 def valence(terms: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
