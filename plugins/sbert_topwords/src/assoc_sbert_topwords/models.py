@@ -98,6 +98,15 @@ def mpnet_part_files() -> list[Path]:
     return files
 
 
+def mpnet_installed() -> bool:
+    """Whether the five all-mpnet-base-v2 wheels are installed (the model can be used offline)."""
+    try:
+        mpnet_part_files()
+    except ModelError:
+        return False
+    return True
+
+
 def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
     """Concatenate the byte ranges ``parts`` (in order) into one zip, check it and extract it to ``destination``.
 

@@ -433,13 +433,7 @@ class SBERTCosineScorer(_SBERTScorer):
     def check_stimuli(self, stimuli: Stimuli) -> None:
         """Require target and attribute groups in every design."""
         super().check_stimuli(stimuli)
-        for design in stimuli.designs:
-            target, attribute = design.embedding_groups()
-            if not target or not attribute:
-                raise StimuliError(
-                    f"scorer 'sbert_cosine' needs target and attribute groups; design {design.name!r} has "
-                    f"{len(target)} target and {len(attribute)} attribute group(s)"
-                )
+        stimuli.require_embedding_groups(self.name)
 
     def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
         """One unit per model and design: its target and attribute groups."""
