@@ -73,8 +73,13 @@ def ours(terms: list[str], cache_dir: str):
     import assoc
 
     start = time.perf_counter()
-    table = assoc.score("sbert_topwords", {"name": "bench", "target": {"terms": terms}}, ["all-MiniLM-L6-v2"],
-                        cache_dir=cache_dir, progress=False)
+    table = assoc.score(
+        "sbert_topwords",
+        {"name": "bench", "target": {"terms": terms}},
+        ["all-MiniLM-L6-v2"],
+        cache_dir=cache_dir,
+        progress=False,
+    )
     seconds = time.perf_counter() - start
     table = table.sort_values(["target", "rank"])
     return seconds, {term: list(part["attribute"]) for term, part in table.groupby("target", sort=False)}
@@ -106,10 +111,20 @@ def main() -> None:
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     differing = [t for t in terms if naive_lists[t] != cold_lists.get(t) or naive_lists[t] != warm_lists.get(t)]
-    result = {"threads": args.threads, "terms": len(terms), "vocabulary": len(vocabulary), "top_k": 50,
-              "ceiling": 0.7, "obvious_s": round(naive, 2), "cold_s": round(cold, 2), "warm_s": round(warm, 2),
-              "obvious_over_cold": round(naive / cold, 2), "obvious_over_warm": round(naive / warm, 2),
-              "terms_with_different_top50": len(differing), "examples": differing[:5]}
+    result = {
+        "threads": args.threads,
+        "terms": len(terms),
+        "vocabulary": len(vocabulary),
+        "top_k": 50,
+        "ceiling": 0.7,
+        "obvious_s": round(naive, 2),
+        "cold_s": round(cold, 2),
+        "warm_s": round(warm, 2),
+        "obvious_over_cold": round(naive / cold, 2),
+        "obvious_over_warm": round(naive / warm, 2),
+        "terms_with_different_top50": len(differing),
+        "examples": differing[:5],
+    }
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

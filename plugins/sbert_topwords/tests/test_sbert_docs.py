@@ -19,6 +19,12 @@ def test_page_has_examples():
 @pytest.mark.parametrize("number", range(1, len(BLOCKS) + 1))
 def test_example_runs_in_a_fresh_interpreter(number, tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ASSOC_CACHE_DIR": str(tmp_path / "c")}
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", BLOCKS[number - 1]], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", BLOCKS[number - 1]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"docs/sbert.md example {number} fails:\n{done.stderr[-2000:]}"
