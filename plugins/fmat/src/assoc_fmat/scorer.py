@@ -65,7 +65,7 @@ class FMATScorer(Scorer):
 
     def score(self, stimuli: Any, models: Sequence[str], *, progress: bool) -> Any:
         from assoc.cache import ResultCache
-        from assoc.mlm import load_masked_lm
+        from assoc.mlm import cached_masked_lm
         from assoc.mlm.words import split_query
         from assoc.table import from_records
 
@@ -80,7 +80,7 @@ class FMATScorer(Scorer):
         records: list[dict[str, Any]] = []
         for model in models:
             # One model at a time; the context manager releases its memory before the next loads.
-            with load_masked_lm(model, device=self.params["device"], dtype=self.params["dtype"],
+            with cached_masked_lm(model, device=self.params["device"], dtype=self.params["dtype"],
                                 revision=self.params["revision"]) as lm:
                 records += score_model(lm, items, oov=self.params["oov"], weight_decay=self.params["weight_decay"],
                                        tokens=self.params["tokens"], max_tokens=self.params["max_tokens"],

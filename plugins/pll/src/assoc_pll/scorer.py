@@ -103,7 +103,7 @@ class PLLScorer(Scorer):
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
         from assoc.cache import ResultCache
-        from assoc.mlm import load_masked_lm
+        from assoc.mlm import cached_masked_lm
         from assoc.table import from_records
 
         from .pll import score_sentences
@@ -113,7 +113,7 @@ class PLLScorer(Scorer):
         cache = ResultCache(p["cache_dir"]) if p["cache"] else None
         records = []
         for model in models:
-            with load_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"]) as lm:
+            with cached_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"]) as lm:
                 results = score_sentences(
                     lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
                     metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], progress=progress,
