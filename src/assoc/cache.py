@@ -136,6 +136,7 @@ class Namespace:
         return key in self._load()
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The cached value of ``key``, or ``default`` when absent."""
         return self._load().get(key, default)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
