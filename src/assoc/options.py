@@ -191,9 +191,12 @@ def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: st
 
 
 def _as_integer(value: Any) -> int:
-    """``value`` as an exact integer: integers (Python or numpy) as they are, whole floats, and
-    text such as ``"12"`` or ``"1e3"``; never through a float when the value is already an integer
-    (a seed of 2**53 + 1 must stay 2**53 + 1)."""
+    """Return ``value`` as an exact integer.
+
+    Integers (Python or numpy) are kept as they are, whole floats and text such as ``"12"``
+    or ``"1e3"`` are converted; an integer never goes through a float (a seed of 2**53 + 1
+    must stay 2**53 + 1).
+    """
     if isinstance(value, bool):  # the core turns ValueError into an OptionError naming the option
         raise ValueError(f"must be an integer, got {value!r}")  # noqa: TRY004
     if isinstance(value, numbers.Integral):

@@ -485,7 +485,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if fmt == "csv":
         _apply_column_schema(frame, schema)
         _restore_numeric_csv_columns(frame, skip=schema)
-    if fmt == "jsonl" and sidecar_path(path).is_file():
+    if fmt in ("jsonl", "json") and sidecar_path(path).is_file():
         provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
     _text_as_object(frame)
     if provenance:
