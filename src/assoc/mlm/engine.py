@@ -14,7 +14,6 @@ still come from every real token): :func:`_packed_layers`.
 
 from __future__ import annotations
 
-import gc
 import weakref
 from collections import defaultdict
 from collections.abc import Sequence
@@ -73,14 +72,9 @@ class MaskedLM:
             self.model = None
             return
         self.model = None
-        gc.collect()
-        try:
-            import torch
+        from assoc.mlm.loading import free_memory
 
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-        except ImportError:  # pragma: no cover
-            pass
+        free_memory()
 
     def __enter__(self) -> MaskedLM:
         return self

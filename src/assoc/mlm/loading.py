@@ -234,7 +234,7 @@ class MaskedLMCache:
             for key in gone:
                 del self._entries[key]
         if gone:
-            _free_memory()
+            free_memory()
         return len(gone)
 
     def _key(self, model: str, *, device: str, dtype: str, revision: str | None) -> tuple[ModelKey, tuple | None]:
@@ -271,7 +271,7 @@ class MaskedLMCache:
             used -= self._entries.pop(key).nbytes
             freed = True
         if freed:
-            _free_memory()
+            free_memory()
 
 
 def _normalised_name(model: str) -> str:
@@ -302,7 +302,8 @@ def _default_budget(device: str) -> int:
         return 4 << 30
 
 
-def _free_memory() -> None:
+def free_memory() -> None:
+    """Return the memory of dropped models: a garbage collection, then CUDA's cached blocks."""
     import gc
 
     gc.collect()
