@@ -247,16 +247,15 @@ def test_concurrent_compaction_is_not_reported_as_corruption(tmp_path, monkeypat
     from assoc.cache import CacheWarning, ResultCache
 
     monkeypatch.setattr(cache_module, "COMPACT_AFTER", 4)
-    root = ResultCache(tmp_path)
-    expected = _fill(root.namespace(kind="t"), 6)
-    reader = root.namespace(kind="t")
+    expected = _fill(ResultCache(tmp_path).namespace(kind="t"), 6)
+    reader = ResultCache(tmp_path).namespace(kind="t")
     real_read = Path.read_text
     compacted = []
 
     def read_while_another_process_compacts(self, *args, **kwargs):
         if self.name.startswith("pack-") and not compacted:
             compacted.append(True)
-            root.namespace(kind="t")._load()  # "another process" merges every pack now
+            ResultCache(tmp_path).namespace(kind="t")._load()  # "another process" merges every pack now
         return real_read(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "read_text", read_while_another_process_compacts)
@@ -265,7 +264,7 @@ def test_concurrent_compaction_is_not_reported_as_corruption(tmp_path, monkeypat
         assert reader.get_many(expected) == expected
     assert compacted
     monkeypatch.setattr(Path, "read_text", real_read)
-    assert root.namespace(kind="t").get_many(expected) == expected
+    assert ResultCache(tmp_path).namespace(kind="t").get_many(expected) == expected
     assert len(list(reader.directory.glob("pack-*.json"))) == 1
 
 
