@@ -14,6 +14,7 @@ Run: ``python benchmarks/bench_singular.py``.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 HARD_CASES = {  # word -> expected singular
@@ -51,11 +52,16 @@ def plural_pairs(lemmas: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def inflect_singular(word: str) -> str:
+@functools.lru_cache(maxsize=1)
+def _inflect_engine():  # type: ignore[no-untyped-def]
     import inflect
 
-    engine = inflect_singular.engine = getattr(inflect_singular, "engine", None) or inflect.engine()
-    single = engine.singular_noun(word)
+    return inflect.engine()
+
+
+def inflect_singular(word: str) -> str:
+    """inflect's singular where it gives one, else the word (its singular_noun returns False for singulars)."""
+    single = _inflect_engine().singular_noun(word)
     return single if single else word
 
 

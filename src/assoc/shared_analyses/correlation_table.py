@@ -19,7 +19,8 @@ def _table_or_path(value: Any) -> Any:
     return table_source(value, what="second", mapping="a mapping")
 
 
-def _variables(frame: pd.DataFrame, requested: list[str] | None, *, exclude: set[str], what: str) -> list[str]:
+def _variables(frame: pd.DataFrame, requested: list[str] | None, *, exclude: set[str], what: str,
+               estimates_first: bool) -> list[str]:
     from pandas.api import types as ptypes
 
     from assoc.errors import DataError, did_you_mean
@@ -31,7 +32,7 @@ def _variables(frame: pd.DataFrame, requested: list[str] | None, *, exclude: set
                                 + did_you_mean(column, map(str, frame.columns)))
         return list(requested)
     estimates = [c for c in frame.columns if str(c).endswith(("_representativeness", "_direction"))]
-    if estimates:
+    if estimates and estimates_first:
         return estimates
     chosen = [c for c in frame.columns if c not in exclude and ptypes.is_numeric_dtype(frame[c])
               and not ptypes.is_bool_dtype(frame[c]) and not str(c).startswith("n_")]
@@ -46,9 +47,9 @@ class CorrelationTableAnalysis(Analysis):
     The first set (``x``, rows) comes from the table, the second (``y``, columns) from
     ``second``, a table joined on ``key`` (default ``target``). Either may be the output of the
     ``stereotype`` analysis (long or wide), whose estimates are then the variables
-    ``<dimension>_representativeness`` and ``<dimension>_direction`` (the default sets);
-    otherwise every numeric column is a variable. This is Nicolas & Caliskan's (2024) Table 3
-    (language-model codings against human codings of the same terms) and serves model-vs-model
+    ``<dimension>_representativeness`` and ``<dimension>_direction`` (the default ``x``);
+    the default ``y`` is every numeric column of the second table but counts (``n_*``). This is
+    Nicolas & Caliskan's (2024) Table 3 (language-model codings against human codings of the same terms) and serves model-vs-model
     comparisons too. A cell is ``convergent`` when x and y are the same variable (same
     property and dimension), ``divergent`` otherwise.
 
@@ -71,7 +72,8 @@ class CorrelationTableAnalysis(Analysis):
                "model's stereotype output), joined on 'key'", check=_table_or_path),
         Option("x", list, None, "variables of the table (default: its stereotype estimates, else numeric columns)",
                check=column_list),
-        Option("y", list, None, "variables of the second table (default: as for x)", check=column_list),
+        Option("y", list, None, "variables of the second table (default: its numeric columns but counts n_*)",
+               check=column_list),
         Option("key", str, "target", "the column identifying a term in both tables"),
         Option("second_key", str, None, "the key column of the second table (default: key)"),
         Option("by", list, None, "columns of the table to correlate separately (default: scorer and model, those "
@@ -105,8 +107,8 @@ class CorrelationTableAnalysis(Analysis):
         if second[second_key].astype(str).duplicated().any():
             raise DataError(f"correlation_table: the second table lists a {second_key!r} more than once; it needs "
                             f"one row per term (filter it to one scorer/model first)")
-        x_vars = _variables(first, p["x"], exclude={key, *by}, what="first")
-        y_vars = _variables(second, p["y"], exclude={second_key}, what="second")
+        x_vars = _variables(first, p["x"], exclude={key, *by}, what="first", estimates_first=True)
+        y_vars = _variables(second, p["y"], exclude={second_key}, what="second", estimates_first=False)
         right = second[[second_key, *y_vars]].rename(columns={second_key: "_key"})
         right = right.rename(columns={v: f"_y_{v}" for v in y_vars})
         rows: list[dict[str, Any]] = []

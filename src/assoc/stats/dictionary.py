@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,13 +248,22 @@ def read_r_data_frame(path: str | Path, *, name: str | None = None, prefer: str 
     except ImportError:  # pragma: no cover - a declared dependency
         raise DataError(f"reading the {what} {path} needs the package rdata: pip install rdata") from None
     path = Path(path)
-    try:
-        if path.suffix.lower() == ".rds":
-            objects = {path.stem: rdata.read_rds(path)}
-        else:
-            objects = rdata.read_rda(path)
-    except Exception as exc:  # rdata raises parser errors of several types on a damaged file
-        raise DataError(f"cannot read the {what} {path} as an R data file: {type(exc).__name__}: {exc}") from None
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # rdata warns before failing on a damaged file
+        warnings.simplefilter("always")
+        try:
+            if path.suffix.lower() == ".rds":
+                objects = {path.stem: rdata.read_rds(path)}
+            else:
+                objects = rdata.read_rda(path)
+        except (ValueError, NotImplementedError, EOFError, OSError, KeyError, IndexError, TypeError,
+                AssertionError, struct.error) as exc:  # what rdata's parser raises on a damaged file
+            notes = "".join(f"; {w.message}" for w in caught)
+            raise DataError(f"cannot read the {what} {path} as an R data file: {type(exc).__name__}: {exc}"
+                            f"{notes}") from None
+    for w in caught:
+        warnings.warn(f"reading {path}: {w.message}", stacklevel=2)
     frames = {k: v for k, v in objects.items() if isinstance(v, pd.DataFrame)}
     described = ", ".join(f"{k} ({type(v).__name__})" for k, v in objects.items()) or "nothing"
     if name is not None:
