@@ -49,9 +49,9 @@ class CorrelationTableAnalysis(Analysis):
     ``stereotype`` analysis (long or wide), whose estimates are then the variables
     ``<dimension>_representativeness`` and ``<dimension>_direction`` (the default ``x``);
     the default ``y`` is every numeric column of the second table but counts (``n_*``). This is
-    Nicolas & Caliskan's (2024) Table 3 (language-model codings against human codings of the same terms) and serves model-vs-model
-    comparisons too. A cell is ``convergent`` when x and y are the same variable (same
-    property and dimension), ``divergent`` otherwise.
+    Nicolas & Caliskan's (2024) Table 3 (language-model codings against human codings of the
+    same terms) and serves model-vs-model comparisons too. A cell is ``convergent`` when x and y
+    are the same variable (same property and dimension), ``divergent`` otherwise.
 
     One row per cell: ``x``, ``y``, ``r``, CI, ``t``, ``df``, ``p_value``, ``n`` (complete
     pairs), ``stars`` (``*`` p < .05, ``**`` p < .001, the paper's legend) and ``cell``. Pearson
@@ -83,6 +83,7 @@ class CorrelationTableAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Correlate every x variable with every y variable, per ``by`` group."""
         import numpy as np
         import pandas as pd
 

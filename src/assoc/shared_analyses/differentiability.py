@@ -52,6 +52,7 @@ class DifferentiabilityAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Fit the differentiability model per ``by`` group and dimension."""
         import pandas as pd
 
         from assoc.stats.differentiability import fit_differentiability

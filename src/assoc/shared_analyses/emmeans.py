@@ -69,6 +69,7 @@ class EmmeansAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Fit the model per ``by`` group and report EMMs, contrasts and letters."""
         import pandas as pd
 
         from assoc.errors import DataError, did_you_mean
@@ -84,7 +85,8 @@ class EmmeansAnalysis(Analysis):
             data, _ = stereotype_wide(table, what="emmeans")
         if p["outcome"] not in data.columns:
             raise DataError(f"emmeans: no outcome column {p['outcome']!r} (columns: "
-                            f"{', '.join(map(str, data.columns))})" + did_you_mean(p["outcome"], map(str, data.columns)))
+                            f"{', '.join(map(str, data.columns))})"
+                            + did_you_mean(p["outcome"], map(str, data.columns)))
         factor = p["factor"]
         formula = p["formula"] or f"{p['outcome']} ~ C({factor})"
         by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in data.columns]

@@ -109,6 +109,7 @@ class StereotypeAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Code the words with the dictionary and compute direction and representativeness."""
         from assoc.errors import DataError
         from assoc.stats.dictionary import load_dictionary, normalize_word
 
@@ -129,8 +130,11 @@ class StereotypeAnalysis(Analysis):
         if dictionary.notes:
             import warnings
 
-            warnings.warn(f"stereotype: {len(dictionary.notes)} dictionary entr(y/ies) repeated with the same direction "
-                          f"and counted once: {'; '.join(dictionary.notes[:5])}", stacklevel=2)
+            warnings.warn(
+                f"stereotype: {len(dictionary.notes)} dictionary entr(y/ies) repeated with the same direction "
+                f"and counted once: {'; '.join(dictionary.notes[:5])}",
+                stacklevel=2,
+            )
         dimensions = (dictionary_dimensions(p["dimensions"], dictionary.dimensions)
                       if p["dimensions"] is not None else dictionary.dimensions)
         stems = [column_stem(d) for d in dimensions]

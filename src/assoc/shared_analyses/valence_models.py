@@ -51,6 +51,7 @@ class ValenceModelsAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Fit the three nested models per ``by`` group and compare them."""
         import pandas as pd
 
         from assoc.errors import DataError

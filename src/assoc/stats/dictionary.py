@@ -23,7 +23,8 @@ prescribes (lowercase; dashes replaced by spaces), plus surrounding and repeated
 removed. The paper also turns plurals into singulars but does not name the tool; that step is
 left to the user (list both forms in the dictionary, or singularise the responses first).
 
-References:
+References
+----------
     Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
         components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493.
         doi:10.1093/pnasnexus/pgae493
@@ -74,6 +75,7 @@ class Dictionary:
 
     @property
     def dimensions(self) -> list[str]:
+        """The dimensions the dictionary codes."""
         return list(self.entries)
 
     def code(self, word: str, dimension: str) -> tuple[float, float]:
@@ -214,8 +216,10 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
 
 
 def _wide_directions(frame: pd.DataFrame, dimension: str, word_column: str) -> list[Any]:
-    """A wide dictionary's directions of ``dimension``: ``D_dir``; else from SADCAT's
-    ``D_dict_hi`` / ``D_dict_lo`` (1 high, -1 low, 0 neither); else none."""
+    """A wide dictionary's directions of ``dimension``.
+
+    ``D_dir``; else from SADCAT's ``D_dict_hi`` / ``D_dict_lo`` (1 high, -1 low, 0 neither); else none.
+    """
     if f"{dimension}_dir" in frame.columns:
         return list(frame[f"{dimension}_dir"])
     hi, lo = f"{dimension}_dict_hi", f"{dimension}_dict_lo"

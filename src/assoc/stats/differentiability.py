@@ -19,7 +19,8 @@ much they are about it. The paper reports marginal R^2 of .033-.063 for category
 have no ``dir_t`` and are left out (counted). Without a grouping column (``random`` empty) the
 model is fitted by OLS and R^2 is the ordinary one.
 
-References:
+References
+----------
     Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
         components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493.
         doi:10.1093/pnasnexus/pgae493

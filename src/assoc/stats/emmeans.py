@@ -43,7 +43,8 @@ group holding both levels into two, and groups contained in another are absorbed
 are then given in order of the lowest EMM in each group (``a`` for the group of the lowest
 mean), so levels that share a letter do not differ significantly, as in the paper's Table 1.
 
-References:
+References
+----------
     Searle, S. R., Speed, F. M., & Milliken, G. A. (1980). Population marginal means in the
         linear model: an alternative to least squares means. The American Statistician, 34(4),
         216-221. doi:10.1080/00031305.1980.10483031

@@ -30,9 +30,10 @@ words kept: 99.66% of 13,834; plurals singularised: 99.84% of 7,688; hard cases:
 adjectives and singular nouns ("nervous" -> "nervou", "bus" -> "bu", "analysis" -> "analysi"),
 the errors that matter most for listed characteristics. The rule's remaining errors are
 mostly plural-only nouns ("bonkers" -> "bonker", "fireworks" -> "firework"). Re-measure with
-``python benchmarks/bench_singular.py``; ``tests/test_stats_singular.py`` checks these numbers.
+``python benchmarks/bench_singular.py``; ``tests/test_stereotype_sadcat.py`` checks these numbers.
 
-References:
+References
+----------
     Jascob, B. (2019). LemmInflect: a Python module for English lemmatization and inflection.
         https://github.com/bjascob/LemmInflect
     Warriner, A. B., Kuperman, V., & Brysbaert, M. (2013). Norms of valence, arousal, and
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from typing import Any
 
 #: Plurals whose singular LemmInflect does not give (it lists "people" as a noun lemma).
 IRREGULAR = {"people": "person"}
@@ -55,7 +57,7 @@ _SINGULAR_ENDINGS = ("ss", "us", "is")
 
 
 @functools.lru_cache(maxsize=1)
-def _lemminflect():  # type: ignore[no-untyped-def]
+def _lemminflect() -> Any:
     try:
         with warnings.catch_warnings():
             # lemminflect's pickled tables trigger a NumPy deprecation warning on load

@@ -17,7 +17,8 @@ counts a decrease of at least 2 AIC points as sufficient improvement (Burnham & 
 2004); that rule is reported as a column, not applied as a verdict. All three models are fitted
 on the same terms: those with a direction on every dimension and a valence.
 
-References:
+References
+----------
     Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
         components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493.
         doi:10.1093/pnasnexus/pgae493
