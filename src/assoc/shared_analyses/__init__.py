@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from .alpha import AlphaAnalysis
+from .convergence import ConvergenceAnalysis
 from .correlate import CorrelateAnalysis
 from .correlation_table import CorrelationTableAnalysis
 from .differentiability import DifferentiabilityAnalysis
@@ -19,9 +20,9 @@ from .stereotype import StereotypeAnalysis
 from .valence_models import ValenceModelsAnalysis
 
 ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
-            LMMAnalysis, RegressAnalysis, StereotypeAnalysis, DifferentiabilityAnalysis, EmmeansAnalysis,
-            ValenceModelsAnalysis, CorrelationTableAnalysis)
+            LMMAnalysis, RegressAnalysis, StereotypeAnalysis, ConvergenceAnalysis, DifferentiabilityAnalysis,
+            EmmeansAnalysis, ValenceModelsAnalysis, CorrelationTableAnalysis)
 
-__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "CorrelationTableAnalysis", "DifferentiabilityAnalysis",
-           "EffectSizeAnalysis", "EmmeansAnalysis", "ICCAnalysis", "LMMAnalysis", "RegressAnalysis",
-           "StandardizeAnalysis", "StereotypeAnalysis", "ValenceModelsAnalysis"]
+__all__ = ["ANALYSES", "AlphaAnalysis", "ConvergenceAnalysis", "CorrelateAnalysis", "CorrelationTableAnalysis",
+           "DifferentiabilityAnalysis", "EffectSizeAnalysis", "EmmeansAnalysis", "ICCAnalysis", "LMMAnalysis",
+           "RegressAnalysis", "StandardizeAnalysis", "StereotypeAnalysis", "ValenceModelsAnalysis"]
