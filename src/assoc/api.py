@@ -73,7 +73,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     pandas.DataFrame
         An association table (see :mod:`assoc.table`) with provenance in ``.attrs["assoc"]``.
     """
-    from .progress import default_enabled
+    from .progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
@@ -81,7 +81,9 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     chosen = _resolve_models(scorer_cls, models)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
-    table = instance.score(loaded, chosen, progress=default_enabled() if progress is None else progress)
+    show = default_enabled() if progress is None else progress
+    with quiet_libraries(show):
+        table = instance.score(loaded, chosen, progress=show)
     table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
