@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import plugins
 from .errors import OptionError, TableError
-from .stimuli import Stimuli
 from .scorer_output import check_output
+from .stimuli import Stimuli
 from .table import as_table, get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:

@@ -49,8 +49,10 @@ class PluginError(AssocError):
 
 
 class PluginWarning(UserWarning):
-    """Something is wrong with the installed plugins that does not stop the current command
-    (e.g. two plugins register the same name that this command does not use)."""
+    """Something is wrong with the installed plugins that does not stop the current command.
+
+    For example, two plugins register the same name that this command does not use.
+    """
 
 
 class TableError(AssocError, ValueError):
@@ -66,9 +68,11 @@ class DataError(AssocError, ValueError):
 
 
 class ScorerOutputWarning(UserWarning):
-    """A scorer's output breaks a rule of the table contract that does not make its numbers wrong
-    (undocumented extra columns, rows told apart only by ``value``): the table is kept and the
-    user warned; :func:`assoc.testing.check_scorer` fails on it."""
+    """A scorer's output breaks a rule of the table contract that does not make its numbers wrong.
+
+    Undocumented extra columns, or rows told apart only by ``value``: the table is kept and the
+    user warned; :func:`assoc.testing.check_scorer` fails on it.
+    """
 
 
 def closest_name(name: str, known: Iterable[str]) -> str | None:

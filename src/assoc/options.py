@@ -64,6 +64,7 @@ class Option:
 
     @property
     def required(self) -> bool:
+        """Whether the user must give this option."""
         return self.default is REQUIRED
 
     def describe(self) -> str:

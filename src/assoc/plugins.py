@@ -83,6 +83,7 @@ class PluginRegistry:
     # -- loading ------------------------------------------------------------------------------------
 
     def load(self) -> None:
+        """Import every allowed entry-point plugin and collect what its hooks register (once)."""
         with self._lock:
             if self._loaded:
                 return
@@ -139,7 +140,7 @@ class PluginRegistry:
 
                 def register(obj: Any, loader: Any = None, description: str = "", *,
                              _plugin: str = plugin, _registry: dict[str, Registered] = registry,
-                             _kind: str = kind) -> None:
+                             _kind: str = kind, _info: PluginInfo | None = info) -> None:
                     if _kind == "stimuli set":
                         name, target, text = str(obj), loader, description
                         if not callable(target):
@@ -156,8 +157,9 @@ class PluginRegistry:
                         _registry[name].description = f"CLASH: {_clash_text(_kind, name, owners)}"
                     else:
                         _registry[name] = Registered(name, target, _plugin, text)
-                    if info is not None:
-                        {"scorer": info.scorers, "analysis": info.analyses, "stimuli set": info.stimuli}[_kind].append(name)
+                    if _info is not None:
+                        listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
+                        listed[_kind].append(name)
 
                 try:
                     impl.function(register=register)
@@ -167,8 +169,11 @@ class PluginRegistry:
         self.conflicts = [_clash_text(kind, name, owners) for (kind, name), owners in clashes.items()]
 
     def check_clash(self, kind: str, name: str) -> None:
-        """Raise :class:`PluginError` if ``name`` (a ``kind``: scorer, analysis, stimuli set) is registered
-        by several plugins; warn (:class:`PluginWarning`) about clashes of other names."""
+        """Raise :class:`PluginError` if several plugins registered ``name``.
+
+        ``kind`` is scorer, analysis or stimuli set. Clashes of other names are only
+        warned about (:class:`PluginWarning`).
+        """
         self.load()
         owners = self.clashes.get((kind, name))
         if owners:
@@ -178,6 +183,7 @@ class PluginRegistry:
             warnings.warn(f"{conflict} (using that name is an error)", PluginWarning, stacklevel=4)
 
     def register_commands(self, cli: click.Group) -> None:
+        """Let every plugin add its commands to the ``assoc`` click group."""
         self.load()
         for impl in self.pm.hook.register_commands.get_hookimpls():
             try:
@@ -226,8 +232,11 @@ def _clash_text(kind: str, name: str, owners: list[str]) -> str:
 
 
 def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
-    """The registered object ``name``; else an :class:`UnknownNameError` with a did-you-mean
-    hint that also names any plugin that failed to load (it may have provided the name)."""
+    """The registered object ``name``, or an :class:`UnknownNameError`.
+
+    The error has a did-you-mean hint and names any plugin that failed to load (it may
+    have provided the name).
+    """
     reg = registry()
     clash_kind = ("scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses
                   else "stimuli set")
@@ -238,14 +247,17 @@ def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
 
 
 def get_scorer(name: str) -> type[Scorer]:
+    """The scorer class registered as ``name``."""
     return _lookup(registry().scorers, "scorer", name)
 
 
 def get_analysis(name: str) -> type[Analysis]:
+    """The analysis class registered as ``name``."""
     return _lookup(registry().analyses, "analysis", name)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
+    """The loader of the bundled stimuli set ``name``."""
     reg = registry()
     if not reg.stimuli and not failed_plugins():
         raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
@@ -254,5 +266,6 @@ def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
 
 
 def plugin_version(plugin: str) -> str:
+    """The version of the distribution that provides ``plugin`` ("" when unknown)."""
     info = registry().infos.get(plugin)
     return info.version if info else ""

@@ -1,5 +1,4 @@
-"""The association table: the one long-format table every scorer returns and
-every analysis reads.
+"""The association table: the one long-format table every scorer returns and every analysis reads.
 
 One row per raw measurement. Required columns, in this order:
 
@@ -96,9 +95,12 @@ def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | 
 
 
 def _text_as_object(frame: pd.DataFrame) -> None:
-    """One dtype for text in every column: ``object`` (what the required columns use), with NaN
-    (never ``None``) for a missing cell. pandas 3 would otherwise infer its string dtype for
-    extra text columns, and Parquet/JSON readers give ``None`` for missing cells."""
+    """One dtype for text in every column: ``object``, with NaN for a missing cell.
+
+    ``object`` is what the required columns use; a missing cell is NaN, never ``None``.
+    pandas 3 would otherwise infer its string dtype for extra text columns, and Parquet/JSON
+    readers give ``None`` for missing cells.
+    """
     import numpy as np
     from pandas.api import types as ptypes
 
@@ -223,6 +225,7 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
+    """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 
@@ -252,6 +255,7 @@ def table_format(path: str | Path) -> str:
 
 
 def sidecar_path(path: str | Path) -> Path:
+    """The ``<file>.provenance.json`` path next to a CSV or JSON Lines table."""
     path = Path(path)
     return path.with_name(path.name + ".provenance.json")
 
@@ -289,10 +293,12 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
 
 
 def _column_schema(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """What a CSV file cannot say about the extra columns: their kind (text, bool, int, float) and,
-    for text and bool columns, which cells are missing (an empty CSV cell could be ``""`` or
-    missing). Missing cells are stored as ``[start, stop)`` row ranges: in a table from
-    :func:`assoc.compare` they are one block per scorer."""
+    """What a CSV file cannot say about the extra columns.
+
+    Their kind (text, bool, int, float) and, for text and bool columns, which cells are missing
+    (an empty CSV cell could be ``""`` or missing). Missing cells are stored as ``[start, stop)``
+    row ranges: in a table from :func:`assoc.compare` they are one block per scorer.
+    """
     import numpy as np
     from pandas.api import types as ptypes
 
@@ -442,10 +448,13 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def _restore_numeric_csv_columns(frame: pd.DataFrame, skip: Iterable[str] = ()) -> None:
-    """Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
+    """Make numeric the extra columns that CSV reading left as text.
+
+    Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
     e.g. in analysis results) are read as text because blanks are kept as text; make them
     numeric again, with blanks as NaN. (Files written by :func:`write_table` say what their
-    extra columns hold in the sidecar; ``skip`` names those, restored exactly already.)"""
+    extra columns hold in the sidecar; ``skip`` names those, restored exactly already.)
+    """
     import pandas as pd
     from pandas.api import types as ptypes
 
