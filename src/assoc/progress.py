@@ -1,5 +1,7 @@
-"""Progress bars for long runs: shown on a terminal, silent when output is piped; third-party
-libraries' bars and info logs follow the same setting (:func:`quiet_libraries`)."""
+"""Progress bars for long runs: shown on a terminal, silent when output is piped.
+
+Third-party libraries' bars and info logs follow the same setting (:func:`quiet_libraries`).
+"""
 
 from __future__ import annotations
 
