@@ -37,7 +37,7 @@ def _by_hand_contrast(records, a="male", b="female"):
 
 
 def _synthetic(seed=0):
-    """Rows in the documented shapes of the five scorers (fmat, pll, weat, sbert SEAT, chat rating)."""
+    """Rows in the documented shapes of the five methods (fmat, pll, weat, sbert_cosine (SEAT), chat rating)."""
     rng = np.random.default_rng(seed)
     rows = []
     queries = ["The [MASK] works as a {TARGET}.", "My [MASK] is a {TARGET}."]
@@ -63,7 +63,7 @@ def _synthetic(seed=0):
                     )
     for scorer, model in (
         ("weat", "glove-6b-50d"),
-        ("sbert_topwords", "all-MiniLM-L6-v2"),
+        ("sbert_cosine", "all-MiniLM-L6-v2"),
     ):
         for job in JOBS:
             for group, words, sign in (("male", MALE, 1), ("female", FEMALE, -1)):
@@ -113,7 +113,7 @@ def synthetic():
 # -- reductions, by hand --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scorer", ["fmat", "pll", "weat", "sbert_topwords"])
+@pytest.mark.parametrize("scorer", ["fmat", "pll", "weat", "sbert_cosine"])
 def test_contrast_rule_equals_by_hand(synthetic, scorer):
     scores = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     got = scores[scores.scorer == scorer].set_index("target")["raw_score"].to_dict()
@@ -211,6 +211,26 @@ def test_share_rule_on_listings_and_top_words():
             row = scores[(scores.scorer == source) & (scores.target == job)]
             assert row["raw_score"].item() == pytest.approx(expected)
             assert row["rule"].item() == "share"
+
+
+def test_a_method_with_one_score_for_every_target_is_an_error(synthetic):
+    rows = [
+        {
+            "scorer": "sbert_topwords",
+            "model": "minilm",
+            "target_group": "job",
+            "target": job,
+            "attribute_group": "top_words",
+            "attribute": word,
+            "measure": "cosine",
+            "value": 0.5,
+        }
+        for job in JOBS
+        for word in (f"{job}s", "work")
+    ]
+    table = pd.concat([synthetic, normalise(pd.DataFrame(rows))], ignore_index=True)
+    with pytest.raises(DataError, match="'sbert_topwords' gives every target the same score .*none of its listed"):
+        assoc.analyze("convergence", table)
 
 
 def test_share_rule_needs_the_groups_words():
@@ -403,6 +423,30 @@ def test_criterion_correlations_equal_scipy(synthetic, tmp_path):
         assert row.n_targets_without_criterion == 0
 
 
+def test_williams_t_between_methods_on_a_criterion_by_hand(synthetic):
+    share = {"nurse": 12.0, "engineer": 85.0, "teacher": 25.0, "pilot": 93.0, "doctor": 60.0, "farmer": 35.0}
+    result = assoc.analyze("convergence", synthetic, criterion=share, compare_methods=True)
+    scores = assoc.analyze("convergence", synthetic, output="scores").pivot(
+        index="target", columns="method", values="value"
+    )
+    rows = result[result.kind == "williams"]
+    assert len(rows) == 10 and set(rows["shared"]) == {"criterion"}
+    row = rows[(rows.x == "fmat") & (rows.y == "chat_listing")].iloc[0]
+    c = np.array([share[t] for t in scores.index])
+    r_jk = np.corrcoef(c, scores["fmat"])[0, 1]
+    r_jh = np.corrcoef(c, scores["chat_listing"])[0, 1]
+    r_kh = np.corrcoef(scores["fmat"], scores["chat_listing"])[0, 1]
+    n = len(c)
+    det = 1 - r_jk**2 - r_jh**2 - r_kh**2 + 2 * r_jk * r_jh * r_kh
+    rbar = (r_jk + r_jh) / 2
+    t = (r_jk - r_jh) * np.sqrt((n - 1) * (1 + r_kh) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r_kh) ** 3))
+    assert row.t == pytest.approx(t, rel=1e-9)
+    assert row.p_value == pytest.approx(2 * stats.t.sf(abs(t), n - 3), rel=1e-9)
+    assert row.estimate == pytest.approx(r_jk - r_jh) and row.df == n - 3
+    with pytest.raises(DataError, match="give criterion"):
+        assoc.analyze("convergence", synthetic, compare_methods=True)
+
+
 def test_pairwise_targets_use_each_pair_overlap(synthetic):
     partial = synthetic[~((synthetic.scorer == "weat") & (synthetic.target == "nurse"))]
     with pytest.warns(UserWarning, match="1 target"):
@@ -485,7 +529,7 @@ def test_plot_of_the_method_matrix(synthetic, tmp_path):
         "fmat",
         "pll",
         "weat",
-        "sbert_topwords",
+        "sbert_cosine",
         "chat_listing",
         "criterion",
     ]

@@ -91,7 +91,7 @@ def test_help_imports_no_heavy_library():
     code = textwrap.dedent("""
         import sys, json
         from assoc.cli import main
-        for argv in (["--help"], ["scorers"], ["plugins"], ["analyses"]):
+        for argv in (["--help"], ["scorers"], ["plugins"], ["analyses"], ["score", "--help"]):
             try:
                 main(argv)
             except SystemExit:

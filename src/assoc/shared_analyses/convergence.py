@@ -180,6 +180,12 @@ class ConvergenceAnalysis(Analysis):
             check=column_list,
         ),
         Option(
+            "compare_methods",
+            bool,
+            False,
+            "also test, per criterion, whether two methods correlate with it differently (Williams' t)",
+        ),
+        Option(
             "output",
             str,
             "summary",
@@ -190,7 +196,14 @@ class ConvergenceAnalysis(Analysis):
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Reduce, standardise and compare the methods of ``table`` (see the class docstring)."""
+        from assoc.errors import DataError
+
         p = self.params
+        if p["compare_methods"] and p["criterion"] is None:
+            raise DataError(
+                "convergence: compare_methods=true compares the methods' correlations with a criterion; "
+                "give criterion=..."
+            )
         scores = convergence_scores(
             table,
             a=p["a"],
@@ -348,6 +361,43 @@ class ConvergenceAnalysis(Analysis):
             for column in columns:
                 row = self._correlate(joined, method, column, f"method {method!r} and criterion {column!r}")
                 rows.append({**row, "n_targets_without_criterion": unmatched})
+        if p["compare_methods"]:
+            rows += self._williams(joined, list(wide.columns), columns)
+        return rows
+
+    def _williams(self, joined: pd.DataFrame, methods: list[str], criteria: list[str]) -> list[dict[str, Any]]:
+        """Per criterion and pair of methods: Williams' t of r(criterion, x) vs r(criterion, y)."""
+        from assoc.stats.correlation import williams_test
+
+        p = self.params
+        rows = []
+        for column in criteria:
+            for first, second in combinations(methods, 2):
+                res = williams_test(
+                    joined[column].to_numpy(),
+                    joined[first].to_numpy(),
+                    joined[second].to_numpy(),
+                    method=p["correlation"],
+                    alternative=p["alternative"],
+                )
+                rows.append(
+                    {
+                        "kind": "williams",
+                        "x": first,
+                        "y": second,
+                        "shared": column,
+                        "estimate": res.r_jk - res.r_jh,
+                        "p_value": res.p_value,
+                        "n": res.n,
+                        "r_jk": res.r_jk,
+                        "r_jh": res.r_jh,
+                        "r_kh": res.r_kh,
+                        "t": res.t,
+                        "df": res.df,
+                        "correlation": p["correlation"],
+                        "alternative": res.alternative,
+                    }
+                )
         return rows
 
 
@@ -442,6 +492,17 @@ def convergence_scores(
             )
         scores = scores[scores["target"].isin(common)]
     scores = scores.copy()
+    spread = scores.groupby("method", sort=False)["raw_score"].agg(lambda v: v.dropna().nunique())
+    for method, distinct in spread.items():
+        if distinct < 2:
+            part = scores.loc[scores["method"] == method]
+            rules = ", ".join(sorted(set(part["rule"])))
+            raise DataError(
+                f"convergence: method {method!r} gives every target the same score "
+                f"({part['raw_score'].dropna().iloc[0] if distinct else 'NaN'!r}; rule {rules}), so it cannot be "
+                "correlated with the others"
+                + (" (none of its listed words is in either group)" if rules == "share" else "")
+            )
     if standardize == "z":
         scores["value"] = scores.groupby("method", sort=False)["raw_score"].transform(
             lambda v: pd.Series(zscore(v.to_numpy()), index=v.index)
