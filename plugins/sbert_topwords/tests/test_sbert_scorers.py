@@ -10,7 +10,7 @@ import pytest
 
 import assoc
 from assoc.cache import CacheWarning
-from assoc.errors import DataError, ModelError, OptionError
+from assoc.errors import DataError, ModelError, OptionError, StimuliError
 from assoc.testing.conformance import check_scorer
 
 from .conftest import SMALL_VOCABULARY
@@ -212,6 +212,8 @@ def test_bad_input_errors(tmp_path, cache_dir):
     (plain / "config.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ModelError, match="not a sentence-transformers model"):
         assoc.score("sbert_topwords", TERMS, [str(plain)], vocabulary=SMALL_VOCABULARY, progress=False)
+    with pytest.raises(StimuliError, match="needs target and attribute groups"):
+        assoc.score("sbert_cosine", TERMS, [MODEL], progress=False)
     with pytest.raises(OptionError, match="template"):
         assoc.score("sbert_cosine", SEAT, [MODEL], template="no placeholder", progress=False)
 

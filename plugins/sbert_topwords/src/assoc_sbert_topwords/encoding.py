@@ -16,21 +16,10 @@ import numpy as np
 
 from assoc.errors import DataError, OptionError
 
-PLACEHOLDER = "{word}"
+from .templates import apply_template
+
 #: texts per encode call for large lists (progress updates between chunks)
 CHUNK = 4096
-
-
-def check_template(value: str) -> str:
-    """``check`` of the ``template`` option: a text with exactly one ``{word}``."""
-    if value.count(PLACEHOLDER) != 1:
-        raise ValueError(f"must contain {PLACEHOLDER} exactly once (e.g. 'This is {PLACEHOLDER}.'), got {value!r}")
-    return value
-
-
-def apply_template(template: str | None, word: str) -> str:
-    """The text embedded for ``word``: the word itself, or the template with ``{word}`` replaced."""
-    return word if template is None else template.replace(PLACEHOLDER, word)
 
 
 @dataclass

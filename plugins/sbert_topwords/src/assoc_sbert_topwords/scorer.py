@@ -25,7 +25,7 @@ from assoc.options import Option, positive
 from assoc.scorer import Scorer
 from assoc.units import WorkUnit
 
-from .encoding import check_template
+from .templates import check_template
 
 if TYPE_CHECKING:
     import numpy as np
@@ -179,7 +179,7 @@ class _SBERTScorer(Scorer):
 
     def texts(self, words: Sequence[str]) -> list[str]:
         """The texts embedded for ``words`` (the template filled in, when given)."""
-        from .encoding import apply_template
+        from .templates import apply_template
 
         return [apply_template(self.params["template"], w) for w in words]
 
