@@ -11,6 +11,7 @@ import pytest
 import assoc
 from assoc.cache import CacheWarning
 from assoc.errors import DataError, ModelError, OptionError, StimuliError
+from assoc.stimuli import Stimuli
 from assoc.testing.conformance import check_scorer
 
 from .conftest import SMALL_VOCABULARY
@@ -269,7 +270,7 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     coded = pd.read_csv(tmp_path / "coded.csv")
-    assert set(coded["target"]) == set(assoc.stimuli.Stimuli.load("nicolas2024").designs[0].target)
+    assert set(coded["target"]) == set(Stimuli.load("nicolas2024").designs[0].target)
     assert set(coded["measure"]) == {"representativeness", "direction"}
     nurse = coded[(coded["target"] == "nurse") & (coded["measure"] == "representativeness")]
     top = pd.read_csv(tmp_path / "top.csv")
