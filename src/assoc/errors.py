@@ -48,6 +48,10 @@ class PluginError(AssocError):
     """A plugin failed to load or conflicts with another plugin."""
 
 
+class StimuliWarning(UserWarning):
+    """The stimuli are valid but probably not what was meant (e.g. one word in two target groups)."""
+
+
 class PluginWarning(UserWarning):
     """Something is wrong with the installed plugins that does not stop the current command.
 
