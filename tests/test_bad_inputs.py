@@ -16,7 +16,9 @@ from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
 from assoc.table import from_records, read_table, sidecar_path, write_table
 
-GOOD_YAML = "target:\n  Flowers: [rose, tulip]\n  Insects: [ant, wasp]\nattribute:\n  Pleasant: [love]\n  Unpleasant: [hate]\n"
+GOOD_YAML = (
+    "target:\n  Flowers: [rose, tulip]\n  Insects: [ant, wasp]\nattribute:\n  Pleasant: [love]\n  Unpleasant: [hate]\n"
+)
 
 
 def _cli(*args: str):
@@ -78,10 +80,14 @@ def test_yaml_parse_errors_are_one_line_with_the_location(tmp_path):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ({"target": {"X": ["rose", "ant"], "Y": ["ant", "wasp"]}, "attribute": {"A": ["love"], "B": ["hate"]}},
-         r"'ant' is in both target groups 'X' and 'Y'"),
-        ({"target": {"X": ["rose"], "Y": ["wasp"]}, "attribute": {"A": ["love", "joy"], "B": ["joy", "hate"]}},
-         r"'joy' is in both attribute groups 'A' and 'B'"),
+        (
+            {"target": {"X": ["rose", "ant"], "Y": ["ant", "wasp"]}, "attribute": {"A": ["love"], "B": ["hate"]}},
+            r"'ant' is in both target groups 'X' and 'Y'",
+        ),
+        (
+            {"target": {"X": ["rose"], "Y": ["wasp"]}, "attribute": {"A": ["love", "joy"], "B": ["joy", "hate"]}},
+            r"'joy' is in both attribute groups 'A' and 'B'",
+        ),
     ],
 )
 def test_a_word_in_two_groups_of_one_kind_warns(spec, message):
@@ -108,13 +114,17 @@ def test_an_astronomical_mask_range_is_refused_at_once():
 
 def _table() -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    rows = [{"target_group": g, "target": f"{g}{i}", "attribute_group": "A", "attribute": "a",
-             "value": float(rng.normal())} for g in ("X", "Y") for i in range(30)]
+    rows = [
+        {"target_group": g, "target": f"{g}{i}", "attribute_group": "A", "attribute": "a", "value": float(rng.normal())}
+        for g in ("X", "Y")
+        for i in range(30)
+    ]
     return from_records(rows, scorer="s", measure="m")
 
 
-@pytest.mark.parametrize("options, name", [({"n_resamples": 10**11}, "n_resamples"),
-                                           ({"n_bootstrap": 10**11}, "n_bootstrap")])
+@pytest.mark.parametrize(
+    "options, name", [({"n_resamples": 10**11}, "n_resamples"), ({"n_bootstrap": 10**11}, "n_bootstrap")]
+)
 def test_resampling_sizes_that_cannot_finish_are_refused_at_once(options, name):
     started = time.perf_counter()
     with pytest.raises(OptionError, match=rf"{name}=100,000,000,000 .*at most {name}="):
@@ -145,3 +155,30 @@ def test_a_corrupt_provenance_sidecar_warns_and_keeps_the_table(tmp_path):
     assert back["value"].tolist() == table["value"].tolist() and back.attrs == {}
     result = _cli("analyze", "effect_size", "--table", str(path), "-o", "by=target_group")
     assert "Traceback" not in result.output
+
+
+# -- corrupt model weights -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corrupt_model(tmp_path_factory):
+    from assoc.testing.tiny_mlm import build_bert_wordpiece
+
+    path = build_bert_wordpiece(tmp_path_factory.mktemp("corrupt") / "bert")
+    weights = path / "model.safetensors"
+    raw = weights.read_bytes()
+    weights.write_bytes(raw[:8] + b"{garbage" + raw[16:])  # a broken JSON header
+    return path
+
+
+@pytest.mark.parametrize("scorer", ["fmat", "pll"])
+def test_corrupt_weights_are_one_line_naming_the_model_and_file(corrupt_model, tmp_path, scorer):
+    from assoc.errors import ModelError
+
+    stimuli = tmp_path / "q.yaml"
+    stimuli.write_text('queries: ["[MASK] is here."]\nmask: {M: [he, she]}\n')
+    with pytest.raises(ModelError, match=rf"{corrupt_model.name}.*model\.safetensors.*corrupt"):
+        assoc.score(scorer, str(stimuli), [str(corrupt_model)])
+    result = _cli("score", "-s", scorer, "-i", str(stimuli), "-m", str(corrupt_model))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "model.safetensors" in result.stderr

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -493,8 +493,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def _read_sidecar(path: Path) -> dict[str, Any]:
-    """The provenance sidecar of ``path`` ({} when there is none). One that is not valid JSON (a
-    crash, a hand edit) must not cost the table: warn and read the table without provenance."""
+    """The provenance sidecar of ``path`` ({} when there is none).
+
+    One that is not valid JSON (a crash, a hand edit) must not cost the table: warn and read
+    the table without provenance.
+    """
     import warnings
 
     sidecar = sidecar_path(path)

@@ -26,8 +26,12 @@ def read_text(path: Path, *, what: str, error: ErrorFactory) -> str:
     8-bit encoding such as Latin-1 or Windows-1252).
     """
     raw = path.read_bytes()
-    for bom, name in ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
-                      (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")):
+    for bom, name in (
+        (codecs.BOM_UTF32_LE, "UTF-32"),
+        (codecs.BOM_UTF32_BE, "UTF-32"),
+        (codecs.BOM_UTF16_LE, "UTF-16"),
+        (codecs.BOM_UTF16_BE, "UTF-16"),
+    ):
         if raw.startswith(bom):
             raise error(f"{what} {path} is encoded as {name}; save it as UTF-8")
     try:
@@ -36,8 +40,10 @@ def read_text(path: Path, *, what: str, error: ErrorFactory) -> str:
         if b"\x00" in raw:
             raise error(f"{what} {path} is binary, not a text file (it contains NUL bytes)") from None
         line = raw[: exc.start].count(b"\n") + 1
-        raise error(f"{what} {path} is not UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}; the file looks "
-                    "like Latin-1 or Windows-1252): save it as UTF-8") from None
+        raise error(
+            f"{what} {path} is not UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}; the file looks "
+            "like Latin-1 or Windows-1252): save it as UTF-8"
+        ) from None
 
 
 def parse_json(text: str, path: Path, *, error: ErrorFactory) -> Any:
@@ -55,8 +61,10 @@ def parse_yaml(text: str, path: Path, *, error: ErrorFactory) -> Any:
     try:
         return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
     except _RepeatedKey as exc:
-        raise error(f"cannot read {path}: line {exc.line}: key {exc.key!r} appears twice in one mapping "
-                    f"(first on line {exc.first_line}); the second would silently replace the first") from None
+        raise error(
+            f"cannot read {path}: line {exc.line}: key {exc.key!r} appears twice in one mapping "
+            f"(first on line {exc.first_line}); the second would silently replace the first"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""

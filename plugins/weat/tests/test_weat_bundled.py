@@ -78,7 +78,8 @@ def test_cli_shows_all_ten_published_values(glove, tmp_path):
                                               "--out", str(tmp_path / "r.csv")])
     assert result.exit_code == 0, result.output
     table = assoc.read_table(tmp_path / "r.csv").set_index("test")
-    assert table["published_glove840b_d"].to_dict() == {n: CALISKAN_TABLE1_GLOVE_D[n] for n in ("weat4", "weat5", "weat9")}
+    expected = {name: CALISKAN_TABLE1_GLOVE_D[name] for name in ("weat4", "weat5", "weat9")}
+    assert table["published_glove840b_d"].to_dict() == expected
     for name in ("weat4", "weat5", "weat9"):
         line = next(line for line in result.output.splitlines() if line.startswith(name + " "))
         assert f"{CALISKAN_TABLE1_GLOVE_D[name]:.2f}" in line, line

@@ -22,6 +22,8 @@ def check_resampling_size(n_resamples: int, values_per_resample: int, *, option:
     work = int(n_resamples) * max(int(values_per_resample), 1)
     if work > MAX_RESAMPLED_VALUES:
         allowed = MAX_RESAMPLED_VALUES // max(int(values_per_resample), 1)
-        raise OptionError(f"{option}={int(n_resamples):,} over {int(values_per_resample):,} values per resample "
-                          f"would draw about {work:.1e} random values, hours of work or more; at most "
-                          f"{option}={allowed:,} here (the p-value or interval barely changes beyond 10^6)")
+        raise OptionError(
+            f"{option}={int(n_resamples):,} over {int(values_per_resample):,} values per resample "
+            f"would draw about {work:.1e} random values, hours of work or more; at most "
+            f"{option}={allowed:,} here (the p-value or interval barely changes beyond 10^6)"
+        )
