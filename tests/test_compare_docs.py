@@ -51,6 +51,8 @@ def _check_printed(printed: str, result, abs_tol: float) -> None:
         _, kind, x, y, shown, *_ = line.split()
         if kind == "icc":  # "all methods" is two words; the ICC is checked by the unit tests
             continue
+        if any(m in METHODS and m not in assoc.scorers() for m in (x, y)):
+            continue  # that method's plugin is not installed here
         got = result[(result.kind == kind) & (result.x == x) & (result.y == y)]["estimate"].item()
         assert got == pytest.approx(float(shown), abs=abs_tol), line
 
