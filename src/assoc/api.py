@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
+#: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
+RUN_REPORT_KEY = "assoc_run"
 
 
 def scorers() -> dict[str, str]:
@@ -83,6 +85,9 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     table = instance.score(loaded, chosen, progress=default_enabled() if progress is None else progress)
     where = f"output of scorer {scorer!r}"
     _check_scorer_output(table, where, loaded, chosen)
+    # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
+    # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
+    run = table.attrs.pop(RUN_REPORT_KEY, None)
     table = normalise(table, scorer=scorer_cls.name, measure=scorer_cls.measure or None,
                       extra_columns=tuple(scorer_cls.extra_columns))
     validate_table(table, where=where)
@@ -90,7 +95,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
         models=chosen, options=instance.params, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(),
-        citation=scorer_cls.citation))
+        citation=scorer_cls.citation, **({"run": run} if run is not None else {})))
     return table
 
 
