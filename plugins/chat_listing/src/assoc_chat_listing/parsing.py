@@ -135,7 +135,7 @@ class ReplyParser:
 
     def _sentence_kind(self, line: str) -> str:
         """``refusal``, ``warning`` or ``""`` for one line."""
-        text = _MARKDOWN.sub("", line)
+        text = _MARKDOWN.sub("", _MARKER.sub("", line, count=1))
         if len(text.split()) < MIN_SENTENCE_WORDS:
             return ""
         if any(p.search(text) for p in self.refusal):

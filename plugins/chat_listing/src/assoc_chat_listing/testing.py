@@ -55,6 +55,12 @@ WORDS: tuple[str, ...] = (
     "Open-minded", "conservative", "liberal", "proud", "strong", "emotional", "confident", "funny", "serious",
     "talkative", "organized", "messy", "polite", "aggressive", "brave",
 )
+#: A small made-up study (two categories, five terms) for examples and tests.
+EXAMPLE_STIMULI: dict[str, Any] = {"name": "chat-example", "designs": [{"name": "groups", "target": {
+    "occupation": ["nurses", "engineers", "musicians"], "religion": ["Christians", "Hindus"]}}]}
+#: Scorer options for quick retries against this server (the defaults wait seconds, as real services need).
+FAST_RETRIES: dict[str, float] = {"backoff_base": 0.01, "backoff_max": 0.05, "timeout": 5.0}
+
 #: Listing reply shapes the server can write.
 SHAPES: tuple[str, ...] = ("numbered", "numbered_paren", "bulleted", "comma", "semicolon", "lines", "explained",
                            "bold", "preamble")
