@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml) docs/examples/assoc-example/pyproject.toml
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test lint bench clean
 
 setup: $(VENV)/.setup-done
 
@@ -16,6 +16,14 @@ demo: setup
 
 test: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+
+# Lint and type gates (configured in pyproject.toml: [tool.ruff], [tool.mypy]); CI runs them (.ci/run).
+# TODO(coordinator): add `$(VENV)/bin/ruff format --check .` here once the whole tree has been reformatted.
+PLUGIN_SOURCES := $(filter-out %.egg-info,$(wildcard plugins/*/src/assoc_*)) docs/examples/assoc-example/src/assoc_example
+MYPY_PATH := $(subst $() ,:,src $(wildcard plugins/*/src) docs/examples/assoc-example/src)
+lint: setup
+	$(VENV)/bin/ruff check .
+	MYPYPATH=$(MYPY_PATH) $(VENV)/bin/mypy src/assoc $(PLUGIN_SOURCES)
 
 clean:
 	rm -rf $(VENV) demo-output .assoc-cache

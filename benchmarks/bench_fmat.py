@@ -111,10 +111,10 @@ def main() -> None:
 
     import numpy as np
     import torch
+    from assoc_fmat.scoring import items_of
 
     from assoc.mlm import load_masked_lm
     from assoc.mlm.engine import default_max_tokens
-    from assoc_fmat.scoring import items_of
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

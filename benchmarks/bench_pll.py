@@ -81,8 +81,9 @@ def build_model(directory: Path, seed: int = 0) -> Path:
 
 def watson_sentences(n: int, seed: int = 0) -> list[str]:
     """``n`` filled sentences drawn from the bundled watson2023 stimuli."""
-    from assoc.stimuli import Stimuli
     from assoc_pll.scorer import PLLScorer
+
+    from assoc.stimuli import Stimuli
 
     items = PLLScorer().sentences(Stimuli.load("watson2023"))
     rng = random.Random(seed)
@@ -122,7 +123,11 @@ def naive_plls(model_dir: Path, sentences: list[str], repeats: int = 1) -> tuple
 def ensure_minicons(venv: Path) -> Path | None:
     """Python of a virtual environment with torch==2.13.0 and minicons, or None (with a message)."""
     python = venv / "bin" / "python"
-    check = [str(python), "-c", "import minicons.scorer, transformers; assert int(transformers.__version__.split('.')[0]) < 5"]
+    check = [
+        str(python),
+        "-c",
+        "import minicons.scorer, transformers; assert int(transformers.__version__.split('.')[0]) < 5",
+    ]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python
     print(f"creating the minicons environment in {venv} (torch==2.13.0 first, then minicons) ...", flush=True)
@@ -175,9 +180,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
+    from assoc_pll.pll import score_sentences
 
     from assoc.mlm import load_masked_lm
-    from assoc_pll.pll import score_sentences
 
     torch.set_num_threads(args.threads)
     sentences = watson_sentences(args.sentences)

@@ -22,7 +22,7 @@ def test_zscores_within_model_and_query_match_scipy():
     out = assoc.analyze("standardize", table)
     validate_table(out)  # still an association table
     assert set(out["measure"]) == {"lpr_z"}
-    for (m, c), part in table.groupby(["model", "context"]):
+    for _, part in table.groupby(["model", "context"]):
         expected = stats.zscore(part["value"], ddof=1, nan_policy="omit")
         got = out.loc[part.index, "value"]
         np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)

@@ -12,7 +12,10 @@ from click.testing import CliRunner
 
 from assoc.cli import build_cli
 
-STIMULI = "target: {Flowers: [rose, tulip], Insects: [ant, wasp]}\nattribute: {Pleasant: [love, joy], Unpleasant: [hate, war]}\n"
+STIMULI = (
+    "target: {Flowers: [rose, tulip], Insects: [ant, wasp]}\n"
+    "attribute: {Pleasant: [love, joy], Unpleasant: [hate, war]}\n"
+)
 
 
 @pytest.fixture

@@ -8,7 +8,13 @@ from assoc.errors import OptionError
 from assoc.options import REQUIRED, Option, parse_cli_options, validate_options
 
 SPEC = (
-    Option("batch_size", int, 32, "rows per batch", check=lambda v: v if v > 0 else (_ for _ in ()).throw(ValueError("must be positive"))),
+    Option(
+        "batch_size",
+        int,
+        32,
+        "rows per batch",
+        check=lambda v: v if v > 0 else (_ for _ in ()).throw(ValueError("must be positive")),
+    ),
     Option("device", str, "cpu", "where to run", choices=("cpu", "cuda")),
     Option("sd", float, 1.414, "population SD"),
     Option("pairs", list, None, "pairs"),

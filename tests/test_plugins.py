@@ -104,3 +104,68 @@ def test_did_you_mean_ignores_case():
     assert did_you_mean("WEAT1", ["weat1", "weat10", "weat2"]) == "; did you mean 'weat1'?"
     assert str(UnknownNameError("design", "WEAT1", ["weat1", "weat2"])).startswith(
         "unknown design 'WEAT1'; did you mean 'weat1'?")
+
+
+ANALYSIS_NAMED = """
+from assoc import hookimpl, Analysis
+
+class Clash{cls}(Analysis):
+    name = "{name}"
+    description = "analysis from {cls}"
+    citation = "none"
+
+    def run(self, table):
+        return table
+
+@hookimpl
+def register_analyses(register):
+    register(Clash{cls})
+"""
+
+
+def test_a_clash_breaks_only_the_clashing_name(fake_plugin, scorer_source):
+    from assoc.errors import PluginWarning
+
+    fake_plugin("one", ANALYSIS_NAMED.format(cls="One", name="same"))
+    fake_plugin("two", ANALYSIS_NAMED.format(cls="Two", name="same"))
+    fake_plugin("lengthy", scorer_source("lengthy"))
+    stimuli = {"target": {"T": ["abcd"]}, "attribute": {"A": ["ab"]}}
+    with pytest.warns(PluginWarning, match="analysis 'same' is registered by both plugin 'one' and plugin 'two'"):
+        table = assoc.score("lengthy", stimuli)
+    assert table["value"].tolist() == [2.0]
+    with pytest.raises(PluginError, match="analysis 'same' is registered by both plugin 'one' and plugin 'two'"):
+        assoc.analyze("same", table)
+    infos = plugins.registry().infos
+    assert infos["one"].analyses == ["same"] and infos["two"].analyses == ["same"]
+    assert "both" in assoc.analyses()["same"]
+
+
+def test_cli_lists_the_clash_and_keeps_other_commands_working(fake_plugin, scorer_source, tmp_path):
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    fake_plugin("one", scorer_source("same", cls="A"))
+    fake_plugin("two", scorer_source("same", cls="B"))
+    fake_plugin("lengthy", scorer_source("lengthy"))
+    stimuli = tmp_path / "s.yaml"
+    stimuli.write_text("target: {T: [abcd]}\nattribute: {A: [ab]}\n")
+    runner = CliRunner()
+    cli = build_cli()
+    listed = runner.invoke(cli, ["scorers"])
+    assert listed.exit_code == 0
+    assert "same" in listed.stdout and "'one'" in listed.stdout and "'two'" in listed.stdout
+    assert "warning: scorer 'same' is registered by both plugin 'one' and plugin 'two'" in listed.stderr
+    verbose = runner.invoke(cli, ["scorers", "--verbose"])
+    assert verbose.exit_code == 0 and "'one'" in verbose.stdout and "'two'" in verbose.stdout
+    credited = runner.invoke(cli, ["plugins"])
+    assert credited.exit_code == 0
+    lines = credited.stdout.splitlines()
+    assert any(line.startswith("one ") and "scorers: same" in line for line in lines)
+    assert any(line.startswith("two ") and "scorers: same" in line for line in lines)
+    other = runner.invoke(cli, ["score", "--scorer", "lengthy", "--stimuli", str(stimuli)])
+    assert other.exit_code == 0, other.output
+    assert "warning: scorer 'same' is registered by both" in other.stderr
+    clashing = runner.invoke(cli, ["score", "--scorer", "same", "--stimuli", str(stimuli)])
+    assert clashing.exit_code == 2
+    assert "error: scorer 'same' is registered by both plugin 'one' and plugin 'two'" in clashing.stderr

@@ -89,6 +89,7 @@ def test_bootstrap_agrees_with_scipy_percentile():
 
 def test_bootstrap_counts_undefined_resamples():
     # x has one distinct value half the time... constant groups give zero SD -> NaN, left out and counted
-    interval = bootstrap_interval([1.0, 1.0], [1.0, 1.0], lambda a, b: standardized_mean_difference_rows(a, b, sd="all"),
-                                  n_resamples=50, seed=0)
+    interval = bootstrap_interval(
+        [1.0, 1.0], [1.0, 1.0], lambda a, b: standardized_mean_difference_rows(a, b, sd="all"), n_resamples=50, seed=0
+    )
     assert interval.n_undefined == 50 and math.isnan(interval.low)

@@ -9,16 +9,40 @@ import pandas as pd
 import pytest
 
 from assoc.errors import TableError
-from assoc.table import (COLUMNS, from_records, get_provenance, make_provenance, read_table, set_provenance,
-                         validate_table, write_table)
+from assoc.table import (
+    COLUMNS,
+    from_records,
+    get_provenance,
+    make_provenance,
+    read_table,
+    set_provenance,
+    validate_table,
+    write_table,
+)
 
 
 def _table() -> pd.DataFrame:
     rows = [
-        {"model": "m1", "context": "The [MASK] works as a {TARGET}.", "target_group": "Occupation",
-         "target": "nurse", "attribute_group": "Female", "attribute": "woman", "value": -1.25, "sentence": "s, with comma"},
-        {"model": "m1", "context": "", "target_group": "Occupation", "target": "NA",
-         "attribute_group": "Male", "attribute": "man", "value": float("nan"), "sentence": "ünïcode \"quoted\""},
+        {
+            "model": "m1",
+            "context": "The [MASK] works as a {TARGET}.",
+            "target_group": "Occupation",
+            "target": "nurse",
+            "attribute_group": "Female",
+            "attribute": "woman",
+            "value": -1.25,
+            "sentence": "s, with comma",
+        },
+        {
+            "model": "m1",
+            "context": "",
+            "target_group": "Occupation",
+            "target": "NA",
+            "attribute_group": "Male",
+            "attribute": "man",
+            "value": float("nan"),
+            "sentence": 'ünïcode "quoted"',
+        },
     ]
     table = from_records(rows, scorer="fmat", measure="log_prob", extra_columns=["sentence"])
     return set_provenance(table, make_provenance(scorer="fmat", models=["m1"], options={"k": 1}))

@@ -29,7 +29,16 @@ _LAZY = {
     "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
 }
 
-__all__ = ["__version__", "hookimpl", *_LAZY]
+# A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
+# tests/test_package.py checks that it matches _LAZY.
+__all__ = [
+    "__version__", "hookimpl",
+    "score", "compare", "analyze", "scorers", "analyses", "stimuli_sets", "failed_plugins",
+    "Stimuli", "Design", "Filling", "Scorer", "Analysis", "Option", "REQUIRED",
+    "read_table", "write_table", "validate_table",
+    "AssocError", "StimuliError", "OptionError", "UnknownNameError", "PluginError", "TableError", "ModelError",
+    "DataError",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -46,10 +55,18 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:  # pragma: no cover
     from .analysis import Analysis
     from .api import analyses, analyze, compare, score, scorers, stimuli_sets
-    from .plugins import failed_plugins
-    from .errors import (AssocError, DataError, ModelError, OptionError, PluginError, StimuliError,
-                         TableError, UnknownNameError)
+    from .errors import (
+        AssocError,
+        DataError,
+        ModelError,
+        OptionError,
+        PluginError,
+        StimuliError,
+        TableError,
+        UnknownNameError,
+    )
     from .options import REQUIRED, Option
+    from .plugins import failed_plugins
     from .scorer import Scorer
     from .stimuli import Design, Filling, Stimuli
     from .table import read_table, validate_table, write_table

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import plugins
 from .errors import OptionError, TableError
+from .scorer_output import check_output
 from .stimuli import Stimuli
-from .table import as_table, get_provenance, make_provenance, normalise, set_provenance, validate_table
+from .table import as_table, get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,36 +84,16 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
     table = instance.score(loaded, chosen, progress=default_enabled() if progress is None else progress)
-    where = f"output of scorer {scorer!r}"
-    _check_scorer_output(table, where, loaded, chosen)
     # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
     # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
-    run = table.attrs.pop(RUN_REPORT_KEY, None)
-    table = normalise(table, scorer=scorer_cls.name, measure=scorer_cls.measure or None,
-                      extra_columns=tuple(scorer_cls.extra_columns))
-    validate_table(table, where=where)
+    run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None
+    table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
         models=chosen, options=instance.params, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(),
         citation=scorer_cls.citation, **({"run": run} if run is not None else {})))
     return table
-
-
-def _check_scorer_output(table: Any, where: str, stimuli: Stimuli, models: Sequence[str]) -> None:
-    """A scorer's raw output is a DataFrame with rows and a ``value`` column (the rest is normalised)."""
-    import pandas as pd
-
-    if not isinstance(table, pd.DataFrame):
-        raise TableError(f"{where} must be a pandas DataFrame, got {type(table).__name__} "
-                         "(build it with assoc.table.from_records)")
-    if len(table) == 0:
-        names = ", ".join(repr(d.name) for d in stimuli) or "none"
-        raise TableError(f"{where} has no rows for stimuli {stimuli.name or '(unnamed)'} (designs: {names}) "
-                         f"and models {list(models) or '(none: a model-free scorer gets models=[])'}; "
-                         "does every design have the groups this scorer pairs?")
-    if "value" not in table.columns:
-        raise TableError(f"{where} has no 'value' column (columns: {', '.join(map(str, table.columns))})")
 
 
 def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
@@ -150,10 +131,9 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
         table = score(name, loaded, chosen, progress=progress, **opts)
         provenance.append(get_provenance(table))
         tables.append(table)
+    # An extra column of one scorer is missing (NaN) on the other scorers' rows: "" would claim a value
+    # (and would mix text into a bool column); write_table/read_table keep NaN in every format.
     combined = pd.concat(tables, ignore_index=True, sort=False)
-    for column in combined.columns:
-        if combined[column].dtype == object:
-            combined[column] = combined[column].where(combined[column].notna(), "")
     set_provenance(combined, make_provenance(kind="compare", runs=provenance, stimuli=loaded.name,
                                              stimuli_sha256=loaded.fingerprint()))
     return combined

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .hookspecs import hookimpl
 
+if TYPE_CHECKING:
+    from .hookspecs import RegisterAnalysis
+
 
 @hookimpl
-def register_analyses(register: Callable[[type], None]) -> None:
+def register_analyses(register: RegisterAnalysis) -> None:
+    """Register every analysis of :mod:`assoc.shared_analyses`."""
     from .shared_analyses import ANALYSES
 
     for analysis in ANALYSES:

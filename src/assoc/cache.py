@@ -72,7 +72,10 @@ class Namespace:
             try:
                 data = json.loads(pack.read_text(encoding="utf-8"))
                 body = data["entries"]
-                ok = data.get("format") == FORMAT and hashlib.sha256(_encode(body).encode()).hexdigest() == data["sha256"]
+                ok = (
+                    data.get("format") == FORMAT
+                    and hashlib.sha256(_encode(body).encode()).hexdigest() == data["sha256"]
+                )
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 ok = False
             if not ok:
@@ -91,8 +94,11 @@ class Namespace:
         return entries
 
     def _compact(self, packs: list[Path]) -> None:
-        """Merge many small packs into one. Only packs whose entries were read are deleted, so a
-        pack that another process writes meanwhile is kept."""
+        """Merge many small packs into one.
+
+        Merge many small packs into one. Only packs whose entries were read are deleted, so a
+        pack that another process writes meanwhile is kept.
+        """
         self._write_pack(self._entries or {})
         for pack in packs:
             try:
@@ -107,6 +113,7 @@ class Namespace:
         return key in self._load()
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The cached value of ``key``, or ``default`` when absent."""
         return self._load().get(key, default)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:

@@ -15,10 +15,14 @@ from .errors import AssocError
 
 
 class AssocGroup(click.Group):
-    """A click group that turns :class:`AssocError` into one line on stderr and exit status 2,
-    and suggests a close command name for a typo."""
+    """A click group with one-line errors and command-name suggestions.
+
+    A click group that turns :class:`AssocError` into one line on stderr and exit status 2,
+    and suggests a close command name for a typo.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an :class:`AssocError` becomes one line on stderr and exit status 2."""
         try:
             return super().invoke(ctx)
         except AssocError as exc:
@@ -26,6 +30,7 @@ class AssocGroup(click.Group):
             ctx.exit(2)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        """Find the command; an unknown name gets a did-you-mean suggestion."""
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError as exc:
@@ -47,7 +52,7 @@ def cli() -> None:
     Typical use:
       assoc score --scorer weat --stimuli caliskan:weat1 --out t.csv
       assoc analyze weat --table t.csv
-    """
+    """  # noqa: D301 (click's \b paragraph marker must stay a real backspace)
     import warnings
 
     warnings.showwarning = _show_warning
@@ -130,7 +135,9 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
     width = max(len(n) for n in entries)
     for name, entry in entries.items():
         if verbose:
-            click.echo(entry.obj.help_text() + f"\n  plugin: {entry.plugin}\n")
+            owner = (f"\n  {entry.description}" if entry.description.startswith("CLASH: ")
+                     else f"\n  plugin: {entry.plugin}")
+            click.echo(entry.obj.help_text() + owner + "\n")
         else:
             click.echo(f"{name:<{width}}  {entry.description}")
 
@@ -200,8 +207,8 @@ def plugins_command() -> None:
         if info.error:
             line += f"\n    reason: {info.error}"
         click.echo(line)
-    for conflict in getattr(reg, "conflicts", []):
-        click.echo(f"conflict: {conflict}")
+    for conflict in reg.conflicts:
+        click.echo(f"conflict: {conflict}; using that name is an error")
 
 
 PLOT_KINDS = ("estimates", "scores", "agreement")
@@ -236,8 +243,11 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Figure file (.png, .pdf or .svg).")
 def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str) -> None:
-    """Draw a figure: estimates (forest plot of an analysis result), scores (values by group), or
-    agreement (correlations between models)."""
+    """Draw a figure.
+
+    Draw a figure: estimates (forest plot of an analysis result), scores (values by group), or
+    agreement (correlations between models).
+    """
     from . import plotting
     from .options import parse_cli_options, validate_options
     from .table import read_table
@@ -259,6 +269,9 @@ def _warn_broken(reg: Any) -> None:
     broken = [info.name for info in reg.infos.values() if info.status == "failed"]
     if broken:
         click.echo(f"warning: plugin(s) failed to load: {', '.join(broken)} (see `assoc plugins`)", err=True)
+    for conflict in reg.conflicts:
+        click.echo(f"warning: {conflict}; using that name is an error (uninstall one, or choose plugins "
+                   "with ASSOC_PLUGINS)", err=True)
 
 
 _COMMANDS_ADDED = False

@@ -1,5 +1,4 @@
-"""What scorers and analyses have in common: a name, a description, a citation
-and declared, validated options."""
+"""What scorers and analyses have in common: a name, a description, a citation and declared, validated options."""
 
 from __future__ import annotations
 

@@ -48,6 +48,13 @@ class PluginError(AssocError):
     """A plugin failed to load or conflicts with another plugin."""
 
 
+class PluginWarning(UserWarning):
+    """Something is wrong with the installed plugins that does not stop the current command.
+
+    For example, two plugins register the same name that this command does not use.
+    """
+
+
 class TableError(AssocError, ValueError):
     """A table does not satisfy the association-table contract."""
 
@@ -58,6 +65,14 @@ class ModelError(AssocError):
 
 class DataError(AssocError, ValueError):
     """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
+
+
+class ScorerOutputWarning(UserWarning):
+    """A scorer's output breaks a rule of the table contract that does not make its numbers wrong.
+
+    Undocumented extra columns, or rows told apart only by ``value``: the table is kept and the
+    user warned; :func:`assoc.testing.check_scorer` fails on it.
+    """
 
 
 def closest_name(name: str, known: Iterable[str]) -> str | None:

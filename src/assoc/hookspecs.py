@@ -23,7 +23,7 @@ scorer's methods, never at plugin import time, so ``assoc --help`` stays fast.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pluggy
 
@@ -41,8 +41,29 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
+class RegisterScorer(Protocol):
+    """The ``register`` callable passed to :func:`register_scorers`."""
+
+    def __call__(self, scorer: type[Scorer], /) -> None:
+        """Register one :class:`~assoc.scorer.Scorer` subclass under its ``name``."""
+
+
+class RegisterAnalysis(Protocol):
+    """The ``register`` callable passed to :func:`register_analyses`."""
+
+    def __call__(self, analysis: type[Analysis], /) -> None:
+        """Register one :class:`~assoc.analysis.Analysis` subclass under its ``name``."""
+
+
+class RegisterStimuli(Protocol):
+    """The ``register`` callable passed to :func:`register_stimuli`."""
+
+    def __call__(self, name: str, loader: Callable[[], Stimuli], description: str = "", /) -> None:
+        """Register a bundled stimuli set: ``loader()`` builds it when a user names it."""
+
+
 @hookspec
-def register_scorers(register: Callable[[type[Scorer]], None]) -> None:
+def register_scorers(register: RegisterScorer) -> None:
     """Register scorer classes.
 
     Called once when plugins load. Call ``register(ScorerSubclass)`` for each
@@ -53,7 +74,7 @@ def register_scorers(register: Callable[[type[Scorer]], None]) -> None:
 
 
 @hookspec
-def register_analyses(register: Callable[[type[Analysis]], None]) -> None:
+def register_analyses(register: RegisterAnalysis) -> None:
     """Register analysis classes.
 
     Called once when plugins load. Call ``register(AnalysisSubclass)`` for each
@@ -62,7 +83,7 @@ def register_analyses(register: Callable[[type[Analysis]], None]) -> None:
 
 
 @hookspec
-def register_stimuli(register: Callable[[str, Callable[[], Stimuli], str], None]) -> None:
+def register_stimuli(register: RegisterStimuli) -> None:
     """Register bundled stimuli sets that users load by name.
 
     Call ``register(name, loader, description)``; ``loader()`` returns a

@@ -1,5 +1,4 @@
-"""Atomic file writes: a reader never sees a half-written file, and a crash never
-destroys the previous version."""
+"""Atomic file writes: a reader never sees a half-written file, and a crash never destroys the previous version."""
 
 from __future__ import annotations
 
@@ -38,8 +37,10 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **open_kwargs: A
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path`` for writers that need a file name
-    (e.g. ``DataFrame.to_parquet``); it replaces ``path`` only on success."""
+    """Yield a temporary path that replaces ``path`` on success.
+
+    The path lies next to ``path``, for writers that need a file name (e.g. ``DataFrame.to_parquet``).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

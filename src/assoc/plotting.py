@@ -55,8 +55,11 @@ def _estimate_column(result: pd.DataFrame, estimate: str | None) -> str:
 
 
 def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = None) -> list[str]:
-    """One label per row: the given column(s); else a ``label`` column whose values are unique;
-    else the descriptive columns whose values differ between rows."""
+    """One label per row.
+
+    One label per row: the given column(s); else a ``label`` column whose values are unique;
+    else the descriptive columns whose values differ between rows.
+    """
     if isinstance(label, str):
         label = [label]
     if label is None and "label" in result.columns and result["label"].astype(str).is_unique:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, StimuliError, UnknownNameError
+from .errors import PluginError, PluginWarning, StimuliError, UnknownNameError
 
 if TYPE_CHECKING:
     import click
@@ -73,12 +74,16 @@ class PluginRegistry:
         self.scorers: dict[str, Registered] = {}
         self.analyses: dict[str, Registered] = {}
         self.stimuli: dict[str, Registered] = {}
+        # (kind, name) -> the plugins that register it, for names registered by more than one plugin
+        self.clashes: dict[tuple[str, str], list[str]] = {}
+        self.conflicts: list[str] = []
         self._loaded = False
         self._lock = threading.Lock()
 
     # -- loading ------------------------------------------------------------------------------------
 
     def load(self) -> None:
+        """Import every allowed entry-point plugin and collect what its hooks register (once)."""
         with self._lock:
             if self._loaded:
                 return
@@ -118,8 +123,13 @@ class PluginRegistry:
             info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
 
     def _collect(self) -> None:
-        """Call each plugin's hooks one plugin at a time, so every registration knows its plugin."""
-        conflicts: list[str] = []
+        """Call each plugin's hooks one plugin at a time, so every registration knows its plugin.
+
+        A name registered by two plugins is a clash: both plugins are credited with it, the
+        registry keeps it (so listings show it) but looking it up is a :class:`PluginError`;
+        every other name keeps working.
+        """
+        clashes = self.clashes
         for hook_name, registry, kind in (("register_scorers", self.scorers, "scorer"),
                                           ("register_analyses", self.analyses, "analysis"),
                                           ("register_stimuli", self.stimuli, "stimuli set")):
@@ -130,7 +140,7 @@ class PluginRegistry:
 
                 def register(obj: Any, loader: Any = None, description: str = "", *,
                              _plugin: str = plugin, _registry: dict[str, Registered] = registry,
-                             _kind: str = kind) -> None:
+                             _kind: str = kind, _info: PluginInfo | None = info) -> None:
                     if _kind == "stimuli set":
                         name, target, text = str(obj), loader, description
                         if not callable(target):
@@ -141,27 +151,39 @@ class PluginRegistry:
                         if not name:
                             raise PluginError(f"{_kind} {obj!r} has no name")
                     if name in _registry and _registry[name].plugin != _plugin:
-                        conflicts.append(f"{_kind} {name!r} is registered by both plugin "
-                                         f"{_registry[name].plugin!r} and plugin {_plugin!r}")
-                        return
-                    _registry[name] = Registered(name, target, _plugin, text)
-                    if info is not None:
-                        {"scorer": info.scorers, "analysis": info.analyses, "stimuli set": info.stimuli}[_kind].append(name)
+                        owners = clashes.setdefault((_kind, name), [_registry[name].plugin])
+                        if _plugin not in owners:
+                            owners.append(_plugin)
+                        _registry[name].description = f"CLASH: {_clash_text(_kind, name, owners)}"
+                    else:
+                        _registry[name] = Registered(name, target, _plugin, text)
+                    if _info is not None:
+                        listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
+                        listed[_kind].append(name)
 
                 try:
                     impl.function(register=register)
                 except Exception as exc:
                     if info is not None:
                         info.status, info.error = "failed", f"{hook_name}: {type(exc).__name__}: {exc}"
-        self.conflicts = conflicts
+        self.conflicts = [_clash_text(kind, name, owners) for (kind, name), owners in clashes.items()]
 
-    def check_conflicts(self) -> None:
+    def check_clash(self, kind: str, name: str) -> None:
+        """Raise :class:`PluginError` if several plugins registered ``name``.
+
+        ``kind`` is scorer, analysis or stimuli set. Clashes of other names are only
+        warned about (:class:`PluginWarning`).
+        """
         self.load()
-        if self.conflicts:
-            raise PluginError("; ".join(self.conflicts) + ". Uninstall one of them or restrict plugins with "
-                              f"{ENV_ALLOWLIST}.")
+        owners = self.clashes.get((kind, name))
+        if owners:
+            raise PluginError(f"{_clash_text(kind, name, owners)}. Uninstall one of them or restrict plugins "
+                              f"with {ENV_ALLOWLIST}.")
+        for conflict in self.conflicts:
+            warnings.warn(f"{conflict} (using that name is an error)", PluginWarning, stacklevel=4)
 
     def register_commands(self, cli: click.Group) -> None:
+        """Let every plugin add its commands to the ``assoc`` click group."""
         self.load()
         for impl in self.pm.hook.register_commands.get_hookimpls():
             try:
@@ -204,24 +226,38 @@ def _failure_hint() -> str:
     return f"plugin(s) that failed to load: {reasons} (see `assoc plugins`)"
 
 
+def _clash_text(kind: str, name: str, owners: list[str]) -> str:
+    named = " and ".join(f"plugin {owner!r}" for owner in owners)
+    return f"{kind} {name!r} is registered by {'both ' if len(owners) == 2 else ''}{named}"
+
+
 def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
-    """The registered object ``name``; else an :class:`UnknownNameError` with a did-you-mean
-    hint that also names any plugin that failed to load (it may have provided the name)."""
-    registry().check_conflicts()
+    """The registered object ``name``, or an :class:`UnknownNameError`.
+
+    The error has a did-you-mean hint and names any plugin that failed to load (it may
+    have provided the name).
+    """
+    reg = registry()
+    clash_kind = ("scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses
+                  else "stimuli set")
+    reg.check_clash(clash_kind, name)
     if name not in registry_of:
         raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
     return registry_of[name].obj
 
 
 def get_scorer(name: str) -> type[Scorer]:
+    """The scorer class registered as ``name``."""
     return _lookup(registry().scorers, "scorer", name)
 
 
 def get_analysis(name: str) -> type[Analysis]:
+    """The analysis class registered as ``name``."""
     return _lookup(registry().analyses, "analysis", name)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
+    """The loader of the bundled stimuli set ``name``."""
     reg = registry()
     if not reg.stimuli and not failed_plugins():
         raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
@@ -230,5 +266,6 @@ def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
 
 
 def plugin_version(plugin: str) -> str:
+    """The version of the distribution that provides ``plugin`` ("" when unknown)."""
     info = registry().infos.get(plugin)
     return info.version if info else ""

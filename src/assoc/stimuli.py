@@ -101,10 +101,12 @@ class Filling:
 
     @property
     def fills_target(self) -> bool:
+        """Whether the queries have a ``{TARGET}`` slot."""
         return TARGET_SLOT in self.query
 
     @property
     def fills_attribute(self) -> bool:
+        """Whether the queries have an ``{ATTRIB}`` slot."""
         return ATTRIB_SLOT in self.query
 
     def roles(self, mask_group: str, option: str) -> dict[str, str]:
@@ -175,13 +177,21 @@ class Design:
                         f"{where}: query {query!r} has an unknown placeholder {{{slot}}}"
                         f"{did_you_mean(slot, _KNOWN_PLACEHOLDERS)} (allowed: {{TARGET}}, {{ATTRIB}})"
                     )
-            for slot, groups, kind in ((TARGET_SLOT, self.target, "target"), (ATTRIB_SLOT, self.attribute, "attribute")):
+            for slot, groups, kind in (
+                (TARGET_SLOT, self.target, "target"),
+                (ATTRIB_SLOT, self.attribute, "attribute"),
+            ):
                 if query.count(slot) > 1:
                     raise StimuliError(f"{where}: query {query!r} has {slot} more than once")
                 if slot in query and not groups:
-                    raise StimuliError(f"{where}: query {query!r} has a {slot} placeholder but no {kind} groups are given")
+                    raise StimuliError(
+                        f"{where}: query {query!r} has a {slot} placeholder but no {kind} groups are given"
+                    )
         if self.queries:
-            for slot, groups, kind in ((TARGET_SLOT, self.target, "target"), (ATTRIB_SLOT, self.attribute, "attribute")):
+            for slot, groups, kind in (
+                (TARGET_SLOT, self.target, "target"),
+                (ATTRIB_SLOT, self.attribute, "attribute"),
+            ):
                 if groups and not all(slot in query for query in self.queries):
                     missing = next(query for query in self.queries if slot not in query)
                     raise StimuliError(
@@ -198,10 +208,12 @@ class Design:
 
     @property
     def fills_target(self) -> bool:
+        """Whether the queries have a ``{TARGET}`` slot."""
         return any(TARGET_SLOT in q for q in self.queries)
 
     @property
     def fills_attribute(self) -> bool:
+        """Whether the queries have an ``{ATTRIB}`` slot."""
         return any(ATTRIB_SLOT in q for q in self.queries)
 
     def fillings(self) -> Iterator[Filling]:
@@ -241,6 +253,7 @@ class Design:
                         yield tg, tw, ag, aw
 
     def to_dict(self) -> dict[str, Any]:
+        """The design as a plain dict (the stimuli file format)."""
         out: dict[str, Any] = {"name": self.name}
         if self.queries:
             out["queries"] = list(self.queries)
@@ -301,8 +314,11 @@ class Stimuli:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], name: str = "") -> Stimuli:
-        """Build from a dict: either one design (``queries``/``mask``/``target``/``attribute``
-        at top level) or ``{"designs": [...]}``."""
+        """Build from a dict.
+
+        Build from a dict: either one design (``queries``/``mask``/``target``/``attribute``
+        at top level) or ``{"designs": [...]}``.
+        """
         if isinstance(data, Stimuli):
             return data
         if not isinstance(data, Mapping):
@@ -412,6 +428,7 @@ class Stimuli:
 
     @property
     def has_queries(self) -> bool:
+        """Whether any design has ``[MASK]`` queries."""
         return any(d.queries for d in self.designs)
 
     def require_queries(self, scorer: str) -> None:
@@ -428,10 +445,12 @@ class Stimuli:
                                        f"design {design.name!r} has {query!r}{hint}")
 
     def fillings(self) -> Iterator[Filling]:
+        """Every query filling of every design."""
         for design in self.designs:
             yield from design.fillings()
 
     def to_dict(self) -> dict[str, Any]:
+        """The stimuli as a plain dict (the stimuli file format)."""
         out: dict[str, Any] = {"name": self.name, "designs": [d.to_dict() for d in self.designs]}
         if self.description:
             out["description"] = self.description

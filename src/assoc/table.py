@@ -1,5 +1,4 @@
-"""The association table: the one long-format table every scorer returns and
-every analysis reads.
+"""The association table: the one long-format table every scorer returns and every analysis reads.
 
 One row per raw measurement. Required columns, in this order:
 
@@ -45,6 +44,7 @@ TEXT_COLUMNS: tuple[str, ...] = ("scorer", "model", "context", "target_group", "
                                  "attribute_group", "attribute", "measure")
 COLUMNS: tuple[str, ...] = TEXT_COLUMNS + ("value",)
 PROVENANCE_KEY = "assoc"
+CSV_COLUMNS_KEY = "csv_columns"  # in a CSV file's sidecar, beside the provenance: what its extra columns hold
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
 
 
@@ -59,19 +59,23 @@ def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: 
     """
     import pandas as pd
 
-    frame = pd.DataFrame(list(records))
-    return normalise(frame, scorer=scorer, measure=measure, extra_columns=extra_columns)
+    rows = list(records)
+    # No rows (e.g. a design with targets but no attributes) is still a table: an empty one with the
+    # required columns, so the core's message about empty output is the one the user sees.
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
+    return normalise(frame, scorer=scorer, measure=measure, extra_columns=extra_columns,
+                     where=f"records of scorer {scorer!r}")
 
 
 def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | None = None,
-              extra_columns: Sequence[str] = ()) -> pd.DataFrame:
+              extra_columns: Sequence[str] = (), where: str = "table") -> pd.DataFrame:
     """Fill defaults, fix dtypes and order columns of a would-be association table.
 
-    A role column that is absent becomes ``""`` (a role the method does not have);
-    ``scorer`` and ``measure`` fill rows where they are absent or empty.
+    A role column that is absent, and a role cell that is ``None`` or NaN, become ``""``
+    (a role the method does not have); ``scorer`` and ``measure`` fill rows where they
+    are absent or empty. A ``value`` that is not a number is a :class:`TableError`
+    (``where`` names the table in it).
     """
-    import pandas as pd
-
     frame = frame.copy()
     for column in TEXT_COLUMNS:
         if column not in frame:
@@ -81,19 +85,61 @@ def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | 
         if default is not None:  # from_records without measure= leaves "", a CSV may leave NaN (now "")
             frame.loc[frame[column] == "", column] = default
     if "value" not in frame:
-        raise TableError("records have no 'value'")
-    frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype("float64")
+        raise TableError(f"{where} has no 'value' column")
+    frame["value"] = _numeric_values(frame["value"], where)
     ordered = list(COLUMNS) + [c for c in extra_columns if c in frame and c not in COLUMNS]
     ordered += [c for c in frame.columns if c not in ordered]
-    return frame[ordered].reset_index(drop=True)
+    frame = frame[ordered].reset_index(drop=True)
+    _text_as_object(frame)
+    return frame
+
+
+def _text_as_object(frame: pd.DataFrame) -> None:
+    """One dtype for text in every column: ``object``, with NaN for a missing cell.
+
+    ``object`` is what the required columns use; a missing cell is NaN, never ``None``.
+    pandas 3 would otherwise infer its string dtype for extra text columns, and Parquet/JSON
+    readers give ``None`` for missing cells.
+    """
+    import numpy as np
+    from pandas.api import types as ptypes
+
+    for column in frame.columns:
+        series = frame[column]
+        if ptypes.is_string_dtype(series) and not ptypes.is_object_dtype(series):
+            frame[column] = series.astype(object).where(series.notna(), np.nan)
+        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS:
+            is_none = series.map(lambda v: v is None).to_numpy(dtype=bool)
+            if is_none.any():
+                frame[column] = series.where(~is_none, np.nan)
+
+
+def _numeric_values(values: pd.Series, where: str) -> pd.Series:
+    """``values`` as float64; text (``"high"``), bools or objects are a :class:`TableError` naming one."""
+    import pandas as pd
+    from pandas.api import types as ptypes
+
+    if ptypes.is_bool_dtype(values):
+        raise TableError(f"{where}: column 'value' must hold numbers, found booleans")
+    try:
+        return pd.to_numeric(values, errors="raise").astype("float64")
+    except (ValueError, TypeError):
+        converted = pd.to_numeric(values, errors="coerce")
+        bad = converted.isna() & values.notna()
+        position = int(bad.to_numpy().argmax())
+        raise TableError(f"{where}: column 'value' must hold numbers, found {values.iloc[position]!r} "
+                         f"(row {position}; {int(bad.sum())} row(s) in all). Use NaN for a missing "
+                         "measurement and an extra column for labels.") from None
 
 
 def validate_table(table: Any, *, where: str = "table") -> None:
     """Raise :class:`TableError` naming the problem unless ``table`` satisfies the contract.
 
     Checks: it is a DataFrame; every required column exists; text columns hold
-    text with no missing values; ``value`` is numeric (NaN allowed).
+    text with no missing values; ``value`` is numeric and finite (NaN allowed,
+    ``inf`` is not: an undefined measurement is NaN).
     """
+    import numpy as np
     import pandas as pd
     from pandas.api import types as ptypes
 
@@ -116,6 +162,12 @@ def validate_table(table: Any, *, where: str = "table") -> None:
             raise TableError(f"{where}: column {column!r} must hold text, found {example!r}")
     if not ptypes.is_numeric_dtype(table["value"]) or ptypes.is_bool_dtype(table["value"]):
         raise TableError(f"{where}: column 'value' must be numeric, found dtype {table['value'].dtype}")
+    infinite = np.isinf(table["value"].to_numpy(dtype="float64", na_value=np.nan))
+    if infinite.any():
+        first = table[infinite].iloc[0]
+        shown = ", ".join(f"{c}={first[c]!r}" for c in TEXT_COLUMNS if first[c] != "")
+        raise TableError(f"{where}: column 'value' has {int(infinite.sum())} infinite value(s) (e.g. {shown}, "
+                         f"value={first['value']!r}); a measurement must be finite, or NaN when undefined")
     empty_measure = table["measure"] == ""
     if len(table) and empty_measure.any():
         raise TableError(f"{where}: column 'measure' is empty in {int(empty_measure.sum())} row(s)")
@@ -173,6 +225,7 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
+    """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 
@@ -202,6 +255,7 @@ def table_format(path: str | Path) -> str:
 
 
 def sidecar_path(path: str | Path) -> Path:
+    """The ``<file>.provenance.json`` path next to a CSV or JSON Lines table."""
     path = Path(path)
     return path.with_name(path.name + ".provenance.json")
 
@@ -227,10 +281,76 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
                 table.to_csv(handle, index=False)  # pandas writes floats with repr: exact round trip
             else:
                 _write_jsonl(table, handle)
-        if provenance:
+        sidecar = dict(provenance)
+        if fmt == "csv":
+            schema = _column_schema(table)
+            if schema:
+                sidecar[CSV_COLUMNS_KEY] = schema
+        if sidecar:
             with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
-                json.dump(provenance, handle, indent=2, ensure_ascii=False)
+                json.dump(sidecar, handle, indent=2, ensure_ascii=False)
     return path
+
+
+def _column_schema(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """What a CSV file cannot say about the extra columns.
+
+    Their kind (text, bool, int, float) and, for text and bool columns, which cells are missing
+    (an empty CSV cell could be ``""`` or missing). Missing cells are stored as ``[start, stop)``
+    row ranges: in a table from :func:`assoc.compare` they are one block per scorer.
+    """
+    import numpy as np
+    from pandas.api import types as ptypes
+
+    schema: dict[str, dict[str, Any]] = {}
+    for column in table.columns:
+        if column in COLUMNS or not isinstance(column, str):
+            continue
+        series = table[column]
+        if ptypes.is_bool_dtype(series):
+            kind = "bool"
+        elif ptypes.is_integer_dtype(series):
+            kind = "int"
+        elif ptypes.is_float_dtype(series):
+            kind = "float"
+        elif ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series):
+            inferred = ptypes.infer_dtype(series, skipna=True)
+            kind = {"string": "text", "empty": "text", "boolean": "bool"}.get(inferred, "")
+        else:
+            kind = ""
+        if not kind:
+            continue
+        entry: dict[str, Any] = {"kind": kind}
+        missing = series.isna().to_numpy(dtype=bool)
+        if kind in ("text", "bool") and missing.any():
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], missing.astype(np.int8), [0]))))
+            entry["missing"] = edges.reshape(-1, 2).tolist()
+        schema[column] = entry
+    return schema
+
+
+def _apply_column_schema(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, Any]]) -> None:
+    """Restore the extra columns of a CSV file read as raw text, as :func:`_column_schema` described them."""
+    import numpy as np
+    import pandas as pd
+
+    for column, entry in schema.items():
+        if column not in frame or column in COLUMNS:
+            continue
+        raw = frame[column].astype(object).where(frame[column].notna(), "").astype(str)
+        missing = np.zeros(len(frame), dtype=bool)
+        for start, stop in entry.get("missing", []):
+            missing[int(start):int(stop)] = True
+        kind = entry.get("kind")
+        if kind == "text":
+            frame[column] = raw.astype(object).where(~missing, np.nan)
+        elif kind == "bool":
+            values = raw.map({"True": True, "False": False})
+            frame[column] = values.astype(bool) if not missing.any() else values.astype(object).where(~missing, np.nan)
+        elif kind == "int":
+            frame[column] = pd.to_numeric(raw).astype("int64")
+        elif kind == "float":
+            frame[column] = pd.to_numeric(raw.where(raw.str.strip() != "")).astype("float64")
 
 
 def _write_jsonl(table: pd.DataFrame, handle: Any) -> None:
@@ -292,6 +412,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise TableError(f"table file not found: {path}")
     fmt = table_format(path)
     provenance: dict[str, Any] = {}
+    schema: dict[str, Any] = {}
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -302,8 +423,12 @@ def read_table(path: str | Path) -> pd.DataFrame:
                 provenance = json.loads(raw)
             frame = arrow.to_pandas()
         elif fmt == "csv":
+            if sidecar_path(path).is_file():
+                provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+            schema = provenance.pop(CSV_COLUMNS_KEY, {})
+            text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
-                                dtype={c: str for c in TEXT_COLUMNS})
+                                dtype=text)
         else:
             frame = _read_jsonl(path)
     except (ValueError, OSError) as exc:
@@ -312,23 +437,30 @@ def read_table(path: str | Path) -> pd.DataFrame:
         if column in frame:
             frame[column] = frame[column].astype(object).where(frame[column].notna(), "").astype(str).astype(object)
     if fmt == "csv":
-        _restore_numeric_csv_columns(frame)
-    if fmt != "parquet" and sidecar_path(path).is_file():
+        _apply_column_schema(frame, schema)
+        _restore_numeric_csv_columns(frame, skip=schema)
+    if fmt == "jsonl" and sidecar_path(path).is_file():
         provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+    _text_as_object(frame)
     if provenance:
         set_provenance(frame, provenance)
     return frame
 
 
-def _restore_numeric_csv_columns(frame: pd.DataFrame) -> None:
-    """Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
+def _restore_numeric_csv_columns(frame: pd.DataFrame, skip: Iterable[str] = ()) -> None:
+    """Make numeric the extra columns that CSV reading left as text.
+
+    Columns other than the required ones that hold numbers and blanks (NaN written to CSV,
     e.g. in analysis results) are read as text because blanks are kept as text; make them
-    numeric again, with blanks as NaN."""
+    numeric again, with blanks as NaN. (Files written by :func:`write_table` say what their
+    extra columns hold in the sidecar; ``skip`` names those, restored exactly already.)
+    """
     import pandas as pd
     from pandas.api import types as ptypes
 
+    skip = set(skip)
     for column in frame.columns:
-        if column in COLUMNS:
+        if column in COLUMNS or column in skip:
             continue
         series = frame[column]
         if not (ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series)):

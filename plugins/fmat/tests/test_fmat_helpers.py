@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
 from assoc_fmat.helpers import fill_mask_check, model_info, vocab_check
+from click.testing import CliRunner
 
 
 def test_vocab_check_uses_the_tokenizer_in_context(tiny_models):

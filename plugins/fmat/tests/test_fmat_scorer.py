@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -186,6 +186,7 @@ def test_clear_errors(tiny_models, tmp_path):
 
 def test_interrupted_run_resumes_without_recomputing(tiny_models, tmp_path, monkeypatch):
     import assoc_fmat.scoring as scoring
+
     from assoc.mlm.engine import MaskedLM
 
     expected = assoc.score("fmat", STIMULI, models=[tiny_models["albert"]], cache=False)
@@ -263,9 +264,9 @@ def test_add_tokens_values_by_hand_and_model_files_untouched(tiny_models):
     0.667/0.333 mean of its sub-tokens' logits (the LM head is affine in the output row and bias),
     and every value is normalised over the vocabulary plus the added word. The model directory
     is not modified."""
-    import torch
-
     import hashlib
+
+    import torch
 
     from assoc.mlm import load_masked_lm
 

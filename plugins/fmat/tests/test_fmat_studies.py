@@ -28,7 +28,9 @@ def test_designs_follow_the_paper():
     d = {x.name: x for x in stimuli.designs}
     assert d["2A-Q2"].queries == ("Most people [MASK] {TARGET}.",)
     assert d["2A-Q1"].mask == {"positive": ("like", "notice"), "negative": ("dislike", "ignore")}
-    assert list(d["2C-Q1"].target["African American names"]) == studies["2C"]["targets"]["African American names"]["items"]
+    assert (
+        list(d["2C-Q1"].target["African American names"]) == studies["2C"]["targets"]["African American names"]["items"]
+    )
     assert d["3A-Q1"].attribute["Career"] == tuple(studies["3A"]["attrib"]["Career"])
     years = d["4C-Q1"].mask["Year"]
     assert len(years) == 220 and years[0] == "1800" and years[-1] == "2019"

@@ -6,11 +6,11 @@ import math
 
 import pandas as pd
 import pytest
-
-from assoc.errors import DataError, OptionError
 from assoc_pll.analyses import LoglikAnalysis, PosteriorAnalysis
 from assoc_pll.posterior import bayes_posterior, loglik_table, posterior_table, read_choices
 from assoc_pll.prior import read_counts, variant_frequencies
+
+from assoc.errors import DataError, OptionError
 
 VARIANTS = {"FEM": "firewoman", "MASC": "fireman", "NEUT": "firefighter"}
 # log P(C|V) by hand: (name, state) -> variant -> PLL
@@ -138,12 +138,42 @@ def test_counts_csv(tmp_path):
 
 
 def choices_frame() -> pd.DataFrame:
-    return pd.DataFrame([
-        {"design": "fire", "target_group": "female", "target": "Emily", "group": "prog", "mask": "firefighter", "count": 3},
-        {"design": "fire", "target_group": "female", "target": "Emily", "group": "prog", "mask": "firewoman", "count": 1},
-        {"design": "fire", "target_group": "male", "target": "John", "group": "prog", "mask": "fireman", "count": 2},
-        {"design": "fire", "target_group": "male", "target": "John", "group": "cons", "mask": "fireman", "count": 4},
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "design": "fire",
+                "target_group": "female",
+                "target": "Emily",
+                "group": "prog",
+                "mask": "firefighter",
+                "count": 3,
+            },
+            {
+                "design": "fire",
+                "target_group": "female",
+                "target": "Emily",
+                "group": "prog",
+                "mask": "firewoman",
+                "count": 1,
+            },
+            {
+                "design": "fire",
+                "target_group": "male",
+                "target": "John",
+                "group": "prog",
+                "mask": "fireman",
+                "count": 2,
+            },
+            {
+                "design": "fire",
+                "target_group": "male",
+                "target": "John",
+                "group": "cons",
+                "mask": "fireman",
+                "count": 4,
+            },
+        ]
+    )
 
 
 def test_loglik_of_counts_by_hand():

@@ -14,12 +14,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from assoc_pll.pll import score_sentences  # noqa: E402
+from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
+
 from assoc.errors import ModelError, StimuliError  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 from assoc.testing import tiny_mlm  # noqa: E402
-
-from assoc_pll.pll import score_sentences  # noqa: E402
-from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
 
 FAMILIES = ("bert", "roberta", "albert")
 BUILDERS = {"bert": tiny_mlm.build_bert_wordpiece, "roberta": tiny_mlm.build_roberta_bpe,
@@ -266,6 +266,7 @@ def test_slow_tokenizer_is_rejected(lms):
 
 def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
     import assoc_pll.pll as pll_module
+
     from assoc.cache import ResultCache
 
     lm = lms["roberta"]

@@ -8,14 +8,14 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 import pytest
+from assoc_weat.bundled import load_caliskan, load_valnorm, published_caliskan
+from assoc_weat.embeddings import glove_6b_50d_files
 from click.testing import CliRunner
 from scipy import stats
 
 import assoc
 from assoc.cli import build_cli
 from assoc.errors import DataError
-from assoc_weat.bundled import load_caliskan, load_valnorm, published_caliskan
-from assoc_weat.embeddings import glove_6b_50d_files
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +77,10 @@ def test_cli_caliskan_on_glove_matches_direct_computation(glove, tmp_path):
         x, y = (glove(t["targets"][t["roles"][r]]) for r in "XY")
         a, b = (glove(t["attributes"][t["roles"][r]]) for r in "AB")
 
-        def s(w):
-            cos = lambda u, v: u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+        def cos(u, v):
+            return u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+
+        def s(w, a=a, b=b):
             return np.mean([cos(w, v) for v in a]) - np.mean([cos(w, v) for v in b])
 
         sx, sy = [s(w) for w in x], [s(w) for w in y]

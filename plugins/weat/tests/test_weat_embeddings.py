@@ -4,8 +4,6 @@ import json
 
 import numpy as np
 import pytest
-
-from assoc.errors import DataError, ModelError
 from assoc_weat.embeddings import (
     Embeddings,
     UnsafeFormatWarning,
@@ -14,6 +12,8 @@ from assoc_weat.embeddings import (
     load_file,
     load_numpy,
 )
+
+from assoc.errors import DataError, ModelError
 
 WORDS = ["the", "Paris", "paris", "new", "york"]
 MATRIX = np.arange(15, dtype=np.float32).reshape(5, 3) / 4
@@ -32,7 +32,7 @@ def test_glove_text_without_header(tmp_path):
 
 
 def test_word2vec_text_and_fasttext_vec(tmp_path):
-    body = f"5 3\n" + "".join(f"{w} {' '.join(map(str, row))}\n" for w, row in zip(WORDS, MATRIX))
+    body = "5 3\n" + "".join(f"{w} {' '.join(map(str, row))}\n" for w, row in zip(WORDS, MATRIX))
     for name in ("vectors.txt", "vectors.vec"):
         (tmp_path / name).write_text(body, encoding="utf-8")
         assert guess_format(tmp_path / name) == "word2vec-text"
@@ -169,8 +169,9 @@ def test_bad_limit(tmp_path):
 
 
 def test_misspelt_name_and_directory_get_clear_errors(tmp_path):
-    from assoc.errors import ModelError
     from assoc_weat.embeddings import load_embeddings
+
+    from assoc.errors import ModelError
 
     with pytest.raises(ModelError, match="did you mean 'glove-6b-50d'"):
         load_embeddings("glove-6b-5d")

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from assoc_weat.scorer import OutOfVocabularyWarning
 
 import assoc
 from assoc.errors import DataError
-from assoc_weat.scorer import OutOfVocabularyWarning
 
 VOCAB = {"a1": (1, 0), "b1": (0, 1), "x1": (1, 0), "x2": (1, 1), "y1": (0, 1), "y2": (3, 4),
          "extra": (5, 1)}

@@ -114,7 +114,9 @@ class MaskedLM:
             "fingerprint": self.fingerprint,
         }
 
-    def add_temporary_tokens(self, words: Sequence[tuple[str, tuple[int, ...]]], weight_decay: float = 1.0) -> list[int]:
+    def add_temporary_tokens(
+        self, words: Sequence[tuple[str, tuple[int, ...]]], weight_decay: float = 1.0
+    ) -> list[int]:
         """Add out-of-vocabulary words as new output classes, in memory only (FMAT's ``add.tokens``).
 
         Each word's input and output embedding rows (and output bias, if any) are the
@@ -142,7 +144,9 @@ class MaskedLM:
         emb_out = getattr(out, "weight", None)
         bias = getattr(out, "bias", None)
         if emb_out is None or emb_out.shape[0] != old_n + len(words):
-            raise ModelError(f"cannot add temporary tokens to {self.name!r}: its LM head is not a vocabulary projection")
+            raise ModelError(
+                f"cannot add temporary tokens to {self.name!r}: its LM head is not a vocabulary projection"
+            )
         new_ids = []
         with torch.no_grad():
             for k, (word, subtokens) in enumerate(words):
@@ -345,7 +349,7 @@ def _bert_encoder(model: Any) -> Any:
 
     encoder = getattr(model.base_model, "encoder", None)
     layers = getattr(encoder, "layer", None)
-    if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0 or "forward" in vars(encoder):
+    if encoder is None or not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0 or "forward" in vars(encoder):
         return None
     if any(name != "layer" and any(True for _ in child.parameters()) for name, child in encoder.named_children()):
         return None  # the encoder does more than run its layers (e.g. a final layer norm): not replaced

@@ -40,6 +40,7 @@ class WordTokens:
 
     @property
     def in_vocab(self) -> bool:
+        """Whether the word is one token of the vocabulary."""
         return len(self.token_ids) == 1
 
 
@@ -109,7 +110,11 @@ def encode_many(tokenizer: Any, texts: Sequence[str]) -> list[tuple[int, ...]]:
     if len(texts) <= 2:  # the check call already tokenized them all
         return probe[: len(texts)]
     backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
-    if backend is not None and getattr(backend, "truncation", None) is None and getattr(backend, "padding", None) is None:
+    if (
+        backend is not None
+        and getattr(backend, "truncation", None) is None
+        and getattr(backend, "padding", None) is None
+    ):
         try:
             fast = [tuple(encoding.ids) for encoding in backend.encode_batch(texts, add_special_tokens=True)]
         except Exception:  # noqa: BLE001 - any failure: use the ordinary call

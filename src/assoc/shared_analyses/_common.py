@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, TableError
-from assoc.table import DATA_FILE_SUFFIXES, read_data_file
 from assoc.options import Option, column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
+from assoc.table import DATA_FILE_SUFFIXES, read_data_file
 
 if TYPE_CHECKING:
     import pandas as pd

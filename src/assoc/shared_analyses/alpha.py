@@ -7,8 +7,16 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import (PARENT_COLUMN, column_list, confidence_level, drop_levels_without_values, groups,
-                      require_columns, role_columns, single_measure_check)
+from ._common import (
+    PARENT_COLUMN,
+    column_list,
+    confidence_level,
+    drop_levels_without_values,
+    groups,
+    require_columns,
+    role_columns,
+    single_measure_check,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,6 +49,7 @@ class AlphaAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute Cronbach's alpha with its confidence interval."""
         import pandas as pd
 
         from assoc.errors import DataError

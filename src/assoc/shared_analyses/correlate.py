@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import (column_list, confidence_level, criterion_source, groups, join_criterion,
-                      single_measure_check)
+from ._common import column_list, confidence_level, criterion_source, groups, join_criterion, single_measure_check
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +51,7 @@ class CorrelateAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Correlate the scores with the criterion."""
         import pandas as pd
 
         from assoc.errors import DataError

@@ -88,6 +88,7 @@ class EffectSizeAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute the effect sizes and their tests."""
         import pandas as pd
 
         from assoc.errors import DataError
@@ -119,11 +120,15 @@ class EffectSizeAnalysis(Analysis):
         return pd.DataFrame(rows)
 
     def _two_sample(self, x, y, names) -> dict[str, Any]:
-        """d between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
+        """D between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
         import numpy as np
 
-        from assoc.stats.effect_size import (bootstrap_interval, standardized_mean_difference,
-                                             standardized_mean_difference_rows, standardizer)
+        from assoc.stats.effect_size import (
+            bootstrap_interval,
+            standardized_mean_difference,
+            standardized_mean_difference_rows,
+            standardizer,
+        )
         from assoc.stats.permutation import two_sample_permutation_test
 
         p = self.params
@@ -155,7 +160,7 @@ class EffectSizeAnalysis(Analysis):
         return row
 
     def _one_sample(self, x, name) -> dict[str, Any]:
-        """d = (mean(x) - mu) / SD against a constant, bootstrap CI, one-sample t test.
+        """D = (mean(x) - mu) / SD against a constant, bootstrap CI, one-sample t test.
 
         SD is the sample SD of x (``ddof``), or the fixed ``sd`` (e.g. sqrt 2 for LPR). The
         permutation test does not apply to one sample; the p value is the one-sample t test,

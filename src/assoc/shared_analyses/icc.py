@@ -8,8 +8,15 @@ from typing import TYPE_CHECKING
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import (column_list, confidence_level, drop_levels_without_values, groups, require_columns,
-                      role_columns, single_measure_check)
+from ._common import (
+    column_list,
+    confidence_level,
+    drop_levels_without_values,
+    groups,
+    require_columns,
+    role_columns,
+    single_measure_check,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,6 +55,7 @@ class ICCAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute the ICC across models (raters) over items."""
         import pandas as pd
 
         from assoc.errors import DataError

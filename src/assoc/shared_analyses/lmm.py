@@ -55,6 +55,7 @@ class LMMAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Fit the linear mixed model and test the fixed effect."""
         import pandas as pd
 
         from assoc.errors import DataError
@@ -78,9 +79,11 @@ class LMMAnalysis(Analysis):
         for column in random:
             lost = sorted(set(data[column].dropna().astype(str)) - set(complete[column].astype(str)))
             if lost and complete[column].nunique() < 2:
-                raise DataError(f"lmm: random intercepts for {column!r} need at least 2 groups, but after dropping "
-                                f"{n_dropped} row(s) with missing values only {complete[column].nunique()} is left "
-                                f"(every row of {', '.join(map(repr, lost))} has a missing value, e.g. out of vocabulary)")
+                raise DataError(
+                    f"lmm: random intercepts for {column!r} need at least 2 groups, but after dropping "
+                    f"{n_dropped} row(s) with missing values only {complete[column].nunique()} is left "
+                    f"(every row of {', '.join(map(repr, lost))} has a missing value, e.g. out of vocabulary)"
+                )
 
         rows: list[dict[str, Any]] = []
         ml_fits = []

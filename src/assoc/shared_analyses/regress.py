@@ -7,8 +7,15 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import (PREDICTOR_TABLE_OPTIONS, column_list, confidence_level, groups, merge_criterion_rows,
-                      require_columns, single_measure_check)
+from ._common import (
+    PREDICTOR_TABLE_OPTIONS,
+    column_list,
+    confidence_level,
+    groups,
+    merge_criterion_rows,
+    require_columns,
+    single_measure_check,
+)
 from .lmm import _formula, _formulas
 
 if TYPE_CHECKING:
@@ -46,6 +53,7 @@ class RegressAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Fit the nested OLS models and compare them."""
         import pandas as pd
 
         from assoc.errors import DataError

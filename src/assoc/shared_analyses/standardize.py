@@ -34,6 +34,7 @@ class StandardizeAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Return the table with ``value`` z-scored within each group."""
         from assoc.errors import DataError
         from assoc.stats.standardize import zscore_within
 

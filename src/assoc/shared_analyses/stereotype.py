@@ -76,6 +76,7 @@ class StereotypeAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Code the words with the dictionary and compute direction and representativeness."""
         from assoc.errors import DataError
         from assoc.stats.dictionary import load_dictionary, normalize_word
 
@@ -95,8 +96,11 @@ class StereotypeAnalysis(Analysis):
         if dictionary.notes:
             import warnings
 
-            warnings.warn(f"stereotype: {len(dictionary.notes)} dictionary entr(y/ies) repeated with the same direction "
-                          f"and counted once: {'; '.join(dictionary.notes[:5])}", stacklevel=2)
+            warnings.warn(
+                f"stereotype: {len(dictionary.notes)} dictionary entr(y/ies) repeated with the same direction "
+                f"and counted once: {'; '.join(dictionary.notes[:5])}",
+                stacklevel=2,
+            )
         dimensions = p["dimensions"] if p["dimensions"] is not None else dictionary.dimensions
         unknown = [d for d in dimensions if d not in dictionary.entries]
         if unknown:

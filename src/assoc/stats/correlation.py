@@ -18,7 +18,8 @@ cases, with ``r_kh`` the correlation of the two other variables) are compared wi
     t     = (r_jk - r_jh) * sqrt( (n - 1)(1 + r_kh) /
                                   (2 (n - 1)/(n - 3) |R| + r_bar^2 (1 - r_kh)^3) ),   df = n - 3
 
-References:
+References
+----------
     Fisher, R. A. (1921). On the "probable error" of a coefficient of correlation deduced from a
         small sample. Metron, 1, 3-32.
     Fieller, E. C., Hartley, H. O., & Pearson, E. S. (1957). Tests for rank correlation
@@ -44,6 +45,8 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 
 @dataclass(frozen=True)
 class CorrelationResult:
+    """A correlation with its confidence interval and test."""
+
     method: str
     r: float
     ci_low: float
@@ -56,11 +59,14 @@ class CorrelationResult:
     n: int
 
     def as_dict(self) -> dict:
+        """The fields as a dict (one row of a result table)."""
         return asdict(self)
 
 
 @dataclass(frozen=True)
 class WilliamsResult:
+    """Williams' t test of two dependent correlations that share one variable."""
+
     r_jk: float
     r_jh: float
     r_kh: float
@@ -71,6 +77,7 @@ class WilliamsResult:
     n: int
 
     def as_dict(self) -> dict:
+        """The fields as a dict (one row of a result table)."""
         return asdict(self)
 
 

@@ -23,7 +23,8 @@ prescribes (lowercase; dashes replaced by spaces), plus surrounding and repeated
 removed. The paper also turns plurals into singulars but does not name the tool; that step is
 left to the user (list both forms in the dictionary, or singularise the responses first).
 
-References:
+References
+----------
     Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
         components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493.
         doi:10.1093/pnasnexus/pgae493
@@ -72,6 +73,7 @@ class Dictionary:
 
     @property
     def dimensions(self) -> list[str]:
+        """The dimensions the dictionary codes."""
         return list(self.entries)
 
     def code(self, word: str, dimension: str) -> tuple[float, float]:

@@ -30,14 +30,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 
 from assoc.errors import DataError, OptionError
 from assoc.stats.samples import as_sample
 
-SDChoice = Union[Literal["pooled", "all"], float]
+SDChoice = Literal["pooled", "all"] | float
 
 
 def standardized_mean_difference(
@@ -55,7 +55,8 @@ def standardized_mean_difference(
         ddof: delta degrees of freedom: 1 = sample SD (default), 0 = population SD.
             Ignored for a fixed float ``sd``.
 
-    Returns:
+    Returns
+    -------
         The standardised difference, or NaN when the SD is 0.
     """
     x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
@@ -103,7 +104,8 @@ def standardizer(
 class BootstrapInterval:
     """Percentile bootstrap confidence interval.
 
-    Attributes:
+    Attributes
+    ----------
         low, high: interval bounds.
         level: confidence level (e.g. 0.95).
         n_resamples: bootstrap resamples drawn.

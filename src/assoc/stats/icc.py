@@ -28,7 +28,8 @@ F-based intervals for the one-way and consistency forms and the Satterthwaite-ty
 of McGraw & Wong (1996, Table 7, case 2A) for the agreement forms; average-measure bounds of the
 agreement form follow by the Spearman-Brown step-up of the single-measure bounds.
 
-References:
+References
+----------
     McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation
         coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30
     Shrout, P. E., & Fleiss, J. L. (1979). Intraclass correlations: Uses in assessing rater
@@ -71,6 +72,7 @@ class ICCResult:
     n_raters: int
 
     def as_dict(self) -> dict:
+        """The fields as a dict (one row of a result table)."""
         return asdict(self)
 
 

@@ -24,7 +24,8 @@ Convergence problems (statsmodels ``ConvergenceWarning``, a Hessian that is not 
 definite, variance estimates on the boundary) are collected and returned with the fit, and
 re-issued as Python warnings, never silently dropped.
 
-References:
+References
+----------
     Nakagawa, S., & Schielzeth, H. (2013). A general and simple method for obtaining R^2 from
         generalized linear mixed-effects models. Methods in Ecology and Evolution, 4(2), 133-142.
         doi:10.1111/j.2041-210x.2012.00261.x
@@ -61,10 +62,12 @@ class MixedFit(InformationCriteria):
 
     @property
     def converged(self) -> bool:
+        """Whether the optimiser reported convergence."""
         return bool(self.result.converged)
 
     @property
     def loglik(self) -> float:
+        """The maximised log-likelihood."""
         return float(self.result.llf)
 
     @property
@@ -177,6 +180,8 @@ def fit_mixed(data: pd.DataFrame, formula: str, random: Sequence[str], *, reml: 
 
 @dataclass(frozen=True)
 class LikelihoodRatio:
+    """A likelihood-ratio test of nested models, with the differences in AIC and BIC."""
+
     chi2: float
     df: int
     p_value: float

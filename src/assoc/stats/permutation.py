@@ -48,7 +48,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats as _scipy_stats
@@ -60,7 +60,7 @@ Alternative = Literal["greater", "less", "two-sided"]
 #: A vectorised statistic: receives arrays of shape (k, n_x) and (k, n_y), one
 #: permutation per row, and returns shape (k,).
 StatisticFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
-Statistic = Union[Literal["mean_difference", "sum_difference"], StatisticFunction]
+Statistic = Literal["mean_difference", "sum_difference"] | StatisticFunction
 
 ALTERNATIVES = ("greater", "less", "two-sided")
 # Bound the memory of one vectorised block: rows * pooled size stays below this.
@@ -72,7 +72,8 @@ _TIE_TOLERANCE = 1e-12
 class PermutationResult:
     """Result of a two-sample permutation (or normal-approximation) test.
 
-    Attributes:
+    Attributes
+    ----------
         statistic: observed value of the test statistic.
         p_value: p-value for ``alternative``.
         method: ``"exact"`` (all partitions), ``"sampled"`` (random partitions,
@@ -140,7 +141,8 @@ def two_sample_permutation_test(
         n_resamples: number of random partitions otherwise.
         seed: seed (or Generator) for the sampled test; the exact test ignores it.
 
-    Returns:
+    Returns
+    -------
         :class:`PermutationResult`; ``method`` says whether the p-value is exact or sampled.
     """
     x_arr, y_arr = _check_samples(x, y)
@@ -174,7 +176,8 @@ def two_sample_permutation_test(
 class RowwisePermutationResult:
     """Result of :func:`rowwise_permutation_test`: one test per row, all on the same partitions.
 
-    Attributes:
+    Attributes
+    ----------
         statistic: observed mean difference per row, shape (rows,).
         p_value: p-value per row for ``alternative``, shape (rows,).
         method: ``"exact"`` or ``"sampled"`` (the same for every row).
@@ -331,7 +334,9 @@ def _resolve_statistic(statistic: Statistic) -> PartitionStatistic:
     raise OptionError(f"statistic must be 'mean_difference', 'sum_difference' or a callable, not {statistic!r}")
 
 
-def _call_user_statistic(statistic: StatisticFunction, pooled: np.ndarray, xi: np.ndarray, yi: np.ndarray) -> np.ndarray:
+def _call_user_statistic(
+    statistic: StatisticFunction, pooled: np.ndarray, xi: np.ndarray, yi: np.ndarray
+) -> np.ndarray:
     values = np.asarray(statistic(pooled[xi], pooled[yi]), dtype=float)
     if values.shape != (xi.shape[0],):
         raise DataError(

@@ -17,7 +17,8 @@ hierarchical-regression comparison of Cohen, Cohen, West & Aiken (2003, ch. 5) u
 Nicolas & Caliskan (2024) for their three nested models (they fit them as mixed models with
 the category as a random factor: :mod:`assoc.stats.mixed` offers the same comparisons).
 
-References:
+References
+----------
     Cohen, J., Cohen, P., West, S. G., & Aiken, L. S. (2003). Applied Multiple
         Regression/Correlation Analysis for the Behavioral Sciences (3rd ed.). Erlbaum.
     Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable
@@ -40,15 +41,19 @@ from assoc.stats.information import InformationCriteria
 
 @dataclass
 class OLSFit(InformationCriteria):
+    """An ordinary least squares fit (statsmodels) of a formula."""
+
     formula: str
     result: Any  # statsmodels RegressionResults
 
     @property
     def n_obs(self) -> int:
+        """The number of observations."""
         return int(self.result.nobs)
 
     @property
     def n_coefficients(self) -> int:
+        """The number of regression coefficients, intercept included."""
         return int(self.result.params.size)
 
     @property
@@ -58,10 +63,12 @@ class OLSFit(InformationCriteria):
 
     @property
     def rss(self) -> float:
+        """The residual sum of squares."""
         return float(self.result.ssr)
 
     @property
     def loglik(self) -> float:
+        """The maximised log-likelihood."""
         return float(self.result.llf)
 
     def coefficients(self, confidence: float = 0.95) -> pd.DataFrame:
@@ -77,6 +84,8 @@ class OLSFit(InformationCriteria):
 
 @dataclass(frozen=True)
 class NestedComparison:
+    """The comparison of nested OLS fits: change in R², F test and likelihood-ratio test."""
+
     delta_r2: float
     f: float
     df1: int
@@ -125,7 +134,9 @@ def compare_nested(reduced: OLSFit, full: OLSFit) -> NestedComparison:
 
 
 def design_is_nested(reduced_exog: np.ndarray, full_exog: np.ndarray, *, tol: float = 1e-7) -> bool:
-    """True when every column of the reduced design lies in the column space of the full one,
+    """Whether the reduced design is nested in the full one.
+
+    True when every column of the reduced design lies in the column space of the full one,
     i.e. the reduced model is a special case of the full model.
 
     Checked by least squares: each reduced column's residual norm on the full design must be

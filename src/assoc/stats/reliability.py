@@ -12,7 +12,8 @@ The ``1 - gamma`` interval uses ``(1 - alpha_hat) / (1 - alpha) ~ F(n - 1, (n - 
     lower = 1 - (1 - alpha) * F^{-1}(1 - gamma/2; n - 1, (n - 1)(k - 1))
     upper = 1 - (1 - alpha) * F^{-1}(gamma/2;     n - 1, (n - 1)(k - 1))   (Feldt, 1965)
 
-References:
+References
+----------
     Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests.
         Psychometrika, 16(3), 297-334. doi:10.1007/BF02310555
     Feldt, L. S. (1965). The approximate sampling distribution of Kuder-Richardson
@@ -33,6 +34,8 @@ from assoc.errors import DataError
 
 @dataclass(frozen=True)
 class AlphaResult:
+    """Cronbach's alpha with its confidence interval and the standardized alpha."""
+
     alpha: float
     ci_low: float
     ci_high: float
@@ -43,6 +46,7 @@ class AlphaResult:
     n_items: int
 
     def as_dict(self) -> dict:
+        """The fields as a dict (one row of a result table)."""
         return asdict(self)
 
 

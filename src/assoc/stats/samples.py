@@ -8,8 +8,11 @@ from assoc.errors import DataError
 
 
 def as_sample(values: object, label: str) -> np.ndarray:
-    """``values`` as a non-empty one-dimensional float array of finite numbers, or a :class:`DataError`
-    naming the sample ``label``."""
+    """Check a sample of finite numbers.
+
+    ``values`` as a non-empty one-dimensional float array of finite numbers, or a :class:`DataError`
+    naming the sample ``label``.
+    """
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import plugins
-from ..errors import AssocError, OptionError
+from ..errors import AssocError, OptionError, ScorerOutputWarning, TableError
+from ..scorer_output import repeated_measurements, undocumented_columns
 from ..table import COLUMNS, TEXT_COLUMNS, get_provenance, read_table, validate_table, write_table
 
 
@@ -63,14 +65,9 @@ def check_table(table: Any, *, scorer: str | None = None, expect_rows: int | Non
         _fail("every value is NaN")
     # Rows that agree on every column but value cannot be told apart by any analysis; the usual
     # cause is a role column the scorer forgot (the core fills an absent one with "").
-    identity = [c for c in table.columns if c != "value"]
-    repeated = table.duplicated(subset=identity, keep=False)
-    if repeated.any():
-        first = table[repeated].iloc[0]
-        shown = ", ".join(f"{c}={first[c]!r}" for c in TEXT_COLUMNS)
-        _fail(f"{int(repeated.sum())} rows agree on every column except 'value' (e.g. {shown}); each row "
-              "must say what it measured: is a role column (target, attribute, context, model) missing, "
-              "or should an extra column (e.g. a sample number) tell repeated measurements apart?")
+    repeated = repeated_measurements(table)
+    if repeated:
+        _fail(repeated)
     with tempfile.TemporaryDirectory() as tmp:
         for suffix in (".csv", ".parquet"):
             path = Path(tmp) / f"table{suffix}"
@@ -109,10 +106,20 @@ def check_scorer(name: str, stimuli: Any, models: Sequence[str] | None = None,
     for column, text in scorer_cls.extra_columns.items():
         if not text:
             _fail(f"{scorer_cls.__name__}: extra column {column!r} is undocumented")
-    table = score(name, stimuli, models, progress=False, **dict(options or {}))
+    # The run-time rules (assoc.scorer_output) apply as they do for users, except that what a user
+    # only sees as a warning (the table is still usable) fails here.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScorerOutputWarning)
+        try:
+            table = score(name, stimuli, models, progress=False, **dict(options or {}))
+        except TableError as exc:
+            _fail(f"scorer {name!r} breaks the table contract: {exc}")
+    for warning in caught:
+        if issubclass(warning.category, ScorerOutputWarning):
+            _fail(str(warning.message))
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     check_table(table, scorer=name, expect_rows=expect_rows)
-    extra = [c for c in table.columns if c not in COLUMNS]
-    undocumented = [c for c in extra if c not in scorer_cls.extra_columns]
+    undocumented = undocumented_columns(table, scorer_cls.extra_columns)
     if undocumented:
         _fail(f"scorer {name!r} returns undocumented extra column(s) {undocumented}; list them in extra_columns")
     provenance = get_provenance(table)

@@ -111,7 +111,8 @@ def roberta_tokenizer(lines: list[str] | None = None, vocab_size: int = 400):
     vocab, merges = _train_bpe(lines or tiny_corpus(), vocab_size)
     # As in roberta-base, <mask> absorbs the space before it ("The <mask> works" -> The, <mask>, Ġworks).
     mask = AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True)
-    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=mask, model_max_length=64)
+    # transformers annotates mask_token as str but accepts (and documents) an AddedToken.
+    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=mask, model_max_length=64)  # type: ignore[arg-type]
 
 
 def build_roberta_bpe(directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0,
@@ -261,10 +262,13 @@ ARCHITECTURES = ("bert", "distilbert", "electra", "deberta-v2", "modernbert", "x
 
 def build_architecture(directory: str | os.PathLike[str], architecture: str, *, hidden: int = 32,
                        seed: int = 0) -> Path:
-    """A tiny random-weight masked LM of another architecture (DistilBERT, ELECTRA generator,
+    """Build a tiny masked LM.
+
+    A tiny random-weight masked LM of another architecture (DistilBERT, ELECTRA generator,
     DeBERTa-v2, ModernBERT, XLM-R, ...) with the uncased WordPiece tokenizer of
     :func:`build_bert_wordpiece`: for checking that the engine reads every architecture's
-    LM head correctly."""
+    LM head correctly.
+    """
     import torch
     from transformers import AutoConfig, AutoModelForMaskedLM, BertTokenizer
 

@@ -62,6 +62,7 @@ class LPRAnalysis(Analysis):
     )
 
     def run(self, table: Any) -> Any:
+        """Compute the LPR summaries of an fmat table."""
         return lpr(table, mask_pair=self.params["mask_pair"], target_pair=self.params["target_pair"],
                    attrib_pair=self.params["attrib_pair"], standardize=self.params["standardize"],
                    sigma=self.params["sigma"])
@@ -122,15 +123,22 @@ def _working_frame(table: Any) -> Any:
 
     fills_t = table["context"].str.contains("{TARGET}", regex=False)
     fills_a = table["context"].str.contains("{ATTRIB}", regex=False)
-    work = pd.DataFrame({
-        "scorer": table["scorer"].astype(str), "model": table["model"].astype(str),
-        "design": table["design"].astype(str), "context": table["context"].astype(str),
-        "mg": table["mask_group"].astype(str), "mw": table["mask"].astype(str),
-        "tg": table["target_group"].where(fills_t, "").astype(str), "tw": table["target"].where(fills_t, "").astype(str),
-        "ag": table["attribute_group"].where(fills_a, "").astype(str),
-        "aw": table["attribute"].where(fills_a, "").astype(str),
-        "value": table["value"].astype("float64"), "contrast": "",
-    })
+    work = pd.DataFrame(
+        {
+            "scorer": table["scorer"].astype(str),
+            "model": table["model"].astype(str),
+            "design": table["design"].astype(str),
+            "context": table["context"].astype(str),
+            "mg": table["mask_group"].astype(str),
+            "mw": table["mask"].astype(str),
+            "tg": table["target_group"].where(fills_t, "").astype(str),
+            "tw": table["target"].where(fills_t, "").astype(str),
+            "ag": table["attribute_group"].where(fills_a, "").astype(str),
+            "aw": table["attribute"].where(fills_a, "").astype(str),
+            "value": table["value"].astype("float64"),
+            "contrast": "",
+        }
+    )
     return work
 
 

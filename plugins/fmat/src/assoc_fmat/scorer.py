@@ -56,6 +56,7 @@ class FMATScorer(Scorer):
     )
 
     def check_stimuli(self, stimuli: Any) -> None:
+        """Require ``[MASK]`` queries and candidate words in every design."""
         from assoc.errors import StimuliError
 
         super().check_stimuli(stimuli)
@@ -64,6 +65,7 @@ class FMATScorer(Scorer):
                 raise StimuliError(f"scorer 'fmat': design {design.name!r} has no [MASK] options")
 
     def score(self, stimuli: Any, models: Sequence[str], *, progress: bool) -> Any:
+        """Score every query filling with every model: one row per ``[MASK]`` candidate."""
         from assoc.cache import ResultCache
         from assoc.mlm import load_masked_lm
         from assoc.mlm.words import split_query

@@ -43,8 +43,11 @@ def items_of(stimuli: Any) -> list[Item]:
 
 
 def same_model(key: str, model: str) -> bool:
-    """Whether ``key`` (of a ``{model: {word: token}}`` override) names ``model``: the same text, or the
-    same local directory however written (``./m``, ``m/``, an absolute path)."""
+    """Whether an override key names ``model``.
+
+    Whether ``key`` (of a ``{model: {word: token}}`` override) names ``model``: the same text, or the
+    same local directory however written (``./m``, ``m/``, an absolute path).
+    """
     import os
 
     if str(key) == str(model):
@@ -54,8 +57,11 @@ def same_model(key: str, model: str) -> bool:
 
 
 def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], words: set[str]) -> None:
-    """Refuse overrides that would be silently unused: a model key that is not one of ``models``
-    (e.g. misspelt, or a different model) or a word that is no option of the stimuli."""
+    """Refuse token overrides that would be silently unused.
+
+    Refuse overrides that would be silently unused: a model key that is not one of ``models``
+    (e.g. misspelt, or a different model) or a word that is no option of the stimuli.
+    """
     from assoc.errors import OptionError
 
     for key, value in (tokens or {}).items():
@@ -73,8 +79,11 @@ def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], wor
 
 
 def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
-    """Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
-    ``{model: {word: token}}`` entries for this model."""
+    """Explicit option -> token overrides for ``model``.
+
+    Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
+    ``{model: {word: token}}`` entries for this model.
+    """
     out: dict[str, str] = {}
     for key, value in (tokens or {}).items():
         if isinstance(value, Mapping):

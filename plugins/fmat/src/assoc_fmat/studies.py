@@ -73,7 +73,7 @@ def study_designs(study: Mapping[str, Any]) -> list[Design]:
         if study.get("attrib_pairing"):
             notes.append(f"attribute pairing: {study['attrib_pairing']}")
         designs.append(Design(
-            name=f"{study['id']}-{query['id']}", queries=(query["template"],), mask=mask,
+            name=f"{study['id']}-{query['id']}", queries=(query["template"],), mask=mask or {},
             target=_groups(study.get("targets") or {}) if "{TARGET}" in query["template"] else {},
             attribute=_groups(study.get("attrib") or {}) if "{ATTRIB}" in query["template"] else {},
             description=study["title"], notes=tuple(notes)))
@@ -86,6 +86,7 @@ class Bao2024Stimuli(Stimuli):
     missing: dict[str, str] = {}
 
     def select(self, names: Iterable[str], name: str = "") -> Stimuli:
+        """The Stimuli made of the studies (designs) ``names``."""
         wanted: list[str] = []
         studies = {d.name.split("-")[0] for d in self.designs}
         for item in names:

@@ -1,4 +1,6 @@
-"""assoc-pll: pseudo-log-likelihood scoring with masked language models, and the
+"""assoc-pll: pseudo-log-likelihood scoring and the Watson et al. (2023) choice model.
+
+assoc-pll: pseudo-log-likelihood scoring with masked language models, and the
 Bayes-rule choice model of Watson, Beekhuizen & Stevenson (2023).
 
 Public pieces: :func:`assoc_pll.pll.score_sentences` (PLL of plain sentences),

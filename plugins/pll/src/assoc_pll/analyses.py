@@ -56,10 +56,13 @@ PRIOR_OPTIONS = (
 
 
 class PosteriorAnalysis(Analysis):
-    """P(V|C) = P(C|V) P(V) / sum_V' P(C|V') P(V') over the variants of each design
+    """Posterior probability of each variant given its context (Bayes' rule).
+
+    P(V|C) = P(C|V) P(V) / sum_V' P(C|V') P(V') over the variants of each design
     (Watson et al., 2023, Eq. 1), with log P(C|V) the context PLL of a ``pll`` table
     (``tokens=context``) and P(V) = f(V) / sum_V' f(V') a frequency prior; optionally
-    averaged over fillers (Watson et al. average over the 50 states)."""
+    averaged over fillers (Watson et al. average over the 50 states).
+    """
 
     name = "posterior"
     description = ("Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
@@ -68,13 +71,14 @@ class PosteriorAnalysis(Analysis):
     options = PRIOR_OPTIONS
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute P(V|C) for each variant of each design and condition."""
         p = self.params
         return posterior_table(table, prior=p["prior"], counts=p["counts"], lang=p["lang"], floor=p["floor"],
                                average_over=p["average_over"])
 
 
 class LoglikAnalysis(Analysis):
-    """Average log-likelihood of observed human choices under the model's P(V|C):
+    """Average log-likelihood of observed human choices under the model's P(V|C).
 
         LL = sum_k w_k log P(v_k | C_k) / sum_k w_k
 
@@ -97,6 +101,7 @@ class LoglikAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute the weighted mean log-likelihood of the observed human choices."""
         p = self.params
         posterior = posterior_table(table, prior=p["prior"], counts=p["counts"], lang=p["lang"],
                                     floor=p["floor"], average_over=p["average_over"])

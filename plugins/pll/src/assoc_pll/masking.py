@@ -135,8 +135,11 @@ def positions_to_score(encoded: EncodedSentence, which: str = "all",
 
 def masked_copy(encoded: EncodedSentence, position: int, mask_token_id: int,
                 metric: str = "original") -> tuple[int, ...]:
-    """``input_ids`` with the token at ``position`` masked (and, for ``word_l2r``, the
-    later sub-tokens of the same word)."""
+    """``input_ids`` with the token at ``position`` masked.
+
+    ``input_ids`` with the token at ``position`` masked (and, for ``word_l2r``, the
+    later sub-tokens of the same word).
+    """
     if metric not in METRICS:
         raise OptionError(f"PLL metric must be one of {METRICS}, got {metric!r}")
     ids = list(encoded.input_ids)

@@ -1,9 +1,9 @@
-"""Pseudo-log-likelihood (PLL) of sentences under a masked language model.
+r"""Pseudo-log-likelihood (PLL) of sentences under a masked language model.
 
     PLL(S) = sum_{i in I} log P(s_i | S with s_i masked)          (Salazar et al., 2020, Eq. 2)
 
 where I is the set of scored token positions (every non-special token, or the
-context tokens only: P(C|V) = prod_{c_i in C} P(c_i | S \\ c_i), Nangia et al., 2020;
+context tokens only: P(C|V) = prod_{c_i in C} P(c_i | S \ c_i), Nangia et al., 2020;
 Watson et al., 2023, Eq. 2). Logarithms are natural. With ``metric="word_l2r"``
 the later sub-tokens of the scored token's word are masked as well (Kauf &
 Ivanova, 2023).
@@ -141,8 +141,11 @@ def score_sentences(
 
 
 def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int | None, progress: bool) -> list[float]:
-    """log P(token | masked copy) for each request: from ``cache`` when present, else from the
-    engine, in chunks of similar length, each stored in the cache as soon as it is done."""
+    """Log P(token | masked copy) for each request, cached.
+
+    Log P(token | masked copy) for each request: from ``cache`` when present, else from the
+    engine, in chunks of similar length, each stored in the cache as soon as it is done.
+    """
     from assoc.cache import digest
     from assoc.progress import bar
 

@@ -1,26 +1,31 @@
-"""assoc plugin entry point of assoc-pll: the ``pll`` scorer, the ``posterior`` and
-``loglik`` analyses, and the bundled Watson et al. (2023) stimuli.
+"""assoc plugin entry point of assoc-pll.
 
-Imports only light modules: torch and transformers load when a model is scored.
+Registers the ``pll`` scorer, the ``posterior`` and ``loglik`` analyses, and the
+bundled Watson et al. (2023) stimuli. Imports only light modules: torch and
+transformers load when a model is scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from assoc.hookspecs import hookimpl
 
+if TYPE_CHECKING:
+    from assoc.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
+
 
 @hookimpl
-def register_scorers(register: Callable[[type], None]) -> None:
+def register_scorers(register: RegisterScorer) -> None:
+    """Register the ``pll`` scorer."""
     from .scorer import PLLScorer
 
     register(PLLScorer)
 
 
 @hookimpl
-def register_analyses(register: Callable[[type], None]) -> None:
+def register_analyses(register: RegisterAnalysis) -> None:
+    """Register the ``posterior`` and ``loglik`` analyses."""
     from .analyses import LoglikAnalysis, PosteriorAnalysis
 
     register(PosteriorAnalysis)
@@ -28,7 +33,8 @@ def register_analyses(register: Callable[[type], None]) -> None:
 
 
 @hookimpl
-def register_stimuli(register: Callable[..., Any]) -> None:
+def register_stimuli(register: RegisterStimuli) -> None:
+    """Register the bundled Watson et al. (2023) stimuli."""
     from .stimuli import load_watson2023, load_watson2023_they
 
     register("watson2023", load_watson2023,

@@ -166,10 +166,13 @@ def posterior_table(
 
 
 def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """Human choices from a CSV (or data frame): columns ``design``, ``mask`` (the chosen
+    """Read human choices from a CSV file or a data frame.
+
+    Human choices from a CSV (or data frame): columns ``design``, ``mask`` (the chosen
     variant), optional ``group`` (participant group), condition columns among
     target_group/target/attribute_group/attribute, and ``count`` or ``proportion``
-    (neither: each row is one observation)."""
+    (neither: each row is one observation).
+    """
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):

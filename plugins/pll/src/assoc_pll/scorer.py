@@ -33,8 +33,11 @@ CITATION = (
 
 
 def filled_sentence(text: str, variant: str) -> tuple[str, tuple[int, int]]:
-    """Put ``variant`` into the ``[MASK]`` slot of ``text``; return the sentence and the
-    character span of the variant in it."""
+    """Put ``variant`` into the ``[MASK]`` slot of ``text``.
+
+    Put ``variant`` into the ``[MASK]`` slot of ``text``; return the sentence and the
+    character span of the variant in it.
+    """
     if text.count(MASK) != 1:
         raise StimuliError(f"filled query {text!r} must contain exactly one {MASK}, has {text.count(MASK)}")
     start = text.index(MASK)
@@ -86,7 +89,7 @@ class PLLScorer(Scorer):
 
     def sentences(self, stimuli: Stimuli) -> list[dict[str, Any]]:
         """Every filled sentence of ``stimuli``, with its table columns and variant span."""
-        items = []
+        items: list[dict[str, Any]] = []
         for design in stimuli.designs:
             for filling in design.fillings():
                 for group, variants in design.mask.items():
@@ -102,6 +105,7 @@ class PLLScorer(Scorer):
         return items
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """Score every sentence with every model: one PLL row per (sentence, scored tokens)."""
         from assoc.cache import ResultCache
         from assoc.mlm import load_masked_lm
         from assoc.table import from_records

@@ -33,6 +33,8 @@ _GROUP_OPTIONS = (
 
 
 class WEATAnalysis(Analysis):
+    """The WEAT test statistic, effect size d and permutation p-value (Caliskan et al., 2017)."""
+
     name = "weat"
     description = ("WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
                    "(any association table).")
@@ -41,18 +43,34 @@ class WEATAnalysis(Analysis):
         Option("x", str, None, "target group X (default: the first of exactly two target groups)"),
         Option("y", str, None, "target group Y (default: the second)"),
         *_GROUP_OPTIONS,
-        Option("alternative", str, "greater", "p-value: greater (one-sided, as Caliskan et al.), less, two-sided",
-               choices=("greater", "less", "two-sided")),
-        Option("exact_limit", int, 100_000, "enumerate all partitions of X ∪ Y when there are at most this many",
-               check=non_negative),
+        Option(
+            "alternative",
+            str,
+            "greater",
+            "p-value: greater (one-sided, as Caliskan et al.), less, two-sided",
+            choices=("greater", "less", "two-sided"),
+        ),
+        Option(
+            "exact_limit",
+            int,
+            100_000,
+            "enumerate all partitions of X ∪ Y when there are at most this many",
+            check=non_negative,
+        ),
         Option("n_resamples", int, 100_000, "random partitions when enumeration is too large", check=positive),
         Option("seed", int, 0, "seed of the sampled permutation test and the bootstrap", check=non_negative),
-        Option("n_bootstrap", int, 0, "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
-               check=non_negative),
+        Option(
+            "n_bootstrap",
+            int,
+            0,
+            "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
+            check=non_negative,
+        ),
         Option("level", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute the WEAT statistic, d and p for each design (and each ``by`` group)."""
         import pandas as pd
 
         from assoc.stats.weat import weat
@@ -87,6 +105,8 @@ class WEATAnalysis(Analysis):
 
 
 class WEFATAnalysis(Analysis):
+    """WEFAT: the per-word association score s(w, A, B) / SD and its permutation p-value."""
+
     name = "wefat"
     description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
     citation = CALISKAN + " ValNorm p-value: " + TONEY
@@ -106,6 +126,7 @@ class WEFATAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Compute the WEFAT score and p-value of each target word."""
         import pandas as pd
 
         frames = [frame for _, frame in self._per_unit(table)]
@@ -146,6 +167,8 @@ class WEFATAnalysis(Analysis):
 
 
 class ValNormAnalysis(Analysis):
+    """ValNorm: Pearson correlation of WEFAT valence scores with human valence norms."""
+
     name = "valnorm"
     description = ("ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human "
                    "valence norms.")
@@ -162,6 +185,7 @@ class ValNormAnalysis(Analysis):
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Correlate the WEFAT valence scores with the norms, per design (and ``by`` group)."""
         import numpy as np
         import pandas as pd
 
@@ -202,8 +226,11 @@ class ValNormAnalysis(Analysis):
 
 
 def _lowercased(values: dict[str, float], source: str) -> dict[str, float]:
-    """Norms keyed by lowercased word; two entries that become one word ("Love", "love") are an error,
-    since either value would be a silent choice and the word would count once with the wrong norm."""
+    """Norms keyed by lowercased word.
+
+    Norms keyed by lowercased word; two entries that become one word ("Love", "love") are an error,
+    since either value would be a silent choice and the word would count once with the wrong norm.
+    """
     from collections import defaultdict
 
     from assoc.errors import DataError

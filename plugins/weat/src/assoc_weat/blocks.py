@@ -45,22 +45,28 @@ class Unit:
     dropped: list[str] = field(default_factory=list)
 
     def rows(self, group: str) -> np.ndarray:
+        """Boolean mask of the matrix rows of target group ``group``."""
         return np.asarray(self.matrix.index.get_level_values(0) == group)
 
     def columns(self, group: str) -> np.ndarray:
+        """Boolean mask of the matrix columns of attribute group ``group``."""
         return np.asarray(self.matrix.columns.get_level_values(0) == group)
 
     def block(self, target_group: str, attribute_group: str) -> np.ndarray:
+        """The cosines of one target group (rows) with one attribute group (columns)."""
         return self.matrix.to_numpy()[np.ix_(self.rows(target_group), self.columns(attribute_group))]
 
     def words(self, target_group: str) -> list[str]:
+        """The target words of ``target_group``, in matrix order."""
         return list(self.matrix.index.get_level_values(1)[self.rows(target_group)])
 
     def count(self, kind: str, group: str) -> int:
+        """The number of words of a ``target`` or ``attribute`` group."""
         return int(self.rows(group).sum() if kind == "target" else self.columns(group).sum())
 
 
 def resolve_by(table: pd.DataFrame, by: Sequence[str] | None) -> list[str]:
+    """The grouping columns: ``by`` checked against ``table``, or the default ones it has."""
     if by is None:
         return [c for c in DEFAULT_BY if c in table.columns]
     missing = [c for c in by if c not in table.columns]

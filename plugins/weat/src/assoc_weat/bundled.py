@@ -1,4 +1,6 @@
-"""Bundled stimuli: the ten WEAT tests of Caliskan et al. (2017) and the ValNorm
+"""Bundled stimuli: Caliskan et al. (2017) WEAT tests and Toney & Caliskan (2021) ValNorm lists.
+
+Bundled stimuli: the ten WEAT tests of Caliskan et al. (2017) and the ValNorm
 word lists of Toney & Caliskan (2021) in seven languages.
 
 Both files are copied unchanged from the project's shared stimuli
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -22,12 +24,12 @@ CALISKAN_FILE = "caliskan2017_weat.json"
 VALNORM_FILE = "toney2021_valnorm.yaml"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _caliskan_data() -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath("data", CALISKAN_FILE).read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _valnorm_data() -> dict[str, Any]:
     import yaml
 
@@ -93,8 +95,11 @@ VALNORM_TESTS = (("flowers-insects", "flowers", "insects"), ("instruments-weapon
 
 
 def load_valnorm() -> Stimuli:
-    """Designs ``<lang>-flowers-insects`` and ``<lang>-instruments-weapons`` for zh, en, de, pl, pt, es, tr,
-    with attributes pleasant (A) and unpleasant (B), lists as printed in Toney & Caliskan (2021)."""
+    """The ValNorm designs of Toney & Caliskan (2021).
+
+    Designs ``<lang>-flowers-insects`` and ``<lang>-instruments-weapons`` for zh, en, de, pl, pt, es, tr,
+    with attributes pleasant (A) and unpleasant (B), lists as printed in Toney & Caliskan (2021).
+    """
     data = _valnorm_data()
     designs = []
     for language in data["languages_order"]:
@@ -105,7 +110,7 @@ def load_valnorm() -> Stimuli:
             groups, removed = {}, []
             for group in (x, y, "pleasant", "unpleasant"):
                 words, duplicates = _dedupe(lists[group])
-                groups[group] = words
+                groups[group] = tuple(words)
                 if duplicates:
                     removed.append(f"{group}: {', '.join(duplicates)}")
             notes = [f"{entry['language']} ({entry.get('table', '')}), lists as printed."] + [

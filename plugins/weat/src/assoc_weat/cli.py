@@ -105,6 +105,7 @@ def _p(value: float) -> str:
 
 
 def format_text(frame: Any) -> str:
+    """The replication table as aligned plain text."""
     lines = [f"{'test':7} {'X vs Y / A vs B':60} {'n':15} {'d':>6} {'p':>8} {'method':7} "
              f"{'GloVe840B':>9} {'w2v':>6} {'IAT d':>6}"]
     for _, r in frame.iterrows():
@@ -116,6 +117,7 @@ def format_text(frame: Any) -> str:
 
 
 def format_markdown(frame: Any) -> str:
+    """The replication table as a Markdown table."""
     lines = ["| test | X vs. Y | A vs. B | n (X×Y / A×B) | d | p | p method | published d, GloVe 840B | "
              "published d, word2vec | IAT d |",
              "|---|---|---|---|---:|---:|---|---:|---:|---:|"]

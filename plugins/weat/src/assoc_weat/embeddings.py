@@ -1,4 +1,6 @@
-"""Static word embeddings: loading (through gensim ``KeyedVectors``), a registry of
+"""Static word embeddings: loading, a registry of named embeddings, word lookup.
+
+Static word embeddings: loading (through gensim ``KeyedVectors``), a registry of
 named embeddings, and word lookup with explicit case and phrase handling.
 
 Supported files (``format="auto"`` guesses from the file name):
@@ -22,6 +24,7 @@ Named embeddings (``assoc weat embeddings`` lists them): ``glove-6b-50d``, GloVe
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import pickle
@@ -50,7 +53,8 @@ class UnsafeFormatWarning(UserWarning):
 class Embeddings:
     """Word vectors (a gensim ``KeyedVectors``) with the lookup rules of the WEAT scorer.
 
-    Attributes:
+    Attributes
+    ----------
         vectors: the gensim ``KeyedVectors``.
         name: the model identifier as the user gave it.
         cased: whether the vocabulary distinguishes case (any entry with an upper-case letter).
@@ -68,6 +72,7 @@ class Embeddings:
 
     @property
     def dimension(self) -> int:
+        """The length of each word vector."""
         return int(self.vectors.vector_size)
 
     def lookup(self, word: str, *, case: str = "auto", phrases: str = "reject") -> tuple[np.ndarray | None, str]:
@@ -114,6 +119,8 @@ class Embeddings:
 
 @dataclass(frozen=True)
 class NamedEmbedding:
+    """An embedding users name as a model: its loader runs on first use."""
+
     name: str
     loader: Callable[[], Any]
     description: str
@@ -286,7 +293,6 @@ def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = Non
     Parquet file with one column; it must have one entry per row, no duplicates.
     """
     import numpy as np
-
     from gensim.models import KeyedVectors
 
     matrix_path = Path(matrix_path)
@@ -302,8 +308,8 @@ def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = Non
         raise DataError(f"embedding matrix {matrix_path} has {matrix.shape[0]} rows but the vocabulary "
                         f"{vocabulary_path} has {len(words)} words")
     if len(set(words)) != len(words):
-        seen: set[str] = set()
-        duplicated = next(w for w in words if w in seen or seen.add(w))
+        counts = collections.Counter(words)
+        duplicated = next(w for w in words if counts[w] > 1)
         raise DataError(f"vocabulary {vocabulary_path} lists {duplicated!r} more than once")
     vectors = KeyedVectors(vector_size=matrix.shape[1], count=0, dtype=np.float32)
     vectors.add_vectors(words, np.asarray(matrix, dtype=np.float32))
@@ -348,7 +354,6 @@ def read_vocabulary(path: str | Path) -> list[str]:
 
 def _first(vectors: Any, limit: int) -> Any:
     import numpy as np
-
     from gensim.models import KeyedVectors
 
     if limit < 1:

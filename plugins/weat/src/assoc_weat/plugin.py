@@ -1,21 +1,32 @@
-"""Entry point of the ``weat`` plugin: registers the scorer, the analyses, the bundled
-stimuli and the ``assoc weat`` commands. Imports nothing heavy (gensim is loaded
-only when embeddings are)."""
+"""Entry point of the ``weat`` plugin.
+
+Registers the scorer, the analyses, the bundled stimuli and the ``assoc weat``
+commands. Imports nothing heavy (gensim is loaded only when embeddings are).
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from assoc import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+    from assoc.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl
-def register_scorers(register):
+def register_scorers(register: RegisterScorer) -> None:
+    """Register the ``weat`` scorer."""
     from .scorer import WEATScorer
 
     register(WEATScorer)
 
 
 @hookimpl
-def register_analyses(register):
+def register_analyses(register: RegisterAnalysis) -> None:
+    """Register the ``weat``, ``wefat`` and ``valnorm`` analyses."""
     from .analyses import ValNormAnalysis, WEATAnalysis, WEFATAnalysis
 
     register(WEATAnalysis)
@@ -24,7 +35,8 @@ def register_analyses(register):
 
 
 @hookimpl
-def register_stimuli(register):
+def register_stimuli(register: RegisterStimuli) -> None:
+    """Register the bundled Caliskan et al. (2017) and ValNorm stimuli."""
     from .bundled import load_caliskan, load_valnorm
 
     register("caliskan", load_caliskan, "Caliskan, Bryson & Narayanan (2017): the 10 WEAT tests, weat1..weat10")
@@ -33,7 +45,8 @@ def register_stimuli(register):
 
 
 @hookimpl
-def register_commands(cli):
+def register_commands(cli: click.Group) -> None:
+    """Add the ``assoc weat`` commands."""
     from .cli import weat_group
 
     cli.add_command(weat_group)

@@ -1,5 +1,8 @@
-"""The ``weat`` scorer: cosine similarities between target and attribute words in
-static word embeddings, one row per (target word, attribute word)."""
+"""The ``weat`` scorer: cosine similarities in static word embeddings.
+
+The ``weat`` scorer: cosine similarities between target and attribute words in
+static word embeddings, one row per (target word, attribute word).
+"""
 
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ def _share(value: float) -> float:
 
 
 class WEATScorer(Scorer):
+    """Cosine similarity of every (target word, attribute word) pair in static word embeddings."""
+
     name = "weat"
     description = "Cosine similarity of target and attribute words in static word embeddings (WEAT, WEFAT, ValNorm)."
     citation = ("Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Semantics derived automatically from "
@@ -40,7 +45,9 @@ class WEATScorer(Scorer):
     needs_queries = False
     extra_columns = {
         "design": "the design (test) name",
-        "target_token": "the embedding entry used for the target ('' when out of vocabulary; a+b for an averaged phrase)",
+        "target_token": (
+            "the embedding entry used for the target ('' when out of vocabulary; a+b for an averaged phrase)"
+        ),
         "attribute_token": "the embedding entry used for the attribute (as target_token)",
     }
     options = (
@@ -58,6 +65,7 @@ class WEATScorer(Scorer):
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
+        """Require target and attribute groups in every design."""
         super().check_stimuli(stimuli)
         for design in stimuli.designs:
             target, attribute = design.embedding_groups()
@@ -69,6 +77,7 @@ class WEATScorer(Scorer):
                 )
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """Score every (target, attribute) pair with every embedding: one cosine row per pair."""
         import numpy as np
         import pandas as pd
 
@@ -121,8 +130,11 @@ class WEATScorer(Scorer):
                          extra_columns=list(self.extra_columns))
 
     def _check_vectors(self, design: str, model: str, lookups: dict) -> None:
-        """A word found in the embedding whose vector is all zeros or not finite has no cosine: an error
-        naming it (dropping it silently, as a NaN cosine would, hides a broken embedding file)."""
+        """Reject found words whose vector has no cosine.
+
+        A word found in the embedding whose vector is all zeros or not finite has no cosine: an error
+        naming it (dropping it silently, as a NaN cosine would, hides a broken embedding file).
+        """
         import numpy as np
 
         bad = []

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from assoc import Option, Scorer
 from assoc.errors import ModelError
 from assoc.table import from_records
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from assoc import Stimuli
 
 
 def char_ngrams(word: str, n: int, lowercase: bool = True) -> Counter[str]:
@@ -28,6 +35,8 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
 
 
 class CharNgramScorer(Scorer):
+    """Cosine similarity of the character n-gram counts of a target and an attribute word."""
+
     name = "char_ngram"
     description = "Cosine similarity of character n-gram counts of target and attribute words (example plugin)."
     citation = "Example plugin for the assoc documentation; no publication."
@@ -36,7 +45,8 @@ class CharNgramScorer(Scorer):
     options = (Option("lowercase", bool, True, "Compare words case-insensitively."),)
     extra_columns = {"n": "the n-gram size used"}
 
-    def score(self, stimuli, models, *, progress):
+    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """One row per (model, target, attribute): the cosine of their n-gram counts."""
         rows = []
         for model in models:
             n = self._ngram_size(model)
