@@ -7,15 +7,17 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from assoc_chat_listing.prompts import PAPER_LISTING, PAPER_RATING, PAPER_SYSTEM, fill
 
 import assoc
-from assoc_chat_listing.prompts import PAPER_LISTING, PAPER_RATING, PAPER_SYSTEM, fill
 
 TERMS = ["nurses", "engineers", "farmers"]
 LIST_REPLY = "kind, smart, brave"
 RATING_REPLY = "4"
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
 def conversations() -> list[str]:
@@ -47,14 +49,27 @@ def tiny_chat_model(tmp_path_factory):
     raw = Tokenizer(models.WordLevel(unk_token="<unk>"))
     raw.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
     raw.train_from_iterator(conversations(), trainers.WordLevelTrainer(special_tokens=specials))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="<pad>", unk_token="<unk>",
-                                        eos_token="<eos>", additional_special_tokens=specials[3:])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<eos>",
+        additional_special_tokens=specials[3:],
+    )
     tokenizer.chat_template = TEMPLATE
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                         bos_token_id=tokenizer.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+    )
     model = LlamaForCausalLM(config)
     batch = tokenizer(conversations(), return_tensors="pt", padding=True, add_special_tokens=False)
     # learn the replies only: everything up to and including <|assistant|> is context
@@ -84,8 +99,16 @@ def run(model_dir, **options):
     study = {"designs": [{"name": "d", "target": {"jobs": TERMS}}]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return assoc.score("chat_listing", study, model_dir, backend="transformers", task="both", device="cpu",
-                           max_tokens=12, **options)
+        return assoc.score(
+            "chat_listing",
+            study,
+            model_dir,
+            backend="transformers",
+            task="both",
+            device="cpu",
+            max_tokens=12,
+            **options,
+        )
 
 
 def test_local_chat_model_lists_and_rates(tiny_chat_model):

@@ -9,23 +9,27 @@ import time
 import warnings
 
 import pytest
-
-import assoc
-from assoc.cache import CacheWarning
 from assoc_chat_listing import responses
 from assoc_chat_listing.engine import ChatServiceError
 from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
 from assoc_chat_listing.testing import FAST_RETRIES as FAST
 from assoc_chat_listing.testing import SHAPES, ChatServer, listing_words
 
+import assoc
+from assoc.cache import CacheWarning
+
 TERMS = ["nurses", "engineers", "musicians", "Christians", "Hindus"]
 
-SYSTEM = ("You will be given information about a series of target groups of people. Answer how most people in "
-          "American society would respond")
+SYSTEM = (
+    "You will be given information about a series of target groups of people. Answer how most people in "
+    "American society would respond"
+)
 LISTING = "List 50 characteristics that you believe most Americans would think describe [target]. Use single words."
-RATING = ("In general, how does American society view people who are [target]? Use a scale ranging from (1) Very "
-          "negatively to (5) Very positively. Do not provide an explanation, only a single-number response using "
-          "the scale.")
+RATING = (
+    "In general, how does American society view people who are [target]? Use a scale ranging from (1) Very "
+    "negatively to (5) Very positively. Do not provide an explanation, only a single-number response using "
+    "the scale."
+)
 
 
 def score(server, **options):
@@ -67,12 +71,14 @@ def test_robustness_prompt_and_custom_prompts(server):
     body = server.chat_requests()[0].body
     assert body["messages"] == [{"role": "user", "content": "List 5 characteristics that you believe describe nurses."}]
     server.reset()
-    table = score(server, listing_prompt="Name {n_items} traits of [target]!", n_items=3, samples=2, seed=7,
-                  max_tokens=100)
+    table = score(
+        server, listing_prompt="Name {n_items} traits of [target]!", n_items=3, samples=2, seed=7, max_tokens=100
+    )
     bodies = [r.body for r in server.chat_requests()]
     assert {b["messages"][-1]["content"] for b in bodies} == {f"Name 3 traits of {t}!" for t in TERMS}
     assert sorted({b["seed"] for b in bodies}) == [7, 8] and {b["max_tokens"] for b in bodies} == {100}
-    assert sorted(table["sample"].unique()) == [0, 1] and (table["context"] == "Name {n_items} traits of {target}!").all()
+    assert sorted(table["sample"].unique()) == [0, 1]
+    assert (table["context"] == "Name {n_items} traits of {target}!").all()
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -88,8 +94,9 @@ def test_every_reply_shape_through_http(shape):
 
 
 def test_ratings_and_refusals(server):
-    server.replies["Hindus"] = ("I'm sorry, but I cannot provide characteristics for Hindus, as it is not "
-                                "appropriate to generalize.")
+    server.replies["Hindus"] = (
+        "I'm sorry, but I cannot provide characteristics for Hindus, as it is not appropriate to generalize."
+    )
     with pytest.warns(UserWarning, match="refusal"):
         table = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, task="both", **FAST)
     ratings = table[table["measure"] == "rating"].set_index("target")
@@ -127,8 +134,10 @@ def test_429_with_retry_after_is_honoured(server):
     assert len(table) == 5 * 50
 
 
-@pytest.mark.parametrize("fault, reason", [({"status": 500}, "500"), ({"status": 503}, "503"),
-                                           ({"delay": 1.0}, "timeout"), ({"drop": True}, "connection")])
+@pytest.mark.parametrize(
+    "fault, reason",
+    [({"status": 500}, "500"), ({"status": 503}, "503"), ({"delay": 1.0}, "timeout"), ({"drop": True}, "connection")],
+)
 def test_transient_failures_are_retried(server, fault, reason):
     server.fail(2, **fault)
     table = score(server, timeout=0.3, concurrency=2)
@@ -218,11 +227,12 @@ def test_corrupt_cache_entry_is_requested_again(server, tmp_path):
     first = score(server)
     packs = sorted((tmp_path / "cache").rglob("pack-*.json"))
     assert packs
+    lost = len(json.loads(packs[0].read_text())["entries"])
     packs[0].write_text(packs[0].read_text()[:-40] + "garbage")
     server.reset()
     with pytest.warns(CacheWarning, match="corrupt"):
         again = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, **FAST)
-    assert 1 <= len(server.chat_requests()) < 5
+    assert len(server.chat_requests()) == lost >= 1  # exactly the corrupt pack's requests are sent again
     assert first[["target", "attribute"]].equals(again[["target", "attribute"]])
 
 
@@ -274,9 +284,28 @@ def test_kill_and_resume_repeats_no_stored_request(tmp_path):
     study.write_text(json.dumps(STIMULI))
     with ChatServer(delay=0.03) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.url, "ASSOC_CACHE_DIR": str(tmp_path / "cache")}
-        cmd = [sys.executable, "-m", "assoc.cli", "score", "--scorer", "chat_listing", "--stimuli", str(study),
-               "--model", "m", "-o", "samples=8", "-o", "seed=1", "-o", "concurrency=2", "-o", "n_items=5",
-               "--out", str(tmp_path / "out.csv")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "assoc.cli",
+            "score",
+            "--scorer",
+            "chat_listing",
+            "--stimuli",
+            str(study),
+            "--model",
+            "m",
+            "-o",
+            "samples=8",
+            "-o",
+            "seed=1",
+            "-o",
+            "concurrency=2",
+            "-o",
+            "n_items=5",
+            "--out",
+            str(tmp_path / "out.csv"),
+        ]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while sum(r.answered == "ok" for r in server.chat_requests()) < 12 and time.monotonic() < deadline:
@@ -291,10 +320,21 @@ def test_kill_and_resume_repeats_no_stored_request(tmp_path):
         server.reset()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table = assoc.score("chat_listing", str(study), "m", base_url=server.url, samples=8, seed=1, n_items=5,
-                                cache_dir=str(tmp_path / "cache"), **FAST)
-        resent = {json.dumps([r.body["messages"], {k: r.body[k] for k in ("temperature", "seed")}], sort_keys=True)
-                  for r in server.chat_requests()}
+            table = assoc.score(
+                "chat_listing",
+                str(study),
+                "m",
+                base_url=server.url,
+                samples=8,
+                seed=1,
+                n_items=5,
+                cache_dir=str(tmp_path / "cache"),
+                **FAST,
+            )
+        resent = {
+            json.dumps([r.body["messages"], {k: r.body[k] for k in ("temperature", "seed")}], sort_keys=True)
+            for r in server.chat_requests()
+        }
     assert not resent & stored_bodies
     assert len(resent) == 40 - len(stored)
     assert len(table) == 40 * 5

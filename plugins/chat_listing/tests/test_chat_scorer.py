@@ -8,15 +8,15 @@ import warnings
 
 import pandas as pd
 import pytest
+from assoc_chat_listing.engine import ChatServiceError
+from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
+from assoc_chat_listing.testing import FAST_RETRIES as FAST
+from assoc_chat_listing.testing import ChatServer, listing_words
 from click.testing import CliRunner
 
 import assoc
 from assoc.cli import cli
 from assoc.errors import OptionError, StimuliError
-from assoc_chat_listing.engine import ChatServiceError
-from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
-from assoc_chat_listing.testing import FAST_RETRIES as FAST
-from assoc_chat_listing.testing import ChatServer, listing_words
 
 SECRET = "sk-test-Zq8vR3mN1pL6tY0wX4cB7dKe"
 
@@ -27,15 +27,18 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"listing_prompt": "List characteristics of Americans."}, "listing_prompt.*no \\{target\\} placeholder"),
-    ({"rating_prompt": "How good are {group}?"}, "rating_prompt.*unknown placeholder \\{group\\}"),
-    ({"concurrency": 0}, "concurrency.*at least 1"),
-    ({"task": "listings"}, "task.*must be one of 'listing', 'rating', 'both'"),
-    ({"base_url": "127.0.0.1:8000/v1"}, "base_url.*http\\(s\\) URL"),
-    ({"samples": 0}, "samples.*at least 1"),
-    ({"refusal_patterns": ["(oops"]}, "refusal_patterns.*regular expression"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"listing_prompt": "List characteristics of Americans."}, "listing_prompt.*no \\{target\\} placeholder"),
+        ({"rating_prompt": "How good are {group}?"}, "rating_prompt.*unknown placeholder \\{group\\}"),
+        ({"concurrency": 0}, "concurrency.*at least 1"),
+        ({"task": "listings"}, "task.*must be one of 'listing', 'rating', 'both'"),
+        ({"base_url": "127.0.0.1:8000/v1"}, "base_url.*http\\(s\\) URL"),
+        ({"samples": 0}, "samples.*at least 1"),
+        ({"refusal_patterns": ["(oops"]}, "refusal_patterns.*regular expression"),
+    ],
+)
 def test_bad_options_fail_before_any_request(server, options, message):
     with pytest.raises(OptionError, match=message):
         assoc.score("chat_listing", STIMULI, "m", **{"base_url": server.url, **options})
@@ -43,12 +46,14 @@ def test_bad_options_fail_before_any_request(server, options, message):
 
 
 def test_no_api_key_for_a_remote_endpoint(server):
-    with pytest.raises(OptionError, match="no API key for https://api.openai.com/v1: set the environment variable "
-                                          "OPENAI_API_KEY"):
+    with pytest.raises(
+        OptionError, match="no API key for https://api.openai.com/v1: set the environment variable OPENAI_API_KEY"
+    ):
         assoc.score("chat_listing", STIMULI, "gpt-4o-mini")
     with pytest.raises(OptionError, match="TOGETHER_API_KEY"):
-        assoc.score("chat_listing", STIMULI, "m", base_url="https://api.together.xyz/v1",
-                    api_key_env="TOGETHER_API_KEY")
+        assoc.score(
+            "chat_listing", STIMULI, "m", base_url="https://api.together.xyz/v1", api_key_env="TOGETHER_API_KEY"
+        )
 
 
 def test_unreachable_base_url(monkeypatch):
@@ -92,8 +97,20 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
         with pytest.raises(ChatServiceError) as info:
             assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, n_items=3, **FAST)
         texts.append(str(info.value))
-        result = CliRunner().invoke(cli, ["score", "--scorer", "chat_listing", "--stimuli", "missing.yaml",
-                                          "--model", "m", "-o", f"base_url={server.url}"])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "score",
+                "--scorer",
+                "chat_listing",
+                "--stimuli",
+                "missing.yaml",
+                "--model",
+                "m",
+                "-o",
+                f"base_url={server.url}",
+            ],
+        )
         texts.append(result.output)
     texts.append(caplog.text)
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -108,22 +125,45 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
 def test_command_line_end_to_end_and_stereotype_reads_it_unchanged(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "study.yaml").write_text(
-        "name: chat-example\ndesigns:\n  - name: groups\n    target:\n      occupation: [nurses, engineers]\n")
+        "name: chat-example\ndesigns:\n  - name: groups\n    target:\n      occupation: [nurses, engineers]\n"
+    )
     # a made-up two-dimension dictionary (long format: word, dimension, direction)
-    dictionary = pd.DataFrame([("friendly", "Warmth", 1), ("warm", "Warmth", 1), ("cold", "Warmth", -1),
-                               ("rude", "Warmth", -1), ("smart", "Competence", 1), ("lazy", "Competence", -1),
-                               ("hard working", "Competence", 1), ("incompetent", "Competence", -1)],
-                              columns=["word", "dimension", "direction"])
+    dictionary = pd.DataFrame(
+        [
+            ("friendly", "Warmth", 1),
+            ("warm", "Warmth", 1),
+            ("cold", "Warmth", -1),
+            ("rude", "Warmth", -1),
+            ("smart", "Competence", 1),
+            ("lazy", "Competence", -1),
+            ("hard working", "Competence", 1),
+            ("incompetent", "Competence", -1),
+        ],
+        columns=["word", "dimension", "direction"],
+    )
     dictionary.to_csv(tmp_path / "dict.csv", index=False)
     runner = CliRunner()
     with ChatServer(shape="bold") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        done = runner.invoke(cli, ["score", "--scorer", "chat_listing", "--stimuli", "study.yaml", "--model",
-                                   "gpt-4o-mini", "--out", "chat.csv"])
+        done = runner.invoke(
+            cli,
+            [
+                "score",
+                "--scorer",
+                "chat_listing",
+                "--stimuli",
+                "study.yaml",
+                "--model",
+                "gpt-4o-mini",
+                "--out",
+                "chat.csv",
+            ],
+        )
         assert done.exit_code == 0, done.output
         assert len(server.chat_requests()) == 2
-    done = runner.invoke(cli, ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv",
-                               "--out", "stereo.csv"])
+    done = runner.invoke(
+        cli, ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv", "--out", "stereo.csv"]
+    )
     assert done.exit_code == 0, done.output
     result = assoc.read_table("stereo.csv")
     signs = {"friendly": 1, "warm": 1, "cold": -1, "rude": -1}
@@ -142,11 +182,38 @@ def test_table_columns_and_types(server):
         warnings.simplefilter("ignore")
         table = assoc.score("chat_listing", STIMULI, "m", base_url=server.url, task="both", n_items=4, **FAST)
     listed = table[table["measure"] == "listed"]
-    assert list(table.columns[:9]) == ["scorer", "model", "context", "target_group", "target", "attribute_group",
-                                       "attribute", "measure", "value"]
-    for column in ("design", "task", "rank", "raw_item", "n_listed", "sample", "response_id", "rating_status",
-                   "raw_reply"):
+    assert list(table.columns[:9]) == [
+        "scorer",
+        "model",
+        "context",
+        "target_group",
+        "target",
+        "attribute_group",
+        "attribute",
+        "measure",
+        "value",
+    ]
+    for column in (
+        "design",
+        "task",
+        "rank",
+        "raw_item",
+        "n_listed",
+        "sample",
+        "response_id",
+        "rating_status",
+        "raw_reply",
+    ):
         assert column in table.columns
     assert (listed["n_listed"] == 4).all() and listed["rank"].tolist()[:4] == [1, 2, 3, 4]
     assert len(table[table["measure"] == "rating"]) == 5
     assert table.attrs["assoc"]["run"]["n_replies_off_count"] == 0
+
+
+@pytest.mark.parametrize("options", [{"task": "both"}, {"task": "rating", "samples": 2, "seed": 3}, {"dry_run": True}])
+def test_conforms_to_the_scorer_contract(server, options):
+    from assoc.testing.conformance import check_scorer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check_scorer("chat_listing", STIMULI, ["m"], {"base_url": server.url, "n_items": 3, **FAST, **options})

@@ -17,9 +17,11 @@ __all__ = ["responses"]
 
 
 def responses(response_ids: Iterable[str] | None = None, *, cache_dir: str | None = None) -> pd.DataFrame:
-    """The stored raw responses (one row each): ``response_id``, ``model``, ``endpoint``, ``messages``,
-    ``params``, ``sample``, ``received``, ``reply`` (the assistant's text) and ``response`` (the body as
-    the server sent it).
+    """Return the stored raw responses behind a table's ``response_id`` column, one row each.
+
+    Columns: ``response_id``, ``model``, ``endpoint``, ``backend``, ``messages``, ``params``,
+    ``sample``, ``received``, ``reply`` (the assistant's text) and ``response`` (the body as the
+    server sent it).
 
     ``response_ids`` (e.g. ``table["response_id"].unique()``) selects some; ``None`` gives every stored
     chat response under ``cache_dir`` (default: the assoc cache root).
@@ -35,10 +37,32 @@ def responses(response_ids: Iterable[str] | None = None, *, cache_dir: str | Non
     for key in keys:
         entry = entries[key]
         request = entry.get("request", {})
-        rows.append({"response_id": key, "model": request.get("model"), "endpoint": request.get("endpoint"),
-                     "backend": request.get("backend"), "messages": request.get("messages"),
-                     "params": request.get("params"), "sample": request.get("sample"),
-                     "received": entry.get("received"), "reply": reply_text(entry.get("response", {})),
-                     "response": entry.get("response")})
-    return pd.DataFrame(rows, columns=["response_id", "model", "endpoint", "backend", "messages", "params", "sample",
-                                       "received", "reply", "response"])
+        rows.append(
+            {
+                "response_id": key,
+                "model": request.get("model"),
+                "endpoint": request.get("endpoint"),
+                "backend": request.get("backend"),
+                "messages": request.get("messages"),
+                "params": request.get("params"),
+                "sample": request.get("sample"),
+                "received": entry.get("received"),
+                "reply": reply_text(entry.get("response", {})),
+                "response": entry.get("response"),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "response_id",
+            "model",
+            "endpoint",
+            "backend",
+            "messages",
+            "params",
+            "sample",
+            "received",
+            "reply",
+            "response",
+        ],
+    )

@@ -29,6 +29,7 @@ import asyncio
 import json
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -82,6 +83,7 @@ class RunReport:
     seconds: float = 0.0
 
     def count_retry(self, reason: str) -> None:
+        """Count one retry and its reason (a status code, ``timeout``, ``connection``)."""
         self.retries += 1
         self.retry_reasons[reason] = self.retry_reasons.get(reason, 0) + 1
 
@@ -102,6 +104,7 @@ class RateLimiter:
         self._lock = asyncio.Lock()
 
     async def acquire(self, tokens: float) -> None:
+        """Wait until one request of ``tokens`` estimated tokens may be sent, and take it from the buckets."""
         if self.request_rate is None and self.token_rate is None:
             return
         async with self._lock:
@@ -150,7 +153,7 @@ def _retry_after(exc: Any) -> float | None:
 
 
 def _backoff(attempt: int, settings: EngineSettings, rng: random.Random) -> float:
-    delay = min(settings.backoff_max, settings.backoff_base * 2 ** attempt)
+    delay = min(settings.backoff_max, settings.backoff_base * 2**attempt)
     return delay / 2 + rng.uniform(0, delay / 2)
 
 
@@ -198,15 +201,23 @@ class _Writer:
             raise self.error
 
 
-async def _send_all(requests: Sequence[ChatRequest], settings: EngineSettings, writer: _Writer,
-                    report: RunReport, on_done: Callable[[], None], seed: int) -> None:
-    import httpx
+async def _send_all(
+    requests: Sequence[ChatRequest],
+    settings: EngineSettings,
+    writer: _Writer,
+    report: RunReport,
+    on_done: Callable[[], None],
+    seed: int,
+) -> None:
     import openai
 
-    limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
-    http = httpx.AsyncClient(limits=limits, timeout=settings.timeout)
-    client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, max_retries=0,
-                                timeout=settings.timeout, http_client=http)
+    # The HTTP library is the one this openai release is built on (httpx, or httpx2 from openai 3).
+    http_module = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]]
+    limits = http_module.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
+    http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=settings.timeout)
+    client = openai.AsyncOpenAI(
+        base_url=settings.base_url, api_key=settings.api_key, max_retries=0, timeout=settings.timeout, http_client=http
+    )
     limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
     semaphore = asyncio.Semaphore(settings.concurrency)
     rng = random.Random(seed)
@@ -226,16 +237,26 @@ async def _send_all(requests: Sequence[ChatRequest], settings: EngineSettings, w
                     status = exc.status_code
                     message = redact(str(exc.message), settings.api_key)
                     if status in FATAL_STATUS:
-                        what = {401: "the API key was rejected (401)", 403: "access denied (403)",
-                                404: f"not found (404): is the model {request.model!r} served at this base_url?"}[status]
+                        what = {
+                            401: "the API key was rejected (401)",
+                            403: "access denied (403)",
+                            404: f"not found (404): is the model {request.model!r} served at this base_url?",
+                        }[status]
                         stop.append(ChatServiceError(f"chat service at {request.endpoint}: {what}: {message}"))
                         return
                     if status in RETRY_STATUS or status >= 500:
                         reason = str(status)
                         wait = _retry_after(exc)
                     else:
-                        report.failed.append({"key": request.key, "target": request.target, "task": request.task,
-                                              "status": status, "error": message})
+                        report.failed.append(
+                            {
+                                "key": request.key,
+                                "target": request.target,
+                                "task": request.task,
+                                "status": status,
+                                "error": message,
+                            }
+                        )
                         on_done()
                         return
                 except (openai.APITimeoutError, openai.APIConnectionError) as exc:
@@ -250,10 +271,13 @@ async def _send_all(requests: Sequence[ChatRequest], settings: EngineSettings, w
                     on_done()
                     return
                 if attempt == settings.max_retries:
-                    stop.append(ChatServiceError(
-                        f"chat service at {request.endpoint} still failing after {settings.max_retries + 1} attempts "
-                        f"(last: {message}); the responses received so far are stored: run the same command again "
-                        f"to resume"))
+                    stop.append(
+                        ChatServiceError(
+                            f"chat service at {request.endpoint} still failing after {settings.max_retries + 1} "
+                            f"attempts (last: {message}); the responses received so far are stored: run the same "
+                            f"command again to resume"
+                        )
+                    )
                     return
                 report.count_retry(reason)
                 await asyncio.sleep(wait if wait is not None else _backoff(attempt, settings, rng))
@@ -278,8 +302,14 @@ async def _send_all(requests: Sequence[ChatRequest], settings: EngineSettings, w
         raise stop[0]
 
 
-def run_requests(requests: Sequence[ChatRequest], settings: EngineSettings, store: ResponseStore, *,
-                 progress: bool = False, seed: int = 0) -> RunReport:
+def run_requests(
+    requests: Sequence[ChatRequest],
+    settings: EngineSettings,
+    store: ResponseStore,
+    *,
+    progress: bool = False,
+    seed: int = 0,
+) -> RunReport:
     """Send ``requests`` (all of them: callers leave out those already stored) and store every response.
 
     Returns a :class:`RunReport`; raises :class:`ChatServiceError` when the service fails for

@@ -4,8 +4,8 @@ Each request's messages go through the tokenizer's chat template
 (``apply_chat_template(messages, add_generation_prompt=True)``); requests are generated in
 batches of ``batch_size`` (left padding, so every prompt ends where generation starts), greedily
 at temperature 0 (``do_sample=False``) and by sampling at ``temperature`` otherwise (seeded per
-request from ``seed`` and the sample index, so a repetition is reproducible). ``max_tokens``
-caps the new tokens (default 512). Replies are stored in the same cache, shaped like an OpenAI
+batch from ``seed`` and the sample index, so a run with the same batches is reproducible).
+``max_tokens`` caps the new tokens (default 512). Replies are stored in the same cache, shaped like an OpenAI
 chat-completion body (with token usage), so parsing, cleaning and the table are the same as for
 the ``openai`` backend. The cache key's endpoint is ``transformers:<fingerprint>``: the model
 directory's content hash (or Hub commit), so changed weights never reuse old replies.
@@ -50,16 +50,20 @@ class LocalChatModel:
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - the [local] extra
-            raise ModelError("backend 'transformers' needs torch and transformers: "
-                             "pip install 'assoc-chat-listing[local]'") from exc
+            raise ModelError(
+                "backend 'transformers' needs torch and transformers: pip install 'assoc-chat-listing[local]'"
+            ) from exc
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
-            self.lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype(dtype))
+            tokenizer: Any = AutoTokenizer.from_pretrained(source)
+            lm: Any = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype(dtype))
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"cannot load chat model {model!r}: {str(exc).splitlines()[0]}") from exc
+        self.tokenizer, self.lm = tokenizer, lm
         if not getattr(self.tokenizer, "chat_template", None):
-            raise ModelError(f"model {model!r} has no chat template (tokenizer.chat_template): it is not a chat "
-                             "model, or set one on its tokenizer")
+            raise ModelError(
+                f"model {model!r} has no chat template (tokenizer.chat_template): it is not a chat "
+                "model, or set one on its tokenizer"
+            )
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -71,13 +75,19 @@ class LocalChatModel:
         import torch
 
         params = requests[0].params
-        prompts = [self.tokenizer.apply_chat_template([dict(m) for m in r.messages], tokenize=False,
-                                                      add_generation_prompt=True) for r in requests]
+        prompts = [
+            self.tokenizer.apply_chat_template(
+                [dict(m) for m in r.messages], tokenize=False, add_generation_prompt=True
+            )
+            for r in requests
+        ]
         encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         encoded = {k: v.to(self.device) for k, v in encoded.items()}
         temperature = float(params.get("temperature") or 0.0)
-        kwargs: dict[str, Any] = {"max_new_tokens": int(params.get("max_tokens") or DEFAULT_MAX_NEW_TOKENS),
-                                  "pad_token_id": self.tokenizer.pad_token_id}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": int(params.get("max_tokens") or DEFAULT_MAX_NEW_TOKENS),
+            "pad_token_id": self.tokenizer.pad_token_id,
+        }
         if temperature > 0:
             kwargs.update(do_sample=True, temperature=temperature)
             torch.manual_seed(int(params.get("seed") or 0) * 1_000_003 + requests[0].sample)
@@ -92,20 +102,32 @@ class LocalChatModel:
             new = output[row, width:].tolist()
             finish = "length"
             if eos is not None and eos in new:
-                new = new[:new.index(eos)]
+                new = new[: new.index(eos)]
                 finish = "stop"
             text = self.tokenizer.decode(new, skip_special_tokens=True)
             prompt_tokens = int(encoded["attention_mask"][row].sum())
-            bodies.append({"id": f"local-{request.key[:16]}", "object": "chat.completion", "created": int(time.time()),
-                           "model": self.name, "choices": [{"index": 0, "finish_reason": finish,
-                                                            "message": {"role": "assistant", "content": text}}],
-                           "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(new),
-                                     "total_tokens": prompt_tokens + len(new)}})
+            bodies.append(
+                {
+                    "id": f"local-{request.key[:16]}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": self.name,
+                    "choices": [
+                        {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": len(new),
+                        "total_tokens": prompt_tokens + len(new),
+                    },
+                }
+            )
         return bodies
 
 
-def run_local(requests: Sequence[ChatRequest], store: ResponseStore, *, batch_size: int, device: str,
-              progress: bool) -> None:
+def run_local(
+    requests: Sequence[ChatRequest], store: ResponseStore, *, batch_size: int, device: str, progress: bool
+) -> None:
     """Generate replies for ``requests`` (one model per call) and store each batch as it finishes."""
     from assoc.progress import bar
 
@@ -120,7 +142,7 @@ def run_local(requests: Sequence[ChatRequest], store: ResponseStore, *, batch_si
     try:
         for group in groups.values():
             for start in range(0, len(group), batch_size):
-                batch = group[start:start + batch_size]
+                batch = group[start : start + batch_size]
                 bodies = model.generate(batch)
                 store.put((r, make_entry(r, b)) for r, b in zip(batch, bodies))
                 progress_bar.update(len(batch))

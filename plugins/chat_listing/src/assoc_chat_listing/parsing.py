@@ -125,8 +125,12 @@ class ReplyParser:
         The rating scale's lowest and highest points (the paper: 1 to 5).
     """
 
-    def __init__(self, refusal_patterns: Sequence[str] = REFUSAL_PATTERNS,
-                 warning_patterns: Sequence[str] = WARNING_PATTERNS, scale: tuple[int, int] = (1, 5)):
+    def __init__(
+        self,
+        refusal_patterns: Sequence[str] = REFUSAL_PATTERNS,
+        warning_patterns: Sequence[str] = WARNING_PATTERNS,
+        scale: tuple[int, int] = (1, 5),
+    ):
         self.refusal = _compile(refusal_patterns)
         self.warning = _compile(warning_patterns)
         self.scale = scale

@@ -17,15 +17,20 @@ import re
 from typing import Any
 
 #: The paper's system prompt (printed without a final period; kept so).
-PAPER_SYSTEM = ("You will be given information about a series of target groups of people. Answer how most people "
-                "in American society would respond")
+PAPER_SYSTEM = (
+    "You will be given information about a series of target groups of people. Answer how most people "
+    "in American society would respond"
+)
 #: The paper's listing prompt.
-PAPER_LISTING = ("List {n_items} characteristics that you believe most Americans would think describe {target}. "
-                 "Use single words.")
+PAPER_LISTING = (
+    "List {n_items} characteristics that you believe most Americans would think describe {target}. Use single words."
+)
 #: The paper's valence (rating) prompt, 1-5 scale.
-PAPER_RATING = ("In general, how does American society view people who are {target}? Use a scale ranging from (1) "
-                "Very negatively to (5) Very positively. Do not provide an explanation, only a single-number "
-                "response using the scale.")
+PAPER_RATING = (
+    "In general, how does American society view people who are {target}? Use a scale ranging from (1) "
+    "Very negatively to (5) Very positively. Do not provide an explanation, only a single-number "
+    "response using the scale."
+)
 #: The paper's robustness listing prompt. Printed as "...describe [target];" - the ';' is read as sentence
 #: punctuation, so the prompt ends with a period here. Its "more direct system" prompt is only in the
 #: authors' repository, so the default system prompt is used unless you give one.
@@ -56,20 +61,26 @@ def resolve_prompt(option: str, value: str) -> str:
     if option == "system_prompt":
         unknown = _PLACEHOLDER.findall(template)
         if unknown:
-            raise ValueError(f"the system prompt is the same for every term and cannot have placeholders "
-                             f"({', '.join('{' + u + '}' for u in unknown)})")
+            raise ValueError(
+                f"the system prompt is the same for every term and cannot have placeholders "
+                f"({', '.join('{' + u + '}' for u in unknown)})"
+            )
         return template
     if not template.strip():
         raise ValueError("is empty")
     slots = _PLACEHOLDER.findall(template)
     unknown = [s for s in slots if s not in _ALLOWED]
     if unknown:
-        raise ValueError(f"unknown placeholder {{{unknown[0]}}} in {value!r} (allowed: {{target}}, {{n_items}}; "
-                         f"write a literal brace as {{{{ or }}}})")
+        raise ValueError(
+            f"unknown placeholder {{{unknown[0]}}} in {value!r} (allowed: {{target}}, {{n_items}}; "
+            f"write a literal brace as {{{{ or }}}})"
+        )
     if "target" not in slots:
         names = ", ".join(repr(n) for n in named)
-        raise ValueError(f"{value!r} has no {{target}} placeholder (where the group goes); "
-                         f"write one, or use a named prompt ({names})")
+        raise ValueError(
+            f"{value!r} has no {{target}} placeholder (where the group goes); "
+            f"write one, or use a named prompt ({names})"
+        )
     return template
 
 

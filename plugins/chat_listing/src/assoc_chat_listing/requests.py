@@ -53,8 +53,15 @@ class ChatRequest:
         return digest(self.key_parts())
 
     def key_parts(self) -> dict[str, Any]:
-        return {"backend": self.backend, "endpoint": self.endpoint, "model": self.model,
-                "messages": [dict(m) for m in self.messages], "params": dict(self.params), "sample": self.sample}
+        """What identifies the request: backend, endpoint, model, messages, sampling parameters, sample index."""
+        return {
+            "backend": self.backend,
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "messages": [dict(m) for m in self.messages],
+            "params": dict(self.params),
+            "sample": self.sample,
+        }
 
     def body(self) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create``."""
@@ -73,13 +80,22 @@ def reply_text(response: Mapping[str, Any]) -> str | None:
 
 def valid_entry(entry: Any) -> bool:
     """An entry is usable when it has the format and a response with a choices list."""
-    return (isinstance(entry, Mapping) and entry.get("format") == ENTRY_FORMAT
-            and isinstance(entry.get("response"), Mapping) and isinstance(entry["response"].get("choices"), list))
+    return (
+        isinstance(entry, Mapping)
+        and entry.get("format") == ENTRY_FORMAT
+        and isinstance(entry.get("response"), Mapping)
+        and isinstance(entry["response"].get("choices"), list)
+    )
 
 
 def make_entry(request: ChatRequest, response: Mapping[str, Any]) -> dict[str, Any]:
-    return {"format": ENTRY_FORMAT, "request": request.key_parts(), "response": dict(response),
-            "received": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")}
+    """The stored entry of a response: the request (no secret), the raw body, and when it arrived."""
+    return {
+        "format": ENTRY_FORMAT,
+        "request": request.key_parts(),
+        "response": dict(response),
+        "received": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
+    }
 
 
 class ResponseStore:
@@ -97,6 +113,7 @@ class ResponseStore:
 
     @property
     def root(self) -> str | None:
+        """The cache root directory (``None`` when responses are kept in memory only)."""
         return str(self._cache.root) if self._cache is not None else None
 
     def _space(self, request: ChatRequest) -> Namespace | None:
@@ -104,9 +121,13 @@ class ResponseStore:
             return None
         ident = (request.backend, request.endpoint, request.model)
         if ident not in self._spaces:
-            self._spaces[ident] = self._cache.namespace(scorer="chat_listing", format=ENTRY_FORMAT,
-                                                        backend=request.backend, endpoint=request.endpoint,
-                                                        model=request.model)
+            self._spaces[ident] = self._cache.namespace(
+                scorer="chat_listing",
+                format=ENTRY_FORMAT,
+                backend=request.backend,
+                endpoint=request.endpoint,
+                model=request.model,
+            )
         return self._spaces[ident]
 
     def lookup(self, requests: Iterable[ChatRequest]) -> tuple[dict[str, dict[str, Any]], int]:

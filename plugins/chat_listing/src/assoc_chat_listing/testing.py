@@ -47,23 +47,92 @@ from typing import Any
 #: Words a listing answer draws from: Warmth and Competence words of both directions (so the
 #: ``stereotype`` analysis has something to code), some spelled with dashes or capitals.
 WORDS: tuple[str, ...] = (
-    "friendly", "warm", "kind", "caring", "honest", "trustworthy", "sociable", "moral", "generous", "loyal",
-    "cold", "rude", "hostile", "dishonest", "selfish", "unfriendly", "smart", "intelligent", "competent",
-    "skilled", "capable", "Hard-working", "well-educated", "lazy", "unintelligent", "incompetent", "creative",
-    "ambitious", "athletic", "religious", "traditional", "wealthy", "poor", "young", "old", "loud", "quiet",
-    "Family-oriented", "independent", "patriotic", "rich", "tall", "stylish", "resilient", "determined",
-    "Open-minded", "conservative", "liberal", "proud", "strong", "emotional", "confident", "funny", "serious",
-    "talkative", "organized", "messy", "polite", "aggressive", "brave",
+    "friendly",
+    "warm",
+    "kind",
+    "caring",
+    "honest",
+    "trustworthy",
+    "sociable",
+    "moral",
+    "generous",
+    "loyal",
+    "cold",
+    "rude",
+    "hostile",
+    "dishonest",
+    "selfish",
+    "unfriendly",
+    "smart",
+    "intelligent",
+    "competent",
+    "skilled",
+    "capable",
+    "Hard-working",
+    "well-educated",
+    "lazy",
+    "unintelligent",
+    "incompetent",
+    "creative",
+    "ambitious",
+    "athletic",
+    "religious",
+    "traditional",
+    "wealthy",
+    "poor",
+    "young",
+    "old",
+    "loud",
+    "quiet",
+    "Family-oriented",
+    "independent",
+    "patriotic",
+    "rich",
+    "tall",
+    "stylish",
+    "resilient",
+    "determined",
+    "Open-minded",
+    "conservative",
+    "liberal",
+    "proud",
+    "strong",
+    "emotional",
+    "confident",
+    "funny",
+    "serious",
+    "talkative",
+    "organized",
+    "messy",
+    "polite",
+    "aggressive",
+    "brave",
 )
 #: A small made-up study (two categories, five terms) for examples and tests.
-EXAMPLE_STIMULI: dict[str, Any] = {"name": "chat-example", "designs": [{"name": "groups", "target": {
-    "occupation": ["nurses", "engineers", "musicians"], "religion": ["Christians", "Hindus"]}}]}
+EXAMPLE_STIMULI: dict[str, Any] = {
+    "name": "chat-example",
+    "designs": [
+        {
+            "name": "groups",
+            "target": {"occupation": ["nurses", "engineers", "musicians"], "religion": ["Christians", "Hindus"]},
+        }
+    ],
+}
 #: Scorer options for quick retries against this server (the defaults wait seconds, as real services need).
 FAST_RETRIES: dict[str, float] = {"backoff_base": 0.01, "backoff_max": 0.05, "timeout": 5.0}
 
 #: Listing reply shapes the server can write.
-SHAPES: tuple[str, ...] = ("numbered", "numbered_paren", "bulleted", "comma", "semicolon", "lines", "explained",
-                           "bold", "preamble")
+SHAPES: tuple[str, ...] = (
+    "numbered",
+    "numbered_paren",
+    "bulleted",
+    "comma",
+    "semicolon",
+    "lines",
+    "explained",
+    "bold",
+    "preamble",
+)
 
 _LIST_COUNT = re.compile(r"\blist\s+(\d+)\b", re.IGNORECASE)
 
@@ -112,8 +181,10 @@ def render(words: list[str], shape: str, term: str) -> str:
         return "\n".join(f"{i}. **{w}**: commonly mentioned" for i, w in enumerate(words, 1))
     if shape == "preamble":
         body = "\n".join(f"{i}. {w}" for i, w in enumerate(words, 1))
-        return (f"Here are {len(words)} characteristics that many Americans might associate with {term}:\n\n{body}\n\n"
-                "Keep in mind that these are generalizations and do not apply to every individual.")
+        return (
+            f"Here are {len(words)} characteristics that many Americans might associate with {term}:\n\n{body}\n\n"
+            "Keep in mind that these are generalizations and do not apply to every individual."
+        )
     raise ValueError(f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
 
 
@@ -188,7 +259,8 @@ class ChatServer:
         self._thread = threading.Thread(target=loop.run_forever, name="assoc-chat-test-server", daemon=True)
         self._thread.start()
         future = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", self.port, backlog=1024), loop)
+            asyncio.start_server(self._serve, "127.0.0.1", self.port, backlog=1024), loop
+        )
         self._server = future.result(timeout=10)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -221,8 +293,16 @@ class ChatServer:
 
     # -- scripting ---------------------------------------------------------------------------------
 
-    def fail(self, times: int = 1, *, status: int = 0, retry_after: float | None = None, delay: float = 0.0,
-             drop: bool = False, match: str = "") -> ChatServer:
+    def fail(
+        self,
+        times: int = 1,
+        *,
+        status: int = 0,
+        retry_after: float | None = None,
+        delay: float = 0.0,
+        drop: bool = False,
+        match: str = "",
+    ) -> ChatServer:
         """The next ``times`` matching requests fail: HTTP ``status``, held ``delay`` s, or dropped."""
         with self._lock:
             self.faults.append(Fault(times, status, retry_after, delay, drop, match))
@@ -234,6 +314,7 @@ class ChatServer:
         return self
 
     def come_up(self) -> ChatServer:
+        """Answer normally again after :meth:`go_down`."""
         self.down_status = None
         return self
 
@@ -305,8 +386,9 @@ class ChatServer:
             except Exception:  # noqa: BLE001 - the connection may already be gone
                 pass
 
-    async def _handle(self, method: str, path: str, headers: dict[str, str], raw: bytes,
-                      writer: asyncio.StreamWriter) -> bool:
+    async def _handle(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -327,7 +409,9 @@ class ChatServer:
                 return True
             if self.down_status is not None:
                 received.answered = f"fault {self.down_status}"
-                await self._send(writer, self.down_status, {"error": {"message": "server is down", "type": "server_error"}})
+                await self._send(
+                    writer, self.down_status, {"error": {"message": "server is down", "type": "server_error"}}
+                )
                 return True
             fault = self._take_fault(received.user)
             if fault is not None:
@@ -343,8 +427,9 @@ class ChatServer:
                     if fault.retry_after is not None:
                         extra["Retry-After"] = f"{fault.retry_after:g}"
                     kind = "rate_limit_error" if fault.status == 429 else "server_error"
-                    await self._send(writer, fault.status, {"error": {"message": f"injected {fault.status}",
-                                                                       "type": kind}}, extra)
+                    await self._send(
+                        writer, fault.status, {"error": {"message": f"injected {fault.status}", "type": kind}}, extra
+                    )
                     return True
             if self.delay:
                 await asyncio.sleep(self.delay)
@@ -353,27 +438,53 @@ class ChatServer:
             prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
             completion_tokens = len(text.split())
             received.answered = received.answered or "ok"
-            await self._send(writer, 200, {
-                "id": f"chatcmpl-test-{n}", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", ""), "system_fingerprint": "fp_assoc_test",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
-                             "logprobs": None}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-            })
+            await self._send(
+                writer,
+                200,
+                {
+                    "id": f"chatcmpl-test-{n}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", ""),
+                    "system_fingerprint": "fp_assoc_test",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                            "logprobs": None,
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                },
+            )
             return True
         finally:
             with self._lock:
                 self.in_flight -= 1
 
     @staticmethod
-    async def _send(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any],
-                    extra: dict[str, str] | None = None) -> None:
+    async def _send(
+        writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode("utf-8")
-        reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
-                  503: "Service Unavailable"}.get(status, "Error")
-        head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json", f"Content-Length: {len(data)}",
-                "Connection: keep-alive"]
+        reason = {
+            200: "OK",
+            404: "Not Found",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+            503: "Service Unavailable",
+        }.get(status, "Error")
+        head = [
+            f"HTTP/1.1 {status} {reason}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(data)}",
+            "Connection: keep-alive",
+        ]
         head += [f"{k}: {v}" for k, v in (extra or {}).items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
         await writer.drain()
