@@ -231,8 +231,11 @@ async def _send_all(
                 await limiter.acquire(estimate_tokens(request))
                 report.sent += 1
                 try:
-                    raw = await client.chat.completions.with_raw_response.create(**request.body())
-                    body = json.loads(raw.http_response.content)
+                    # The client's low-level post: the same URL, headers, auth and errors as
+                    # chat.completions.create, without its per-call parameter transformation (about 1 ms
+                    # of CPU per request) and without parsing into models: the body is kept as sent.
+                    raw = await client.post("/chat/completions", body=request.body(), cast_to=http_module.Response)
+                    body = json.loads(raw.content)
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     message = redact(str(exc.message), settings.api_key)
