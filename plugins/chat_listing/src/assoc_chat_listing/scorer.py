@@ -258,7 +258,7 @@ class ChatListingScorer(Scorer):
             prompts.resolve_prompt("rating_prompt", p["rating_prompt"]),
         )
 
-    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[ChatRequest]:
+    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[ChatRequest]:
         """Every request the study needs, in order (models x designs x terms x tasks x samples)."""
         from .local import model_endpoint
 
@@ -341,7 +341,7 @@ class ChatListingScorer(Scorer):
         from .engine import ChatServiceError, EngineSettings, RunReport, run_requests
 
         p = self.params
-        requests = self.plan(stimuli, models)
+        requests = self.build_requests(stimuli, models)
         store = ResponseStore(p["cache_dir"], enabled=p["cache"])
         stored, n_corrupt = store.lookup(requests)
         unique: dict[str, ChatRequest] = {}
