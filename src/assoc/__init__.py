@@ -27,6 +27,7 @@ _LAZY = {
     "read_table": "table", "write_table": "table", "validate_table": "table",
     "AssocError": "errors", "StimuliError": "errors", "OptionError": "errors", "UnknownNameError": "errors",
     "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
+    "WorkUnit": "units", "UnitError": "units",
 }
 
 # A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
@@ -37,7 +38,7 @@ __all__ = [
     "Stimuli", "Design", "Filling", "Scorer", "Analysis", "Option", "REQUIRED",
     "read_table", "write_table", "validate_table",
     "AssocError", "StimuliError", "OptionError", "UnknownNameError", "PluginError", "TableError", "ModelError",
-    "DataError",
+    "DataError", "WorkUnit", "UnitError",
 ]
 
 
@@ -70,3 +71,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scorer import Scorer
     from .stimuli import Design, Filling, Stimuli
     from .table import read_table, validate_table, write_table
+    from .units import UnitError, WorkUnit
