@@ -338,3 +338,28 @@ def test_kill_and_resume_repeats_no_stored_request(tmp_path):
     assert not resent & stored_bodies
     assert len(resent) == 40 - len(stored)
     assert len(table) == 40 * 5
+
+
+def test_unusable_stored_entry_is_requested_again(server):
+    from assoc_chat_listing.requests import ResponseStore
+    from assoc_chat_listing.scorer import ChatListingScorer
+
+    first = score(server)
+    scorer = ChatListingScorer(base_url=server.url)
+    request = scorer.build_requests(assoc.Stimuli.load(STIMULI), ["gpt-4o-mini"])[0]
+    ResponseStore().put([(request, {"format": 1, "response": {"no": "choices"}})])  # a valid pack, a bad entry
+    server.reset()
+    with pytest.warns(UserWarning, match="1 stored response.s. were unreadable"):
+        again = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, **FAST)
+    assert [r.user for r in server.chat_requests()] == [request.messages[-1]["content"]]
+    assert first[["target", "attribute"]].equals(again[["target", "attribute"]])
+
+
+def test_runs_inside_a_running_event_loop(server):
+    import asyncio
+
+    async def notebook_cell():
+        return score(server, n_items=3)
+
+    table = asyncio.run(notebook_cell())
+    assert len(table) == 5 * 3

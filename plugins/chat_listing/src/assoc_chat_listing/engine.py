@@ -325,8 +325,17 @@ def run_requests(
         return report
     writer = _Writer(store)
     progress_bar = bar(total=len(requests), desc="chat requests", enabled=progress, unit="req")
+    work = _send_all(requests, settings, writer, report, lambda: progress_bar.update(1), seed)
     try:
-        asyncio.run(_send_all(requests, settings, writer, report, lambda: progress_bar.update(1), seed))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the usual case: no event loop in this thread
+            asyncio.run(work)
+        else:  # called from a running loop (a Jupyter notebook): run ours in a thread of its own
+            import concurrent.futures
+
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, work).result()
     finally:
         progress_bar.close()
         writer.close()
