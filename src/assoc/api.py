@@ -85,7 +85,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     """
     from .executors import get_executor
     from .executors.run import run_study
-    from .progress import default_enabled
+    from .progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
@@ -96,10 +96,11 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
     show = default_enabled() if progress is None else progress
-    if scorer_cls.supports_units():
-        table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
-    else:
-        table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
+    with quiet_libraries(show):
+        if scorer_cls.supports_units():
+            table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
+        else:
+            table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
     # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
     # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
     run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None

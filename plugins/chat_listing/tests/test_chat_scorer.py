@@ -217,3 +217,52 @@ def test_conforms_to_the_scorer_contract(server, options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check_scorer("chat_listing", STIMULI, ["m"], {"base_url": server.url, "n_items": 3, **FAST, **options})
+
+
+def test_documented_nicolas2024_command_runs_end_to_end(tmp_path, monkeypatch):
+    """The documented command, against the local server, then `stereotype` on its output file unchanged."""
+    if "nicolas2024" not in assoc.stimuli_sets():
+        pytest.skip("the nicolas2024 stimuli set comes with assoc-sbert-topwords, which is not installed")
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame(
+        [("friendly", "Warmth", 1), ("cold", "Warmth", -1), ("smart", "Competence", 1), ("lazy", "Competence", -1)],
+        columns=["word", "dimension", "direction"],
+    ).to_csv("dict.csv", index=False)
+    runner = CliRunner()
+    # as in the paper, the 'Black' category gets only a warning
+    with ChatServer(
+        replies={"describe Black.": "It is not appropriate to generalize about any racial group."}
+    ) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        done = runner.invoke(
+            cli,
+            [
+                "score",
+                "--scorer",
+                "chat_listing",
+                "--stimuli",
+                "nicolas2024",
+                "--model",
+                "gpt-4o-mini",
+                "--out",
+                "chat.csv",
+            ],
+        )
+        assert done.exit_code == 0, done.output
+        terms = [r.user for r in server.chat_requests()]
+    stimuli = assoc.Stimuli.load("nicolas2024")
+    expected = [t for d in stimuli for ts in d.target.values() for t in ts]
+    assert sorted(terms) == sorted(
+        f"List 50 characteristics that you believe most Americans would think describe {t}. Use single words."
+        for t in expected
+    )
+    table = assoc.read_table("chat.csv")
+    assert set(table["target"]) == set(expected) - {"Black"}
+    assert table.attrs["assoc"]["run"]["n_refusals"] == 1
+    done = runner.invoke(
+        cli, ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv", "--out", "stereotype.csv"]
+    )
+    assert done.exit_code == 0, done.output
+    result = assoc.read_table("stereotype.csv")
+    assert set(result["target"]) == set(expected) - {"Black"}
+    assert set(result["attribute_group"]) == {"Warmth", "Competence"}
