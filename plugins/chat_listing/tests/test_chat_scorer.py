@@ -32,10 +32,10 @@ def closed_port() -> int:
     [
         ({"listing_prompt": "List characteristics of Americans."}, "listing_prompt.*no \\{target\\} placeholder"),
         ({"rating_prompt": "How good are {group}?"}, "rating_prompt.*unknown placeholder \\{group\\}"),
-        ({"concurrency": 0}, "concurrency.*at least 1"),
+        ({"concurrency": 0}, "concurrency.*positive.*got 0"),
         ({"task": "listings"}, "task.*must be one of 'listing', 'rating', 'both'"),
         ({"base_url": "127.0.0.1:8000/v1"}, "base_url.*http\\(s\\) URL"),
-        ({"samples": 0}, "samples.*at least 1"),
+        ({"samples": 0}, "samples.*positive.*got 0"),
         ({"refusal_patterns": ["(oops"]}, "refusal_patterns.*regular expression"),
     ],
 )
