@@ -85,12 +85,11 @@ def driver_costs(model: str, n_sentences: int) -> dict:
     import pickle
 
     import assoc
+    from assoc import plugins
     from assoc.cache import ResultCache
     from assoc.mlm import load_masked_lm
     from assoc.mlm.words import encode_many
     from assoc.units import UnitOutcome
-
-    from assoc import plugins
 
     scorer = plugins.get_scorer("fmat")(cache=False)
     study = assoc.Stimuli.load(stimuli(n_sentences))

@@ -1,0 +1,22 @@
+"""Entry point of the ``chat_listing`` plugin.
+
+Registers the scorer. Imports nothing heavy (openai and transformers are loaded only when
+requests are sent).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assoc import hookimpl
+
+if TYPE_CHECKING:
+    from assoc.hookspecs import RegisterScorer
+
+
+@hookimpl
+def register_scorers(register: RegisterScorer) -> None:
+    """Register the ``chat_listing`` scorer."""
+    from .scorer import ChatListingScorer
+
+    register(ChatListingScorer)
