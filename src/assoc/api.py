@@ -140,8 +140,11 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
     (``{"fmat": {"models": ["bert-base-uncased"]}}``), from ``models[name]``, or
     the scorer's defaults. Rows keep their ``scorer`` column; extra columns of one
     scorer are empty (``NaN``) for the others. Every option of every scorer is
-    validated before any scorer runs. ``executor`` runs every scorer's work there
-    (see :func:`score`).
+    validated before any scorer runs, and so are the stimuli: a design that one of the
+    scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
+    :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
+    runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
+    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``).
     """
     import pandas as pd
 

@@ -340,19 +340,18 @@ def test_kill_and_resume_repeats_no_stored_request(tmp_path):
     assert len(table) == 40 * 5
 
 
-def test_unusable_stored_entry_is_requested_again(server):
+def test_unusable_stored_entry_is_requested_again(server, tmp_path):
     from assoc_chat_listing.requests import ResponseStore
     from assoc_chat_listing.scorer import ChatListingScorer
 
-    first = score(server)
-    scorer = ChatListingScorer(base_url=server.url)
-    request = scorer.build_requests(assoc.Stimuli.load(STIMULI), ["gpt-4o-mini"])[0]
-    ResponseStore().put([(request, {"format": 1, "response": {"no": "choices"}})])  # a valid pack, a bad entry
-    server.reset()
+    study = {"designs": [{"name": "d", "target": {"g": ["nurses"]}}]}
+    request = ChatListingScorer(base_url=server.url).build_requests(assoc.Stimuli.load(study), ["m"])[0]
+    # a pack whose checksum is right but whose entry has no reply
+    ResponseStore().put([(request, {"format": 1, "response": {"no": "choices"}})])
     with pytest.warns(UserWarning, match="1 stored response.s. were unreadable"):
-        again = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, **FAST)
+        table = assoc.score("chat_listing", study, "m", base_url=server.url, **FAST)
     assert [r.user for r in server.chat_requests()] == [request.messages[-1]["content"]]
-    assert first[["target", "attribute"]].equals(again[["target", "attribute"]])
+    assert len(table) == 50
 
 
 def test_runs_inside_a_running_event_loop(server):
@@ -363,3 +362,16 @@ def test_runs_inside_a_running_event_loop(server):
 
     table = asyncio.run(notebook_cell())
     assert len(table) == 5 * 3
+
+
+def test_no_quota_and_very_long_retry_after_stop_at_once(server):
+    server.fail(100, status=429, code="insufficient_quota")
+    with pytest.raises(ChatServiceError, match="no quota left"):
+        score(server, concurrency=1)
+    assert len(server.chat_requests()) == 1
+    server.faults.clear()
+    server.reset()
+    server.fail(100, status=503, retry_after=3600)
+    with pytest.raises(ChatServiceError, match="asks to wait 3600 s"):
+        score(server, concurrency=1)
+    assert len(server.chat_requests()) == 1

@@ -3,6 +3,7 @@ runs end to end, and `stereotype` reads the output unchanged."""
 
 from __future__ import annotations
 
+import json
 import socket
 import warnings
 
@@ -15,7 +16,7 @@ from assoc_chat_listing.testing import ChatServer, listing_words
 from click.testing import CliRunner
 
 import assoc
-from assoc.cli import cli
+from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
 
 SECRET = "sk-test-Zq8vR3mN1pL6tY0wX4cB7dKe"
@@ -98,7 +99,7 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
             assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, n_items=3, **FAST)
         texts.append(str(info.value))
         result = CliRunner().invoke(
-            cli,
+            build_cli(),
             [
                 "score",
                 "--scorer",
@@ -146,7 +147,7 @@ def test_command_line_end_to_end_and_stereotype_reads_it_unchanged(tmp_path, mon
     with ChatServer(shape="bold") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         done = runner.invoke(
-            cli,
+            build_cli(),
             [
                 "score",
                 "--scorer",
@@ -162,9 +163,18 @@ def test_command_line_end_to_end_and_stereotype_reads_it_unchanged(tmp_path, mon
         assert done.exit_code == 0, done.output
         assert len(server.chat_requests()) == 2
     done = runner.invoke(
-        cli, ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv", "--out", "stereo.csv"]
+        build_cli(),
+        ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv", "--out", "stereo.csv"],
     )
     assert done.exit_code == 0, done.output
+    done = runner.invoke(build_cli(), ["chat", "responses", "--table", "chat.csv", "--out", "responses.jsonl"])
+    assert done.exit_code == 0, done.output
+    exported = [json.loads(line) for line in (tmp_path / "responses.jsonl").read_text().splitlines()]
+    assert len(exported) == 2 and {r["messages"][1]["content"].split("describe ")[1] for r in exported} == {
+        "nurses. Use single words.",
+        "engineers. Use single words.",
+    }
+    assert all(r["reply"] == r["response"]["choices"][0]["message"]["content"] for r in exported)
     result = assoc.read_table("stereo.csv")
     signs = {"friendly": 1, "warm": 1, "cold": -1, "rude": -1}
     for term in ("nurses", "engineers"):
@@ -235,7 +245,7 @@ def test_documented_nicolas2024_command_runs_end_to_end(tmp_path, monkeypatch):
     ) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         done = runner.invoke(
-            cli,
+            build_cli(),
             [
                 "score",
                 "--scorer",
@@ -260,7 +270,8 @@ def test_documented_nicolas2024_command_runs_end_to_end(tmp_path, monkeypatch):
     assert set(table["target"]) == set(expected) - {"Black"}
     assert table.attrs["assoc"]["run"]["n_refusals"] == 1
     done = runner.invoke(
-        cli, ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv", "--out", "stereotype.csv"]
+        build_cli(),
+        ["analyze", "stereotype", "--table", "chat.csv", "-o", "dictionary=dict.csv", "--out", "stereotype.csv"],
     )
     assert done.exit_code == 0, done.output
     result = assoc.read_table("stereotype.csv")

@@ -1,7 +1,7 @@
 """Entry point of the ``chat_listing`` plugin.
 
-Registers the scorer. Imports nothing heavy (openai and transformers are loaded only when
-requests are sent).
+Registers the scorer and the ``assoc chat`` commands. Imports nothing heavy (openai and
+transformers are loaded only when requests are sent).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from assoc import hookimpl
 
 if TYPE_CHECKING:
+    import click
+
     from assoc.hookspecs import RegisterScorer
 
 
@@ -20,3 +22,11 @@ def register_scorers(register: RegisterScorer) -> None:
     from .scorer import ChatListingScorer
 
     register(ChatListingScorer)
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Add ``assoc chat ...`` (export raw responses, run the test server)."""
+    from .cli import chat_group
+
+    cli.add_command(chat_group)
