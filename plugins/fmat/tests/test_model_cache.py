@@ -43,14 +43,23 @@ def counted_loads(monkeypatch):
 
 
 def _stimuli():
-    return assoc.Stimuli.from_dict({"designs": [{
-        "name": "d", "queries": ["[MASK] is a {TARGET}."],
-        "mask": {"male": ["he", "man"], "female": ["she", "woman"]},
-        "target": {"Job": ["nurse", "engineer"]}}]})
+    return assoc.Stimuli.from_dict(
+        {
+            "designs": [
+                {
+                    "name": "d",
+                    "queries": ["[MASK] is a {TARGET}."],
+                    "mask": {"male": ["he", "man"], "female": ["she", "woman"]},
+                    "target": {"Job": ["nurse", "engineer"]},
+                }
+            ]
+        }
+    )
 
 
-def test_same_key_loads_once_and_any_spelling_of_a_directory_is_one_key(tiny_models, counted_loads, tmp_path,
-                                                                        monkeypatch):
+def test_same_key_loads_once_and_any_spelling_of_a_directory_is_one_key(
+    tiny_models, counted_loads, tmp_path, monkeypatch
+):
     path = tiny_models["bert"]
     first = cached_masked_lm(path)
     monkeypatch.chdir(tmp_path)
@@ -116,8 +125,7 @@ def test_budget_from_the_environment(monkeypatch):
 
 def test_concurrent_requests_load_once(tiny_models, counted_loads):
     handles = []
-    threads = [threading.Thread(target=lambda: handles.append(cached_masked_lm(tiny_models["bert"])))
-               for _ in range(4)]
+    threads = [threading.Thread(target=lambda: handles.append(cached_masked_lm(tiny_models["bert"]))) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -160,10 +168,10 @@ def test_temporary_tokens_do_not_leak_into_the_shared_model(tiny_models):
 
 
 def test_score_twice_loads_once_and_gives_the_same_table(tiny_models, counted_loads):
-    first = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False,
-                        oov="add_tokens", progress=False)
-    second = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False,
-                         oov="add_tokens", progress=False)
+    first = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False, oov="add_tokens", progress=False)
+    second = assoc.score(
+        "fmat", _stimuli(), models=[tiny_models["bert"]], cache=False, oov="add_tokens", progress=False
+    )
     assert counted_loads == [tiny_models["bert"]]
     assert np.array_equal(first["value"].to_numpy(), second["value"].to_numpy())
 

@@ -257,15 +257,12 @@ class MaskedLMCache:
         return ModelKey(name, revision, resolve_device(device), dtype), stamp
 
     def _budget(self, device: str) -> int:
+        from assoc.memory import budget_from_environment
+
         if self.max_bytes is not None:
             return int(self.max_bytes)
-        if os.environ.get("ASSOC_MODEL_CACHE_BYTES", "").strip():
-            try:
-                return int(float(os.environ["ASSOC_MODEL_CACHE_BYTES"]))
-            except ValueError as exc:
-                raise OptionError(f"ASSOC_MODEL_CACHE_BYTES must be a number of bytes, got "
-                                  f"{os.environ['ASSOC_MODEL_CACHE_BYTES']!r}") from exc
-        return _default_budget(device)
+        from_environment = budget_from_environment("ASSOC_MODEL_CACHE_BYTES")
+        return _default_budget(device) if from_environment is None else from_environment
 
     def _largest(self, device: str) -> int:
         kind = device.split(":")[0]
@@ -309,10 +306,9 @@ def _default_budget(device: str) -> int:
         import torch
 
         return int(torch.cuda.get_device_properties(torch.device(device)).total_memory // 2)
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
-        return 4 << 30
+    from assoc.memory import physical_memory
+
+    return physical_memory() // 4
 
 
 def free_memory() -> None:
