@@ -183,7 +183,10 @@ EMBEDDING_CACHE: BytesLRU[Embeddings] = BytesLRU("ASSOC_EMBEDDING_CACHE_BYTES", 
 
 def release_embeddings(model: str | None = None) -> int:
     """Free the loaded embeddings this process keeps (all, or those of ``model``); return how many."""
-    return EMBEDDING_CACHE.release(None if model is None else (lambda key: key[0] == _cache_name(model)))
+    if model is None:
+        return EMBEDDING_CACHE.release()
+    name = _cache_name(model)
+    return EMBEDDING_CACHE.release(lambda key: isinstance(key, tuple) and key[0] == name)
 
 
 def _cache_name(model: str) -> str:
