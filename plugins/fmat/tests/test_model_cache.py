@@ -190,3 +190,45 @@ def test_a_zero_budget_turns_the_cache_off(tiny_models, counted_loads, monkeypat
     cached_masked_lm(tiny_models["bert"])
     assert len(counted_loads) == 2 and loaded_masked_lms() == []
     assert first.model is None  # closed: its memory is freed like load_masked_lm's
+
+
+def test_weights_are_hashed_once_across_processes(tiny_models, tmp_path, monkeypatch):
+    copy = tmp_path / "m"
+    shutil.copytree(tiny_models["bert"], copy)
+    first = loading.local_fingerprint(copy)
+    loading._LOCAL_FINGERPRINTS.clear()  # a new process: only the on-disk memo is left
+    opened = []
+    real_open = open
+
+    def spying_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spying_open)
+    assert loading.local_fingerprint(copy) == first
+    assert not [p for p in opened if p.startswith(str(copy))]  # nothing was read again
+    monkeypatch.setattr("builtins.open", real_open)
+    loading._LOCAL_FINGERPRINTS.clear()
+    weights = next(copy.glob("*.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # same size; a new change time and content
+    weights.write_bytes(bytes(data))
+    assert loading.local_fingerprint(copy) != first
+
+
+def test_packed_encoder_check_is_remembered_across_processes(tiny_models, monkeypatch):
+    request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
+    first = cached_masked_lm(tiny_models["bert"]).log_probs(request)[0]
+    release_masked_lms()  # a new process: new weights objects, the on-disk memo is left
+    engine._SHORTCUT_VERIFIED.clear()
+    checks = []
+    real = engine.MaskedLM._forward
+
+    def spy(self, model, seqs, picks, torch, shortcut=None):
+        checks.append(shortcut)
+        return real(self, model, seqs, picks, torch, shortcut)
+
+    monkeypatch.setattr(engine.MaskedLM, "_forward", spy)
+    lm = cached_masked_lm(tiny_models["bert"])
+    assert np.array_equal(lm.log_probs(request)[0], first)
+    assert [s for s in checks if s is not None] == [] and lm._shortcut is True
