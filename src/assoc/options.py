@@ -240,9 +240,7 @@ def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) 
 def positive(value: float) -> float:
     """``check``: a number greater than 0 (sizes, counts of resamples)."""
     if value <= 0:
-        raise ValueError(
-            f"must be at least 1, got {value}" if isinstance(value, int) else f"must be positive, got {value}"
-        )
+        raise ValueError(f"must be positive (greater than 0), got {value}")
     return value
 
 
