@@ -54,6 +54,7 @@ import numpy as np
 from scipy import stats as _scipy_stats
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.budget import check_resampling_size
 from assoc.stats.samples import as_sample
 
 Alternative = Literal["greater", "less", "two-sided"]
@@ -367,6 +368,7 @@ def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any)
                               f"{MAX_EXACT_PARTITIONS:,}, hours of work); lower exact_limit to use "
                               "a sampled test")
         return _exact_blocks(n, n_x), "exact", n_partitions, 0
+    check_resampling_size(n_resamples, n, option="n_resamples")
     blocks = _sampled_blocks(n, n_x, int(n_resamples), _generator(seed))
     return blocks, "sampled", int(n_resamples), 1
 

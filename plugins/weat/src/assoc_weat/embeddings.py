@@ -28,7 +28,6 @@ import collections
 import json
 import os
 import pickle
-import threading
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, ModelError, OptionError
+from assoc.memory import BytesLRU
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,13 +169,42 @@ register_embedding(
 
 # -- loading ------------------------------------------------------------------------------------------
 
-_CACHE: dict[tuple[Any, ...], Embeddings] = {}
-_CACHE_LOCK = threading.Lock()
+def _quarter_of_memory() -> int:
+    from assoc.memory import physical_memory
+
+    return physical_memory() // 4
+
+
+#: Loaded embeddings kept for the life of the process, least recently used out first once their
+#: vectors take more than ``$ASSOC_EMBEDDING_CACHE_BYTES`` (default: a quarter of the physical
+#: memory; 0 keeps none). :func:`release_embeddings` frees them on request.
+EMBEDDING_CACHE: BytesLRU[Embeddings] = BytesLRU("ASSOC_EMBEDDING_CACHE_BYTES", _quarter_of_memory)
+
+
+def release_embeddings(model: str | None = None) -> int:
+    """Free the loaded embeddings this process keeps (all, or those of ``model``); return how many."""
+    if model is None:
+        return EMBEDDING_CACHE.release()
+    name = _cache_name(model)
+    return EMBEDDING_CACHE.release(lambda key: isinstance(key, tuple) and key[0] == name)
+
+
+def _cache_name(model: str) -> str:
+    path = Path(model).expanduser()
+    return str(path.resolve()) if path.exists() else model
+
+
+def _file_stamp(model: str) -> tuple[int, int] | None:
+    path = Path(model).expanduser()
+    if not path.is_file():
+        return None
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
 
 
 def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None = None,
                     limit: int | None = None) -> Embeddings:
-    """Load a named embedding or a file (cached per process).
+    """Load a named embedding or a file (kept per process in :data:`EMBEDDING_CACHE`, a bounded LRU).
 
     Args:
         model: a registered name (``glove-6b-50d``) or a path.
@@ -189,10 +218,11 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError(f"limit must be a positive integer, not {limit!r}")
-    key = (model, format, vocabulary, limit)
-    with _CACHE_LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
+    # Any spelling of a file is one entry; a file rewritten since it was loaded is loaded again.
+    key = (_cache_name(model), format, vocabulary, limit, _file_stamp(model))
+    cached = EMBEDDING_CACHE.get(key)
+    if cached is not None:
+        return cached
     if model in _REGISTRY and not os.path.exists(model):
         vectors = _REGISTRY[model].loader()
         if limit is not None:
@@ -210,9 +240,7 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
                              "(.txt, .vec, .bin, .kv/.model or .npy)")
         vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit)
     embeddings = Embeddings(vectors, model)
-    with _CACHE_LOCK:
-        _CACHE[key] = embeddings
-    return embeddings
+    return EMBEDDING_CACHE.put(key, embeddings, int(getattr(getattr(vectors, "vectors", None), "nbytes", 0)))
 
 
 def guess_format(path: Path) -> str:
@@ -255,10 +283,11 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
     try:
         if kind == "word2vec-bin":
             return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
-        if kind == "word2vec-text":
-            return KeyedVectors.load_word2vec_format(str(path), binary=False, limit=limit)
-        if kind == "glove":
-            return KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=True, limit=limit)
+        if kind in ("word2vec-text", "glove"):
+            vectors = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=kind == "glove",
+                                                        limit=limit)
+            _refuse_broadcast_lines(vectors, path, header=kind == "word2vec-text")
+            return vectors
         if kind == "gensim":
             warnings.warn(
                 f"{path} is a gensim native file: loading it unpickles Python objects, which can run "
@@ -284,6 +313,33 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
     except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
         raise ModelError(f"cannot read {kind} embeddings from {path}: {exc}") from None
     raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {kind!r}")
+
+
+def _refuse_broadcast_lines(vectors: Any, path: Path, *, header: bool) -> None:
+    """Raise :class:`ModelError` for a text line with too few numbers.
+
+    gensim assigns a line's numbers to a row of the matrix, so a line with a single number is
+    broadcast to the whole row without a word. Such rows are constant; only their lines (rare:
+    real vectors are almost never constant) are read again to count the numbers.
+    """
+    import numpy as np
+    from gensim import utils
+
+    matrix = vectors.vectors
+    if matrix.size == 0:
+        return
+    constant = np.flatnonzero(np.ptp(matrix, axis=1) == 0)
+    if constant.size == 0:
+        return
+    suspects = {vectors.index_to_key[i] for i in constant}
+    with utils.open(str(path), "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if header and number == 1:
+                continue
+            parts = raw.decode("utf-8", errors="replace").rstrip().split(" ")
+            if parts[0] in suspects and len(parts) - 1 != vectors.vector_size:
+                raise ModelError(f"cannot read {path}: line {number}: word {parts[0]!r} has {len(parts) - 1} "
+                                 f"number(s), expected {vectors.vector_size} like the other lines")
 
 
 def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None) -> Any:
