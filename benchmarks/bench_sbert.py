@@ -103,11 +103,14 @@ def main() -> None:
     cache = tempfile.mkdtemp(prefix="bench-sbert-")
     try:
         cold, cold_lists = ours(terms, cache)
+        print(f"cold: {cold:.1f} s", flush=True)
         for entry in Path(cache).iterdir():  # keep the vocabulary embeddings (arrays/), drop the unit cache
             if entry.name != "arrays":
                 shutil.rmtree(entry)
         warm, warm_lists = ours(terms, cache)
+        print(f"warm: {warm:.1f} s", flush=True)
         naive, naive_lists = obvious(str(model_dir), terms, list(vocabulary.words))
+        print(f"obvious: {naive:.1f} s", flush=True)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     differing = [t for t in terms if naive_lists[t] != cold_lists.get(t) or naive_lists[t] != warm_lists.get(t)]
