@@ -25,9 +25,13 @@ def test_every_installed_plugin_ships_py_typed():
 def test_register_callables_are_protocols_used_by_the_hookspecs():
     for protocol in (hookspecs.RegisterScorer, hookspecs.RegisterAnalysis, hookspecs.RegisterStimuli):
         assert getattr(protocol, "_is_protocol", False)
-    hints = {name: typing.get_type_hints(getattr(hookspecs, name), vars(hookspecs) | {
-        "Scorer": object, "Analysis": object, "Stimuli": object, "click": object})
-        for name in ("register_scorers", "register_analyses", "register_stimuli")}
+    hints = {
+        name: typing.get_type_hints(
+            getattr(hookspecs, name),
+            vars(hookspecs) | {"Scorer": object, "Analysis": object, "Stimuli": object, "click": object},
+        )
+        for name in ("register_scorers", "register_analyses", "register_stimuli")
+    }
     assert hints["register_scorers"]["register"] is hookspecs.RegisterScorer
     assert hints["register_analyses"]["register"] is hookspecs.RegisterAnalysis
     assert hints["register_stimuli"]["register"] is hookspecs.RegisterStimuli
@@ -44,3 +48,52 @@ def test_hook_implementations_are_annotated():
             assert signature.return_annotation == "None", (module_name, name)
             for parameter in signature.parameters.values():
                 assert parameter.annotation is not inspect.Parameter.empty, (module_name, name, parameter.name)
+
+
+def _run_pytest(directory, strict: bool):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ASSOC_STRICT_SKIPS"}
+    if strict:
+        env["ASSOC_STRICT_SKIPS"] = "1"
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "assoc.testing.strict_skips",
+            "-p",
+            "no:cacheprovider",
+            str(directory),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=directory if directory.is_dir() else directory.parent,
+        timeout=120,
+    )
+
+
+def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
+    (tmp_path / "test_oracle.py").write_text(
+        "import pytest\n"
+        "def test_needs_oracle():\n"
+        "    pytest.importorskip('no_such_oracle_module')\n"
+        "def test_explicit_skip():\n"
+        "    pytest.skip('not applicable')\n"
+    )
+    (tmp_path / "test_module_oracle.py").write_text(
+        "import pytest\npytest.importorskip('no_such_oracle_module')\ndef test_x():\n    pass\n"
+    )
+    relaxed = _run_pytest(tmp_path, strict=False)
+    assert relaxed.returncode == 0, relaxed.stdout
+    assert "3 skipped" in relaxed.stdout
+    strict = _run_pytest(tmp_path, strict=True)
+    assert strict.returncode != 0
+    assert "no_such_oracle_module" in strict.stdout and "ASSOC_STRICT_SKIPS" in strict.stdout
+    strict_inside = _run_pytest(tmp_path / "test_oracle.py", strict=True)
+    assert "1 failed, 1 skipped" in strict_inside.stdout, strict_inside.stdout
