@@ -97,3 +97,37 @@ def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
     assert "no_such_oracle_module" in strict.stdout and "ASSOC_STRICT_SKIPS" in strict.stdout
     strict_inside = _run_pytest(tmp_path / "test_oracle.py", strict=True)
     assert "1 failed, 1 skipped" in strict_inside.stdout, strict_inside.stdout
+
+
+def test_one_out_of_vocabulary_warning_class():
+    import assoc_weat.scorer
+
+    import assoc.mlm.words
+
+    assert assoc_weat.scorer.OutOfVocabularyWarning is assoc.OutOfVocabularyWarning
+    assert assoc.mlm.words.OutOfVocabularyWarning is assoc.OutOfVocabularyWarning
+
+
+def test_one_dtypes_list():
+    from assoc.mlm import loading, options
+
+    assert loading.DTYPES is options.DTYPES
+
+
+def test_plugin_data_files_go_through_read_data_file(tmp_path):
+    """norms, prior counts and human choices read .tsv and .parquet like every other user table."""
+    import pandas as pd
+    from assoc_pll.posterior import read_choices
+    from assoc_pll.prior import read_counts
+    from assoc_weat.norms import load_norms_csv
+
+    norms = pd.DataFrame({"word": ["love", "NA", "war"], "valence": ["8.0", "5.0", "2.0"]})
+    norms.to_csv(tmp_path / "norms.tsv", sep="\t", index=False)
+    loaded = load_norms_csv(tmp_path / "norms.tsv")
+    assert loaded.values == {"love": 8.0, "NA": 5.0, "war": 2.0}
+    pd.DataFrame({"variant": ["firefighter", "fireman"], "count": [3.0, 1.0]}).to_parquet(tmp_path / "c.parquet")
+    assert read_counts(tmp_path / "c.parquet") == {"firefighter": 3.0, "fireman": 1.0}
+    choices = pd.DataFrame({"design": ["fire", "fire"], "mask": ["firefighter", "fireman"], "count": [3, 1]})
+    choices.to_csv(tmp_path / "choices.tsv", sep="\t", index=False)
+    read = read_choices(tmp_path / "choices.tsv")
+    assert list(read["mask"]) == ["firefighter", "fireman"]

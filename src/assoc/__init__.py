@@ -27,6 +27,7 @@ _LAZY = {
     "read_table": "table", "write_table": "table", "validate_table": "table",
     "AssocError": "errors", "StimuliError": "errors", "OptionError": "errors", "UnknownNameError": "errors",
     "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
+    "OutOfVocabularyWarning": "errors",
 }
 
 # A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
@@ -37,7 +38,7 @@ __all__ = [
     "Stimuli", "Design", "Filling", "Scorer", "Analysis", "Option", "REQUIRED",
     "read_table", "write_table", "validate_table",
     "AssocError", "StimuliError", "OptionError", "UnknownNameError", "PluginError", "TableError", "ModelError",
-    "DataError",
+    "DataError", "OutOfVocabularyWarning",
 ]
 
 
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
         DataError,
         ModelError,
         OptionError,
+        OutOfVocabularyWarning,
         PluginError,
         StimuliError,
         TableError,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assoc.errors import ModelError, StimuliError
+from assoc.errors import OutOfVocabularyWarning as OutOfVocabularyWarning  # re-exported: its former home
 
 PLACEHOLDER = "[MASK]"
 
@@ -175,10 +176,6 @@ def _diff(lm: Any, text: str, word: str, masked: tuple[int, ...], position: int,
     if not middle_filled:
         raise ModelError(f"cannot locate the tokens of {word!r} in query {text!r} for model {lm.name!r}")
     return WordTokens(word, masked, position, middle_filled, context_changed=True)
-
-
-class OutOfVocabularyWarning(UserWarning):
-    """Some option words are not single tokens of a model's vocabulary."""
 
 
 def chain_steps(tokens: WordTokens, mask_token_id: int) -> list[tuple[tuple[int, ...], int, int]]:

@@ -21,7 +21,9 @@ def _sd_choice(value: Any) -> str | float:
         if text in {"pooled", "all"}:
             return text
         if text in {"sqrt2", "sqrt(2)"}:
-            return math.sqrt(2)
+            from assoc.stats.effect_size import LPR_POPULATION_SD
+
+            return LPR_POPULATION_SD
         try:
             value = float(text)
         except ValueError:

@@ -166,9 +166,10 @@ def posterior_table(
 
 
 def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """Read human choices from a CSV file or a data frame.
+    """Read human choices from a table file or a data frame.
 
-    Human choices from a CSV (or data frame): columns ``design``, ``mask`` (the chosen
+    Human choices from a table file (.csv, .tsv, .parquet, .jsonl: :func:`assoc.table.read_data_file`)
+    or a data frame: columns ``design``, ``mask`` (the chosen
     variant), optional ``group`` (participant group), condition columns among
     target_group/target/attribute_group/attribute, and ``count`` or ``proportion``
     (neither: each row is one observation).
@@ -181,7 +182,9 @@ def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"choices file not found: {path}")
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        from assoc.table import read_data_file
+
+        frame = read_data_file(path, what="choices", all_text=True)
     for column in ("design", "mask"):
         if column not in frame.columns:
             raise DataError(f"the choices need a {column!r} column (has {', '.join(frame.columns)})")

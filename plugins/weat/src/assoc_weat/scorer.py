@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from assoc.errors import DataError, StimuliError
+from assoc.errors import DataError, OutOfVocabularyWarning, StimuliError
 from assoc.options import Option, positive
 from assoc.scorer import Scorer
 
@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.stimuli import Stimuli
-
-
-class OutOfVocabularyWarning(UserWarning):
-    """Some stimulus words have no vector in the embedding."""
 
 
 def _share(value: float) -> float:
