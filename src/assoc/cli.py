@@ -102,6 +102,48 @@ def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str
 
 
 @cli.command()
+@click.option("--scorer", "-s", "scorer_names", required=True, multiple=True,
+              help="Scorer name; repeat for each method compared.")
+@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
+@click.option("--model", "-m", "models", multiple=True, metavar="SCORER=MODEL",
+              help="A model of one scorer; repeatable (default: the scorer's default models).")
+@click.option("--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE",
+              help="An option of one scorer; repeatable.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
+def compare(scorer_names: tuple[str, ...], stimuli: str, models: tuple[str, ...], options: tuple[str, ...],
+            out: str | None, progress: bool | None) -> None:
+    """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
+    from . import api, plugins
+    from .errors import OptionError
+    from .options import parse_cli_options
+
+    names = list(dict.fromkeys(scorer_names))
+    chosen: dict[str, list[str]] = {}
+    for pair in models:
+        scorer, sep, model = pair.partition("=")
+        if not sep or scorer not in names or not model:
+            raise OptionError(f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), "
+                              f"got {pair!r}")
+        chosen.setdefault(scorer, []).append(model)
+    given: dict[str, list[str]] = {name: [] for name in names}
+    for pair in options:
+        scorer, sep, rest = pair.partition(".")
+        if not sep or scorer not in names:
+            raise OptionError(f"--option expects SCORER.KEY=VALUE with one of the --scorer names "
+                              f"({', '.join(names)}), got {pair!r}")
+        given[scorer].append(rest)
+    plan: dict[str, dict[str, Any]] = {}
+    for name in names:
+        scorer_cls = plugins.get_scorer(name)
+        plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
+        if name in chosen:
+            plan[name]["models"] = chosen[name]
+    table = api.compare(stimuli, plan, progress=progress)
+    _save_or_print(table, out)
+
+
+@cli.command()
 @click.argument("name")
 @click.option("--table", "-t", "table_path", required=True, type=click.Path(dir_okay=False),
               help="Input table (.csv, .parquet or .jsonl).")
@@ -211,7 +253,7 @@ def plugins_command() -> None:
         click.echo(f"conflict: {conflict}; using that name is an error")
 
 
-PLOT_KINDS = ("estimates", "scores", "agreement")
+PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
@@ -233,6 +275,8 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
         "agreement": (Option("items", list, ["context", "target", "attribute"], "columns that identify an item"),
                       Option("raters", str, "model", "column whose values are compared"),
                       Option("title", str, None, "figure title")),
+        "convergence": (Option("criteria", bool, True, "also show the external criteria as rows and columns"),
+                        Option("title", str, None, "figure title")),
     }
 
 
@@ -245,8 +289,9 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
 def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str) -> None:
     """Draw a figure.
 
-    Draw a figure: estimates (forest plot of an analysis result), scores (values by group), or
-    agreement (correlations between models).
+    Draw a figure: estimates (forest plot of an analysis result), scores (values by group),
+    agreement (correlations between models), or convergence (method x method correlations of a
+    convergence result).
     """
     from . import plotting
     from .options import parse_cli_options, validate_options
@@ -259,6 +304,8 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str)
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":
         fig = plotting.plot_scores(table, **params)
+    elif kind == "convergence":
+        fig = plotting.plot_convergence(table, **params)
     else:
         fig = plotting.plot_model_agreement(table, **params)
     path = plotting.save_figure(fig, out)

@@ -7,7 +7,9 @@ Three pictures cover most reports:
 * :func:`plot_scores`: the distribution of raw values by group (e.g. log
   probabilities by occupation and gender word), one panel per model;
 * :func:`plot_model_agreement`: Pearson correlations between models over the same
-  items, the picture behind an ICC across models.
+  items, the picture behind an ICC across models;
+* :func:`plot_convergence`: the method x method correlation matrix of a
+  ``convergence`` result (with external criteria), the picture behind a method comparison.
 
 Each function returns the matplotlib ``Figure``; :func:`save_figure` writes it
 atomically (PNG, PDF or SVG by extension).
@@ -186,19 +188,74 @@ def model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "
 def plot_model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "target", "attribute"),
                          raters: str = "model", title: str | None = None) -> Figure:
     """Heatmap of :func:`model_agreement`, with the correlations written in the cells."""
-    plt = _pyplot()
     corr = model_agreement(table, items=items, raters=raters)
-    size = 1.0 + 0.7 * len(corr)
+    return _correlation_heatmap(corr, title=title or f"Agreement between {raters}s", colorbar="Pearson r")
+
+
+def convergence_matrix(result: pd.DataFrame, *, criteria: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The method x method correlation matrix of a ``convergence`` result, and its N per cell.
+
+    ``criteria``: add the criterion columns as further rows and columns (their correlations
+    with each method; criterion x criterion cells are empty unless on the diagonal).
+    """
+    import numpy as np
+    import pandas as pd
+
+    if "kind" not in result.columns or not (result["kind"] == "correlation").any():
+        raise TableError("not a convergence result: it has no rows of kind 'correlation' "
+                         "(make it with assoc.analyze('convergence', table))")
+    kinds = ["correlation", "criterion"] if criteria else ["correlation"]
+    pairs = result[result["kind"].isin(kinds)]
+    names = list(dict.fromkeys([*pairs.loc[pairs["kind"] == "correlation", "x"],
+                                *pairs.loc[pairs["kind"] == "correlation", "y"]]))
+    names += [c for c in dict.fromkeys(pairs.loc[pairs["kind"] == "criterion", "y"]) if c not in names]
+    corr = pd.DataFrame(np.nan, index=names, columns=names)
+    counts = pd.DataFrame(np.nan, index=names, columns=names)
+    for row in pairs.itertuples(index=False):
+        corr.loc[row.x, row.y] = corr.loc[row.y, row.x] = row.estimate
+        counts.loc[row.x, row.y] = counts.loc[row.y, row.x] = row.n
+    for name in names:
+        corr.loc[name, name] = 1.0
+    return corr, counts
+
+
+def plot_convergence(result: pd.DataFrame, *, criteria: bool = True, title: str | None = None) -> Figure:
+    """Heatmap of the method x method correlations of a ``convergence`` result (r and N in each cell).
+
+    With ``criteria`` (default) the external criteria appear as further rows and columns.
+    """
+    corr, counts = convergence_matrix(result, criteria=criteria)
+    kind = str(result["correlation"].dropna().iloc[0]) if "correlation" in result.columns else "pearson"
+    contrast = str(result["contrast"].iloc[0]) if "contrast" in result.columns else ""
+    label = "Spearman rho" if kind == "spearman" else "Pearson r"
+    return _correlation_heatmap(corr, counts=counts, colorbar=label,
+                                title=title or f"Convergence of methods{f' ({contrast})' if contrast else ''}")
+
+
+def _correlation_heatmap(corr: pd.DataFrame, *, title: str, colorbar: str,
+                         counts: pd.DataFrame | None = None) -> Figure:
+    """A correlation matrix as a heatmap on [-1, 1], each cell written (with its N when given)."""
+    import numpy as np
+
+    plt = _pyplot()
+    size = 1.0 + 0.8 * len(corr)
     fig, ax = plt.subplots(figsize=(size + 1.5, size))
-    image = ax.imshow(corr.to_numpy(), vmin=-1, vmax=1, cmap="RdBu_r")
+    image = ax.imshow(np.ma.masked_invalid(corr.to_numpy(dtype=float)), vmin=-1, vmax=1, cmap="RdBu_r")
     names = [str(c) for c in corr.columns]
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
     ax.set_yticks(range(len(names)), names)
     for i in range(len(names)):
         for j in range(len(names)):
-            ax.text(j, i, f"{corr.iat[i, j]:.2f}", ha="center", va="center", fontsize="small")
-    fig.colorbar(image, ax=ax, label="Pearson r")
-    ax.set_title(title or f"Agreement between {raters}s")
+            value = corr.iat[i, j]
+            if np.isnan(value):
+                continue
+            text = f"{value:.2f}"
+            if counts is not None and i != j and not np.isnan(counts.iat[i, j]):
+                text += f"\nN={int(counts.iat[i, j])}"
+            ax.text(j, i, text, ha="center", va="center", fontsize="small",
+                    color="white" if abs(value) > 0.6 else "black")  # legible on the dark ends of the scale
+    fig.colorbar(image, ax=ax, label=colorbar)
+    ax.set_title(title)
     fig.tight_layout()
     return fig
 

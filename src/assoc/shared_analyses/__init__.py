@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from .alpha import AlphaAnalysis
+from .convergence import ConvergenceAnalysis
 from .correlate import CorrelateAnalysis
 from .effect_size import EffectSizeAnalysis
 from .icc import ICCAnalysis
@@ -15,7 +16,7 @@ from .standardize import StandardizeAnalysis
 from .stereotype import StereotypeAnalysis
 
 ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
-            LMMAnalysis, RegressAnalysis, StereotypeAnalysis)
+            LMMAnalysis, RegressAnalysis, StereotypeAnalysis, ConvergenceAnalysis)
 
-__all__ = ["ANALYSES", "AlphaAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis", "ICCAnalysis", "LMMAnalysis",
-           "RegressAnalysis", "StandardizeAnalysis", "StereotypeAnalysis"]
+__all__ = ["ANALYSES", "AlphaAnalysis", "ConvergenceAnalysis", "CorrelateAnalysis", "EffectSizeAnalysis",
+           "ICCAnalysis", "LMMAnalysis", "RegressAnalysis", "StandardizeAnalysis", "StereotypeAnalysis"]

@@ -114,13 +114,10 @@ class CorrelateAnalysis(Analysis):
     def _williams(self, group_key: dict, shared_values, first_values, second_values, *, first: str,
                   second: str, shared: str) -> dict:
         """Williams' t of r(shared, first) vs r(shared, second) on the same complete cases."""
-        from assoc.stats.correlation import correlation, williams_t
+        from assoc.stats.correlation import williams_test
 
         p = self.params
-        kwargs = {"method": p["method"], "confidence": p["confidence"]}
-        r_jk = correlation(shared_values.to_numpy(), first_values.to_numpy(), **kwargs).r
-        r_jh = correlation(shared_values.to_numpy(), second_values.to_numpy(), **kwargs).r
-        r_kh = correlation(first_values.to_numpy(), second_values.to_numpy(), **kwargs).r
-        res = williams_t(r_jk, r_jh, r_kh, len(shared_values), alternative=p["alternative"])
+        res = williams_test(shared_values.to_numpy(), first_values.to_numpy(), second_values.to_numpy(),
+                            method=p["method"], alternative=p["alternative"])
         return {"kind": "williams", **group_key, "key": p["key"], "x": first, "y": second, "shared": shared,
                 "method": p["method"], **res.as_dict()}

@@ -150,6 +150,22 @@ def williams_t(r_jk: float, r_jh: float, r_kh: float, n: int, *, alternative: st
                           alternative, int(n))
 
 
+def williams_test(shared: np.ndarray, first: np.ndarray, second: np.ndarray, *, method: str = "pearson",
+                  alternative: str = "two-sided") -> WilliamsResult:
+    """Williams' t of r(shared, first) vs r(shared, second), all three correlations on the same cases.
+
+    Cases where any of the three variables is NaN are dropped first, so ``n`` counts the
+    complete cases and the three correlations use the same ones. ``method`` is ``pearson`` or
+    ``spearman`` (the test is then applied to the rank correlations).
+    """
+    x = np.column_stack([np.asarray(v, dtype=float) for v in (shared, first, second)])
+    x = x[np.isfinite(x).all(axis=1)]
+    r_jk = correlation(x[:, 0], x[:, 1], method=method).r
+    r_jh = correlation(x[:, 0], x[:, 2], method=method).r
+    r_kh = correlation(x[:, 1], x[:, 2], method=method).r
+    return williams_t(r_jk, r_jh, r_kh, len(x), alternative=alternative)
+
+
 def _t_p_value(t: float, df: int, alternative: str) -> float:
     if alternative == "two-sided":
         return float(2 * stats.t.sf(abs(t), df))
