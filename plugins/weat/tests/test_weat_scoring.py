@@ -41,10 +41,14 @@ def test_weat_analysis_by_hand(model):
     assert (result["x"], result["y"], result["a"], result["b"]) == ("X", "Y", "A", "B")
     assert result["statistic"] == pytest.approx(2.2)
     assert result["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 3))
-    assert result["sd"] == "sample"
+    assert result["sd"] == "all" and result["ddof"] == 1
     assert result["p_value"] == pytest.approx(1 / 6) and result["p_method"] == "exact"
-    population = assoc.analyze("weat", table, sd="population").iloc[0]
+    population = assoc.analyze("weat", table, ddof=0).iloc[0]
     assert population["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 4))
+    # the former spelling still works, with a deprecation warning naming the new one
+    with pytest.warns(DeprecationWarning, match="ddof=0"):
+        old = assoc.analyze("weat", table, sd="population").iloc[0]
+    assert old["effect_size"] == population["effect_size"] and old["ddof"] == 0
     swapped = assoc.analyze("weat", table, x="Y", y="X", alternative="two-sided").iloc[0]
     assert swapped["effect_size"] == pytest.approx(-result["effect_size"])
     assert swapped["p_value"] == pytest.approx(2 / 6)
@@ -217,7 +221,7 @@ def test_cli_caliskan_out_records_sd_seed_and_provenance(tmp_path):
     assert frame.loc[0, "sd"] == "population" and frame.loc[0, "model"] == "glove-6b-50d"
     assert frame.loc[0, "alternative"] == "greater"
     provenance = json.loads((tmp_path / "caliskan.csv.provenance.json").read_text())
-    assert provenance["options"]["sd"] == "population" and provenance["options"]["seed"] == 3
+    assert provenance["options"]["ddof"] == 0 and provenance["options"]["seed"] == 3
 
 
 def test_valnorm_lowercase_matching_refuses_norms_that_collide(model, tmp_path):
