@@ -91,12 +91,13 @@ def test_help_imports_no_heavy_library():
     code = textwrap.dedent("""
         import sys, json
         from assoc.cli import main
-        for argv in (["--help"], ["scorers"], ["plugins"], ["analyses"]):
+        for argv in (["--help"], ["scorers"], ["plugins"], ["analyses"], ["score", "--help"]):
             try:
                 main(argv)
             except SystemExit:
                 pass
-        heavy = ["torch", "transformers", "gensim", "sentence_transformers", "tensorflow", "openai", "sklearn"]
+        heavy = ["torch", "transformers", "gensim", "sentence_transformers", "tensorflow", "openai", "sklearn",
+                 "ray"]
         print(json.dumps([m for m in heavy if m in sys.modules]))
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

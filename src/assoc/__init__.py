@@ -28,6 +28,7 @@ _LAZY = {
     "AssocError": "errors", "StimuliError": "errors", "OptionError": "errors", "UnknownNameError": "errors",
     "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
     "OutOfVocabularyWarning": "errors",
+    "WorkUnit": "units", "UnitError": "units",
 }
 
 # A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
@@ -38,7 +39,7 @@ __all__ = [
     "Stimuli", "Design", "Filling", "Scorer", "Analysis", "Option", "REQUIRED",
     "read_table", "write_table", "validate_table",
     "AssocError", "StimuliError", "OptionError", "UnknownNameError", "PluginError", "TableError", "ModelError",
-    "DataError", "OutOfVocabularyWarning",
+    "DataError", "OutOfVocabularyWarning", "WorkUnit", "UnitError",
 ]
 
 
@@ -72,3 +73,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scorer import Scorer
     from .stimuli import Design, Filling, Stimuli
     from .table import read_table, validate_table, write_table
+    from .units import UnitError, WorkUnit

@@ -16,6 +16,8 @@ from .table import as_table, get_provenance, make_provenance, set_provenance
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .executors import Executor
+
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
 
 
@@ -52,7 +54,7 @@ def _resolve_models(scorer_cls: Any, models: str | Sequence[str] | None) -> list
 
 
 def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models: str | Sequence[str] | None = None,
-          *, progress: bool | None = None, **options: Any) -> pd.DataFrame:
+          *, progress: bool | None = None, executor: str | Executor | None = None, **options: Any) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
 
     Parameters
@@ -65,6 +67,12 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
         Model identifiers; ``None`` uses the scorer's default models.
     progress:
         Show progress bars (default: only when stderr is a terminal).
+    executor:
+        Where the work runs: ``"local"`` (default: this process), ``"ray"`` (a Ray cluster:
+        ``$RAY_ADDRESS`` or a local one started for the run; ``pip install 'assoc[ray]'``) or an
+        :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
+        gives the same table; only scorers that describe their work as units
+        (:meth:`~assoc.scorer.Scorer.plan`) can run on a non-local executor.
     **options:
         The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
 
@@ -73,28 +81,48 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     pandas.DataFrame
         An association table (see :mod:`assoc.table`) with provenance in ``.attrs["assoc"]``.
     """
+    from .executors import get_executor
+    from .executors.run import run_study
     from .progress import default_enabled
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
     instance = scorer_cls(**options)
     chosen = _resolve_models(scorer_cls, models)
+    _check_runs_on(scorer_cls, executor)
+    runner = get_executor(executor)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
-    table = instance.score(loaded, chosen, progress=default_enabled() if progress is None else progress)
+    show = default_enabled() if progress is None else progress
+    if scorer_cls.supports_units():
+        table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
+    else:
+        table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
     table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
         models=chosen, options=instance.params, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(),
-        citation=scorer_cls.citation))
+        citation=scorer_cls.citation, executor=executed))
     return table
+
+
+def _check_runs_on(scorer_cls: Any, executor: Any) -> None:
+    """Refuse a non-local executor for a scorer without work units.
+
+    Such a scorer runs only in this process; a clear error beats a silent local run of a study
+    meant for a cluster.
+    """
+    name = getattr(executor, "name", executor)
+    if name not in (None, "local") and not scorer_cls.supports_units():
+        raise OptionError(f"scorer {scorer_cls.name!r} does not describe its work as units (Scorer.plan/run_unit), "
+                          f"so it runs only in this process: drop executor={name!r} (--executor)")
 
 
 def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
             scorers: Mapping[str, Mapping[str, Any] | None] | Sequence[str], *,
             models: Mapping[str, str | Sequence[str] | None] | None = None,
-            progress: bool | None = None) -> pd.DataFrame:
+            progress: bool | None = None, executor: str | Executor | None = None) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 
     ``scorers`` maps scorer names to their options (``{"fmat": {"batch_size": 8}, "weat": {}}``),
@@ -102,9 +130,12 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
     (``{"fmat": {"models": ["bert-base-uncased"]}}``), from ``models[name]``, or
     the scorer's defaults. Rows keep their ``scorer`` column; extra columns of one
     scorer are empty (``NaN``) for the others. Every option of every scorer is
-    validated before any scorer runs.
+    validated before any scorer runs. ``executor`` runs every scorer's work there
+    (see :func:`score`).
     """
     import pandas as pd
+
+    from .executors import get_executor
 
     loaded = Stimuli.load(stimuli)
     plan = scorers if isinstance(scorers, Mapping) else {name: {} for name in scorers}
@@ -120,10 +151,12 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
         scorer_cls(**opts)  # validate early: a typo in the last scorer must not waste the first one's run
         _resolve_models(scorer_cls, chosen)
         scorer_cls(**opts).check_stimuli(loaded)
+        _check_runs_on(scorer_cls, executor)
         runs.append((name, chosen, opts))
+    runner = get_executor(executor)  # one executor (one Ray connection) for every scorer
     tables, provenance = [], []
     for name, chosen, opts in runs:
-        table = score(name, loaded, chosen, progress=progress, **opts)
+        table = score(name, loaded, chosen, progress=progress, executor=runner, **opts)
         provenance.append(get_provenance(table))
         tables.append(table)
     # An extra column of one scorer is missing (NaN) on the other scorers' rows: "" would claim a value

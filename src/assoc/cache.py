@@ -156,14 +156,22 @@ class ResultCache:
 
     def __init__(self, root: str | os.PathLike[str] | None = None):
         self.root = Path(root).expanduser() if root is not None else default_root()
+        self._opened: dict[str, Namespace] = {}
 
     def namespace(self, **parts: Any) -> Namespace:
-        """The namespace for these key parts (JSON-serialisable values)."""
+        """The namespace for these key parts (JSON-serialisable values).
+
+        The same parts give the same :class:`Namespace` object for the life of this
+        ``ResultCache``, so work split into many units reads the namespace's packs once.
+        """
         name = digest(parts)[:32]
+        if name in self._opened:
+            return self._opened[name]
         directory = self.root / name
         meta = directory / "namespace.json"
         if not meta.exists():
             directory.mkdir(parents=True, exist_ok=True)
             with atomic_write(meta, "w", encoding="utf-8") as handle:
                 json.dump(parts, handle, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-        return Namespace(directory, parts)
+        self._opened[name] = Namespace(directory, parts)
+        return self._opened[name]

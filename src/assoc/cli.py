@@ -89,15 +89,24 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
+@click.option("--executor", "-x", default="local", show_default=True, metavar="local|ray",
+              help="Where the work runs: this process, or a Ray cluster (pip install 'assoc[ray]').")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray for the run).")
 def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str, ...], out: str | None,
-          progress: bool | None) -> None:
+          progress: bool | None, executor: str, ray_address: str | None) -> None:
     """Score stimuli with a scorer and write the association table."""
     from . import api, plugins
+    from .errors import OptionError
+    from .executors import get_executor
     from .options import parse_cli_options
 
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
-    table = api.score(scorer, stimuli, list(models) or None, progress=progress, **given)
+    if ray_address is not None and executor.strip().lower() != "ray":
+        raise OptionError("--ray-address is an option of --executor ray")
+    runner = get_executor(executor, address=ray_address) if ray_address is not None else get_executor(executor)
+    table = api.score(scorer, stimuli, list(models) or None, progress=progress, executor=runner, **given)
     _save_or_print(table, out)
 
 

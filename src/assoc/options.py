@@ -296,3 +296,11 @@ def column_list(value: Any) -> list[str]:
     if len(set(names)) != len(names):
         raise ValueError(f"a column is listed twice: {names}")
     return names
+
+
+#: The result-cache options (``cache``, ``cache_dir``): a scorer that declares them gets its finished work
+#: units cached on disk (:meth:`assoc.scorer.Scorer.unit_cache`), so interrupted runs resume.
+CACHE_OPTIONS: tuple[Option, ...] = (
+    Option("cache", bool, True, "reuse and store results on disk so interrupted runs resume"),
+    Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR or ~/.cache/assoc)"),
+)

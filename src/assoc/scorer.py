@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .component import Component
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .cache import ResultCache
     from .stimuli import Stimuli
+    from .units import WorkUnit
 
 
 class Scorer(Component):
@@ -37,6 +38,15 @@ class Scorer(Component):
     The core validates options on construction, stimuli before scoring
     (:meth:`check_stimuli`), and the returned table after scoring, then attaches
     provenance.
+
+    **Work units (optional).** A scorer that implements :meth:`plan` and :meth:`run_unit`
+    (and usually :meth:`load_worker`) instead of :meth:`score` runs on any executor
+    (``executor="local"`` or ``"ray"``): :meth:`plan` cuts the study into independent
+    :class:`~assoc.units.WorkUnit` objects, a worker loads each model once
+    (:meth:`load_worker`) and computes units with it (:meth:`run_unit`), and :meth:`merge`
+    builds the table from all rows in plan order. The driver caches each finished unit's
+    rows (:meth:`unit_cache`), so an interrupted study resumes. A scorer that only
+    implements :meth:`score` runs with the local executor only.
     """
 
     kind: ClassVar[str] = "scorer"
@@ -54,11 +64,86 @@ class Scorer(Component):
         if self.needs_queries:
             stimuli.require_queries(self.name)
 
-    @abstractmethod
+    #: Bump when a change of the scorer's code changes its rows: cached units of older versions are not reused.
+    cache_version: ClassVar[int] = 1
+
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
         """Measure every association in ``stimuli`` with every model.
 
         ``models`` is never empty when ``requires_models`` is true. ``progress``
         says whether to show progress bars (:func:`assoc.progress.bar`). Return
         an association table (:mod:`assoc.table`).
+
+        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`):
+        the default runs the units in this process (the local executor).
         """
+        if not self.supports_units():
+            raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
+        from .executors.local import LocalExecutor
+        from .executors.run import run_study
+
+        return run_study(self, stimuli, models, executor=LocalExecutor(), progress=progress)[0]
+
+    # -- work units (optional) --------------------------------------------------------------
+    @classmethod
+    def supports_units(cls) -> bool:
+        """Whether this scorer describes its work as units (implements :meth:`plan` and :meth:`run_unit`)."""
+        return cls.plan is not Scorer.plan and cls.run_unit is not Scorer.run_unit
+
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """Cut the study into independent work units, in the order their rows appear in the table.
+
+        Runs in the driver, before any model loads: check here what can be checked without
+        a model. Keys must be unique and stable across runs; payloads JSON-compatible.
+        """
+        raise NotImplementedError
+
+    def load_worker(self, model: str) -> Any:
+        """Load what a worker needs for the units of ``model`` (e.g. the model itself); once per worker.
+
+        The returned state is passed to every :meth:`run_unit` call of that model on that
+        worker, and to :meth:`release_worker` before the worker moves to another model.
+        The default loads nothing (``None``).
+        """
+        return None
+
+    def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
+        """Compute one unit with the worker ``state`` of its model: a list of row dicts.
+
+        Rows are JSON-compatible dicts (they are cached and may travel between machines),
+        the same keys a row of :func:`assoc.table.from_records` takes.
+        """
+        raise NotImplementedError
+
+    def release_worker(self, state: Any) -> None:
+        """Free a worker state from :meth:`load_worker`. The default calls its ``close()``, if any."""
+        close = getattr(state, "close", None)
+        if callable(close):
+            close()
+
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """Build the table from the rows of all units, in plan order (override to add warnings or columns)."""
+        from .table import from_records
+
+        return from_records(rows, scorer=self.name, measure=self.measure or None,
+                            extra_columns=list(self.extra_columns))
+
+    def unit_cache(self) -> ResultCache | None:
+        """Where finished units' rows are cached, or None for no cache.
+
+        The default follows the scorer's ``cache`` and ``cache_dir`` options when it declares
+        them (:data:`assoc.options.CACHE_OPTIONS`), and caches nothing otherwise.
+        """
+        from .cache import ResultCache
+
+        if not self.params.get("cache", False):
+            return None
+        return ResultCache(self.params.get("cache_dir"))
+
+    def model_fingerprint(self, model: str) -> str:
+        """A stable identity of ``model``'s weights for the unit cache (default: the name itself).
+
+        Override when the name is not enough (the masked-LM scorers hash local directories and
+        use the Hub commit).
+        """
+        return model

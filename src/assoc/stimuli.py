@@ -132,6 +132,44 @@ class Filling:
         return row
 
 
+def split_at_mask(text: str) -> tuple[str, str]:
+    """Split a filled query at its single ``[MASK]`` (or raise :class:`StimuliError`)."""
+    n = text.count(MASK)
+    if n != 1:
+        raise StimuliError(f"query {text!r} must contain exactly one {MASK}, found {n}")
+    prefix, suffix = text.split(MASK)
+    return prefix, suffix
+
+
+def fill_mask(text: str, filler: str) -> tuple[str, tuple[int, int]]:
+    """Put ``filler`` into the single ``[MASK]`` of ``text``.
+
+    Returns the filled text and the character span ``(start, end)`` of ``filler`` in it.
+    The one implementation of ``[MASK]`` filling: a model's own mask token
+    (:func:`assoc.mlm.words.fill_mask_token`) and a candidate word (the pll scorer's
+    sentences) are put in the same way.
+    """
+    prefix, suffix = split_at_mask(text)
+    return prefix + filler + suffix, (len(prefix), len(prefix) + len(filler))
+
+
+@dataclass(frozen=True)
+class MaskItem:
+    """One ``[MASK]`` option of one filled query: the unit of the fmat and pll scorers' output rows."""
+
+    filling: Filling
+    mask_group: str
+    option: str
+
+    def roles(self) -> dict[str, str]:
+        """The association-table roles of this option (see :meth:`Filling.roles`)."""
+        return self.filling.roles(self.mask_group, self.option)
+
+    def sentence(self) -> tuple[str, tuple[int, int]]:
+        """The filled query with the option in the ``[MASK]`` slot, and the option's character span."""
+        return fill_mask(self.filling.text, self.option)
+
+
 @dataclass(frozen=True)
 class Design:
     """One design: query templates, mask options, targets and attributes.
@@ -225,6 +263,13 @@ class Design:
                 for ag, aw in (attributes if ATTRIB_SLOT in query else [("", "")]):
                     text = query.replace(TARGET_SLOT, tw).replace(ATTRIB_SLOT, aw)
                     yield Filling(self.name, query, text, tg, tw, ag, aw)
+
+    def mask_items(self) -> Iterator[MaskItem]:
+        """Every (filled query, mask group, option), in query, filler and option order."""
+        for filling in self.fillings():
+            for group, options in self.mask.items():
+                for option in options:
+                    yield MaskItem(filling, group, option)
 
     def embedding_groups(self) -> tuple[Groups, Groups]:
         """Target and attribute groups for methods without queries (e.g. WEAT).
@@ -448,6 +493,10 @@ class Stimuli:
         """Every query filling of every design."""
         for design in self.designs:
             yield from design.fillings()
+
+    def mask_items(self) -> list[MaskItem]:
+        """Every ``[MASK]`` option of every filled query of every design, in design order."""
+        return [item for design in self.designs for item in design.mask_items()]
 
     def to_dict(self) -> dict[str, Any]:
         """The stimuli as a plain dict (the stimuli file format)."""

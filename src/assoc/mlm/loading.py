@@ -79,7 +79,10 @@ def hub_fingerprint(model_id: str, revision: str | None) -> str | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
         return None
-    found = try_to_load_from_cache(model_id, "config.json", revision=revision)
+    try:
+        found = try_to_load_from_cache(model_id, "config.json", revision=revision)
+    except ValueError:  # not a valid Hub id: loading will say what is wrong
+        return None
     if isinstance(found, str):
         # .../models--org--name/snapshots/<commit>/config.json
         return "hf:" + model_id + "@" + Path(found).parent.name
@@ -119,8 +122,18 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
         raise ModelError(f"model {model!r} has no mask token: it is not a fill-mask (masked) language model")
     lm.eval()
     lm.to(device)
+    return tokenizer, lm, model_fingerprint(model, revision), device
+
+
+def model_fingerprint(model: str, revision: str | None) -> str:
+    """A stable identity of a model's weights, computed without loading it.
+
+    The sha256 of a local directory's files, else the Hub commit in the local Hugging Face
+    cache, else ``hf:<id>@<revision>``.
+    """
+    path = Path(model.strip()).expanduser()
     if path.is_dir():
-        fingerprint = local_fingerprint(path)
-    else:
-        fingerprint = hub_fingerprint(model, revision) or f"hf:{model}@{revision or 'unknown-revision'}"
-    return tokenizer, lm, fingerprint, device
+        return local_fingerprint(path)
+    if looks_like_path(model.strip()):  # a missing directory: loading it will say so
+        return f"path:{path}"
+    return hub_fingerprint(model.strip(), revision) or f"hf:{model.strip()}@{revision or 'unknown-revision'}"

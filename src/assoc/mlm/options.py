@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assoc.options import Option, positive
+from assoc.options import CACHE_OPTIONS, Option, positive
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -39,6 +39,5 @@ MODEL_OPTIONS: tuple[Option, ...] = (
     Option("dtype", str, "float32", "weights' precision; float16/bfloat16 are faster on GPUs but change "
            "log probabilities in the 3rd-4th digit (see docs/fmat.md)", choices=DTYPES),
     Option("revision", str, None, "Hugging Face revision (branch, tag or commit) of every model"),
-    Option("cache", bool, True, "reuse and store results on disk so interrupted runs resume"),
-    Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR or ~/.cache/assoc)"),
+    *CACHE_OPTIONS,
 )

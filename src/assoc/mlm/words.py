@@ -17,8 +17,9 @@ from typing import Any
 
 from assoc.errors import ModelError, StimuliError
 from assoc.errors import OutOfVocabularyWarning as OutOfVocabularyWarning  # re-exported: its former home
+from assoc.stimuli import MASK, fill_mask, split_at_mask
 
-PLACEHOLDER = "[MASK]"
+PLACEHOLDER = MASK
 
 
 @dataclass(frozen=True)
@@ -47,17 +48,12 @@ class WordTokens:
 
 def split_query(text: str) -> tuple[str, str]:
     """Split a query at its single ``[MASK]`` (or raise :class:`StimuliError`)."""
-    n = text.count(PLACEHOLDER)
-    if n != 1:
-        raise StimuliError(f"query {text!r} must contain exactly one {PLACEHOLDER}, found {n}")
-    prefix, suffix = text.split(PLACEHOLDER)
-    return prefix, suffix
+    return split_at_mask(text)
 
 
 def fill_mask_token(text: str, mask_token: str) -> str:
     """Replace the portable ``[MASK]`` spelling with the model's own mask token."""
-    prefix, suffix = split_query(text)
-    return prefix + mask_token + suffix
+    return fill_mask(text, mask_token)[0]
 
 
 def masked_query(lm: Any, text: str) -> tuple[tuple[int, ...], int]:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
+from assoc.mlm.scorer import MaskedLMScorer
 from assoc.options import Option, positive
-from assoc.scorer import Scorer
+
+if TYPE_CHECKING:
+    from assoc.mlm.scorer import MaskedLMWorker
+    from assoc.units import WorkUnit
 
 from . import CITATION
 
@@ -33,7 +38,7 @@ def _check_tokens(value: dict) -> dict:
     return value
 
 
-class FMATScorer(Scorer):
+class FMATScorer(MaskedLMScorer):
     """Log probability of each [MASK] option in each filled query, for any fill-mask model."""
 
     name = "fmat"
@@ -64,27 +69,46 @@ class FMATScorer(Scorer):
             if not design.mask:
                 raise StimuliError(f"scorer 'fmat': design {design.name!r} has no [MASK] options")
 
-    def score(self, stimuli: Any, models: Sequence[str], *, progress: bool) -> Any:
-        """Score every query filling with every model: one row per ``[MASK]`` candidate."""
-        from assoc.cache import ResultCache
-        from assoc.mlm import load_masked_lm
+    def check_items(self, items: list[Any], models: Sequence[str]) -> None:
+        """Refuse unused token overrides and fillers that contain ``[MASK]``, before any model loads."""
         from assoc.mlm.words import split_query
-        from assoc.table import from_records
 
-        from .scoring import check_overrides, items_of, score_model
+        from .scoring import check_overrides
 
-        self.check_stimuli(stimuli)
-        items = items_of(stimuli)
         check_overrides(self.params["tokens"], models, {item.option for item in items})
         for text in {item.filling.text for item in items}:
             split_query(text)  # a filler that contains "[MASK]" is caught before any model loads
-        cache = ResultCache(self.params["cache_dir"]) if self.params["cache"] else None
-        records: list[dict[str, Any]] = []
-        for model in models:
-            # One model at a time; the context manager releases its memory before the next loads.
-            with load_masked_lm(model, device=self.params["device"], dtype=self.params["dtype"],
-                                revision=self.params["revision"]) as lm:
-                records += score_model(lm, items, oov=self.params["oov"], weight_decay=self.params["weight_decay"],
-                                       tokens=self.params["tokens"], max_tokens=self.params["max_tokens"],
-                                       cache=cache, progress=progress)
-        return from_records(records, scorer=self.name, measure=self.measure, extra_columns=list(EXTRA_COLUMNS))
+
+    def unit_fillings(self) -> int:
+        """Filled queries per work unit: all of them with ``oov='add_tokens'``, else the default."""
+        # Temporary tokens (oov='add_tokens') enlarge the softmax of every query by the same words, so a
+        # model's queries must be scored together: one unit per model.
+        return sys.maxsize if self.params["oov"] == "add_tokens" else self.fillings_per_unit
+
+    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.scoring.score_model`)."""
+        from assoc.mlm.scorer import decode_items
+
+        from .scoring import score_model
+
+        p = self.params
+        return score_model(state.lm, decode_items(unit.payload), oov=p["oov"], weight_decay=p["weight_decay"],
+                           tokens=p["tokens"], max_tokens=p["max_tokens"], cache=state.cache, warn=False)
+
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
+        """The table of all units' rows, with one out-of-vocabulary warning per model."""
+        from assoc.table import from_records
+
+        from .scoring import warn_about_tokens
+
+        missing: dict[str, set[str]] = {model: set() for model in models}
+        merged: dict[str, set[str]] = {model: set() for model in models}
+        for row in rows:
+            if row["oov"]:
+                missing[row["model"]].add(row["mask"])
+            if row.get("context_changed"):
+                merged[row["model"]].add(row["mask"])
+        for model in models:  # one warning per model, however many units its rows came from
+            warn_about_tokens(model, missing[model], merged[model], self.params["oov"])
+        rows = [{k: v for k, v in row.items() if k != "context_changed"} for row in rows]
+        return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=list(EXTRA_COLUMNS))

@@ -11,35 +11,25 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from assoc.cache import Namespace, digest
+from assoc.cache import Namespace
 from assoc.mlm.words import OutOfVocabularyWarning, WordTokens, chain_steps, word_tokens_batch
-from assoc.stimuli import Filling
+from assoc.stimuli import MaskItem, Stimuli
 
 OOV_MODES = ("nan", "add_tokens", "multi_token")
 CACHE_VERSION = 1
 CHUNK = 512  # sequences per engine call and per cache pack
 
 
-@dataclass(frozen=True)
-class Item:
-    """One value to compute: a filled query, a mask group and one option word."""
-
-    filling: Filling
-    mask_group: str
-    option: str
+#: One value to compute: a filled query, a mask group and one option word (shared with pll).
+Item = MaskItem
 
 
-def items_of(stimuli: Any) -> list[Item]:
+def items_of(stimuli: Stimuli) -> list[MaskItem]:
     """Every (filled query, mask group, option) of the stimuli, in design order."""
-    return [Item(filling, group, option)
-            for design in stimuli.designs
-            for filling in design.fillings()
-            for group, options in design.mask.items()
-            for option in options]
+    return stimuli.mask_items()
 
 
 def same_model(key: str, model: str) -> bool:
@@ -96,13 +86,17 @@ def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str
 
 def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_decay: float = 1.0,
                 tokens: Mapping[str, Any] | None = None, max_tokens: int | None = None,
-                cache: Any = None, progress: bool = False) -> list[dict[str, Any]]:
+                cache: Any = None, progress: bool = False, namespace: Namespace | None = None,
+                warn: bool = True) -> list[dict[str, Any]]:
     """Table rows (dicts) with ``value = log P(option | filled query)`` for model ``lm``.
 
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
     the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
     ``cache`` is an :class:`assoc.cache.ResultCache` or None. ``max_tokens`` is the
     engine's batch budget; None = the device default (:func:`assoc.mlm.options.default_max_tokens`).
+    ``warn=False`` leaves the out-of-vocabulary warnings to the caller (:func:`warn_about_rows`
+    builds them from the rows, as the fmat scorer does once per model for all its work units);
+    the rows then carry a ``context_changed`` key for it.
     """
     if oov not in OOV_MODES:
         raise ValueError(f"oov must be one of {OOV_MODES}")
@@ -113,7 +107,9 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
         if item.option not in opts:
             opts.append(item.option)
     word_tokens: dict[tuple[str, str], WordTokens] = word_tokens_batch(lm, options_of, overrides)
-    _warn_about_tokens(lm, word_tokens.values(), oov)
+    if warn:
+        warn_about_tokens(lm.name, {wt.word for wt in word_tokens.values() if not wt.in_vocab},
+                          {wt.word for wt in word_tokens.values() if wt.context_changed}, oov)
 
     added: dict[tuple[str, tuple[int, ...]], int] = {}
     if oov == "add_tokens":
@@ -124,11 +120,8 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
     for wt in word_tokens.values():
         for seq, pos, tok in _steps(wt, oov, added, lm.mask_token_id):
             wanted.setdefault((seq, pos), set()).add(tok)
-    namespace = None
-    if cache is not None:
-        namespace = cache.namespace(kind="fmat-log-prob", version=CACHE_VERSION, model=lm.fingerprint,
-                                    dtype=lm.dtype, device=str(lm.device).split(":")[0],
-                                    added=[[w, list(s), weight_decay] for (w, s) in sorted(added)])
+    if namespace is None and cache is not None:
+        namespace = fmat_namespace(cache, lm, added, weight_decay)
     log_prob = _compute(lm, wanted, namespace, max_tokens=max_tokens, progress=progress)
 
     rows = []
@@ -140,6 +133,8 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
                "design": item.filling.design, "sentence": item.filling.text,
                "token": " ".join(lm.token_string(t) for t in wt.token_ids),
                "oov": not wt.in_vocab, "n_tokens": len(wt.token_ids), "measure": "log_prob", "value": value}
+        if not warn:
+            row["context_changed"] = wt.context_changed
         rows.append(row)
     return rows
 
@@ -155,46 +150,44 @@ def _steps(wt: WordTokens, oov: str, added: Mapping[tuple[str, tuple[int, ...]],
     return []
 
 
+def fmat_namespace(cache: Any, lm: Any, added: Mapping[tuple[str, tuple[int, ...]], int],
+                   weight_decay: float) -> Namespace:
+    """The cache namespace of ``lm``'s fmat log probabilities (the temporary tokens change the softmax)."""
+    from assoc.mlm.compute import model_namespace
+
+    return model_namespace(cache, lm, "fmat-log-prob", CACHE_VERSION,
+                           added=[[w, list(s), weight_decay] for (w, s) in sorted(added)])
+
+
 def _compute(lm: Any, wanted: Mapping[tuple[tuple[int, ...], int], set[int]], namespace: Namespace | None, *,
              max_tokens: int | None, progress: bool) -> dict[tuple[tuple[int, ...], int, int], float]:
     from assoc.mlm import MaskRequest
-    from assoc.progress import bar
+    from assoc.mlm.compute import cached_log_probs
 
-    jobs = [(seq, pos, tuple(sorted(toks))) for (seq, pos), toks in wanted.items()]
-    keys = [digest([list(seq), pos, list(toks)])[:40] for seq, pos, toks in jobs]
-    cached = namespace.get_many(keys) if namespace is not None else {}
-    todo = [i for i, key in enumerate(keys) if key not in cached or len(cached[key]) != len(jobs[i][2])]
-    meter = bar(total=len(todo), desc=f"fmat {lm.name}", enabled=progress, unit="seq")
-    try:
-        for start in range(0, len(todo), CHUNK):
-            chunk = todo[start: start + CHUNK]
-            requests = [MaskRequest(jobs[i][0], jobs[i][1], jobs[i][2]) for i in chunk]
-            results = lm.log_probs(requests, max_tokens=max_tokens)
-            fresh = {keys[i]: [float(v) for v in values] for i, values in zip(chunk, results, strict=True)}
-            if namespace is not None:
-                namespace.put_many(fresh)
-            cached.update(fresh)
-            meter.update(len(chunk))
-    finally:
-        meter.close()
+    requests = [MaskRequest(seq, pos, tuple(sorted(toks))) for (seq, pos), toks in wanted.items()]
+    values = cached_log_probs(lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress,
+                              desc=f"fmat {lm.name}", unit="seq")
     out: dict[tuple[tuple[int, ...], int, int], float] = {}
-    for (seq, pos, toks), key in zip(jobs, keys, strict=True):
-        for tok, value in zip(toks, cached[key], strict=True):
-            out[(seq, pos, tok)] = float(value)
+    for request, found in zip(requests, values, strict=True):
+        for tok, value in zip(request.token_ids or (), found, strict=True):
+            out[(request.input_ids, request.position, tok)] = value
     return out
 
 
-def _warn_about_tokens(lm: Any, word_tokens: Any, oov: str) -> None:
-    word_tokens = list(word_tokens)
-    missing = sorted({wt.word for wt in word_tokens if not wt.in_vocab})
+def warn_about_tokens(model: str, missing: Iterable[str], merged: Iterable[str], oov: str) -> None:
+    """Warn about option words of ``model`` that tokenize badly, saying how ``oov`` handled them.
+
+    ``missing``: words that are not single tokens of the vocabulary; ``merged``: words that merge
+    with their neighbours when filled in.
+    """
+    missing, merged = sorted(set(missing)), sorted(set(merged))
     if missing:
         handled = {"nan": "their values are NaN (choose oov='add_tokens' or oov='multi_token' to score them)",
                    "add_tokens": "they were added as temporary tokens (FMAT add.tokens; see docs/fmat.md)",
                    "multi_token": "they were scored exactly as token sequences (oov='multi_token')"}[oov]
-        warnings.warn(f"model {lm.name!r}: {len(missing)} option word(s) are not single tokens of its "
+        warnings.warn(f"model {model!r}: {len(missing)} option word(s) are not single tokens of its "
                       f"vocabulary: {', '.join(missing)}; {handled}", OutOfVocabularyWarning, stacklevel=3)
-    merged = sorted({wt.word for wt in word_tokens if wt.context_changed})
     if merged:
-        warnings.warn(f"model {lm.name!r}: option word(s) {', '.join(merged)} change the tokens next to the mask "
+        warnings.warn(f"model {model!r}: option word(s) {', '.join(merged)} change the tokens next to the mask "
                       "when filled in (e.g. no space before or after [MASK]); check these queries",
                       OutOfVocabularyWarning, stacklevel=3)

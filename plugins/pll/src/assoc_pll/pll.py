@@ -31,7 +31,7 @@ from assoc.errors import OptionError, StimuliError
 from .masking import METRICS, TOKEN_SELECTIONS, encode_sentence, masked_copies, positions_to_score
 
 CHUNK = 8192  # masked copies per engine call and per cache pack
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: entries are lists, keyed by assoc.mlm.compute.request_key
 
 
 @dataclass(frozen=True)
@@ -143,35 +143,12 @@ def score_sentences(
 def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int | None, progress: bool) -> list[float]:
     """Log P(token | masked copy) for each request, cached.
 
-    Log P(token | masked copy) for each request: from ``cache`` when present, else from the
-    engine, in chunks of similar length, each stored in the cache as soon as it is done.
+    From ``cache`` when present, else from the engine, in chunks of similar length, each
+    stored in the cache as soon as it is done (:func:`assoc.mlm.compute.cached_log_probs`).
     """
-    from assoc.cache import digest
-    from assoc.progress import bar
+    from assoc.mlm.compute import cached_log_probs, model_namespace
 
-    namespace = None
-    keys: list[str] = []
-    values: list[float | None] = [None] * len(requests)
-    if cache is not None:
-        namespace = cache.namespace(kind="pll-log-prob", version=CACHE_VERSION, model=lm.fingerprint,
-                                    dtype=lm.dtype, device=str(lm.device).split(":")[0])
-        keys = [digest([list(r.input_ids), r.position, r.token_ids[0]])[:40] for r in requests]
-        found = namespace.get_many(keys)
-        for i, key in enumerate(keys):
-            if key in found:
-                values[i] = float(found[key])
-    # Sorting before chunking keeps each chunk's sequences of similar length (little padding).
-    todo = sorted((i for i, v in enumerate(values) if v is None), key=lambda i: len(requests[i].input_ids))
-    meter = bar(total=len(todo), desc=f"pll {lm.name}", enabled=progress, unit="token")
-    try:
-        for start in range(0, len(todo), CHUNK):
-            chunk = todo[start:start + CHUNK]
-            results = lm.log_probs([requests[i] for i in chunk], max_tokens=max_tokens)
-            for i, result in zip(chunk, results):
-                values[i] = float(result[0])
-            if namespace is not None:
-                namespace.put_many({keys[i]: values[i] for i in chunk})
-            meter.update(len(chunk))
-    finally:
-        meter.close()
-    return values  # type: ignore[return-value]
+    namespace = model_namespace(cache, lm, "pll-log-prob", CACHE_VERSION) if cache is not None else None
+    values = cached_log_probs(lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress,
+                              desc=f"pll {lm.name}", unit="token")
+    return [found[0] for found in values]

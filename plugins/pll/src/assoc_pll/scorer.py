@@ -13,16 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.errors import StimuliError
 from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
+from assoc.mlm.scorer import MaskedLMScorer
 from assoc.options import Option
-from assoc.scorer import Scorer
-from assoc.stimuli import MASK
+from assoc.stimuli import MaskItem, fill_mask, split_at_mask
 
 from .masking import METRICS, TOKEN_SELECTIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from assoc.mlm.scorer import MaskedLMWorker
     from assoc.stimuli import Stimuli
+    from assoc.units import WorkUnit
 
 CITATION = (
     "Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model scoring. "
@@ -32,19 +34,22 @@ CITATION = (
 )
 
 
-def filled_sentence(text: str, variant: str) -> tuple[str, tuple[int, int]]:
-    """Put ``variant`` into the ``[MASK]`` slot of ``text``.
-
-    Put ``variant`` into the ``[MASK]`` slot of ``text``; return the sentence and the
-    character span of the variant in it.
-    """
-    if text.count(MASK) != 1:
-        raise StimuliError(f"filled query {text!r} must contain exactly one {MASK}, has {text.count(MASK)}")
-    start = text.index(MASK)
-    return text[:start] + variant + text[start + len(MASK):], (start, start + len(variant))
+#: Put a variant into the ``[MASK]`` slot of a filled query: the sentence and the variant's character span.
+filled_sentence = fill_mask
 
 
-class PLLScorer(Scorer):
+def sentence_rows(items: Sequence[MaskItem]) -> list[dict[str, Any]]:
+    """The filled sentence of each item, with its table columns and the variant's character span."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        sentence, span = item.sentence()
+        row: dict[str, str] = {"context": item.filling.query, **item.roles(), "design": item.filling.design,
+                               "sentence": sentence}
+        out.append({"row": row, "span": span})
+    return out
+
+
+class PLLScorer(MaskedLMScorer):
     """Pseudo-log-likelihood of sentences with the [MASK] slot filled by each variant.
 
     value = PLL(S) = sum_{i in I} log P(s_i | S with s_i masked) (Salazar et al., 2020), I the
@@ -89,48 +94,44 @@ class PLLScorer(Scorer):
 
     def sentences(self, stimuli: Stimuli) -> list[dict[str, Any]]:
         """Every filled sentence of ``stimuli``, with its table columns and variant span."""
-        items: list[dict[str, Any]] = []
-        for design in stimuli.designs:
-            for filling in design.fillings():
-                for group, variants in design.mask.items():
-                    for variant in variants:
-                        sentence, span = filled_sentence(filling.text, variant)
-                        items.append({
-                            "row": {"context": filling.query, **filling.roles(group, variant),
-                                    "design": design.name, "sentence": sentence},
-                            "span": span,
-                        })
+        items = stimuli.mask_items()
+        self.check_items(items, [])
+        return sentence_rows(items)
+
+    def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
+        """Refuse stimuli without sentences and fillers that contain ``[MASK]``, before any model loads."""
         if not items:
             raise StimuliError("the stimuli produce no sentences to score")
-        return items
+        for text in {item.filling.text for item in items}:
+            split_at_mask(text)  # a filler that contains "[MASK]" is caught before any model loads
 
-    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
-        """Score every sentence with every model: one PLL row per (sentence, scored tokens)."""
-        from assoc.cache import ResultCache
-        from assoc.mlm import load_masked_lm
-        from assoc.table import from_records
+    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """One PLL row per filled sentence of the unit."""
+        from assoc.mlm.scorer import decode_items
 
         from .pll import score_sentences
 
         p = self.params
-        items = self.sentences(stimuli)
-        cache = ResultCache(p["cache_dir"]) if p["cache"] else None
+        items = sentence_rows(decode_items(unit.payload))
+        results = score_sentences(
+            state.lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
+            metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], cache=state.cache)
         records = []
-        for model in models:
-            with load_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"]) as lm:
-                results = score_sentences(
-                    lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
-                    metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], progress=progress,
-                    cache=cache)
-            for item, result in zip(items, results):
-                row = {"model": model, **item["row"], "measure": self.measure,
-                       "value": result.pll if p["reduction"] == "sum" else result.mean,
-                       "pll_metric": result.metric, "tokens_scored": result.tokens_scored,
-                       "n_scored": result.n_scored, "n_tokens": result.n_tokens,
-                       "pll_sum": result.pll, "pll_mean": result.mean}
-                if p["per_token"]:
-                    row["token_log_probs"] = json.dumps(
-                        [[t.position, t.token, t.log_prob] for t in result.token_log_probs], ensure_ascii=False)
-                records.append(row)
-        extra = [c for c in self.extra_columns if p["per_token"] or c != "token_log_probs"]
-        return from_records(records, scorer=self.name, measure=self.measure, extra_columns=extra)
+        for item, result in zip(items, results, strict=True):
+            row = {"model": unit.model, **item["row"], "measure": self.measure,
+                   "value": result.pll if p["reduction"] == "sum" else result.mean,
+                   "pll_metric": result.metric, "tokens_scored": result.tokens_scored,
+                   "n_scored": result.n_scored, "n_tokens": result.n_tokens,
+                   "pll_sum": result.pll, "pll_mean": result.mean}
+            if p["per_token"]:
+                row["token_log_probs"] = json.dumps(
+                    [[t.position, t.token, t.log_prob] for t in result.token_log_probs], ensure_ascii=False)
+            records.append(row)
+        return records
+
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
+        from assoc.table import from_records
+
+        extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
+        return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=extra)

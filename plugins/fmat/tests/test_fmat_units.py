@@ -1,0 +1,75 @@
+"""fmat and pll as work units: many small units give the one-unit table; cached units load no model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import assoc
+from assoc.mlm.scorer import MaskedLMScorer, decode_items, encode_items
+from assoc.mlm.words import OutOfVocabularyWarning
+from assoc.stimuli import Stimuli
+
+STIMULI = {"designs": [
+    {"name": "occ", "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+     "mask": {"male": ["man", "he"], "female": ["woman"]}, "target": {"Occupation": ["nurse", "engineer"]}},
+    {"name": "plain", "queries": ["A [MASK] sat down."], "mask": {"x": ["cat"], "y": ["dog"]}},
+]}
+
+
+def test_payload_round_trip_keeps_every_item_in_order():
+    items = Stimuli.load(STIMULI).mask_items()
+    masks = {d.name: dict(d.mask) for d in Stimuli.load(STIMULI).designs}
+    assert decode_items(encode_items(items, masks)) == items
+    assert len(items) == 2 * 2 * 3 + 2
+
+
+@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}), ("pll", {}),
+                                             ("pll", {"tokens": "context", "per_token": True})])
+def test_one_filling_per_unit_gives_the_same_table(tiny_models, monkeypatch, scorer, options):
+    models = [tiny_models["roberta"], tiny_models["bert"]]
+    whole = assoc.score(scorer, STIMULI, models, cache=False, **options)
+    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 1)
+    split = assoc.score(scorer, STIMULI, models, cache=False, **options)
+    assert split.attrs["assoc"]["executor"]["units"] == 2 * 5 > whole.attrs["assoc"]["executor"]["units"] == 2
+    floats = [c for c in whole.columns if whole[c].dtype == float or c == "token_log_probs"]
+    assert split.drop(columns=floats).equals(whole.drop(columns=floats)) and list(split.columns) == list(whole.columns)
+    for column in floats:  # batches differ: float32 noise only
+        if column == "token_log_probs":
+            a, b = ([[t[2] for t in json.loads(v)] for v in frame[column]] for frame in (split, whole))
+            np.testing.assert_allclose(np.concatenate(a), np.concatenate(b), rtol=0, atol=1e-5)
+        else:
+            np.testing.assert_allclose(split[column], whole[column], rtol=0, atol=1e-5)
+
+
+def test_add_tokens_scores_each_model_in_one_unit(tiny_models, monkeypatch):
+    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 1)
+    with pytest.warns(OutOfVocabularyWarning, match="temporary tokens"):
+        table = assoc.score("fmat", STIMULI, [tiny_models["roberta"]], cache=False, oov="add_tokens")
+    assert table.attrs["assoc"]["executor"]["units"] == 1
+
+
+@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+def test_cached_units_load_no_model(tiny_models, monkeypatch):
+    import assoc.mlm.engine as engine
+
+    first = assoc.score("fmat", STIMULI, [tiny_models["albert"]])
+    loads = []
+    real = engine.load_masked_lm
+    monkeypatch.setattr(engine, "load_masked_lm", lambda *a, **k: (loads.append(a), real(*a, **k))[1])
+    again = assoc.score("fmat", STIMULI, [tiny_models["albert"]])
+    assert loads == [] and again.attrs["assoc"]["executor"]["units_from_cache"] == 1
+    assert again.equals(first)
+
+
+def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models, monkeypatch):
+    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 1)
+    stimuli = {"queries": ["[MASK] is here.", "Then [MASK] left."], "mask": {"a": ["woman", "man"]}}
+    with pytest.warns(OutOfVocabularyWarning) as caught:
+        table = assoc.score("fmat", stimuli, [tiny_models["roberta"]], cache=False)
+    oov = [str(w.message) for w in caught if "not single tokens" in str(w.message)]
+    assert len(oov) == 1 and "woman" in oov[0]  # "woman" at the sentence start only, in one of two units
+    assert table["oov"].sum() == 1

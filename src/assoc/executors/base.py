@@ -1,0 +1,87 @@
+"""The executor interface, and the worker that runs units of one scorer (shared by every executor)."""
+
+from __future__ import annotations
+
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from assoc.errors import PluginError
+from assoc.units import UnitOutcome, WorkUnit
+
+if TYPE_CHECKING:
+    from assoc.scorer import Scorer
+
+
+class Executor(ABC):
+    """Runs work units and yields each unit's outcome as soon as it is finished (in any order).
+
+    An executor does not cache or merge: :func:`assoc.executors.run.run_study` does, the same
+    way for every executor. A unit that cannot be computed raises (the local executor: the
+    unit's own exception; a remote executor: :class:`~assoc.units.UnitError` naming unit and model).
+    """
+
+    name: ClassVar[str] = ""
+
+    @abstractmethod
+    def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
+        """Run ``units`` with ``scorer`` (whose ``load_worker``/``run_unit`` do the work)."""
+
+    def describe(self) -> dict[str, Any]:
+        """What provenance records about this executor (its name and settings)."""
+        return {"name": self.name}
+
+
+def category_name(category: type[Warning]) -> str:
+    """``module:qualname`` of a warning class, so it can be sent between processes and found again."""
+    return f"{category.__module__}:{category.__qualname__}"
+
+
+def category_of(name: str) -> type[Warning]:
+    """The warning class named by :func:`category_name` (``UserWarning`` if it cannot be imported)."""
+    import importlib
+
+    module, _, qualname = name.partition(":")
+    try:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return UserWarning
+    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
+
+
+class Worker:
+    """Runs units of one scorer, keeping one model's worker state loaded between units.
+
+    Units of the same model reuse the state ``scorer.load_worker(model)`` returned; a unit of
+    another model first releases it (``scorer.release_worker``), so a worker holds at most one
+    model in memory. Every executor runs units through this class (the local executor in
+    this process, the Ray executor inside each Ray actor).
+    """
+
+    def __init__(self, scorer: Scorer):
+        self.scorer = scorer
+        self.model: str | None = None
+        self.state: Any = None
+
+    def run(self, unit: WorkUnit) -> UnitOutcome:
+        """Compute one unit: its rows, and the warnings raised meanwhile (to be shown by the driver)."""
+        if self.model != unit.model:
+            self.close()
+            self.state = self.scorer.load_worker(unit.model)
+            self.model = unit.model
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows = self.scorer.run_unit(self.state, unit)
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise PluginError(f"scorer {self.scorer.name!r}: run_unit() must return a list of row dicts for unit "
+                              f"{unit.key!r}, got {type(rows).__name__}")
+        return UnitOutcome(unit.key, rows, [(category_name(w.category), str(w.message)) for w in caught])
+
+    def close(self) -> None:
+        """Release the loaded model's state, if any."""
+        if self.model is not None:
+            state, self.state, self.model = self.state, None, None
+            self.scorer.release_worker(state)

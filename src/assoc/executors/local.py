@@ -1,0 +1,36 @@
+"""The default executor: every unit in this process, one after another, in plan order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from assoc.executors.base import Executor, Worker
+from assoc.units import UnitOutcome, WorkUnit
+
+if TYPE_CHECKING:
+    from assoc.scorer import Scorer
+
+
+class LocalExecutor(Executor):
+    """Run units in this process. Plans list units model by model, so each model loads once.
+
+    A failing unit raises its own exception (with a note naming the unit and its model),
+    exactly as the scorer would have raised it without executors.
+    """
+
+    name = "local"
+
+    def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
+        """Run ``units`` one after another with one :class:`Worker`."""
+        worker = Worker(scorer)
+        try:
+            for unit in units:
+                try:
+                    outcome = worker.run(unit)
+                except Exception as exc:
+                    exc.add_note(f"in work unit {unit.key!r} of model {unit.model!r}")
+                    raise
+                yield outcome
+        finally:
+            worker.close()

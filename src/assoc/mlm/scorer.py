@@ -1,0 +1,127 @@
+"""What the masked-LM scorers (fmat, pll) share: their work units and their workers.
+
+A unit is one model x a block of consecutive filled queries (with every ``[MASK]``
+option of each); a worker loads the model once (:func:`assoc.mlm.load_masked_lm`)
+with its result cache and computes the units of that model with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from assoc.scorer import Scorer
+from assoc.stimuli import Filling, MaskItem
+from assoc.units import WorkUnit
+
+if TYPE_CHECKING:
+    from assoc.cache import ResultCache
+    from assoc.stimuli import Stimuli
+
+
+@dataclass
+class MaskedLMWorker:
+    """The worker state of a masked-LM scorer: the loaded model and the engine's result cache."""
+
+    lm: Any
+    cache: ResultCache | None
+
+    def close(self) -> None:
+        """Release the model's memory."""
+        self.lm.close()
+
+
+def encode_items(items: Sequence[MaskItem], masks: dict[str, dict[str, tuple[str, ...]]]) -> list[Any]:
+    """A JSON payload for ``items`` (whole fillings with all their design's options).
+
+    Blocks of ``[design, [[group, [option, ...]], ...], [[query, text, target_group, target,
+    attribute_group, attribute], ...]]``, so the options of a design are written once per block.
+    """
+    blocks: list[Any] = []
+    last: Filling | None = None
+    for item in items:
+        filling = item.filling
+        if filling is last:
+            continue
+        last = filling
+        if not blocks or blocks[-1][0] != filling.design:
+            mask = [[group, list(options)] for group, options in masks[filling.design].items()]
+            blocks.append([filling.design, mask, []])
+        blocks[-1][2].append([filling.query, filling.text, filling.target_group, filling.target,
+                              filling.attribute_group, filling.attribute])
+    return blocks
+
+
+def decode_items(payload: Sequence[Any]) -> list[MaskItem]:
+    """The items of a payload from :func:`encode_items`, in their original order."""
+    items: list[MaskItem] = []
+    for design, mask, fillings in payload:
+        for fields in fillings:
+            filling = Filling(design, *fields)
+            items.extend(MaskItem(filling, group, option) for group, options in mask for option in options)
+    return items
+
+
+class MaskedLMScorer(Scorer):
+    """Base of the masked-LM scorers: work units of filled queries, one model loaded per worker.
+
+    Subclasses implement :meth:`check_items` (checks before any model loads) and
+    :meth:`run_unit` (``state.lm`` is the :class:`~assoc.mlm.MaskedLM`, ``state.cache`` the
+    engine's :class:`~assoc.cache.ResultCache`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
+    """
+
+    #: Filled queries per work unit: large enough that a unit's engine calls fill batches and the
+    #: per-unit cost (a task, a cache pack) is small, small enough for progress, balance and resuming.
+    fillings_per_unit: ClassVar[int] = 512
+
+    def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
+        """Raise :class:`~assoc.errors.StimuliError` or :class:`~assoc.errors.OptionError` for bad items.
+
+        Called in :meth:`plan`, before any model loads.
+        """
+
+    def unit_fillings(self) -> int:
+        """Filled queries per unit for this scorer's options (default :attr:`fillings_per_unit`)."""
+        return self.fillings_per_unit
+
+    def unit_resources(self) -> dict[str, float]:
+        """What one worker needs: a GPU when the device is CUDA, else one CPU."""
+        device = str(self.params.get("device", "cpu"))
+        return {"GPU": 1.0, "CPU": 1.0} if device.startswith("cuda") else {"CPU": 1.0}
+
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """One unit per model and block of :meth:`unit_fillings` filled queries, in design order."""
+        self.check_stimuli(stimuli)
+        items = stimuli.mask_items()
+        self.check_items(items, models)
+        masks = {design.name: dict(design.mask) for design in stimuli.designs}
+        blocks: list[list[MaskItem]] = []
+        count, last, per_unit = 0, None, self.unit_fillings()
+        for item in items:
+            if item.filling is not last:
+                last = item.filling
+                if not blocks or count == per_unit:
+                    blocks.append([])
+                    count = 0
+                count += 1
+            blocks[-1].append(item)
+        payloads = [(encode_items(block, masks), len(block)) for block in blocks]
+        resources = self.unit_resources()
+        return [WorkUnit(key=f"{model}#{i}", model=model, payload=payload, size=size, resources=resources)
+                for model in models for i, (payload, size) in enumerate(payloads)]
+
+    def load_worker(self, model: str) -> MaskedLMWorker:
+        """Load ``model`` on the configured device and dtype, and open the engine's result cache."""
+        from assoc.cache import ResultCache
+        from assoc.mlm import load_masked_lm
+
+        p = self.params
+        lm = load_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"])
+        return MaskedLMWorker(lm, ResultCache(p["cache_dir"]) if p["cache"] else None)
+
+    def model_fingerprint(self, model: str) -> str:
+        """The weights' identity (local directory hash or Hub commit), without loading the model."""
+        from assoc.mlm.loading import model_fingerprint
+
+        return model_fingerprint(model, self.params["revision"])

@@ -1,0 +1,67 @@
+"""Model-free scorers that describe their work as units, for the executor tests.
+
+They live in an importable module (not in a test file) because Ray workers unpickle
+them: the tests put this directory on the workers' ``PYTHONPATH``.
+
+``value = scale * (len(target) - len(attribute))`` for every word pair of every design;
+one unit per model and block of ``per_unit`` pairs. When ``$ASSOC_TEST_UNIT_LOG`` names a
+file, every ``load_worker`` and ``run_unit`` call appends a line to it (``load <model>
+<pid>`` / ``unit <key> <pid>``), so tests can count work across processes;
+``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit; loading the model named by
+``$ASSOC_TEST_FAIL_MODEL`` raises ``OSError``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from assoc import Option, Scorer, hookimpl
+from assoc.options import CACHE_OPTIONS
+from assoc.units import WorkUnit
+
+
+def _log(line: str) -> None:
+    path = os.environ.get("ASSOC_TEST_UNIT_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+class LengthUnits(Scorer):
+    """Length differences of word pairs, computed unit by unit."""
+
+    name = "length_units"
+    description = "test scorer with work units"
+    citation = "none"
+    measure = "length_difference"
+    requires_models = True
+    default_models = ("len",)
+    extra_columns = {"design": "the design"}
+    options = (Option("scale", float, 1.0, "multiplier"), Option("per_unit", int, 2, "pairs per unit"),
+               *CACHE_OPTIONS)
+
+    def plan(self, stimuli: Any, models: Any) -> list[WorkUnit]:
+        pairs = [[d.name, *pair] for d in stimuli for pair in d.word_pairs()]
+        size = self.params["per_unit"]
+        blocks = [pairs[i:i + size] for i in range(0, len(pairs), size)]
+        return [WorkUnit(f"{m}#{i}", m, block, size=len(block)) for m in models for i, block in enumerate(blocks)]
+
+    def load_worker(self, model: str) -> dict[str, Any]:
+        _log(f"load {model} {os.getpid()}")
+        if model == os.environ.get("ASSOC_TEST_FAIL_MODEL"):
+            raise OSError(f"cannot open model {model}")
+        return {"model": model, "pid": os.getpid()}
+
+    def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
+        assert state["model"] == unit.model
+        _log(f"unit {unit.key} {os.getpid()}")
+        time.sleep(float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0")))
+        return [dict(model=unit.model, design=d, target_group=tg, target=t, attribute_group=ag, attribute=a,
+                     value=self.params["scale"] * (len(t) - len(a))) for d, tg, t, ag, a in unit.payload]
+
+
+@hookimpl
+def register_scorers(register: Any) -> None:
+    register(LengthUnits)
