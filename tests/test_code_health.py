@@ -131,3 +131,46 @@ def test_plugin_data_files_go_through_read_data_file(tmp_path):
     choices.to_csv(tmp_path / "choices.tsv", sep="\t", index=False)
     read = read_choices(tmp_path / "choices.tsv")
     assert list(read["mask"]) == ["firefighter", "fireman"]
+
+
+def _small_table():
+    import numpy as np
+
+    from assoc.table import from_records
+
+    rng = np.random.default_rng(0)
+    rows = [{"model": model, "target_group": group, "target": f"{group}{i}", "attribute_group": attribute_group,
+             "attribute": attribute_group.lower(), "value": float(rng.normal())}
+            for model in ("m1", "m2", "m3") for group in ("X", "Y") for i in range(4)
+            for attribute_group in ("A", "B")]
+    return from_records(rows, scorer="fake", measure="cosine")
+
+
+def test_every_analysis_result_has_the_canonical_estimate_column():
+    table = _small_table()
+    runs = {"icc": ("icc", {}),
+            "alpha": ("alpha", {"item": "target", "by": ["model"]}),
+            "effect_size": ("d", {"n_bootstrap": 0, "within": ["model"]}),
+            "weat": ("effect_size", {}), "wefat": ("effect_size", {})}
+    for name, (column, options) in runs.items():
+        result = assoc.analyze(name, table, **options)
+        assert "estimate" in result.columns, name
+        assert result["estimate"].equals(result[column]), name
+        assert list(result.columns).index("estimate") == list(result.columns).index(column) - 1
+
+
+def test_options_are_keyword_parameters_for_help_and_ides():
+    import pydoc
+
+    icc = assoc.get_analysis("icc")
+    signature = inspect.signature(icc)
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in signature.parameters.values())
+    assert signature.parameters["confidence"].default == 0.95
+    assert signature.parameters["confidence"].annotation is float
+    text = pydoc.render_doc(icc, renderer=pydoc.plaintext)
+    assert "confidence: float = 0.95" in text and "Parameters" in text
+    valnorm = inspect.signature(assoc.get_analysis("valnorm"))
+    assert valnorm.parameters["norms"].default is inspect.Parameter.empty  # required
+    for name in assoc.scorers():
+        scorer = assoc.get_scorer(name)
+        assert list(inspect.signature(scorer).parameters) == [o.name for o in scorer.options]

@@ -69,6 +69,15 @@ def test_several_models_in_one_run(tiny_models):
     table = assoc.score("fmat", STIMULI, models=[tiny_models["bert"], tiny_models["albert"]], cache=False)
     assert list(dict.fromkeys(table["model"])) == [tiny_models["bert"], tiny_models["albert"]]
     assert len(table) == 16 and table["value"].notna().all()
+    # provenance identifies each model's exact weights: a hash of the local files, computed here by hand
+    from assoc.mlm.loading import local_fingerprint
+
+    fingerprints = table.assoc.provenance["model_fingerprints"]
+    for family in ("bert", "albert"):
+        assert fingerprints[tiny_models[family]] == local_fingerprint(Path(tiny_models[family]))
+        assert fingerprints[tiny_models[family]].startswith("sha256:")
+    assert table.assoc.provenance["libraries"]["torch"] and table.assoc.provenance["libraries"]["transformers"]
+    assert "Bao" in str(table.assoc.cite())
 
 
 def test_multi_token_is_the_left_to_right_chain(tiny_models, loaded):

@@ -36,6 +36,7 @@ class AlphaAnalysis(Analysis):
     """
 
     name = "alpha"
+    estimate_column = "alpha"
     description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."
     citation = ("Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests. Psychometrika, "
                 "16(3), 297-334; Feldt, L. S. (1965). Psychometrika, 30(3), 357-370.")

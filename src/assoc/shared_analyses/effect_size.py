@@ -57,6 +57,7 @@ class EffectSizeAnalysis(Analysis):
     """
 
     name = "effect_size"
+    estimate_column = "d"
     description = "Standardised mean difference (pooled SD, SD of all values, or fixed SD) with permutation p."
     citation = ("Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences (2nd ed.); "
                 "Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Science, 356(6334), 183-186; "

@@ -36,6 +36,7 @@ class ICCAnalysis(Analysis):
     """
 
     name = "icc"
+    estimate_column = "icc"
     description = "Intraclass correlation (agreement/consistency, single/average) with models as raters."
     citation = ("McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation "
                 "coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30")

@@ -65,6 +65,7 @@ class PosteriorAnalysis(Analysis):
     """
 
     name = "posterior"
+    estimate_column = "posterior"
     description = ("Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
                    "table (tokens=context) and a frequency prior (Watson et al. 2023)")
     citation = WATSON
@@ -88,6 +89,7 @@ class LoglikAnalysis(Analysis):
     """
 
     name = "loglik"
+    estimate_column = "mean_loglik"
     description = ("Average log-likelihood of human choices (CSV of counts or proportions per variant and "
                    "condition) under P(V|C), per participant group (Watson et al. 2023, Tables 1 and 5)")
     citation = WATSON

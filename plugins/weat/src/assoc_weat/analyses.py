@@ -38,6 +38,7 @@ class WEATAnalysis(Analysis):
     """The WEAT test statistic, effect size d and permutation p-value (Caliskan et al., 2017)."""
 
     name = "weat"
+    estimate_column = "effect_size"
     description = ("WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
                    "(any association table).")
     citation = CALISKAN
@@ -111,6 +112,7 @@ class WEFATAnalysis(Analysis):
     """WEFAT: the per-word association score s(w, A, B) / SD and its permutation p-value."""
 
     name = "wefat"
+    estimate_column = "effect_size"
     description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
     citation = CALISKAN + " ValNorm p-value: " + TONEY
     options = (
@@ -174,6 +176,7 @@ class ValNormAnalysis(Analysis):
     """ValNorm: Pearson correlation of WEFAT valence scores with human valence norms."""
 
     name = "valnorm"
+    estimate_column = "r"
     description = ("ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human "
                    "valence norms.")
     citation = TONEY
