@@ -152,7 +152,7 @@ def test_bad_input_is_named():
         assoc.analyze("stereotype", table, dictionary={"Warmth": {"kind": 2}})
     with pytest.raises(DataError, match="twice on 'Warmth' with different directions"):
         assoc.analyze("stereotype", table, dictionary={"Warmth": {"Kind": 1, "kind": -1}})
-    with pytest.raises(DataError, match="no dimension\\(s\\) 'Morality'"):
+    with pytest.raises(DataError, match="no dimension 'Morality'"):
         assoc.analyze("stereotype", table, dictionary=DICTIONARY, dimensions=["Morality"])
     with pytest.raises(DataError, match="no word column 'term'"):
         assoc.analyze("stereotype", table, dictionary=DICTIONARY, dictionary_word="term")

@@ -84,7 +84,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     """
     from .executors import get_executor
     from .executors.run import run_study
-    from .progress import default_enabled
+    from .progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
@@ -95,10 +95,11 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
     show = default_enabled() if progress is None else progress
-    if scorer_cls.supports_units():
-        table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
-    else:
-        table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
+    with quiet_libraries(show):
+        if scorer_cls.supports_units():
+            table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
+        else:
+            table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
     table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(

@@ -18,13 +18,41 @@ TERM_COLUMNS = ("scorer", "model", "design", "context", "target_group", "target"
 
 
 def _dictionary_source(value: Any) -> Any:
-    """``check``: a DataFrame, a mapping {dimension: {word: direction}} or a table file path."""
+    """``check``: a DataFrame, a mapping {dimension: {word: direction}}, a table file or an R data file."""
+    from pathlib import Path
+
+    from assoc.stats.dictionary import R_DATA_SUFFIXES
+
+    if isinstance(value, (str, Path)) and Path(value).suffix.lower() in R_DATA_SUFFIXES:
+        if not Path(value).is_file():
+            raise ValueError(f"file not found: {value}")
+        return str(value)
     return table_source(value, what="dictionary", mapping="a mapping {dimension: {word: direction}}")
 
 
 def column_stem(dimension: str) -> str:
     """The prefix of a dimension's columns in wide output: lowercase, runs of other characters as '_'."""
     return re.sub(r"[^0-9a-z]+", "_", dimension.casefold()).strip("_") or "dimension"
+
+
+def dictionary_dimensions(requested: list[str], known: list[str]) -> list[str]:
+    """The dictionary's names of the ``requested`` dimensions, matched whatever their case.
+
+    An unknown name is an error listing the dictionary's dimensions, with a did-you-mean hint.
+    """
+    from assoc.errors import DataError, did_you_mean
+
+    by_key = {d.casefold(): d for d in known}
+    chosen = []
+    for name in requested:
+        if name in known:
+            chosen.append(name)
+        elif name.casefold() in by_key:
+            chosen.append(by_key[name.casefold()])
+        else:
+            raise DataError(f"stereotype: the dictionary has no dimension {name!r} "
+                            f"(it has {', '.join(map(repr, known))})" + did_you_mean(name, known))
+    return chosen
 
 
 class StereotypeAnalysis(Analysis):
@@ -57,17 +85,22 @@ class StereotypeAnalysis(Analysis):
                 "doi:10.1093/pnasnexus/pgae493")
     options = (
         Option("dictionary", object, REQUIRED,
-               "the dictionary: a .csv/.tsv/.parquet/.jsonl file (long: word, dimension, direction; or wide: "
-               "word, <dimension>_dict, <dimension>_dir), a DataFrame, or a mapping {dimension: {word: direction}}",
+               "the dictionary: SADCAT's Dictionaries.rda (or any .rda/.rds data frame) or a .csv/.tsv/.parquet/"
+               ".jsonl file (long: word, dimension, direction; or wide as SADCAT: word, <dimension>_dict, "
+               "<dimension>_dict_hi/_lo, <dimension>_dir), a DataFrame, or a mapping {dimension: {word: direction}}",
                check=_dictionary_source),
         Option("dictionary_word", str, "word", "the word column of the dictionary table"),
+        Option("dictionary_object", str, None, "the data frame of an .rda file to read (default: Dictionaries, "
+               "or the file's only data frame)"),
         Option("word", str, "attribute", "column of the table holding the listed/associated word"),
         Option("dimensions", list, None, "dimensions to code (default: every dimension of the dictionary)",
                check=column_list),
         Option("by", list, None, "columns identifying a term, whose responses are coded together (default: "
                "scorer, model, design, context, target_group, target, those present)", check=column_list),
         Option("normalize", bool, True, "lowercase and replace dashes by spaces in responses and dictionary "
-               "(the paper's preprocessing, except plural -> singular)"),
+               "(the paper's preprocessing)"),
+        Option("singularize", bool, True, "turn plural responses into singulars before matching (the paper's "
+               "preprocessing; a response already in the dictionary is kept; see assoc.stats.singular)"),
         Option("deduplicate", bool, True, "count a term's repeated responses once (the paper removes them)"),
         Option("level", str, "term", "term: estimates per term; response: each input row with its codes",
                choices=("term", "response")),
@@ -92,7 +125,8 @@ class StereotypeAnalysis(Analysis):
             raise DataError(f"stereotype: the table holds several measures "
                             f"({', '.join(sorted(table['measure'].astype(str).unique()))}); the same words would be "
                             f"coded once per measure: filter the table to one measure first")
-        dictionary = load_dictionary(p["dictionary"], word_column=p["dictionary_word"], normalize=p["normalize"])
+        dictionary = load_dictionary(p["dictionary"], word_column=p["dictionary_word"], normalize=p["normalize"],
+                                     r_object=p["dictionary_object"])
         if dictionary.notes:
             import warnings
 
@@ -101,11 +135,8 @@ class StereotypeAnalysis(Analysis):
                 f"and counted once: {'; '.join(dictionary.notes[:5])}",
                 stacklevel=2,
             )
-        dimensions = p["dimensions"] if p["dimensions"] is not None else dictionary.dimensions
-        unknown = [d for d in dimensions if d not in dictionary.entries]
-        if unknown:
-            raise DataError(f"stereotype: the dictionary has no dimension(s) {', '.join(map(repr, unknown))} "
-                            f"(it has {', '.join(map(repr, dictionary.dimensions))})")
+        dimensions = (dictionary_dimensions(p["dimensions"], dictionary.dimensions)
+                      if p["dimensions"] is not None else dictionary.dimensions)
         stems = [column_stem(d) for d in dimensions]
         if len(set(stems)) != len(stems):
             raise DataError(f"stereotype: dimensions {dimensions} give the same column names {stems}; rename them")
@@ -115,6 +146,12 @@ class StereotypeAnalysis(Analysis):
         empty = data[word].isna() | (words.str.strip() == "")
         data["word_normalized"] = [normalize_word(w, normalize=p["normalize"]) if not e else ""
                                    for w, e in zip(words, empty)]
+        if p["singularize"]:
+            from assoc.stats.singular import singularize
+
+            known = {w for dimension in dimensions for w in dictionary.entries[dimension]}
+            # as SADCAT's singulariser: a response already in the dictionary is kept ("glasses", "news")
+            data["word_normalized"] = [w if not w or w in known else singularize(w) for w in data["word_normalized"]]
         empty |= data["word_normalized"] == ""
         data["is_empty"] = empty
         repeated = data[~empty].duplicated(subset=[*by, "word_normalized"], keep="first")
@@ -182,3 +219,64 @@ class StereotypeAnalysis(Analysis):
         out["source_measure"] = source_measure
         extra = [c for c in by if c not in ("scorer", "model", "context", "target_group", "target")]
         return normalise(out, scorer="stereotype", extra_columns=[*extra, "dimension"])
+
+
+#: Suffixes of the wide ``stereotype`` output's per-dimension estimate columns.
+ESTIMATE_SUFFIXES = ("_representativeness", "_direction")
+
+
+def is_stereotype_long(table: pd.DataFrame) -> bool:
+    """True for the long output of the ``stereotype`` analysis (estimates in ``measure``/``value`` rows)."""
+    return ({"measure", "attribute_group", "value"} <= set(table.columns)
+            and bool(set(table["measure"].astype(str)) & {"representativeness", "direction"}))
+
+
+def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, list[str]]:
+    """One row per term with ``<stem>_representativeness`` / ``<stem>_direction`` columns, and the stems.
+
+    Accepts the ``stereotype`` analysis' output in either shape: wide (returned as it is) or
+    long (``measure`` representativeness/direction, ``attribute_group`` the dimension), which is
+    pivoted on the :data:`TERM_COLUMNS` it has. ``what`` names the caller in errors.
+    """
+    import pandas as pd
+
+    from assoc.errors import TableError
+
+    stems = [c[: -len("_representativeness")] for c in table.columns
+             if str(c).endswith("_representativeness") and f"{c[: -len('_representativeness')]}_direction" in table]
+    if stems:
+        return table, stems
+    if not is_stereotype_long(table):
+        raise TableError(f"{what}: expected the output of the 'stereotype' analysis (long: measure "
+                         f"representativeness/direction per attribute_group, or wide: <dimension>_representativeness "
+                         f"and <dimension>_direction columns); got columns {', '.join(map(str, table.columns))}")
+    long = table[table["measure"].isin(["representativeness", "direction"])]
+    keys = [c for c in TERM_COLUMNS if c in long.columns]
+    if long.duplicated([*keys, "attribute_group", "measure"]).any():
+        raise TableError(f"{what}: several rows per term, dimension and measure; the term columns "
+                         f"{keys} do not identify a term (was 'stereotype' run with other 'by' columns?)")
+    dims = list(dict.fromkeys(long["attribute_group"].astype(str)))
+    wide = long.assign(_column=[f"{column_stem(d)}_{m}" for d, m in zip(long["attribute_group"], long["measure"])])
+    wide = wide.pivot(index=keys, columns="_column", values="value").reset_index()
+    wide.columns.name = None
+    out = pd.DataFrame(wide)
+    return out, [column_stem(d) for d in dims]
+
+
+def pick_dimensions(requested: list[str] | None, stems: list[str], *, what: str) -> list[str]:
+    """The requested dimensions as column stems (any case, 'Warmth' -> 'warmth'), or all ``stems``.
+
+    An unknown name is an error naming the known ones, with a did-you-mean suggestion.
+    """
+    from assoc.errors import DataError, did_you_mean
+
+    if requested is None:
+        return list(stems)
+    chosen = []
+    for name in requested:
+        stem = column_stem(name)
+        if stem not in stems:
+            raise DataError(f"{what}: no dimension {name!r} in the table (it has {', '.join(map(repr, stems))})"
+                            + did_you_mean(stem, stems))
+        chosen.append(stem)
+    return chosen

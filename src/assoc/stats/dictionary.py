@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -103,13 +105,18 @@ def _direction(value: Any, *, word: str, dimension: str) -> float:
     return number
 
 
-def _membership(value: Any, *, word: str, column: str) -> bool:
+def _membership(value: Any, *, word: str, column: str) -> bool | None:
+    """1/0 membership; ``None`` for a missing value (R's NA), which the caller counts as not a member."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
+    if value is None or value is pd.NA or (isinstance(value, str) and value.strip().upper() in {"", "NA", "NAN"}):
+        return None
     try:
         number = float(value)
     except (TypeError, ValueError):
         number = math.nan
+    if math.isnan(number):
+        return None
     if number in (0.0, 1.0):
         return number == 1.0
     raise DataError(f"dictionary: column {column!r} must hold 0 or 1, got {value!r} for {word!r}")
@@ -134,7 +141,8 @@ def _add(entries: dict[str, dict[str, float]], dimension: str, raw_word: Any, di
     words[word] = direction
 
 
-def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool = True) -> Dictionary:
+def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool = True,
+                    r_object: str | None = None) -> Dictionary:
     """Read content dictionaries from a file, a DataFrame or a mapping.
 
     Accepted shapes (words are normalised with :func:`normalize_word` unless ``normalize`` is false):
@@ -144,9 +152,16 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
     * **wide**: column ``word`` and, per dimension ``D``, a column ``D_dict`` (1 = the word is
       in D's dictionary, 0 = not) and optionally ``D_dir`` (its direction; ignored where
       ``D_dict`` is 0, since direction is NA when representativeness is 0).
+      This is the layout of the SADCAT R package's ``Dictionaries`` data (Nicolas, Bai & Fiske,
+      2021): ``D_dict`` 0/1 membership, ``D_dict_hi`` / ``D_dict_lo`` 0/1 high/low and ``D_dir``
+      1 high, 0 neutral, -1 low, NA outside the dictionary; without ``D_dir`` the direction is
+      taken from ``D_dict_hi`` / ``D_dict_lo``. Other columns (sentiment scores, embeddings)
+      are ignored; a missing (NA) membership counts as "not in the dictionary".
     * **mapping** ``{dimension: {word: direction or None}}``.
 
-    A file is .csv, .tsv, .parquet or .jsonl (one JSON object per line).
+    A file is .csv, .tsv, .parquet, .jsonl (one JSON object per line) or an R data file
+    (.rda/.RData/.rds, read with ``rdata``; ``r_object`` names the data frame, by default
+    ``Dictionaries`` or the file's only data frame).
     """
     notes: list[str] = []
     entries: dict[str, dict[str, float]] = {}
@@ -162,7 +177,7 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
                 _add(entries, str(dimension), raw, _direction(value, word=str(raw), dimension=str(dimension)),
                      normalize=normalize, notes=notes)
         return Dictionary(entries, normalize, tuple(notes))
-    frame = _read_frame(source, word_column)
+    frame = _read_frame(source, word_column, r_object)
     if word_column not in frame.columns:
         raise DataError(f"dictionary: no word column {word_column!r} "
                         f"(its columns: {', '.join(map(str, frame.columns))}); "
@@ -179,21 +194,20 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
                          if has_direction else math.nan)
             _add(entries, dimension, word, direction, normalize=normalize, notes=notes)
     else:
-        dimensions = [c[: -len("_dict")] for c in frame.columns if str(c).endswith("_dict")]
+        dimensions = [str(c)[: -len("_dict")] for c in frame.columns if str(c).endswith("_dict")]
         if not dimensions:
-            raise DataError("dictionary: expected a long table (columns word, dimension, direction) or a wide one "
-                            "(word, <dimension>_dict, <dimension>_dir); "
-                            f"got columns {', '.join(map(str, frame.columns))}")
-        orphans = [c for c in frame.columns if str(c).endswith("_dir") and c[: -len("_dir")] not in dimensions]
+            raise DataError("dictionary: no dimension columns: expected a long table (columns word, dimension, "
+                            "direction) or a wide one (word, <dimension>_dict, <dimension>_dir, as SADCAT's "
+                            f"Dictionaries); got columns {', '.join(map(str, frame.columns))}")
+        orphans = [c for c in frame.columns if str(c).endswith("_dir") and str(c)[: -len("_dir")] not in dimensions]
         if orphans:
             raise DataError(f"dictionary: column(s) {', '.join(map(repr, orphans))} have no matching '_dict' column")
         for dimension in dimensions:
             entries.setdefault(dimension, {})
-            dir_column = f"{dimension}_dir"
-            for word, member, direction in zip(frame[word_column], frame[f"{dimension}_dict"],
-                                               frame[dir_column] if dir_column in frame.columns
-                                               else [None] * len(frame)):
-                if _membership(member, word=str(word), column=f"{dimension}_dict"):
+            directions = _wide_directions(frame, dimension, word_column)
+            for word, member, direction in zip(frame[word_column], frame[f"{dimension}_dict"], directions):
+                is_member = _membership(member, word=str(word), column=f"{dimension}_dict")
+                if is_member:  # None (NA) is not a member
                     _add(entries, dimension, word, _direction(direction, word=str(word), dimension=dimension),
                          normalize=normalize, notes=notes)
     if not entries:
@@ -201,15 +215,92 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
     return Dictionary(entries, normalize, tuple(notes))
 
 
-def _read_frame(source: Any, word_column: str) -> pd.DataFrame:
-    from pathlib import Path
+def _wide_directions(frame: pd.DataFrame, dimension: str, word_column: str) -> list[Any]:
+    """A wide dictionary's directions of ``dimension``.
 
+    ``D_dir``; else from SADCAT's ``D_dict_hi`` / ``D_dict_lo`` (1 high, -1 low, 0 neither); else none.
+    """
+    if f"{dimension}_dir" in frame.columns:
+        return list(frame[f"{dimension}_dir"])
+    hi, lo = f"{dimension}_dict_hi", f"{dimension}_dict_lo"
+    if hi in frame.columns and lo in frame.columns:
+        out: list[Any] = []
+        for word, h, low in zip(frame[word_column], frame[hi], frame[lo]):
+            is_hi = _membership(h, word=str(word), column=hi)
+            is_lo = _membership(low, word=str(word), column=lo)
+            if is_hi and is_lo:
+                raise DataError(f"dictionary: {word!r} is both high ({hi}) and low ({lo})")
+            out.append(None if is_hi is None and is_lo is None else 1.0 if is_hi else -1.0 if is_lo else 0.0)
+        return out
+    return [None] * len(frame)
+
+
+#: Suffixes of R data files, read with the ``rdata`` package.
+R_DATA_SUFFIXES = (".rda", ".rdata", ".rds")
+
+
+def read_r_data_frame(path: str | Path, *, name: str | None = None, prefer: str = "Dictionaries",
+                      what: str = "dictionary") -> pd.DataFrame:
+    """The data frame ``name`` of an R data file (.rda/.RData from ``save()``, .rds from ``saveRDS()``).
+
+    Without ``name``, the object ``prefer`` if the file has it, else its only data frame. Read
+    with ``rdata`` (pure Python; no R needed). A file without a data frame, or with several and
+    no choice, is an error naming its objects.
+    """
+    try:
+        import rdata
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise DataError(f"reading the {what} {path} needs the package rdata: pip install rdata") from None
+    path = Path(path)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # rdata warns before failing on a damaged file
+        warnings.simplefilter("always")
+        try:
+            if path.suffix.lower() == ".rds":
+                objects = {path.stem: rdata.read_rds(path)}
+            else:
+                objects = rdata.read_rda(path)
+        except (ValueError, NotImplementedError, EOFError, OSError, KeyError, IndexError, TypeError,
+                AssertionError, struct.error) as exc:  # what rdata's parser raises on a damaged file
+            notes = "".join(f"; {w.message}" for w in caught)
+            raise DataError(f"cannot read the {what} {path} as an R data file: {type(exc).__name__}: {exc}"
+                            f"{notes}") from None
+    for w in caught:
+        warnings.warn(f"reading {path}: {w.message}", stacklevel=2)
+    frames = {k: v for k, v in objects.items() if isinstance(v, pd.DataFrame)}
+    described = ", ".join(f"{k} ({type(v).__name__})" for k, v in objects.items()) or "nothing"
+    if name is not None:
+        if name not in objects:
+            from assoc.errors import did_you_mean
+
+            raise DataError(f"the {what} {path} has no object {name!r} (it holds {described})"
+                            + did_you_mean(name, list(objects)))
+        if name not in frames:
+            raise DataError(f"the object {name!r} of {path} is a {type(objects[name]).__name__}, not a data frame")
+        return frames[name]
+    if not frames:
+        raise DataError(f"the {what} {path} holds no data frame (it holds {described})")
+    if prefer in frames:
+        return frames[prefer]
+    if len(frames) > 1:
+        raise DataError(f"the {what} {path} holds several data frames ({', '.join(frames)}); name one with the "
+                        f"'dictionary_object' option")
+    return next(iter(frames.values()))
+
+
+def _read_frame(source: Any, word_column: str, r_object: str | None = None) -> pd.DataFrame:
     from assoc.table import read_data_file
 
     if isinstance(source, pd.DataFrame):
         return source.copy()
     if not isinstance(source, (str, Path)):
         raise DataError(f"dictionary: expected a file path, a DataFrame or a mapping, got {type(source).__name__}")
+    if Path(source).suffix.lower() in R_DATA_SUFFIXES:
+        frame = read_r_data_frame(source, name=r_object)
+        if frame.empty:
+            raise DataError(f"dictionary: {source} has no rows")
+        return frame
     # words such as 'NA' or 'null' are words, not missing values; directions are parsed by _direction
     frame = read_data_file(source, what="dictionary", text_columns=[word_column], all_text=True)
     if frame.empty:

@@ -83,7 +83,6 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
     import numpy as np
 
     from assoc.errors import DataError
-    from assoc.stats.standardize import zscore_within
     from assoc.table import from_records
 
     missing = [c for c in ("design", "mask_group", "mask") if c not in table.columns]
@@ -101,7 +100,10 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
             work = _pair(work, side)
             applied.append(side)
     if standardize == "z":
-        work["value"] = zscore_within(work, within=["model", "design", "context"], ddof=1)
+        from assoc.stats.standardize import zscore_within
+
+        # R's scale() within model x design x query; NaN where the LPRs are constant (up to rounding)
+        work["value"] = zscore_within(work, within=["model", "design", "context"], ddof=1).to_numpy()
     elif standardize == "sigma":
         work["value"] = work["value"] / sigma
     records = []
