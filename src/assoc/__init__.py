@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import plugins as _plugins  # noqa: F401  (installs the resolver of bundled stimuli names)
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"

@@ -17,12 +17,24 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import StimuliError, UnknownNameError, did_you_mean
+
+#: Finds the loader of a bundled stimuli set by name (``"caliskan"``). The registry layer
+#: (:mod:`assoc.plugins`) installs it with :func:`set_bundle_resolver` when ``assoc`` is imported,
+#: so this data model imports nothing above it.
+BundleResolver = Callable[[str], Callable[[], "Stimuli"]]
+_bundle_resolver: BundleResolver | None = None
+
+
+def set_bundle_resolver(resolver: BundleResolver | None) -> None:
+    """Install the function that resolves bundled set names for :meth:`Stimuli.load` (``None``: none)."""
+    global _bundle_resolver
+    _bundle_resolver = resolver
 
 MASK = "[MASK]"
 TARGET_SLOT = "{TARGET}"
@@ -431,10 +443,11 @@ class Stimuli:
         path = Path(text)
         if path.suffix.lower() in {".yaml", ".yml", ".json"} or path.exists():
             return cls.from_file(path)
-        from .plugins import get_stimuli_loader
-
+        if _bundle_resolver is None:
+            raise StimuliError(f"{text!r} is neither a stimuli file nor a dict, and no registry of bundled "
+                               "stimuli sets is installed (import assoc)")
         bundle, _, selection = text.partition(":")
-        loaded = get_stimuli_loader(bundle)()
+        loaded = _bundle_resolver(bundle)()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
