@@ -174,3 +174,17 @@ def test_options_are_keyword_parameters_for_help_and_ides():
     for name in assoc.scorers():
         scorer = assoc.get_scorer(name)
         assert list(inspect.signature(scorer).parameters) == [o.name for o in scorer.options]
+
+
+def test_renamed_scorer_options_keep_their_old_spelling():
+    import pytest
+
+    fmat, pll = assoc.get_scorer("fmat"), assoc.get_scorer("pll")
+    with pytest.warns(DeprecationWarning, match="'tokens' of scorer 'fmat' is deprecated: it is now called "
+                                                "'token_overrides'"):
+        scorer = fmat(tokens={"He": "He"})
+    assert scorer.params["token_overrides"] == {"He": "He"}
+    with pytest.warns(DeprecationWarning, match="now called 'tokens_scored'"):
+        assert pll(tokens="context").params["tokens_scored"] == "context"
+    with pytest.warns(DeprecationWarning, match="now called 'confidence'"):
+        assert assoc.get_analysis("valnorm")(norms="warriner", level=0.9).params["confidence"] == 0.9

@@ -9,7 +9,7 @@ It follows the FMAT R package's ``FMAT_query()``: a *design* has optional
 * ``attribute``: words or phrases for ``{ATTRIB}`` (for embedding methods: WEAT's A and B).
 
 A :class:`Stimuli` is a list of designs (``FMAT_query_bind``): several query
-templates with different mask options are several designs bound together.
+templates with different [MASK] candidates are several designs bound together.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ class MaskItem:
 
 @dataclass(frozen=True)
 class Design:
-    """One design: query templates, mask options, targets and attributes.
+    """One design: query templates, [MASK] candidates, targets and attributes.
 
     Construct it directly or through :meth:`Stimuli.from_dict`; the constructor
     validates everything and raises :class:`~assoc.errors.StimuliError` naming

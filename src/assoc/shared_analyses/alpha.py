@@ -25,7 +25,7 @@ class AlphaAnalysis(Analysis):
     """Cronbach's alpha treating the values of one column as the items of a scale.
 
     With ``item="context"`` (the default) every query is an item and the cases are the
-    target x attribute (x [MASK] option) cells, as ``LPR_reliability(item="query")`` in the
+    target x attribute (x [MASK] candidate) cells, as ``LPR_reliability(item="query")`` in the
     FMAT R package;
     ``item="target"`` or ``"attribute"`` treat words as items. Separate estimates per
     ``by`` group (default: per measure and model). Items without any value in a group (e.g. an

@@ -160,7 +160,7 @@ def _cannot_score(
     return (
         f"convergence: method {method!r} cannot be scored on the contrast {contrast.a!r} vs {contrast.b!r}: "
         f"none of its rows has group {contrast.a!r} or {contrast.b!r} (its groups: {', '.join(groups) or 'none'}; "
-        f"measures: {', '.join(sorted(set(rows['measure'])))}). It needs one of: [MASK] options or attribute "
+        f"measures: {', '.join(sorted(set(rows['measure'])))}). It needs one of: [MASK] candidates or attribute "
         f"words in groups {contrast.a!r} and {contrast.b!r} (fmat, pll, weat, sbert_topwords' SEAT mode), rows "
         f"of measure {' or '.join(map(repr, direct)) or '(none set)'} (a chat rating on a prompt that asks the "
         f"same question), or listed words (attribute_group {' or '.join(map(repr, list_groups))}) with the "

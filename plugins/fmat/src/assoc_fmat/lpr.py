@@ -1,7 +1,7 @@
 """The ``lpr`` analysis: log probability ratios, the R package's ``summary.fmat``.
 
 Bao (2024, Eq. 1): ``LPR = log P(w | context_A) - log P(w | context_B)``, and for two
-[MASK] options in one context ``LPR = log P(w_1 | c) - log P(w_2 | c)``. This
+[MASK] candidates in one context ``LPR = log P(w_1 | c) - log P(w_2 | c)``. This
 analysis turns an ``fmat`` table of log probabilities into LPRs with the R
 package's switches:
 
@@ -126,7 +126,7 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
 
 
 def _working_frame(table: Any) -> Any:
-    """Separate the [MASK] option from the {TARGET}/{ATTRIB} fillers, whatever roles the table gave them."""
+    """Separate the [MASK] candidate from the {TARGET}/{ATTRIB} fillers, whatever roles the table gave them."""
     import pandas as pd
 
     fills_t = table["context"].str.contains("{TARGET}", regex=False)
