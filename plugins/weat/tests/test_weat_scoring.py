@@ -29,6 +29,12 @@ def model(tmp_path):
 
 def test_table_holds_cosines(model):
     table = assoc.score("weat", STIMULI, [model])
+    # provenance identifies the embedding by the sha256 of its files (matrix, then vocabulary)
+    import hashlib
+    from pathlib import Path
+
+    digests = ["sha256:" + hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (model, model[:-4] + ".txt")]
+    assert table.assoc.provenance["model_fingerprints"] == {model: "+".join(digests)}
     assert len(table) == 8 and set(table["measure"]) == {"cosine"}
     row = table[(table["target"] == "y2") & (table["attribute"] == "b1")].iloc[0]
     assert row["value"] == pytest.approx(0.8)

@@ -21,7 +21,7 @@ def _sd_choice(value: Any) -> str | float:
         if text in {"pooled", "all"}:
             return text
         if text in {"sqrt2", "sqrt(2)"}:
-            from assoc.stats.effect_size import LPR_POPULATION_SD
+            from assoc.stats.constants import LPR_POPULATION_SD
 
             return LPR_POPULATION_SD
         try:

@@ -35,16 +35,11 @@ from typing import Literal
 import numpy as np
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.constants import LPR_POPULATION_SD as LPR_POPULATION_SD  # re-exported
 from assoc.stats.samples import as_sample, negligible_spread
 
 SDChoice = Literal["pooled", "all"] | float
 
-#: The population SD of FMAT log-probability ratios, sqrt(2) (Bao, 2024: for two independent
-#: log probabilities with unit variance, Var(LPR) = 2). Bao prints it rounded, as 1.414; the
-#: exact value is used everywhere here (``effect_size sd=sqrt2`` and the ``lpr`` analysis's
-#: ``sigma``). The two differ by 1.5e-4 relatively, below the precision of the printed results;
-#: pass ``sigma=1.414`` (or ``sd=1.414``) to reproduce the rounding.
-LPR_POPULATION_SD = math.sqrt(2)
 
 
 def standardized_mean_difference(

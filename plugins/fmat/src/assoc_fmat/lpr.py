@@ -19,7 +19,7 @@ Options ``standardize``: ``"z"`` z-scores the LPRs within model x design x query
 (Study 1: "z-standardized listwise within each BERT model x query template",
 sample SD, n - 1, by :func:`assoc.stats.standardize.zscore_within`), ``"sigma"`` divides by
 ``sigma`` (Studies 3-4: LPR / sigma with the LPR population SD that Bao derives, sqrt(2), printed
-as 1.414; ``sigma`` defaults to the exact :data:`assoc.stats.effect_size.LPR_POPULATION_SD`, pass
+as 1.414; ``sigma`` defaults to the exact :data:`assoc.stats.constants.LPR_POPULATION_SD`, pass
 1.414 to reproduce the printed rounding).
 
 The output is again an association table (``measure = "lpr"``): paired groups and
@@ -34,7 +34,7 @@ from typing import Any
 
 from assoc.analysis import Analysis
 from assoc.options import Option
-from assoc.stats.effect_size import LPR_POPULATION_SD
+from assoc.stats.constants import LPR_POPULATION_SD
 
 from . import CITATION
 

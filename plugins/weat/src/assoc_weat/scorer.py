@@ -72,6 +72,12 @@ class WEATScorer(Scorer):
                     "(mask groups count as attributes when queries fill {TARGET})"
                 )
 
+    def model_fingerprint(self, model: str) -> str:
+        """The embedding's identity: the version of the package that ships it, or the sha256 of its file(s)."""
+        from .embeddings import embedding_fingerprint
+
+        return embedding_fingerprint(model, self.params.get("vocabulary"))
+
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
         """Score every (target, attribute) pair with every embedding: one cosine row per pair."""
         import numpy as np
