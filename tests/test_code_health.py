@@ -188,3 +188,11 @@ def test_renamed_scorer_options_keep_their_old_spelling():
         assert pll(tokens="context").params["tokens_scored"] == "context"
     with pytest.warns(DeprecationWarning, match="now called 'confidence'"):
         assert assoc.get_analysis("valnorm")(norms="warriner", level=0.9).params["confidence"] == 0.9
+
+
+def test_a_missing_plugin_package_still_skips_in_ci(tmp_path):
+    (tmp_path / "test_plugin.py").write_text(
+        "import pytest\ndef test_needs_plugin():\n    pytest.importorskip('assoc_not_installed_plugin')\n"
+    )
+    strict = _run_pytest(tmp_path, strict=True)
+    assert strict.returncode == 0 and "1 skipped" in strict.stdout, strict.stdout

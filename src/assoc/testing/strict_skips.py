@@ -6,7 +6,9 @@ wrong in CI: a missing oracle would make the run green without checking anything
 With ``ASSOC_STRICT_SKIPS=1`` in the environment (``make test`` sets it, so
 ``.ci/run`` does too) such a skip fails the test, or the test module at collection,
 naming the missing module. Other skips (an explicit ``pytest.skip`` with a reason)
-are left alone.
+are left alone, and so are skips for a missing assoc plugin package (``assoc_*``): which
+plugins are installed is a choice of the environment (``assoc plugins`` reports it), while a
+missing oracle is always a broken test setup.
 
 It is enabled for the project's suite by ``-p assoc.testing.strict_skips`` in
 ``[tool.pytest.ini_options]``.
@@ -15,6 +17,7 @@ It is enabled for the project's suite by ``-p assoc.testing.strict_skips`` in
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Generator
 from typing import Any
 
@@ -36,7 +39,12 @@ def _missing_dependency(report: Any) -> str | None:
         return None
     longrepr = report.longrepr
     reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
-    return reason if _IMPORT_SKIP in reason else None
+    if _IMPORT_SKIP not in reason:
+        return None
+    module = re.search(r"could not import '([^']+)'", reason)
+    if module and module.group(1).split(".")[0].startswith("assoc_"):
+        return None  # an optional plugin, not an oracle
+    return reason
 
 
 def _fail(report: Any, reason: str) -> None:

@@ -224,13 +224,18 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
                     limit: int | None = None) -> Embeddings:
     """Load a named embedding or a file (cached per process).
 
-    Args:
-        model: a registered name (``glove-6b-50d``) or a path.
-        format: one of :data:`FORMATS`; ``"auto"`` guesses from the file name.
-        vocabulary: the vocabulary file for ``format="numpy"`` (default: next to the
-            matrix, same stem with ``.vocab.txt``, ``.txt``, ``.json`` or ``.parquet``).
-        limit: read only the first ``limit`` vectors (word2vec/GloVe text and binary:
-            these files are usually sorted by frequency).
+    Parameters
+    ----------
+    model
+        A registered name (``glove-6b-50d``) or a path.
+    format
+        One of :data:`FORMATS`; ``"auto"`` guesses from the file name.
+    vocabulary
+        The vocabulary file for ``format="numpy"`` (default: next to the
+        matrix, same stem with ``.vocab.txt``, ``.txt``, ``.json`` or ``.parquet``).
+    limit
+        Read only the first ``limit`` vectors (word2vec/GloVe text and binary:
+        these files are usually sorted by frequency).
     """
     if format not in FORMATS:
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
