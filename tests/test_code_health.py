@@ -17,8 +17,16 @@ def test_all_lists_exactly_the_lazy_names():
         assert getattr(assoc, name) is not None
 
 
+def _plugin_modules() -> list[str]:
+    from importlib import metadata
+
+    return sorted({ep.value for ep in metadata.entry_points(group="assoc")})
+
+
 def test_every_installed_plugin_ships_py_typed():
-    for package in ("assoc", "assoc_fmat", "assoc_pll", "assoc_weat", "assoc_example"):
+    packages = {"assoc", *(module.split(".")[0] for module in _plugin_modules())}
+    assert {"assoc_fmat", "assoc_pll", "assoc_weat", "assoc_example"} <= packages
+    for package in packages:
         assert resources.files(package).joinpath("py.typed").is_file(), package
 
 
@@ -38,7 +46,7 @@ def test_register_callables_are_protocols_used_by_the_hookspecs():
 
 
 def test_hook_implementations_are_annotated():
-    for module_name in ("assoc.builtin", "assoc_fmat.plugin", "assoc_pll.plugin", "assoc_weat.plugin"):
+    for module_name in ("assoc.builtin", *_plugin_modules()):
         module = importlib.import_module(module_name)
         for name in ("register_scorers", "register_analyses", "register_stimuli", "register_commands"):
             function = getattr(module, name, None)

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from .executors import Executor
 
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
+#: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
+RUN_REPORT_KEY = "assoc_run"
 
 
 def scorers() -> dict[str, str]:
@@ -100,12 +102,16 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
             table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
         else:
             table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
+    # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
+    # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
+    run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None
     table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
         models=chosen, model_fingerprints=_fingerprints(instance, chosen), options=instance.params,
-        stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(), citation=scorer_cls.citation, executor=executed))
+        stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(), citation=scorer_cls.citation, executor=executed,
+        **({"run": run} if run is not None else {})))
     return table
 
 
@@ -147,8 +153,11 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
     (``{"fmat": {"models": ["bert-base-uncased"]}}``), from ``models[name]``, or
     the scorer's defaults. Rows keep their ``scorer`` column; extra columns of one
     scorer are empty (``NaN``) for the others. Every option of every scorer is
-    validated before any scorer runs. ``executor`` runs every scorer's work there
-    (see :func:`score`).
+    validated before any scorer runs, and so are the stimuli: a design that one of the
+    scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
+    :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
+    runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
+    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``).
     """
     import pandas as pd
 
