@@ -8,8 +8,10 @@ that does not parse or whose checksum does not match is reported, deleted and it
 entries recomputed - never trusted. When a namespace holds more than ``COMPACT_AFTER``
 packs, loading merges them into one.
 
-The root is ``$ASSOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/assoc``, else
-``~/.cache/assoc``. A namespace is everything that changes the numbers (model
+The root is ``$ASSOC_CACHE_DIR``, else the platform's user cache directory from
+``platformdirs.user_cache_dir("assoc")``: ``$XDG_CACHE_HOME/assoc`` or ``~/.cache/assoc``
+on Linux, ``~/Library/Caches/assoc`` on macOS, ``%LOCALAPPDATA%/assoc/Cache`` on
+Windows. A namespace is everything that changes the numbers (model
 fingerprint, dtype, device type, scoring settings); a key is one unit of work (e.g.
 one token sequence plus the token ids scored in it).
 """
@@ -42,8 +44,9 @@ def default_root() -> Path:
     """The cache root directory (see module docstring)."""
     if os.environ.get("ASSOC_CACHE_DIR"):
         return Path(os.environ["ASSOC_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "assoc"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("assoc", appauthor=False))
 
 
 def digest(value: Any) -> str:
@@ -154,10 +157,13 @@ class Namespace:
 
     def _write_pack(self, body: Mapping[str, Any]) -> None:
         text = _encode(body)
-        record = {"format": FORMAT, "sha256": hashlib.sha256(text.encode()).hexdigest(), "entries": body}
+        checksum = hashlib.sha256(text.encode()).hexdigest()
+        # The record is {"entries": ..., "format": ..., "sha256": ...} with sorted keys; the entries' JSON is
+        # spliced in rather than encoded a second time (encoding dominates writing a pack of table rows).
+        record = f'{{"entries":{text},"format":{json.dumps(FORMAT)},"sha256":"{checksum}"}}'
         self.directory.mkdir(parents=True, exist_ok=True)
         with atomic_write(self.directory / f"pack-{uuid.uuid4().hex}.json", "w", encoding="utf-8") as handle:
-            json.dump(record, handle, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+            handle.write(record)
 
     def clear(self) -> None:
         """Delete every pack of this namespace."""

@@ -326,5 +326,6 @@ def column_list(value: Any) -> list[str]:
 #: units cached on disk (:meth:`assoc.scorer.Scorer.unit_cache`), so interrupted runs resume.
 CACHE_OPTIONS: tuple[Option, ...] = (
     Option("cache", bool, True, "reuse and store results on disk so interrupted runs resume"),
-    Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR or ~/.cache/assoc)"),
+    Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR, else the user cache directory: "
+           "~/.cache/assoc on Linux, ~/Library/Caches/assoc on macOS, %LOCALAPPDATA%\\assoc\\Cache on Windows)"),
 )

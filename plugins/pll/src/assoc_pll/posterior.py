@@ -22,7 +22,6 @@ counts of choices (or the observed proportions). Natural logarithms throughout.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,9 +45,11 @@ CONDITION_COLUMNS = ("model", "design", "context") + FILLER_COLUMNS
 def bayes_posterior(log_likelihoods: Sequence[float], priors: Sequence[float]) -> np.ndarray:
     """P(V|C) = exp(l_V) p_V / sum_{V'} exp(l_{V'}) p_{V'}, for log-likelihoods l and priors p.
 
-    Computed as exp(a_V - logsumexp(a)) with a_V = l_V + log p_V.
+    Computed as ``scipy.special.softmax(a)`` with a_V = l_V + log p_V (shifted by max(a)
+    inside, so PLLs of -800 do not underflow); a variant with prior 0 gets probability 0.
     """
     import numpy as np
+    from scipy.special import softmax
 
     loglik = np.asarray(log_likelihoods, dtype=float)
     prior = np.asarray(priors, dtype=float)
@@ -60,9 +61,7 @@ def bayes_posterior(log_likelihoods: Sequence[float], priors: Sequence[float]) -
         raise DataError("priors must be non-negative and not all zero")
     with np.errstate(divide="ignore"):
         joint = loglik + np.log(prior)
-    top = joint.max()
-    log_total = top + math.log(float(np.exp(joint - top).sum()))
-    return np.exp(joint - log_total)
+    return np.asarray(softmax(joint), dtype=float)
 
 
 def _condition_frame(table: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,6 @@ import collections
 import json
 import os
 import pickle
-import threading
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, ModelError, OptionError
+from assoc.memory import BytesLRU
 
 if TYPE_CHECKING:
     import numpy as np
@@ -216,13 +216,42 @@ register_embedding(
 
 # -- loading ------------------------------------------------------------------------------------------
 
-_CACHE: dict[tuple[Any, ...], Embeddings] = {}
-_CACHE_LOCK = threading.Lock()
+def _quarter_of_memory() -> int:
+    from assoc.memory import physical_memory
+
+    return physical_memory() // 4
+
+
+#: Loaded embeddings kept for the life of the process, least recently used out first once their
+#: vectors take more than ``$ASSOC_EMBEDDING_CACHE_BYTES`` (default: a quarter of the physical
+#: memory; 0 keeps none). :func:`release_embeddings` frees them on request.
+EMBEDDING_CACHE: BytesLRU[Embeddings] = BytesLRU("ASSOC_EMBEDDING_CACHE_BYTES", _quarter_of_memory)
+
+
+def release_embeddings(model: str | None = None) -> int:
+    """Free the loaded embeddings this process keeps (all, or those of ``model``); return how many."""
+    if model is None:
+        return EMBEDDING_CACHE.release()
+    name = _cache_name(model)
+    return EMBEDDING_CACHE.release(lambda key: isinstance(key, tuple) and key[0] == name)
+
+
+def _cache_name(model: str) -> str:
+    path = Path(model).expanduser()
+    return str(path.resolve()) if path.exists() else model
+
+
+def _file_stamp(model: str) -> tuple[int, int] | None:
+    path = Path(model).expanduser()
+    if not path.is_file():
+        return None
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
 
 
 def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None = None,
                     limit: int | None = None) -> Embeddings:
-    """Load a named embedding or a file (cached per process).
+    """Load a named embedding or a file (kept per process in :data:`EMBEDDING_CACHE`, a bounded LRU).
 
     Parameters
     ----------
@@ -241,10 +270,11 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError(f"limit must be a positive integer, not {limit!r}")
-    key = (model, format, vocabulary, limit)
-    with _CACHE_LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
+    # Any spelling of a file is one entry; a file rewritten since it was loaded is loaded again.
+    key = (_cache_name(model), format, vocabulary, limit, _file_stamp(model))
+    cached = EMBEDDING_CACHE.get(key)
+    if cached is not None:
+        return cached
     if model in _REGISTRY and not os.path.exists(model):
         vectors = _REGISTRY[model].loader()
         if limit is not None:
@@ -262,9 +292,7 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
                              "(.txt, .vec, .bin, .kv/.model or .npy)")
         vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit)
     embeddings = Embeddings(vectors, model)
-    with _CACHE_LOCK:
-        _CACHE[key] = embeddings
-    return embeddings
+    return EMBEDDING_CACHE.put(key, embeddings, int(getattr(getattr(vectors, "vectors", None), "nbytes", 0)))
 
 
 def guess_format(path: Path) -> str:
