@@ -51,9 +51,20 @@ def _resolve_models(scorer_cls: Any, models: str | Sequence[str] | None) -> list
     for model in chosen:
         if not isinstance(model, str) or not model.strip():
             raise OptionError(f"model identifiers must be non-empty text, got {model!r}")
+    chosen = [_model_identity(model) for model in chosen]
     if len(set(chosen)) != len(chosen):
         raise OptionError(f"a model is listed twice: {chosen}")
     return chosen
+
+
+def _model_identity(model: str) -> str:
+    """One name per model, so one model is one rater in the ``model`` column.
+
+    A local directory or file becomes its absolute, resolved path (``m/``, ``./m`` and ``/abs/m``
+    are one model); anything else (a Hub id, a named embedding) is kept as typed.
+    """
+    path = Path(model).expanduser()
+    return str(path.resolve()) if path.exists() else model
 
 
 def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models: str | Sequence[str] | None = None,

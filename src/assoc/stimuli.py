@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import StimuliError, UnknownNameError, did_you_mean
+from .errors import StimuliError, StimuliWarning, UnknownNameError, did_you_mean
 
 #: Finds the loader of a bundled stimuli set by name (``"caliskan"``). The registry layer
 #: (:mod:`assoc.plugins`) installs it with :func:`set_bundle_resolver` when ``assoc`` is imported,
@@ -47,6 +48,11 @@ _FILE_KEYS = {"name", "designs", "description", "meta", "citation"}
 Groups = Mapping[str, tuple[str, ...]]
 
 
+#: Most words a ``{range: [from, to, step]}`` group may expand to: each is scored (a year range of
+#: Bao 2024 has about 200), and 10**15 numbers would exhaust memory before anything else happens.
+MAX_RANGE_WORDS = 100_000
+
+
 def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, Mapping):
         if set(value) != {"range"}:
@@ -59,6 +65,11 @@ def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[
         step = bounds[2] if len(bounds) == 3 else 1
         if step <= 0 or stop < start:
             raise StimuliError(f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} is empty")
+        count = (stop - start) // step + 1
+        if count > MAX_RANGE_WORDS:
+            raise StimuliError(f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} has "
+                               f"{count:,} numbers; a group holds at most {MAX_RANGE_WORDS:,} (narrow the range or "
+                               "raise the step)")
         return tuple(str(n) for n in range(start, stop + 1, step))
     if isinstance(value, str):
         value = [value]
@@ -97,6 +108,18 @@ def _normalise_groups(kind: str, groups: Any, where: str) -> dict[str, tuple[str
             seen.add(word)
         out[name] = words
     return out
+
+
+def _warn_about_shared_words(kind: str, groups: Mapping[str, tuple[str, ...]], where: str) -> None:
+    """Warn when one word is in two groups of one kind: it sits on both sides of the contrast."""
+    first_group: dict[str, str] = {}
+    for group, words in groups.items():
+        for word in words:
+            other = first_group.setdefault(word, group)
+            if other != group:
+                warnings.warn(f"{where}: word {word!r} is in both {kind} groups {other!r} and {group!r}; a word on "
+                              "both sides of a contrast cancels itself out and makes the contrast meaningless",
+                              StimuliWarning, stacklevel=2)
 
 
 @dataclass(frozen=True)
@@ -253,6 +276,8 @@ class Design:
             raise StimuliError(f"{where}: mask groups (options for [MASK]) need queries with [MASK]")
         if not (self.queries or self.mask or self.target or self.attribute):
             raise StimuliError(f"{where}: is empty (no queries and no groups)")
+        for kind, groups in (("mask", self.mask), ("target", self.target), ("attribute", self.attribute)):
+            _warn_about_shared_words(kind, groups, where)
 
     # -- derived views ---------------------------------------------------------------------------
 
@@ -407,23 +432,14 @@ class Stimuli:
         path = Path(path)
         if not path.is_file():
             raise StimuliError(f"stimuli file not found: {path}")
-        text = path.read_text(encoding="utf-8")
-        suffix = path.suffix.lower()
-        try:
-            if suffix == ".json":
-                data = json.loads(text)
-            elif suffix in {".yaml", ".yml"}:
-                import yaml
+        from .textfiles import parse_json, parse_yaml, read_text
 
-                data = yaml.safe_load(text)
-            else:
-                raise StimuliError(f"stimuli file {path} must end in .yaml, .yml or .json")
-        except (json.JSONDecodeError, ValueError) as exc:
-            if isinstance(exc, StimuliError):
-                raise
-            raise StimuliError(f"cannot parse {path}: {exc}") from None
-        except Exception as exc:  # yaml.YAMLError without importing yaml at module level
-            raise StimuliError(f"cannot parse {path}: {exc}") from None
+        suffix = path.suffix.lower()
+        if suffix not in {".json", ".yaml", ".yml"}:
+            raise StimuliError(f"stimuli file {path} must end in .yaml, .yml or .json")
+        text = read_text(path, what="stimuli file", error=StimuliError)
+        parse = parse_json if suffix == ".json" else parse_yaml
+        data = parse(text, path, error=StimuliError)
         if data is None:
             raise StimuliError(f"stimuli file {path} is empty")
         return cls.from_dict(data, name=str(data.get("name", "")) if isinstance(data, Mapping) else "")

@@ -490,8 +490,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
                 provenance = json.loads(raw)
             frame = arrow.to_pandas()
         elif fmt == "csv":
-            if sidecar_path(path).is_file():
-                provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+            provenance = _read_sidecar(path)
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
@@ -508,12 +507,37 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if fmt == "csv":
         _apply_column_schema(frame, schema)
         _restore_numeric_csv_columns(frame, skip=schema)
-    if fmt in ("jsonl", "json") and sidecar_path(path).is_file():
-        provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+    if fmt in ("jsonl", "json"):
+        provenance = _read_sidecar(path)
     _text_as_object(frame)
     if provenance:
         set_provenance(frame, provenance)
     return frame
+
+
+def _read_sidecar(path: Path) -> dict[str, Any]:
+    """The provenance sidecar of ``path`` ({} when there is none).
+
+    One that is not valid JSON (a crash, a hand edit) must not cost the table: warn and read
+    the table without provenance.
+    """
+    import warnings
+
+    sidecar = sidecar_path(path)
+    if not sidecar.is_file():
+        return {}
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8-sig"))
+    except (ValueError, OSError) as exc:
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        warnings.warn(f"{sidecar} is not valid JSON ({reason}); reading {path.name} without provenance",
+                      UserWarning, stacklevel=3)
+        return {}
+    if not isinstance(data, dict):
+        warnings.warn(f"{sidecar} does not hold a provenance record (a JSON object); reading {path.name} without "
+                      "provenance", UserWarning, stacklevel=3)
+        return {}
+    return data
 
 
 def _restore_numeric_csv_columns(frame: pd.DataFrame, skip: Iterable[str] = ()) -> None:

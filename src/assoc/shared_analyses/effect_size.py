@@ -166,7 +166,8 @@ class EffectSizeAnalysis(Analysis):
         }
         if p["n_bootstrap"] > 0:
             ci = bootstrap_interval(x, y, lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof),
-                                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"])
+                                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"],
+                                    option="n_bootstrap")
             row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
         else:
             row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
@@ -218,7 +219,7 @@ class EffectSizeAnalysis(Analysis):
         if p["n_bootstrap"] > 0:
             # the second sample is a dummy: bootstrap_interval resamples each sample within itself
             ci = bootstrap_interval(x, np.array([mu]), d_rows, level=p["confidence"],
-                                    n_resamples=p["n_bootstrap"], seed=p["seed"])
+                                    n_resamples=p["n_bootstrap"], seed=p["seed"], option="n_bootstrap")
             row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
         else:
             row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.budget import check_resampling_size
 from assoc.stats.effect_size import BootstrapInterval, standardized_mean_difference
 from assoc.stats.permutation import (
     Alternative,
@@ -147,6 +148,7 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if n_resamples < 2:
         raise OptionError(f"the bootstrap needs at least 2 resamples, not {n_resamples}")
+    check_resampling_size(n_resamples, sum(sim_xa.shape) + sum(sim_yb.shape), option="n_bootstrap")
     # A separate stream from the permutation test's, still determined by the seed; a Generator
     # (numpy's convention) is used as it is, continuing after the permutation test's draws.
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(

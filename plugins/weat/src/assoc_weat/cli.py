@@ -76,8 +76,9 @@ def caliskan_command(model: str, sd: str, tests: str | None, seed: int, options:
                      out: str | None, markdown: bool) -> None:
     """Run the ten Caliskan (2017) WEATs; print d and p next to the published values.
 
-    Published d values are Caliskan et al.'s GloVe 840B (Common Crawl, cased) and
-    word2vec results, as quoted by Bao (2024); other embeddings will differ.
+    Published d values: Caliskan et al.'s GloVe 840B (Common Crawl, cased) results from their
+    Table 1 (all ten tests), and word2vec results as quoted by Bao (2024) (seven tests); other
+    embeddings will differ.
     """
     from assoc.options import parse_cli_options
     from assoc.table import write_table

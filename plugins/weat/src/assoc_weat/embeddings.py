@@ -335,10 +335,11 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
     try:
         if kind == "word2vec-bin":
             return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
-        if kind == "word2vec-text":
-            return KeyedVectors.load_word2vec_format(str(path), binary=False, limit=limit)
-        if kind == "glove":
-            return KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=True, limit=limit)
+        if kind in ("word2vec-text", "glove"):
+            vectors = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=kind == "glove",
+                                                        limit=limit)
+            _refuse_broadcast_lines(vectors, path, header=kind == "word2vec-text")
+            return vectors
         if kind == "gensim":
             warnings.warn(
                 f"{path} is a gensim native file: loading it unpickles Python objects, which can run "
@@ -364,6 +365,33 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
     except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
         raise ModelError(f"cannot read {kind} embeddings from {path}: {exc}") from None
     raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {kind!r}")
+
+
+def _refuse_broadcast_lines(vectors: Any, path: Path, *, header: bool) -> None:
+    """Raise :class:`ModelError` for a text line with too few numbers.
+
+    gensim assigns a line's numbers to a row of the matrix, so a line with a single number is
+    broadcast to the whole row without a word. Such rows are constant; only their lines (rare:
+    real vectors are almost never constant) are read again to count the numbers.
+    """
+    import numpy as np
+    from gensim import utils
+
+    matrix = vectors.vectors
+    if matrix.size == 0:
+        return
+    constant = np.flatnonzero(np.ptp(matrix, axis=1) == 0)
+    if constant.size == 0:
+        return
+    suspects = {vectors.index_to_key[i] for i in constant}
+    with utils.open(str(path), "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if header and number == 1:
+                continue
+            parts = raw.decode("utf-8", errors="replace").rstrip().split(" ")
+            if parts[0] in suspects and len(parts) - 1 != vectors.vector_size:
+                raise ModelError(f"cannot read {path}: line {number}: word {parts[0]!r} has {len(parts) - 1} "
+                                 f"number(s), expected {vectors.vector_size} like the other lines")
 
 
 def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None) -> Any:
