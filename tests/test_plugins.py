@@ -202,6 +202,7 @@ def test_stimuli_model_resolves_bundled_names_through_the_installed_registry():
 
     source = Path(assoc.stimuli.__file__).read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections.abc", "dataclasses", "pathlib", "typing", "errors"}, imported
+    above = {"plugins", "api", "cli", "builtin", "scorer", "analysis", "component", "executors", "units"}
+    assert not imported & above, imported  # the data model reaches nothing above it
     assert assoc.stimuli._bundle_resolver is plugins.get_stimuli_loader
     assert len(assoc.Stimuli.load("caliskan:weat1")) == 1
