@@ -182,3 +182,11 @@ def test_corrupt_weights_are_one_line_naming_the_model_and_file(corrupt_model, t
     result = _cli("score", "-s", scorer, "-i", str(stimuli), "-m", str(corrupt_model))
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1 and "model.safetensors" in result.stderr
+
+
+def test_a_row_wise_test_counts_the_work_of_every_row():
+    from assoc.stats.permutation import rowwise_permutation_test
+
+    values = np.random.default_rng(0).normal(size=(2_000, 40))
+    with pytest.raises(OptionError, match=r"n_resamples=10,000,000 over 80,000 values"):
+        rowwise_permutation_test(values, 20, exact_limit=0, n_resamples=10**7)
