@@ -109,10 +109,9 @@ def _text_as_object(frame: pd.DataFrame) -> None:
         series = frame[column]
         if ptypes.is_string_dtype(series) and not ptypes.is_object_dtype(series):
             frame[column] = series.astype(object).where(series.notna(), np.nan)
-        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS:
-            is_none = series.map(lambda v: v is None).to_numpy(dtype=bool)
-            if is_none.any():
-                frame[column] = series.where(~is_none, np.nan)
+        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS and series.isna().any():
+            # isna() is vectorised; only a column with missing cells is scanned for None
+            frame[column] = series.where(series.notna(), np.nan)
 
 
 def _numeric_values(values: pd.Series, where: str) -> pd.Series:
