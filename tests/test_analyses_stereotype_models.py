@@ -86,6 +86,13 @@ def test_differentiability_bad_input():
         assoc.analyze("differentiability", wide[["target", "valence"]])
     with pytest.raises(DataError, match="needs more than 4"):
         assoc.analyze("differentiability", wide.head(4), dimensions=["warmth"], random=[])
+    # one scorer with too few coded terms: NaN R^2 and a warning naming it; the other scorer is fitted
+    two = pd.concat([wide, wide.head(3).assign(scorer="sbert_topwords")], ignore_index=True)
+    with pytest.warns(RuntimeWarning, match="scorer=sbert_topwords, model=m, warmth: differentiability: 3 term"):
+        out = assoc.analyze("differentiability", two, dimensions=["warmth"], random=[])
+    r2 = out[out.term == "marginal"].set_index("scorer")
+    assert math.isnan(r2.loc["sbert_topwords", "estimate"]) and r2.loc["sbert_topwords", "n_terms"] == 3
+    assert r2.loc["chat_listing", "estimate"] > 0
 
 
 def test_nested_valence_models_chi2_and_aic_by_hand():
