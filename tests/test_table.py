@@ -101,7 +101,7 @@ def test_validation_errors(mutate, message):
 def test_not_a_dataframe_and_bad_paths(tmp_path):
     with pytest.raises(TableError, match="must be a pandas DataFrame"):
         validate_table([1, 2])
-    with pytest.raises(TableError, match="use .csv, .parquet or .jsonl"):
+    with pytest.raises(TableError, match="use .csv, .parquet, .jsonl or .json"):
         write_table(_table(), tmp_path / "t.xlsx")
     with pytest.raises(TableError, match="not found"):
         read_table(tmp_path / "missing.csv")

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from .executors import Executor
 
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
+#: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
+RUN_REPORT_KEY = "assoc_run"
 
 
 def scorers() -> dict[str, str]:
@@ -83,7 +85,7 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     """
     from .executors import get_executor
     from .executors.run import run_study
-    from .progress import default_enabled
+    from .progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
@@ -94,16 +96,20 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
     show = default_enabled() if progress is None else progress
-    if scorer_cls.supports_units():
-        table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
-    else:
-        table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
+    with quiet_libraries(show):
+        if scorer_cls.supports_units():
+            table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
+        else:
+            table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
+    # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
+    # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
+    run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None
     table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
         models=chosen, options=instance.params, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(),
-        citation=scorer_cls.citation, executor=executed))
+        citation=scorer_cls.citation, executor=executed, **({"run": run} if run is not None else {})))
     return table
 
 

@@ -16,13 +16,15 @@ one token sequence plus the token ids scored in it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import sys
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,43 +70,64 @@ class Namespace:
             return self._entries
         entries: dict[str, Any] = {}
         good: list[Path] = []
-        for pack in sorted(self.directory.glob("pack-*.json")):
-            try:
-                data = json.loads(pack.read_text(encoding="utf-8"))
-                body = data["entries"]
-                ok = (
-                    data.get("format") == FORMAT
-                    and hashlib.sha256(_encode(body).encode()).hexdigest() == data["sha256"]
-                )
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                ok = False
-            if not ok:
-                warnings.warn(f"corrupt cache file {pack} ignored and deleted; its results will be recomputed",
-                              CacheWarning, stacklevel=3)
+        # A pack that disappears between listing and reading was merged by another process's
+        # compaction (not corrupt): list again to find the merged pack.
+        for _ in range(10):
+            vanished = False
+            for pack in sorted(set(self.directory.glob("pack-*.json")) - set(good)):
                 try:
-                    pack.unlink()
-                except OSError:
-                    pass
-                continue
-            entries.update(body)
-            good.append(pack)
+                    text = pack.read_text(encoding="utf-8")
+                except FileNotFoundError:
+                    vanished = True
+                    continue
+                except (OSError, ValueError):  # unreadable, or not UTF-8 text
+                    text = ""
+                body = self._checked_body(pack, text)
+                if body is not None:
+                    entries.update(body)
+                    good.append(pack)
+            if not vanished:
+                break
         self._entries = entries
+        good = [pack for pack in good if pack.exists()]
         if len(good) > COMPACT_AFTER:
             self._compact(good)
         return entries
 
-    def _compact(self, packs: list[Path]) -> None:
-        """Merge many small packs into one.
+    @staticmethod
+    def _checked_body(pack: Path, text: str) -> dict[str, Any] | None:
+        """The entries of a pack, or None (after a warning and deleting it) when it is corrupt."""
+        try:
+            data = json.loads(text)
+            body = data["entries"]
+            if data.get("format") == FORMAT and hashlib.sha256(_encode(body).encode()).hexdigest() == data["sha256"]:
+                return dict(body)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass
+        warnings.warn(f"corrupt cache file {pack} ignored and deleted; its results will be recomputed",
+                      CacheWarning, stacklevel=4)
+        try:
+            pack.unlink()
+        except OSError:
+            pass
+        return None
 
-        Merge many small packs into one. Only packs whose entries were read are deleted, so a
-        pack that another process writes meanwhile is kept.
+    def _compact(self, packs: list[Path]) -> None:
+        """Merge many small packs into one, holding the namespace's compaction lock.
+
+        Only packs whose entries were read are deleted, so a pack that another process
+        writes meanwhile is kept. When another process is compacting (the lock is held) or
+        has compacted since these packs were read (one is gone), nothing is done.
         """
-        self._write_pack(self._entries or {})
-        for pack in packs:
-            try:
-                pack.unlink()
-            except OSError:
-                pass
+        with _exclusive_lock(self.directory / ".compact.lock") as locked:
+            if not locked or not all(pack.exists() for pack in packs):
+                return
+            self._write_pack(self._entries or {})
+            for pack in packs:
+                try:
+                    pack.unlink()
+                except OSError:
+                    pass
 
     def __len__(self) -> int:
         return len(self._load())
@@ -141,6 +164,33 @@ class Namespace:
         for pack in self.directory.glob("pack-*.json"):
             pack.unlink()
         self._entries = {}
+
+
+@contextlib.contextmanager
+def _exclusive_lock(path: Path) -> Iterator[bool]:
+    """Try to take an exclusive advisory lock on ``path`` without waiting; yield whether it was taken.
+
+    ``flock`` on POSIX, ``msvcrt.locking`` on Windows; the operating system releases the
+    lock when the holder exits, so a crashed process never leaves it stuck.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+b")  # noqa: SIM115 - closed in the finally below
+    try:
+        try:
+            if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+                import msvcrt
+
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        handle.close()
 
 
 def _jsonable(value: Any) -> Any:

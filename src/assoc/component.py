@@ -26,9 +26,9 @@ class Component:
                                                        owner=f"{self.kind} {type(self).name!r}")
 
     def __repr__(self) -> str:
-        changed = {k: v for k, v in self.params.items()
-                   if v != next(o.default for o in type(self).options if o.name == k)}
-        args = ", ".join(f"{k}={v!r}" for k, v in changed.items())
+        defaults = {o.name: o.default for o in type(self).options}
+        args = ", ".join(f"{k}={_short_repr(v)}" for k, v in self.params.items()
+                         if not _same_value(v, defaults.get(k)))
         return f"{type(self).__name__}({args})"
 
     @classmethod
@@ -40,3 +40,21 @@ class Component:
         for option in cls.options:
             lines.append(f"  - {option.describe()}")
         return "\n".join(lines)
+
+
+def _same_value(value: Any, default: Any) -> bool:
+    """``value == default`` for options of any type (DataFrames and arrays compare elementwise)."""
+    if value is default:
+        return True
+    try:
+        return bool(value == default)
+    except Exception:  # noqa: BLE001 - elementwise or undefined comparisons (DataFrame == REQUIRED): not the default
+        return False
+
+
+def _short_repr(value: Any) -> str:
+    """``repr`` of an option value, shortened for tables and arrays (a repr is one line)."""
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and not isinstance(value, (str, bytes)):
+        return f"<{type(value).__name__} {'x'.join(map(str, shape))}>"
+    return repr(value)

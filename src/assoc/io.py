@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -22,7 +22,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **open_kwargs: A
         raise ValueError("atomic_write opens files for writing only ('w' or 'wb')")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = _temporary_file(target)
     try:
         with os.fdopen(fd, mode, **open_kwargs) as handle:
             yield handle
@@ -43,7 +43,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = _temporary_file(target)
     os.close(fd)
     try:
         yield Path(tmp_name)
@@ -52,3 +52,20 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def _temporary_file(target: Path) -> tuple[int, str]:
+    """Create a new, empty temporary file next to ``target``; return its descriptor and name.
+
+    Unlike :func:`tempfile.mkstemp` (always mode 0600), the file is created with mode 0666
+    minus the process umask, so the file that replaces ``target`` gets the permissions any
+    other newly written file would (usually 0644), without touching the process-wide umask.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        name = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(name, flags, 0o666), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary file next to {target}")  # pragma: no cover

@@ -9,7 +9,9 @@ command line) before any work starts, so a typo or a bad value is a clear
 
 from __future__ import annotations
 
+import copy
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -96,15 +98,7 @@ class Option:
             else:
                 raise ValueError(f"must be true or false, got {value!r}")
         elif kind is int:
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise ValueError(f"must be an integer, got {value!r}")
-            try:
-                as_float = float(value)
-            except ValueError:
-                raise ValueError(f"must be an integer, got {value!r}") from None
-            if not as_float.is_integer():
-                raise ValueError(f"must be an integer, got {value!r}")
-            out = int(as_float)
+            out = _as_integer(value)
         elif kind is float:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise ValueError(f"must be a number, got {value!r}")
@@ -189,8 +183,40 @@ def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: st
         elif option.required:
             raise OptionError(f"option {name!r} of {owner} is required: {option.help or option.describe()}")
         else:
-            values[name] = option.default
+            # A copy, so a component that changes its list or mapping never changes the
+            # declared default (nor the options of every later instance).
+            values[name] = copy.deepcopy(option.default) if isinstance(option.default, (list, dict, set)) \
+                else option.default
     return values
+
+
+def _as_integer(value: Any) -> int:
+    """Return ``value`` as an exact integer.
+
+    Integers (Python or numpy) are kept as they are, whole floats and text such as ``"12"``
+    or ``"1e3"`` are converted; an integer never goes through a float (a seed of 2**53 + 1
+    must stay 2**53 + 1).
+    """
+    if isinstance(value, bool):  # the core turns ValueError into an OptionError naming the option
+        raise ValueError(f"must be an integer, got {value!r}")  # noqa: TRY004
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"must be an integer, got {value!r}") from None
+    if isinstance(value, numbers.Real):
+        as_float = float(value)
+        if not as_float.is_integer():
+            raise ValueError(f"must be an integer, got {value!r}")
+        return int(as_float)
+    raise ValueError(f"must be an integer, got {value!r}")
 
 
 def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) -> dict[str, Any]:
@@ -214,9 +240,7 @@ def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) 
 def positive(value: float) -> float:
     """``check``: a number greater than 0 (sizes, counts of resamples)."""
     if value <= 0:
-        raise ValueError(
-            f"must be at least 1, got {value}" if isinstance(value, int) else f"must be positive, got {value}"
-        )
+        raise ValueError(f"must be positive (greater than 0), got {value}")
     return value
 
 

@@ -34,15 +34,18 @@ LABEL_CANDIDATES = ("label", "design", "test", "term", "type", "model", "context
 FIGURE_FORMATS = {".png", ".pdf", ".svg"}
 
 
-def _pyplot() -> Any:
-    try:
-        import matplotlib
+def _new_figure(**kwargs: Any) -> Figure:
+    """A figure of matplotlib's object-oriented API.
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+    It is not registered with pyplot, so the user's backend is never switched (a notebook's
+    inline backend keeps working), no window opens, and nothing accumulates in pyplot's
+    figure manager; notebooks still display a returned Figure.
+    """
+    try:
+        from matplotlib.figure import Figure
     except ImportError as exc:  # matplotlib is an optional extra
         raise OptionError("plots need matplotlib: pip install 'assoc[plot]'") from exc
-    return plt
+    return Figure(**kwargs)
 
 
 def _estimate_column(result: pd.DataFrame, estimate: str | None) -> str:
@@ -91,7 +94,6 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
     """
     import numpy as np
 
-    plt = _pyplot()
     if len(result) > max_rows:
         raise TableError(f"{len(result)} estimates are too many for one forest plot (max_rows={max_rows}); "
                          "filter the result first (e.g. one design or model), or raise max_rows")
@@ -103,7 +105,8 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
     values = result[column].to_numpy(dtype=float)
     labels = estimate_labels(result, label)
     positions = np.arange(len(values))[::-1]
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(values) + 1.4))
+    fig = _new_figure(figsize=(7, 0.45 * len(values) + 1.4))
+    ax = fig.subplots()
     if {"ci_low", "ci_high"} <= set(result.columns):
         low = result["ci_low"].to_numpy(dtype=float)
         high = result["ci_high"].to_numpy(dtype=float)
@@ -131,12 +134,12 @@ def plot_scores(table: pd.DataFrame, *, by: str = "target_group", hue: str | Non
     """Box plots of ``value`` by ``by`` (x axis) and ``hue`` (colour), one panel per ``facet`` value."""
     import numpy as np
 
-    plt = _pyplot()
     for column in (by, hue, facet):
         if column is not None and column not in table.columns:
             raise TableError(f"column {column!r} not in the table")
     panels = list(dict.fromkeys(table[facet])) if facet else [None]
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(5.0, 4.5 * len(panels)), 4.2), squeeze=False,
+    fig = _new_figure(figsize=(max(5.0, 4.5 * len(panels)), 4.2))
+    axes = fig.subplots(1, len(panels), squeeze=False,
                              sharey=True)
     groups = list(dict.fromkeys(table[by]))
     hues = list(dict.fromkeys(table[hue])) if hue else [None]
@@ -237,9 +240,9 @@ def _correlation_heatmap(corr: pd.DataFrame, *, title: str, colorbar: str,
     """A correlation matrix as a heatmap on [-1, 1], each cell written (with its N when given)."""
     import numpy as np
 
-    plt = _pyplot()
     size = 1.0 + 0.8 * len(corr)
-    fig, ax = plt.subplots(figsize=(size + 1.5, size))
+    fig = _new_figure(figsize=(size + 1.5, size))
+    ax = fig.subplots()
     image = ax.imshow(np.ma.masked_invalid(corr.to_numpy(dtype=float)), vmin=-1, vmax=1, cmap="RdBu_r")
     names = [str(c) for c in corr.columns]
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
@@ -268,5 +271,4 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 150) -> Path:
         raise OptionError(f"cannot save a figure as {path.name!r}: use .png, .pdf or .svg")
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=suffix[1:], dpi=dpi, bbox_inches="tight")
-    _pyplot().close(fig)
     return path

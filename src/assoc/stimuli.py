@@ -435,6 +435,8 @@ class Stimuli:
 
         bundle, _, selection = text.partition(":")
         loaded = get_stimuli_loader(bundle)()
+        if loaded.name != bundle:  # provenance records the name users can load it by again
+            loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
             return loaded
         return loaded.select([part.strip() for part in selection.split(",") if part.strip()],

@@ -21,7 +21,7 @@ string. Scorers may add documented extra columns after these.
 
 Tables carry provenance in ``DataFrame.attrs["assoc"]`` (versions, models,
 options, time); :func:`write_table` stores it with the file (Parquet schema
-metadata, or a ``<file>.provenance.json`` sidecar for CSV and JSON Lines) and
+metadata, or a ``<file>.provenance.json`` sidecar for CSV, JSON Lines and JSON) and
 :func:`read_table` restores it.
 """
 
@@ -45,7 +45,8 @@ TEXT_COLUMNS: tuple[str, ...] = ("scorer", "model", "context", "target_group", "
 COLUMNS: tuple[str, ...] = TEXT_COLUMNS + ("value",)
 PROVENANCE_KEY = "assoc"
 CSV_COLUMNS_KEY = "csv_columns"  # in a CSV file's sidecar, beside the provenance: what its extra columns hold
-FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
+# .json is one JSON array of row objects; .jsonl (JSON Lines) is one object per line.
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "json"}
 
 
 def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: str | None = None,
@@ -178,7 +179,7 @@ DATA_FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".json")
 
 def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] = (),
                    all_text: bool = False) -> pd.DataFrame:
-    """Read a user's data table (a criterion, a dictionary, ...) from .csv, .tsv, .parquet or .jsonl.
+    """Read a user's data table (a criterion, a dictionary, ...) from .csv, .tsv, .parquet, .jsonl or .json.
 
     In CSV/TSV files ``text_columns`` are read as text; with ``all_text`` every column is
     text and nothing is missing (words such as 'NA' or 'null' stay words), otherwise
@@ -202,7 +203,8 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
             return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"])
         if suffix in {".parquet", ".pq"}:
             return pd.read_parquet(path)
-        return pd.read_json(path, orient="records", lines=True, dtype=text)
+        # .jsonl: one object per line; .json: one array of row objects
+        return pd.read_json(path, orient="records", lines=suffix == ".jsonl", dtype=text)
     except (ValueError, OSError) as exc:
         raise DataError(f"cannot read the {what} {path}: {exc}") from None
 
@@ -247,10 +249,10 @@ def _json_default(value: Any) -> Any:
 # -- files ---------------------------------------------------------------------------------------------
 
 def table_format(path: str | Path) -> str:
-    """``csv``, ``parquet`` or ``jsonl`` from the file extension (clear error otherwise)."""
+    """``csv``, ``parquet``, ``jsonl`` or ``json`` from the file extension (clear error otherwise)."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise TableError(f"cannot tell the table format of {str(path)!r}: use .csv, .parquet or .jsonl")
+        raise TableError(f"cannot tell the table format of {str(path)!r}: use .csv, .parquet, .jsonl or .json")
     return FORMATS[suffix]
 
 
@@ -261,7 +263,13 @@ def sidecar_path(path: str | Path) -> Path:
 
 
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``table`` to ``path`` (.csv, .parquet or .jsonl) atomically, with its provenance."""
+    """Write ``table`` to ``path`` atomically, with its provenance.
+
+    ``.csv``, ``.parquet``, ``.jsonl`` (JSON Lines: one object per row) or ``.json`` (one
+    JSON array of row objects). Parquet keeps the provenance in its metadata, the others
+    in a ``<file>.provenance.json`` sidecar; a table without provenance removes an older
+    sidecar, so it is never attached to the new data.
+    """
     path = Path(path)
     fmt = table_format(path)
     provenance = get_provenance(table)
@@ -279,6 +287,8 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
         with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
             if fmt == "csv":
                 table.to_csv(handle, index=False)  # pandas writes floats with repr: exact round trip
+            elif fmt == "json":
+                _write_json(table, handle)
             else:
                 _write_jsonl(table, handle)
         sidecar = dict(provenance)
@@ -289,6 +299,8 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
         if sidecar:
             with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
                 json.dump(sidecar, handle, indent=2, ensure_ascii=False)
+        else:
+            sidecar_path(path).unlink(missing_ok=True)
     return path
 
 
@@ -358,6 +370,19 @@ def _write_jsonl(table: pd.DataFrame, handle: Any) -> None:
 
     pandas' ``to_json`` rounds to 15 decimal places at most, which loses small values such as p < 1e-10.
     """
+    for record in _json_records(table):
+        handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _write_json(table: pd.DataFrame, handle: Any) -> None:
+    """One JSON array of row objects, encoded as :func:`_write_jsonl` encodes each row."""
+    handle.write("[")
+    for i, record in enumerate(_json_records(table)):
+        handle.write(("," if i else "") + "\n" + json.dumps(record, ensure_ascii=False, allow_nan=False))
+    handle.write("\n]\n")
+
+
+def _json_records(table: pd.DataFrame) -> Iterable[dict[str, Any]]:
     import math
 
     columns = list(table.columns)
@@ -371,7 +396,7 @@ def _write_jsonl(table: pd.DataFrame, handle: Any) -> None:
             elif value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
                 value = None if _is_missing(value) else str(value)
             record[column] = value
-        handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+        yield record
 
 
 def _is_missing(value: Any) -> bool:
@@ -384,8 +409,6 @@ def _is_missing(value: Any) -> bool:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
-    import pandas as pd
-
     records = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -394,6 +417,27 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
                     records.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise TableError(f"cannot read table {path}: line {number}: {exc}") from None
+    return _frame_of_records(records)
+
+
+def _read_json(path: Path) -> pd.DataFrame:
+    """A ``.json`` table: one JSON array of row objects (as :func:`_write_json` writes it)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            records = json.load(handle)
+    except json.JSONDecodeError as exc:
+        hint = (" (it looks like JSON Lines, one object per line: name the file .jsonl)"
+                if "Extra data" in str(exc) else "")
+        raise TableError(f"cannot read table {path}: not a JSON array of rows: {exc}{hint}") from None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise TableError(f"cannot read table {path}: a .json table is one JSON array of row objects "
+                         "([{\"model\": ..., \"value\": ...}, ...])")
+    return _frame_of_records(records)
+
+
+def _frame_of_records(records: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     frame = pd.DataFrame.from_records(records)
     if "value" in frame:
         frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
@@ -429,6 +473,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
                                 dtype=text)
+        elif fmt == "json":
+            frame = _read_json(path)
         else:
             frame = _read_jsonl(path)
     except (ValueError, OSError) as exc:
@@ -439,7 +485,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if fmt == "csv":
         _apply_column_schema(frame, schema)
         _restore_numeric_csv_columns(frame, skip=schema)
-    if fmt == "jsonl" and sidecar_path(path).is_file():
+    if fmt in ("jsonl", "json") and sidecar_path(path).is_file():
         provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
     _text_as_object(frame)
     if provenance:

@@ -234,23 +234,26 @@ def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, 
 
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
 def test_models_are_loaded_one_at_a_time_and_released(tiny_models, monkeypatch):
-    """Several models in one run: each is loaded only after the previous one was released."""
+    """Several models in one run with the model cache off (ASSOC_MODEL_CACHE_BYTES=0): each is loaded
+    only after the previous one was released."""
     import gc
     import weakref
 
-    import assoc.mlm.engine as engine
+    import assoc.mlm.loading as loading
 
-    real_load = engine.load_masked_lm
+    real_load = loading.load_parts
     loaded_refs, alive_at_load = [], []
 
     def tracking_load(*args, **kwargs):
         gc.collect()
         alive_at_load.append(sum(ref() is not None for ref in loaded_refs))
-        lm = real_load(*args, **kwargs)
-        loaded_refs.append(weakref.ref(lm.model))
-        return lm
+        parts = real_load(*args, **kwargs)
+        loaded_refs.append(weakref.ref(parts[1]))
+        return parts
 
-    monkeypatch.setattr(engine, "load_masked_lm", tracking_load)
+    loading.release_masked_lms()
+    monkeypatch.setenv("ASSOC_MODEL_CACHE_BYTES", "0")
+    monkeypatch.setattr(loading, "load_parts", tracking_load)
     models = [tiny_models["bert"], tiny_models["roberta"], tiny_models["albert"]]
     table = assoc.score("fmat", STIMULI, models=models, cache=False)
     gc.collect()

@@ -2,6 +2,8 @@
 
 ``from assoc.mlm import load_masked_lm, MaskRequest, MaskedLM``. Importing this package
 is cheap: torch and transformers are imported only when a model is loaded.
+:func:`cached_masked_lm` loads a model once per process (keyed by model, revision,
+device and dtype) and :func:`release_masked_lms` frees such models on request.
 """
 
 from __future__ import annotations
@@ -10,7 +12,17 @@ from typing import Any
 
 from assoc.mlm.requests import MaskRequest
 
-__all__ = ["MaskRequest", "MaskedLM", "load_masked_lm", "WordTokens", "word_tokens", "fill_mask_token"]
+__all__ = [
+    "MaskRequest",
+    "MaskedLM",
+    "WordTokens",
+    "cached_masked_lm",
+    "fill_mask_token",
+    "load_masked_lm",
+    "loaded_masked_lms",
+    "release_masked_lms",
+    "word_tokens",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -18,6 +30,10 @@ def __getattr__(name: str) -> Any:
         from assoc.mlm import engine
 
         return getattr(engine, name)
+    if name in ("cached_masked_lm", "release_masked_lms", "loaded_masked_lms"):
+        from assoc.mlm import loading
+
+        return getattr(loading, name)
     if name in ("WordTokens", "word_tokens", "fill_mask_token"):
         from assoc.mlm import words
 

@@ -14,7 +14,7 @@ still come from every real token): :func:`_packed_layers`.
 
 from __future__ import annotations
 
-import gc
+import weakref
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -35,34 +35,46 @@ class MaskedLM:
     weights: the Hub commit hash, or a sha256 of a local directory's files).
     """
 
-    def __init__(self, name: str, tokenizer: Any, model: Any, *, device: str, dtype: str, fingerprint: str):
+    def __init__(self, name: str, tokenizer: Any, model: Any, *, device: str, dtype: str, fingerprint: str,
+                 base_vocab_size: int | None = None, shared: bool = False):
         self.name = name
         self.tokenizer = tokenizer
         self.model = model
         self.device = device
         self.dtype = dtype
         self.fingerprint = fingerprint
+        self.shared = shared
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
         self.max_length = _max_length(tokenizer, model.config)
         self.pad_token_id = int(tokenizer.pad_token_id) if tokenizer.pad_token_id is not None else 0
         self.added_tokens: dict[int, tuple[str, tuple[int, ...], float]] = {}
         self._head_only_masks = model.base_model is not model
+        # Output classes before any temporary token (what remove_temporary_tokens restores).
+        self._base_vocab_size = (int(base_vocab_size) if base_vocab_size is not None
+                                 else int(model.get_input_embeddings().weight.shape[0]))
+        self._vocab_tensors: dict[str, Any] = {}
         # Run the encoder packed, last layer at the requested positions only (None = not decided yet).
-        self._shortcut: bool | None = None
+        # The decision belongs to the weights, so handles sharing a cached model share it.
+        self._shortcut: bool | None = _SHORTCUT_VERIFIED.get(model)
 
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
-        """Drop the model and release its memory (CPU and GPU)."""
-        self.model = None
-        gc.collect()
-        try:
-            import torch
+        """Drop the model and release its memory (CPU and GPU).
 
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-        except ImportError:  # pragma: no cover
-            pass
+        A handle on a model shared through :func:`assoc.mlm.loading.cached_masked_lm`
+        (``shared``) removes its temporary tokens and drops only itself; the weights stay
+        loaded until :func:`assoc.mlm.loading.release_masked_lms`.
+        """
+        if self.shared:
+            if self.model is not None:
+                self.remove_temporary_tokens()
+            self.model = None
+            return
+        self.model = None
+        from assoc.mlm.loading import free_memory
+
+        free_memory()
 
     def __enter__(self) -> MaskedLM:
         return self
@@ -135,6 +147,12 @@ class MaskedLM:
             raise ValueError("weight_decay must be > 0")
         model = self._model()
         old_n = self.vocab_size
+        if old_n == self._base_vocab_size:
+            # The loaded tensors themselves, so that removing the tokens restores them bit for bit
+            # (copies equal in value but laid out differently in memory change float32 sums).
+            # (transformers swaps the parameters' .data in place, so keep the tensors, not the parameters)
+            self._vocab_tensors = {name: p.data for name, p in model.named_parameters(remove_duplicate=False)
+                                   if p.dim() >= 1 and p.shape[0] == old_n}
         try:
             model.resize_token_embeddings(old_n + len(words), mean_resizing=False)
         except Exception as exc:  # noqa: BLE001 - any failure here means the architecture is unsupported
@@ -162,6 +180,21 @@ class MaskedLM:
                 self.added_tokens[new_id] = (word, tuple(subtokens), float(weight_decay))
                 new_ids.append(new_id)
         return new_ids
+
+    def remove_temporary_tokens(self) -> None:
+        """Undo :meth:`add_temporary_tokens`: the vocabulary and LM head return to the loaded model's.
+
+        The loaded embedding and LM-head tensors are put back (not copies of them), so log
+        probabilities afterwards equal those before any token was added, bit for bit. Models shared through
+        :func:`assoc.mlm.loading.cached_masked_lm` must be restored this way after use.
+        """
+        model = self._model()
+        if int(model.get_input_embeddings().weight.shape[0]) != self._base_vocab_size:
+            model.resize_token_embeddings(self._base_vocab_size, mean_resizing=False)
+            for name, tensor in self._vocab_tensors.items():
+                model.get_parameter(name).data = tensor
+        self._vocab_tensors = {}
+        self.added_tokens.clear()
 
     # -- scoring ----------------------------------------------------------------------
     def log_probs(self, requests: Sequence[MaskRequest], *, max_tokens: int | None = None,
@@ -290,6 +323,8 @@ class MaskedLM:
         the model's own forward pass, and used only if every log-probability agrees within 1e-5.
         """
         if self._shortcut is None:
+            self._shortcut = _SHORTCUT_VERIFIED.get(model)
+        if self._shortcut is None:
             self._shortcut = False
             if self._head_only_masks and _bert_encoder(model) is not None:
                 rows = sorted({0, len(seqs) - 1})
@@ -302,12 +337,17 @@ class MaskedLM:
                 full = self._forward(model, probe, probe_picks, torch, shortcut=False)
                 self._shortcut = bool(fast is not None and fast.shape == full.shape
                                       and np.max(np.abs(fast - full)) < 1e-5)
+            _SHORTCUT_VERIFIED[model] = self._shortcut
         return self._shortcut
 
     def _model(self) -> Any:
         if self.model is None:
             raise ModelError(f"model {self.name!r} was closed")
         return self.model
+
+
+# Outcome of MaskedLM._shortcut_ok per weights object, for the life of those weights.
+_SHORTCUT_VERIFIED: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def _bert_layer_ok(layer: Any, torch: Any) -> bool:

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assoc.errors import ModelError, OptionError
 
@@ -55,14 +59,12 @@ def looks_like_path(model: str) -> bool:
 
 def local_fingerprint(directory: Path) -> str:
     """sha256 over the relative names and contents of every file in ``directory``."""
-    files = sorted(p for p in directory.rglob("*")
-                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts))
-    stamp = tuple((str(p.relative_to(directory)), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    stamp = _directory_stamp(directory)
     key = (str(directory.resolve()), stamp)
     if key in _LOCAL_FINGERPRINTS:
         return _LOCAL_FINGERPRINTS[key]
     digest = hashlib.sha256()
-    for path in files:
+    for path in (directory / name for name, _, _ in stamp):
         digest.update(str(path.relative_to(directory)).encode() + b"\0")
         with open(path, "rb") as handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -137,3 +139,219 @@ def model_fingerprint(model: str, revision: str | None) -> str:
     if looks_like_path(model.strip()):  # a missing directory: loading it will say so
         return f"path:{path}"
     return hub_fingerprint(model.strip(), revision) or f"hf:{model.strip()}@{revision or 'unknown-revision'}"
+
+
+# -- the per-process cache of loaded models ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelKey:
+    """What identifies one loaded model in :data:`MODEL_CACHE`.
+
+    ``model`` is the Hub id as typed, or the resolved absolute path of a local directory
+    (so ``m/``, ``./m`` and ``/abs/m`` share one entry); ``device`` is the resolved torch
+    device (``"auto"`` becomes ``"cpu"`` or ``"cuda"``).
+    """
+
+    model: str
+    revision: str | None
+    device: str
+    dtype: str
+
+
+@dataclass
+class _Entry:
+    tokenizer: Any
+    model: Any
+    fingerprint: str
+    device: str
+    stamp: tuple | None  # local directory: (relative name, size, mtime) of each file, to notice rewrites
+    vocab_size: int      # output classes as loaded (temporary tokens are removed back to this)
+    nbytes: int
+
+
+class MaskedLMCache:
+    """Loaded fill-mask models kept for the life of the process, keyed by :class:`ModelKey`.
+
+    Loading a bert-base model and checking its packed-encoder path costs about a second
+    per call, so repeated ``assoc.score`` calls in a notebook and the work units of one
+    worker load each model once. Every :meth:`get` returns a fresh
+    :class:`~assoc.mlm.engine.MaskedLM` around the shared tokenizer and weights (named as
+    the caller wrote the model); the packed-encoder check is remembered per weights
+    object, so it too runs once. A local directory whose files changed since loading
+    (size or modification time) is loaded again.
+
+    Memory is bounded: ``max_bytes`` per device kind (``"cpu"``, ``"cuda"``, ``"mps"``) is
+    the most that models kept in memory may take (default: a quarter of the machine's RAM
+    for the CPU, half of the GPU's memory; ``ASSOC_MODEL_CACHE_BYTES`` overrides both);
+    least recently used models are released before a new one loads, and the model just
+    loaded is always kept. ``max_bytes=0`` turns the cache off: every call loads a private
+    model that is freed when its handle is closed, as :func:`~assoc.mlm.engine.load_masked_lm` does. Call
+    :meth:`release` (or :func:`release_masked_lms`) to free memory on request.
+
+    Thread-safe: one lock guards the table, and a model is loaded once even when several
+    threads ask for it at the same time.
+    """
+
+    def __init__(self, max_bytes: int | None = None):
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[ModelKey, _Entry] = OrderedDict()
+        self._lock = threading.RLock()
+
+    def get(self, model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None) -> Any:
+        """A :class:`~assoc.mlm.engine.MaskedLM` for ``model``, loaded now or reused from this process."""
+        from assoc.mlm.engine import MaskedLM
+
+        if not isinstance(model, str) or not model.strip():
+            raise ModelError("model name is empty; give a Hugging Face id or a local directory")
+        key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
+        if self._budget(key.device) <= 0:  # caching off: a private model, freed when its handle closes
+            tokenizer, lm, fingerprint, resolved = load_parts(model, device=device, dtype=dtype, revision=revision)
+            return MaskedLM(model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.stamp != stamp:
+                del self._entries[key]  # the directory was rewritten: load the new weights
+                entry = None
+            if entry is None:
+                self._make_room(key.device, self._largest(key.device))
+                tokenizer, lm, fingerprint, resolved = load_parts(model, device=device, dtype=dtype,
+                                                                  revision=revision)
+                entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp,
+                               int(lm.get_input_embeddings().weight.shape[0]), _model_bytes(lm))
+                self._entries[key] = entry
+                self._make_room(key.device, 0, keep=key)
+            self._entries.move_to_end(key)
+            masked = MaskedLM(model.strip(), entry.tokenizer, entry.model, device=entry.device, dtype=dtype,
+                              fingerprint=entry.fingerprint, base_vocab_size=entry.vocab_size, shared=True)
+            if masked.vocab_size != entry.vocab_size:  # temporary tokens left by a caller that did not remove them
+                masked.remove_temporary_tokens()
+            return masked
+
+    def keys(self) -> list[ModelKey]:
+        """The models held now, least recently used first."""
+        with self._lock:
+            return list(self._entries)
+
+    def release(self, model: str | None = None, *, device: str | None = None, dtype: str | None = None,
+                revision: str | None = None) -> int:
+        """Drop the models that match every given field (all of them when none is given); return how many.
+
+        ``model`` matches a Hub id as typed or any spelling of a local directory.
+        """
+        wanted = _normalised_name(model) if model is not None else None
+        with self._lock:
+            gone = [key for key in self._entries
+                    if (wanted is None or key.model == wanted) and (device is None or key.device == device)
+                    and (dtype is None or key.dtype == dtype) and (revision is None or key.revision == revision)]
+            for key in gone:
+                del self._entries[key]
+        if gone:
+            free_memory()
+        return len(gone)
+
+    def _key(self, model: str, *, device: str, dtype: str, revision: str | None) -> tuple[ModelKey, tuple | None]:
+        torch_dtype(dtype)  # refuse an unknown dtype before anything else
+        name = _normalised_name(model)
+        stamp = _directory_stamp(Path(name)) if Path(name).is_dir() else None
+        return ModelKey(name, revision, resolve_device(device), dtype), stamp
+
+    def _budget(self, device: str) -> int:
+        if self.max_bytes is not None:
+            return int(self.max_bytes)
+        if os.environ.get("ASSOC_MODEL_CACHE_BYTES", "").strip():
+            try:
+                return int(float(os.environ["ASSOC_MODEL_CACHE_BYTES"]))
+            except ValueError as exc:
+                raise OptionError(f"ASSOC_MODEL_CACHE_BYTES must be a number of bytes, got "
+                                  f"{os.environ['ASSOC_MODEL_CACHE_BYTES']!r}") from exc
+        return _default_budget(device)
+
+    def _largest(self, device: str) -> int:
+        kind = device.split(":")[0]
+        return max((e.nbytes for k, e in self._entries.items() if k.device.split(":")[0] == kind), default=0)
+
+    def _make_room(self, device: str, incoming: int, keep: ModelKey | None = None) -> None:
+        """Release least recently used models of ``device``'s kind until ``incoming`` more bytes fit."""
+        kind = device.split(":")[0]
+        budget = self._budget(device)
+        same = [k for k in self._entries if k.device.split(":")[0] == kind and k != keep]
+        used = sum(self._entries[k].nbytes for k in self._entries if k.device.split(":")[0] == kind)
+        freed = False
+        for key in same:
+            if used + incoming <= budget:
+                break
+            used -= self._entries.pop(key).nbytes
+            freed = True
+        if freed:
+            free_memory()
+
+
+def _normalised_name(model: str) -> str:
+    model = model.strip()
+    path = Path(model).expanduser()
+    return str(path.resolve()) if path.is_dir() else model
+
+
+def _directory_stamp(directory: Path) -> tuple:
+    files = sorted(p for p in directory.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts))
+    return tuple((str(p.relative_to(directory)), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
+def _model_bytes(model: Any) -> int:
+    return int(sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers())))
+
+
+def _default_budget(device: str) -> int:
+    kind = device.split(":")[0]
+    if kind == "cuda":
+        import torch
+
+        return int(torch.cuda.get_device_properties(torch.device(device)).total_memory // 2)
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 4 << 30
+
+
+def free_memory() -> None:
+    """Return the memory of dropped models: a garbage collection, then CUDA's cached blocks."""
+    import gc
+
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+#: The process-wide cache behind :func:`cached_masked_lm` (set ``MODEL_CACHE.max_bytes`` to bound it).
+MODEL_CACHE = MaskedLMCache()
+
+
+def cached_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None) -> Any:
+    """Load ``model`` once per process and reuse it: :meth:`MaskedLMCache.get` of :data:`MODEL_CACHE`.
+
+    Scorers (fmat, pll), helpers and executors' workers call this instead of
+    :func:`~assoc.mlm.engine.load_masked_lm`. The returned
+    :class:`~assoc.mlm.engine.MaskedLM` shares its weights with every other one for the
+    same :class:`ModelKey`. Use it as a context manager (``with cached_masked_lm(m) as lm:``)
+    or call its ``close()`` when done: for a shared handle that removes the temporary
+    tokens it added and drops the handle, never the weights.
+    """
+    return MODEL_CACHE.get(model, device=device, dtype=dtype, revision=revision)
+
+
+def release_masked_lms(model: str | None = None, *, device: str | None = None, dtype: str | None = None,
+                       revision: str | None = None) -> int:
+    """Free the models this process keeps loaded (all, or those matching the given fields); return how many."""
+    return MODEL_CACHE.release(model, device=device, dtype=dtype, revision=revision)
+
+
+def loaded_masked_lms() -> list[ModelKey]:
+    """The models this process keeps loaded, least recently used first."""
+    return MODEL_CACHE.keys()

@@ -1,8 +1,9 @@
 """What the masked-LM scorers (fmat, pll) share: their work units and their workers.
 
 A unit is one model x a block of consecutive filled queries (with every ``[MASK]``
-option of each); a worker loads the model once (:func:`assoc.mlm.load_masked_lm`)
-with its result cache and computes the units of that model with it.
+option of each); a worker takes the model from the process's model cache
+(:func:`assoc.mlm.cached_masked_lm`: loaded once per process, kept for later calls) with
+its result cache and computes the units of that model with it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ class MaskedLMWorker:
     cache: ResultCache | None
 
     def close(self) -> None:
-        """Release the model's memory."""
+        """Drop this worker's handle and any temporary tokens it added.
+
+        The weights stay in the process's model cache until :func:`assoc.mlm.release_masked_lms`
+        or the cache's memory budget frees them.
+        """
         self.lm.close()
 
 
@@ -112,12 +117,15 @@ class MaskedLMScorer(Scorer):
                 for model in models for i, (payload, size) in enumerate(payloads)]
 
     def load_worker(self, model: str) -> MaskedLMWorker:
-        """Load ``model`` on the configured device and dtype, and open the engine's result cache."""
+        """Take ``model`` from the process's model cache and open the engine's result cache.
+
+        The model is loaded on the configured device and dtype the first time and reused after.
+        """
         from assoc.cache import ResultCache
-        from assoc.mlm import load_masked_lm
+        from assoc.mlm import cached_masked_lm
 
         p = self.params
-        lm = load_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"])
+        lm = cached_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"])
         return MaskedLMWorker(lm, ResultCache(p["cache_dir"]) if p["cache"] else None)
 
     def model_fingerprint(self, model: str) -> str:

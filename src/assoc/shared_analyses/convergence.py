@@ -434,7 +434,7 @@ def convergence_scores(
     from assoc.stats.standardize import zscore
     from assoc.table import normalise
 
-    from .reductions import reduce_method
+    from .reductions import joined_text, reduce_method
 
     methods = list(methods or ["scorer", "model"])
     direct = list(["rating"] if direct is None else direct)
@@ -455,7 +455,7 @@ def convergence_scores(
     if unknown:
         raise DataError(f"convergence: flip names no method {unknown[0]!r} (methods: {', '.join(labels)})")
     frames = []
-    method_of_row = table[methods].astype(str).agg("\x1f".join, axis=1)
+    method_of_row = joined_text(table, methods)
     for label, key in zip(labels, keys.itertuples(index=False, name=None)):
         rows = table[method_of_row == "\x1f".join(key)]
         scores = reduce_method(rows, contrast, method=label, direct=direct, list_groups=list_groups)
@@ -531,9 +531,16 @@ def _text_columns(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
     Extra columns of one scorer are missing in another scorer's rows of a compared table.
     """
-    table = table.copy()
+    from pandas.api import types as ptypes
+
+    table = table.copy(deep=False)  # columns are replaced, never written in place
     for column in dict.fromkeys(columns):
-        table[column] = table[column].astype(object).where(table[column].notna(), "").astype(str)
+        values = table[column]
+        if values.isna().any():
+            values = values.astype(object).where(values.notna(), "")
+        if not ptypes.is_string_dtype(values) or ptypes.infer_dtype(values, skipna=False) != "string":
+            values = values.astype(str)
+        table[column] = values
     return table
 
 
@@ -559,7 +566,7 @@ def _contrast(
     from .reductions import Contrast
 
     present = {
-        c: [g for g in dict.fromkeys(table[c].astype(str)) if g and g not in list_groups and " - " not in g]
+        c: [g for g in table[c].unique() if g and g not in list_groups and " - " not in g]
         for c in ("attribute_group", "target_group", "mask_group")
         if c in table.columns
     }
@@ -584,13 +591,11 @@ def _contrast(
         g
         for c in ("attribute_group", "target_group")
         if c in table.columns
-        for g in table[c]
+        for g in table[c].unique()
         if g in (f"{a} - {b}", f"{b} - {a}")
     }
-    for group in (
-        a,
-        b,
-    ):  # a table of listings alone has no groups: the share rule then needs words=
+    # a table of listings alone has no groups: the share rule then needs words=
+    for group in (a, b):
         if every and group not in every and not lpr_groups and not (words and group in words):
             raise DataError(
                 f"convergence: no group {group!r} in the table{_did_you_mean(group, every)} "
@@ -608,7 +613,7 @@ def _contrast(
         ):
             if group_col in table.columns and word_col in table.columns:
                 hit = table[group_col] == group
-                known[group] |= {w.strip().lower() for w in table.loc[hit, word_col].astype(str) if w.strip()}
+                known[group] |= {w.strip().lower() for w in table.loc[hit, word_col].unique() if w.strip()}
     return Contrast(a, b, frozenset(known[a]), frozenset(known[b]))
 
 

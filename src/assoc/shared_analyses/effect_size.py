@@ -170,6 +170,7 @@ class EffectSizeAnalysis(Analysis):
         from scipy import stats
 
         from assoc.stats.effect_size import bootstrap_interval
+        from assoc.stats.samples import negligible_spread
 
         p = self.params
         sd, ddof, mu = p["sd"], p["ddof"], float(p["mu"])
@@ -179,7 +180,7 @@ class EffectSizeAnalysis(Analysis):
             scale = np.full(xs.shape[0], float(sd)) if fixed else xs.std(axis=1, ddof=ddof)
             with np.errstate(divide="ignore", invalid="ignore"):
                 values = (xs.mean(axis=1) - mu) / scale
-            values[scale == 0] = np.nan
+            values[(scale == 0) if fixed else negligible_spread(scale, xs, axis=1)] = np.nan
             return values
 
         sd_value = float(sd) if fixed else float(np.std(x, ddof=ddof))
@@ -187,7 +188,8 @@ class EffectSizeAnalysis(Analysis):
             "group_x": name, "group_y": None, "mu": mu, "n_x": int(x.size), "n_y": 0,
             "mean_x": float(x.mean()), "mean_y": None, "difference": float(x.mean() - mu),
             "sd": "fixed" if fixed else "sample", "ddof": None if fixed else ddof, "sd_value": sd_value,
-            "d": float((x.mean() - mu) / sd_value) if sd_value > 0 else float("nan"),
+            "d": float("nan") if (not fixed and negligible_spread(sd_value, x))
+            else float((x.mean() - mu) / sd_value),
         }
         if p["n_bootstrap"] > 0:
             # the second sample is a dummy: bootstrap_interval resamples each sample within itself

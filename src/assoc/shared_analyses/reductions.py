@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING
 from assoc.errors import DataError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 #: The rules in the order a method tries them, with their formulas (for docs and results).
@@ -128,7 +129,7 @@ def reduce_method(
     ):
         chosen = select(rows, contrast)
         if len(chosen):
-            measures = sorted(set(chosen["measure"]))
+            measures = sorted(chosen["measure"].unique())
             if len(measures) > 1:
                 raise DataError(
                     f"convergence: method {method!r} has {rule!r} rows of several measures "
@@ -153,15 +154,15 @@ def _cannot_score(
             g
             for c in ("target_group", "attribute_group", "mask_group")
             if c in rows.columns
-            for g in rows[c].astype(str)
+            for g in rows[c].astype(str).unique()
             if g
         }
     )
     return (
         f"convergence: method {method!r} cannot be scored on the contrast {contrast.a!r} vs {contrast.b!r}: "
         f"none of its rows has group {contrast.a!r} or {contrast.b!r} (its groups: {', '.join(groups) or 'none'}; "
-        f"measures: {', '.join(sorted(set(rows['measure'])))}). It needs one of: [MASK] options or attribute "
-        f"words in groups {contrast.a!r} and {contrast.b!r} (fmat, pll, weat, sbert_topwords' SEAT mode), rows "
+        f"measures: {', '.join(sorted(rows['measure'].unique()))}). It needs one of: [MASK] options or attribute "
+        f"words in groups {contrast.a!r} and {contrast.b!r} (fmat, pll, weat, sbert_cosine), rows "
         f"of measure {' or '.join(map(repr, direct)) or '(none set)'} (a chat rating on a prompt that asks the "
         f"same question), or listed words (attribute_group {' or '.join(map(repr, list_groups))}) with the "
         "words of both groups"
@@ -197,9 +198,9 @@ def _tagged(rows: pd.DataFrame, signs: dict[str, float], sides: tuple) -> pd.Dat
                     "_side": part[side_group].astype(str),
                     "_group": part[unit_group].astype(str),
                     "_unit": part[unit_word].astype(str),
-                    "_context": part[context].astype(str).agg("\x1f".join, axis=1) if context else "",
+                    "_context": joined_text(part, context),
                     "measure": part["measure"],
-                    "value": part["value"].astype(float) * part[side_group].map(signs),
+                    "value": part["value"].astype(float) * _signs(part[side_group], signs),
                 },
                 index=part.index,
             )
@@ -209,10 +210,29 @@ def _tagged(rows: pd.DataFrame, signs: dict[str, float], sides: tuple) -> pd.Dat
     return pd.concat(parts)
 
 
+def _signs(groups: pd.Series, signs: dict[str, float]) -> np.ndarray:
+    """The sign of each row's group (vectorised: ``Series.map`` iterates over Arrow strings)."""
+    import numpy as np
+
+    out = np.ones(len(groups))
+    for group, sign in signs.items():
+        if sign != 1.0:
+            out[(groups == group).to_numpy()] = sign
+    return out
+
+
+def joined_text(frame: pd.DataFrame, columns: list[str]) -> pd.Series | str:
+    """The values of ``columns`` joined per row by a separator no text contains (``""`` for no columns)."""
+    if not columns:
+        return ""
+    text = frame[columns[0]].astype(str)
+    return text.str.cat([frame[c].astype(str) for c in columns[1:]], sep="\x1f") if len(columns) > 1 else text
+
+
 def _reduce_contrast(tagged: pd.DataFrame, contrast: Contrast, method: str) -> pd.DataFrame:
     import pandas as pd
 
-    sides = set(tagged["_side"])
+    sides = set(tagged["_side"].unique())
     for group in (contrast.a, contrast.b):
         if group not in sides:
             other = contrast.b if group == contrast.a else contrast.a

@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 
 from assoc.errors import DataError, OptionError
-from assoc.stats.samples import as_sample
+from assoc.stats.samples import as_sample, negligible_spread
 
 SDChoice = Literal["pooled", "all"] | float
 
@@ -57,13 +57,17 @@ def standardized_mean_difference(
 
     Returns
     -------
-        The standardised difference, or NaN when the SD is 0.
+        The standardised difference, or NaN when the SD is 0 up to the rounding of
+        the data (:func:`assoc.stats.samples.negligible_spread`).
     """
     x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     difference = float(x_arr.mean() - y_arr.mean())
     denominator = standardizer(x_arr, y_arr, sd=sd, ddof=ddof)
-    if denominator == 0.0:
-        return math.nan
+    if not isinstance(sd, str):
+        if denominator == 0.0:
+            return math.nan
+    elif negligible_spread(denominator, np.concatenate([x_arr, y_arr])):
+        return math.nan  # zero up to rounding: e.g. two constant groups
     return difference / denominator
 
 
@@ -181,5 +185,6 @@ def standardized_mean_difference_rows(
         denominator = np.full(difference.shape, float(sd))
     with np.errstate(divide="ignore", invalid="ignore"):
         result = difference / denominator
-    result[denominator == 0] = np.nan
+    if isinstance(sd, str):
+        result[negligible_spread(denominator, np.concatenate([xs, ys], axis=1), axis=1)] = np.nan
     return result

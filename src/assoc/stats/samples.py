@@ -24,3 +24,29 @@ def as_sample(values: object, label: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise DataError(f"sample {label} contains {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s)")
     return arr
+
+
+def negligible_spread(sd: float | np.ndarray, values: np.ndarray, *, axis: int | None = None) -> bool | np.ndarray:
+    """Whether a standard deviation is zero up to the floating-point rounding of ``values``.
+
+    The SD of constant data computed in floating point is rarely exactly 0: the mean of
+    three copies of 0.1 is 0.10000000000000002, so their sample SD is about 1.7e-17 and a
+    z-score or Cohen's d divided by it is a meaningless ±0.8 or 6e15. An SD is treated as
+    zero when
+
+        sd <= n * eps * max |x|,
+
+    the bound on the rounding error of a sum of ``n`` values of magnitude at most
+    ``max |x|`` (Higham, 2002, Accuracy and Stability of Numerical Algorithms, §4.2), with
+    ``eps`` the float64 machine epsilon. Spread below this bound cannot be told apart
+    from rounding. Exactly constant data (scipy.stats.zscore's test, ``x == x[0]``) is
+    always caught, since its computed SD is within the bound.
+
+    ``values`` are the data the SD was computed from: 1-D with ``axis=None``, or rows
+    with ``axis=1`` for an array of SDs (one per row). NaN values are ignored.
+    """
+    data = np.abs(np.asarray(values, dtype=float))
+    finite = np.isfinite(data)
+    n = finite.sum(axis=axis)
+    scale = np.where(finite, data, 0.0).max(axis=axis, initial=0.0)
+    return np.asarray(sd, dtype=float) <= n * np.finfo(float).eps * scale

@@ -7,7 +7,9 @@ For the values ``x_1..x_n`` of one group (NaN ignored)::
 ``ddof=1`` (the default) is R's ``scale()``, which the FMAT analyses use to standardise
 log-probability ratios within model x query (Bao, 2024, Study 1); ``ddof=0`` uses the
 population SD. A group with fewer than ``ddof + 1`` values or zero spread has no z-scores
-(NaN), and is reported rather than silently set to 0.
+(NaN), and is reported rather than silently set to 0. Zero spread means an SD within the
+floating-point rounding of the data (:func:`assoc.stats.samples.negligible_spread`), so
+constant data gives NaN however its mean rounds, as in ``scipy.stats.zscore``.
 
 Reference:
     Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT): Measuring propositions in
@@ -22,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from assoc.errors import DataError
+from assoc.stats.samples import negligible_spread
 
 
 def zscore(values: np.ndarray, *, ddof: int = 1) -> np.ndarray:
@@ -35,7 +38,7 @@ def zscore(values: np.ndarray, *, ddof: int = 1) -> np.ndarray:
         return np.full(x.shape, np.nan)
     mean = x[finite].mean()
     sd = np.sqrt(np.sum((x[finite] - mean) ** 2) / (n - ddof))
-    if sd == 0:
+    if negligible_spread(sd, x[finite]):  # constant up to rounding: scipy.stats.zscore gives NaN too
         return np.full(x.shape, np.nan)
     return (x - mean) / sd
 

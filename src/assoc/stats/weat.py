@@ -34,6 +34,7 @@ from assoc.stats.permutation import (
     rowwise_permutation_test,
     two_sample_permutation_test,
 )
+from assoc.stats.samples import negligible_spread
 
 SD_NAMES = {1: "sample", 0: "population"}
 
@@ -140,8 +141,10 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if n_resamples < 2:
         raise OptionError(f"the bootstrap needs at least 2 resamples, not {n_resamples}")
-    # A separate stream from the permutation test's, still determined by the seed.
-    rng = np.random.default_rng(None if seed is None else [int(seed), 1])
+    # A separate stream from the permutation test's, still determined by the seed; a Generator
+    # (numpy's convention) is used as it is, continuing after the permutation test's draws.
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(
+        None if seed is None else [int(seed), 1])
     n_x, n_a = sim_xa.shape
     n_y, n_b = sim_yb.shape
     block = max(1, 4_000_000 // ((n_x + n_y) * (n_a + n_b)))
@@ -160,7 +163,7 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
         sd = pooled.std(axis=1, ddof=ddof)
         with np.errstate(divide="ignore", invalid="ignore"):
             d = (s_x.mean(axis=1) - s_y.mean(axis=1)) / sd
-        d[sd == 0] = np.nan
+        d[negligible_spread(sd, pooled, axis=1)] = np.nan
         values.append(d)
         remaining -= k
     all_values = np.concatenate(values)
@@ -249,7 +252,8 @@ def wefat(
     association = sim_a.mean(axis=1) - sim_b.mean(axis=1)
     sd = both.std(axis=1, ddof=ddof)
     with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(sd > 0, association / np.where(sd > 0, sd, 1.0), np.nan)
+        zero = negligible_spread(sd, both, axis=1)
+        effect = np.where(zero, np.nan, association / np.where(zero, 1.0, sd))
     if method == "normal":
         p_values = _normal_p_values(association, both, n_a, n_b, alternative)
         return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, 0, alternative, n_a, n_b)

@@ -51,7 +51,7 @@ def vocab_check(words: Iterable[Any], models: str | Sequence[str], *, query: str
     import pandas as pd
 
     from assoc.errors import StimuliError
-    from assoc.mlm import load_masked_lm
+    from assoc.mlm import cached_masked_lm
     from assoc.mlm.words import word_tokens_many
 
     words = expand_words(words)
@@ -59,7 +59,7 @@ def vocab_check(words: Iterable[Any], models: str | Sequence[str], *, query: str
         raise StimuliError("give at least one word to check")
     rows = []
     for model in _models(models):
-        with load_masked_lm(model, device=device, revision=revision) as lm:
+        with cached_masked_lm(model, device=device, revision=revision) as lm:
             for wt in word_tokens_many(lm, query, words):
                 rows.append({"model": model, "word": wt.word, "in_vocab": wt.in_vocab,
                              "token": " ".join(lm.token_string(t) for t in wt.token_ids),
@@ -71,11 +71,11 @@ def model_info(models: str | Sequence[str], *, device: str = "cpu", revision: st
     """One row per model: type, vocabulary size, hidden size, layers, cased, mask token, parameters (``BERT_info``)."""
     import pandas as pd
 
-    from assoc.mlm import load_masked_lm
+    from assoc.mlm import cached_masked_lm
 
     rows = []
     for model in _models(models):
-        with load_masked_lm(model, device=device, revision=revision) as lm:
+        with cached_masked_lm(model, device=device, revision=revision) as lm:
             rows.append(lm.info())
     return pd.DataFrame(rows)
 
@@ -90,7 +90,7 @@ def fill_mask_check(queries: str | Sequence[str], models: str | Sequence[str], *
     import pandas as pd
 
     from assoc.errors import OptionError
-    from assoc.mlm import MaskRequest, load_masked_lm
+    from assoc.mlm import MaskRequest, cached_masked_lm
     from assoc.mlm.words import masked_query
 
     queries = [queries] if isinstance(queries, str) else list(queries)
@@ -98,7 +98,7 @@ def fill_mask_check(queries: str | Sequence[str], models: str | Sequence[str], *
         raise OptionError(f"top_n must be >= 1, got {top_n}")
     rows = []
     for model in _models(models):
-        with load_masked_lm(model, device=device, revision=revision) as lm:
+        with cached_masked_lm(model, device=device, revision=revision) as lm:
             masked = [masked_query(lm, q) for q in queries]
             results = lm.log_probs([MaskRequest(ids, pos, None) for ids, pos in masked])
             for query, vector in zip(queries, results, strict=True):

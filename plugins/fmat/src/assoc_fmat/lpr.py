@@ -96,8 +96,10 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
         work = _pair(work, "ag", "aw", "attrib")
         applied.append("attrib")
     if standardize == "z":
-        grouped = work.groupby(["model", "design", "context"], sort=False)["value"]
-        work["value"] = (work["value"] - grouped.transform("mean")) / grouped.transform(lambda v: v.std(ddof=1))
+        from assoc.stats.standardize import zscore_within
+
+        # R's scale() within model x design x query; NaN where the LPRs are constant (up to rounding)
+        work["value"] = zscore_within(work, within=["model", "design", "context"], ddof=1).to_numpy()
     elif standardize == "sigma":
         work["value"] = work["value"] / sigma
     records = []

@@ -27,13 +27,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+# numpy and pandas are imported inside the functions: this module is imported when plugins load
 from assoc.errors import DataError, TableError
 
 from .prior import DEFAULT_FLOOR, prior_probabilities, variant_frequencies
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 ROLES = ("target", "attribute")
@@ -48,6 +48,8 @@ def bayes_posterior(log_likelihoods: Sequence[float], priors: Sequence[float]) -
 
     Computed as exp(a_V - logsumexp(a)) with a_V = l_V + log p_V.
     """
+    import numpy as np
+
     loglik = np.asarray(log_likelihoods, dtype=float)
     prior = np.asarray(priors, dtype=float)
     if loglik.shape != prior.shape or loglik.ndim != 1 or loglik.size == 0:
@@ -212,6 +214,7 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
     a row over all observations is always included. ``baseline`` adds the same
     statistic for the frequency prior alone (Watson et al.'s Figures 1c and 3c).
     """
+    import numpy as np
     import pandas as pd
 
     match = ["design"] + [c for c in FILLER_COLUMNS if c in choices.columns]

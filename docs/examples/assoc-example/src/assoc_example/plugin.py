@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 @hookimpl
 def register_scorers(register: RegisterScorer) -> None:
     """Register the ``char_ngram`` scorer."""
-    # Import inside the hook: `assoc --help` loads every plugin, so keep plugin import cheap.
+    # Every assoc command (--help too) runs this hook, so scorer.py must be cheap to import:
+    # it imports no numpy, pandas or torch at top level (check_plugin_imports tests that).
     from .scorer import CharNgramScorer
 
     register(CharNgramScorer)
