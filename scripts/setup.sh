@@ -14,7 +14,7 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 "${PIP[@]}" install -q "torch==${TORCH_VERSION}"
 # A constraints file keeps every later install on the same torch.
 echo "torch==${TORCH_VERSION}" > "$VENV/torch-constraint.txt"
-packages=(-e ".[test,mlm,plot]")
+packages=(-e ".[test,mlm,plot,ray]")
 for plugin in plugins/*/; do
   [ -f "$plugin/pyproject.toml" ] || continue
   extras=test

@@ -326,6 +326,39 @@ def test_attribute_queries_score_the_attribute_words():
     assert set(scores["target_group"]) == {"traits"}
 
 
+def test_queries_filling_both_placeholders_contrast_the_mask_groups():
+    # "[MASK] is a {TARGET} who is {ATTRIB}.": target and attribute are fillers, the option only in mask_group
+    rows, expected = [], {}
+    for job in JOBS[:5]:
+        diffs = []
+        for trait, shift in (("kind", 0.3), ("strict", -0.2)):
+            lp = {"he": -2 + LEAN[job] + shift, "she": -2 - LEAN[job], "man": -3 + LEAN[job] / 2, "woman": -3.5}
+            diffs.append((lp["he"] + lp["man"]) / 2 - (lp["she"] + lp["woman"]) / 2)
+            for group, words in (("male", ("he", "man")), ("female", ("she", "woman"))):
+                for word in words:
+                    for scorer in ("fmat", "weat"):
+                        rows.append(
+                            {
+                                "scorer": scorer,
+                                "model": "m",
+                                "context": "[MASK] is a {TARGET} who is {ATTRIB}.",
+                                "target_group": "job",
+                                "target": job,
+                                "attribute_group": "trait",
+                                "attribute": trait,
+                                "mask_group": group,
+                                "mask": word,
+                                "measure": "log_prob",
+                                "value": lp[word],
+                            }
+                        )
+        expected[job] = sum(diffs) / len(diffs)
+    scores = _raw_scores(rows)
+    got = scores[scores.scorer == "fmat"].set_index("target")["raw_score"]
+    assert got.to_dict() == pytest.approx(expected)
+    assert set(scores["n_contexts"]) == {2}  # one context per attribute filler
+
+
 def test_flip_negates_a_method(synthetic):
     plain = assoc.analyze("convergence", synthetic, output="scores", standardize="none")
     flipped = assoc.analyze(

@@ -192,3 +192,20 @@ def test_the_work_unit_example_of_write_a_plugin_runs():
     table = namespace["table"]
     assert list(table["value"]) == [pytest.approx(cosine(char_ngrams(t, n), char_ngrams(a, n)))
                                     for n in (2, 3) for t in ("ant", "bee") for a in ("antler", "rose", "beet")]
+
+
+def test_without_ray_the_ray_executor_is_one_clear_error(units_plugin, monkeypatch):
+    from click.testing import CliRunner
+
+    from assoc.cli import cli
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    with pytest.raises(OptionError, match=r"needs Ray, which is not installed: pip install 'assoc\[ray\]'"):
+        assoc.score("length_units", STIMULI, ["m1"], executor="ray")
+    result = CliRunner().invoke(cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "-m", "m1",
+                                      "--executor", "ray"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == ("error: the Ray executor needs Ray, which is not installed: "
+                                                      "pip install 'assoc[ray]' (or pip install ray)")
+    result = CliRunner().invoke(cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "--ray-address", "x"])
+    assert result.exit_code == 2 and "--ray-address is an option of --executor ray" in result.output

@@ -14,6 +14,7 @@ file, every ``load_worker`` and ``run_unit`` call appends a line to it (``load <
 from __future__ import annotations
 
 import os
+import signal
 import time
 from typing import Any
 
@@ -22,8 +23,8 @@ from assoc.options import CACHE_OPTIONS
 from assoc.units import WorkUnit
 
 
-def _log(line: str) -> None:
-    path = os.environ.get("ASSOC_TEST_UNIT_LOG")
+def _log(line: str, path: str | None) -> None:
+    path = path or os.environ.get("ASSOC_TEST_UNIT_LOG")
     if path:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
@@ -40,6 +41,12 @@ class LengthUnits(Scorer):
     default_models = ("len",)
     extra_columns = {"design": "the design"}
     options = (Option("scale", float, 1.0, "multiplier"), Option("per_unit", int, 2, "pairs per unit"),
+               Option("log", str, None, "call log file (default $ASSOC_TEST_UNIT_LOG)"),
+               Option("sleep", float, 0.0, "seconds slept per unit (added to $ASSOC_TEST_UNIT_SLEEP)"),
+               Option("fail_model", str, None, "a model whose load_worker raises (or $ASSOC_TEST_FAIL_MODEL)"),
+               Option("fail_flag", str, None, "with fail_model: raise only while this file exists"),
+               Option("die_at", str, None, "the key of a unit whose worker process kills itself the first time "
+                      "(a marker file next to the log remembers it)"),
                *CACHE_OPTIONS)
 
     def plan(self, stimuli: Any, models: Any) -> list[WorkUnit]:
@@ -49,15 +56,22 @@ class LengthUnits(Scorer):
         return [WorkUnit(f"{m}#{i}", m, block, size=len(block)) for m in models for i, block in enumerate(blocks)]
 
     def load_worker(self, model: str) -> dict[str, Any]:
-        _log(f"load {model} {os.getpid()}")
-        if model == os.environ.get("ASSOC_TEST_FAIL_MODEL"):
+        _log(f"load {model} {os.getpid()}", self.params["log"])
+        flag = self.params["fail_flag"]
+        failing = model == self.params["fail_model"] and (flag is None or os.path.exists(flag))
+        if failing or model == os.environ.get("ASSOC_TEST_FAIL_MODEL"):
             raise OSError(f"cannot open model {model}")
         return {"model": model, "pid": os.getpid()}
 
     def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
         assert state["model"] == unit.model
-        _log(f"unit {unit.key} {os.getpid()}")
-        time.sleep(float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0")))
+        _log(f"unit {unit.key} {os.getpid()}", self.params["log"])
+        time.sleep(self.params["sleep"] + float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0")))
+        if unit.key == self.params["die_at"]:
+            marker = str(self.params["log"]) + ".died"
+            if not os.path.exists(marker):
+                open(marker, "w").close()  # noqa: SIM115
+                os.kill(os.getpid(), signal.SIGKILL)  # a worker lost mid-study, as the OOM killer would do
         return [dict(model=unit.model, design=d, target_group=tg, target=t, attribute_group=ag, attribute=a,
                      value=self.params["scale"] * (len(t) - len(a))) for d, tg, t, ag, a in unit.payload]
 

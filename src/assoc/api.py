@@ -92,13 +92,17 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     instance = scorer_cls(**options)
     chosen = _resolve_models(scorer_cls, models)
     _check_runs_on(scorer_cls, executor)
-    runner = get_executor(executor)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
     show = default_enabled() if progress is None else progress
     with quiet_libraries(show):
         if scorer_cls.supports_units():
-            table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
+            runner = get_executor(executor)
+            try:
+                table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
+            finally:
+                if runner is not executor:  # made here from a name: release what it started (a local Ray)
+                    runner.close()
         else:
             table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
     # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
@@ -136,8 +140,11 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
     (``{"fmat": {"models": ["bert-base-uncased"]}}``), from ``models[name]``, or
     the scorer's defaults. Rows keep their ``scorer`` column; extra columns of one
     scorer are empty (``NaN``) for the others. Every option of every scorer is
-    validated before any scorer runs. ``executor`` runs every scorer's work there
-    (see :func:`score`).
+    validated before any scorer runs, and so are the stimuli: a design that one of the
+    scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
+    :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
+    runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
+    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``).
     """
     import pandas as pd
 
@@ -159,12 +166,16 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
         scorer_cls(**opts).check_stimuli(loaded)
         _check_runs_on(scorer_cls, executor)
         runs.append((name, chosen, opts))
-    runner = get_executor(executor)  # one executor (one Ray connection) for every scorer
+    runner = get_executor(executor)  # one executor (one Ray session) for every scorer
     tables, provenance = [], []
-    for name, chosen, opts in runs:
-        table = score(name, loaded, chosen, progress=progress, executor=runner, **opts)
-        provenance.append(get_provenance(table))
-        tables.append(table)
+    try:
+        for name, chosen, opts in runs:
+            table = score(name, loaded, chosen, progress=progress, executor=runner, **opts)
+            provenance.append(get_provenance(table))
+            tables.append(table)
+    finally:
+        if runner is not executor:
+            runner.close()
     # An extra column of one scorer is missing (NaN) on the other scorers' rows: "" would claim a value
     # (and would mix text into a bool column); write_table/read_table keep NaN in every format.
     combined = pd.concat(tables, ignore_index=True, sort=False)

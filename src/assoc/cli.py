@@ -6,7 +6,9 @@ plugins' heavy libraries load inside the commands that need them.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -82,6 +84,31 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
         _echo_table(frame)
 
 
+def _executor_options(command: Any) -> Any:
+    """The --executor and --ray-address options of the commands that score."""
+    command = click.option("--ray-address", default=None, metavar="ADDRESS",
+                           help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local "
+                                "Ray started for the run).")(command)
+    return click.option("--executor", "-x", default="local", show_default=True, metavar="local|ray",
+                        help="Where the work runs: this process, or a Ray cluster "
+                             "(pip install 'assoc[ray]'; see docs/scale.md).")(command)
+
+
+@contextlib.contextmanager
+def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
+    """The executor the options name (None: local), released when the command ends."""
+    from .errors import OptionError
+    from .executors import get_executor
+
+    if ray_address is not None and name.strip().lower() != "ray":
+        raise OptionError("--ray-address is an option of --executor ray")
+    if name.strip().lower() == "local":
+        yield None
+        return
+    with get_executor(name, **({"address": ray_address} if ray_address else {})) as runner:
+        yield runner
+
+
 @cli.command()
 @click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
 @click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
@@ -89,24 +116,17 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@click.option("--executor", "-x", default="local", show_default=True, metavar="local|ray",
-              help="Where the work runs: this process, or a Ray cluster (pip install 'assoc[ray]').")
-@click.option("--ray-address", default=None, metavar="ADDRESS",
-              help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray for the run).")
+@_executor_options
 def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str, ...], out: str | None,
           progress: bool | None, executor: str, ray_address: str | None) -> None:
     """Score stimuli with a scorer and write the association table."""
     from . import api, plugins
-    from .errors import OptionError
-    from .executors import get_executor
     from .options import parse_cli_options
 
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
-    if ray_address is not None and executor.strip().lower() != "ray":
-        raise OptionError("--ray-address is an option of --executor ray")
-    runner = get_executor(executor, address=ray_address) if ray_address is not None else get_executor(executor)
-    table = api.score(scorer, stimuli, list(models) or None, progress=progress, executor=runner, **given)
+    with _executor(executor, ray_address) as runner:
+        table = api.score(scorer, stimuli, list(models) or None, progress=progress, executor=runner, **given)
     _save_or_print(table, out)
 
 
@@ -120,8 +140,9 @@ def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str
               help="An option of one scorer; repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
+@_executor_options
 def compare(scorer_names: tuple[str, ...], stimuli: str, models: tuple[str, ...], options: tuple[str, ...],
-            out: str | None, progress: bool | None) -> None:
+            out: str | None, progress: bool | None, executor: str, ray_address: str | None) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from . import api, plugins
     from .errors import OptionError
@@ -148,7 +169,8 @@ def compare(scorer_names: tuple[str, ...], stimuli: str, models: tuple[str, ...]
         plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
         if name in chosen:
             plan[name]["models"] = chosen[name]
-    table = api.compare(stimuli, plan, progress=progress)
+    with _executor(executor, ray_address) as runner:
+        table = api.compare(stimuli, plan, progress=progress, executor=runner)
     _save_or_print(table, out)
 
 

@@ -148,3 +148,16 @@ def test_ratings(reply, value, status):
 
 def test_rating_scale_is_configurable():
     assert ReplyParser(scale=(1, 7)).parse_rating("7") == (7.0, "ok")
+
+
+def test_grouped_list_with_headings_and_nested_bullets():
+    reply = (
+        "**Positive traits:**\n1. Kind\n2. **Smart**\n\n**Negative traits:**\n3. Lazy\n   - Loud (at times)\n4. Cold"
+    )
+    listing = PARSER.parse_listing(reply)
+    assert [i.attribute for i in listing.items] == ["kind", "smart", "lazy", "loud", "cold"]
+    assert listing.dropped_lines == ["**Positive traits:**", "**Negative traits:**"]
+
+
+def test_inline_numbered_list_with_commas():
+    assert words("1. Hardworking, 2. Caring, 3. Family-oriented.") == ["hardworking", "caring", "family oriented"]

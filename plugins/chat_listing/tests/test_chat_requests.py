@@ -362,3 +362,16 @@ def test_runs_inside_a_running_event_loop(server):
 
     table = asyncio.run(notebook_cell())
     assert len(table) == 5 * 3
+
+
+def test_no_quota_and_very_long_retry_after_stop_at_once(server):
+    server.fail(100, status=429, code="insufficient_quota")
+    with pytest.raises(ChatServiceError, match="no quota left"):
+        score(server, concurrency=1)
+    assert len(server.chat_requests()) == 1
+    server.faults.clear()
+    server.reset()
+    server.fail(100, status=503, retry_after=3600)
+    with pytest.raises(ChatServiceError, match="asks to wait 3600 s"):
+        score(server, concurrency=1)
+    assert len(server.chat_requests()) == 1

@@ -32,6 +32,16 @@ class Executor(ABC):
         """What provenance records about this executor (its name and settings)."""
         return {"name": self.name}
 
+    def close(self) -> None:
+        """Release what the executor started (e.g. a local Ray). The default has nothing to release."""
+        return None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def category_name(category: type[Warning]) -> str:
     """``module:qualname`` of a warning class, so it can be sent between processes and found again."""

@@ -13,8 +13,9 @@ only one):
   after ``Retry-After`` (or ``retry-after-ms``) when the server sends it, otherwise after an
   exponential backoff with jitter: ``d = min(backoff_max, backoff_base * 2**attempt)``, waiting
   ``d/2 + uniform(0, d/2)``;
-* 401/403 (the key), 404 (the model or URL) stop the run at once; other 4xx mark that request
-  failed and the run goes on;
+* 401/403 (the key), 404 (the model or URL), a 429 ``insufficient_quota`` and a ``Retry-After``
+  above :data:`MAX_RETRY_AFTER` stop the run at once; other 4xx mark that request failed and
+  the run goes on;
 * a request that still fails after its retries stops the run with :class:`ChatServiceError`;
 * every response is written to the store as soon as it arrives (a background writer batches the
   responses that arrive while a write is in progress), and what arrived is written before any
@@ -42,6 +43,8 @@ from .requests import ChatRequest, ResponseStore, make_entry
 
 RETRY_STATUS = {408, 409, 429}
 FATAL_STATUS = {401, 403, 404}
+#: A Retry-After longer than this (seconds) stops the run instead of holding it (e.g. a daily quota).
+MAX_RETRY_AFTER = 600.0
 _KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
 
 
@@ -247,9 +250,26 @@ async def _send_all(
                         }[status]
                         stop.append(ChatServiceError(f"chat service at {request.endpoint}: {what}: {message}"))
                         return
+                    if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
+                        stop.append(
+                            ChatServiceError(
+                                f"chat service at {request.endpoint}: the account has no quota left (429 "
+                                f"insufficient_quota): {message}; the responses received so far are stored"
+                            )
+                        )
+                        return
                     if status in RETRY_STATUS or status >= 500:
                         reason = str(status)
                         wait = _retry_after(exc)
+                        if wait is not None and wait > MAX_RETRY_AFTER:
+                            stop.append(
+                                ChatServiceError(
+                                    f"chat service at {request.endpoint} asks to wait {wait:.0f} s before retrying "
+                                    f"({status}: {message}); the responses received so far are stored: run the same "
+                                    f"command again later to resume"
+                                )
+                            )
+                            return
                     else:
                         report.failed.append(
                             {

@@ -59,7 +59,8 @@ WARNING_PATTERNS: tuple[str, ...] = (
 #: "biased" is never taken for a warning).
 MIN_SENTENCE_WORDS = 3
 
-_MARKER = re.compile(r"^\s*(?:\(?\d{1,3}\s*[.)\]:]|\d{1,3}\s+-\s|[-*•+·▪‣◦–—])\s*")
+# a number (1. 1) (1) 1: 1 -) or a bullet followed by a space ("**bold**" is not a bullet)
+_MARKER = re.compile(r"^\s*(?:\(?\d{1,3}\s*[.)\]:]\s*|\d{1,3}\s+-\s+|[-*•+·▪‣◦–—]\s+)")
 _INLINE_NUMBER = re.compile(r"(?:(?<=\s)|^)\d{1,3}[.)]\s+")
 _MARKDOWN = re.compile(r"\*\*|__|`|(?<!\w)[*_]|[*_](?!\w)")
 _EXPLANATION = re.compile(r"\s+[-–—]+\s+|\s*:\s|\s*:$|\s+\(|\s*\(")

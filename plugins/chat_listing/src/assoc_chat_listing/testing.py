@@ -198,6 +198,7 @@ class Fault:
     delay: float = 0.0
     drop: bool = False
     match: str = ""
+    code: str = ""
 
 
 @dataclass
@@ -302,10 +303,14 @@ class ChatServer:
         delay: float = 0.0,
         drop: bool = False,
         match: str = "",
+        code: str = "",
     ) -> ChatServer:
-        """The next ``times`` matching requests fail: HTTP ``status``, held ``delay`` s, or dropped."""
+        """The next ``times`` matching requests fail: HTTP ``status``, held ``delay`` s, or dropped.
+
+        ``code`` is the error body's ``code`` (e.g. ``insufficient_quota`` with a 429).
+        """
         with self._lock:
-            self.faults.append(Fault(times, status, retry_after, delay, drop, match))
+            self.faults.append(Fault(times, status, retry_after, delay, drop, match, code))
         return self
 
     def go_down(self, status: int = 503) -> ChatServer:
@@ -428,7 +433,10 @@ class ChatServer:
                         extra["Retry-After"] = f"{fault.retry_after:g}"
                     kind = "rate_limit_error" if fault.status == 429 else "server_error"
                     await self._send(
-                        writer, fault.status, {"error": {"message": f"injected {fault.status}", "type": kind}}, extra
+                        writer,
+                        fault.status,
+                        {"error": {"message": f"injected {fault.status}", "type": kind, "code": fault.code or None}},
+                        extra,
                     )
                     return True
             if self.delay:

@@ -1,0 +1,195 @@
+"""The Ray executor gives the local executor's table; lost workers, failing units and killed drivers.
+
+One local Ray (2 CPUs) serves every test of this module: starting Ray costs seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import ray  # not importorskip: CI installs assoc[ray] (scripts/setup.sh), and a missing Ray must fail the run
+
+import assoc
+from assoc.executors.ray import RayExecutor
+from assoc.units import UnitError
+
+HERE = Path(__file__).parent
+STIMULI = {"designs": [
+    {"name": "occ", "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+     "mask": {"male": ["man", "he"], "female": ["woman", "she"]},
+     "target": {"Occupation": ["nurse", "engineer", "teacher"]}},
+    {"name": "plain", "queries": ["A [MASK] sat down.", "The [MASK] ran away."], "mask": {"x": ["cat"], "y": ["dog"]}},
+]}
+PAIRS = {"designs": [
+    {"name": "d1", "target": {"X": ["aa", "bbbb", "c"]}, "attribute": {"A": ["dd", "eeeee"]}},
+    {"name": "d2", "target": {"Y": ["ffffff"]}, "attribute": {"B": ["g", "hh", "iii"]}},
+]}
+N_PAIRS = 9
+
+
+@pytest.fixture(scope="module")
+def ray_session(tmp_path_factory):
+    """A local Ray with 2 CPUs whose workers can import tests/unit_scorers.py; stopped after the module."""
+    if ray.is_initialized():
+        ray.shutdown()
+    path = os.pathsep.join([str(HERE), *sys.path])
+    env = {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from assoc.testing.tiny_mlm import build_bert_wordpiece, build_roberta_bpe
+
+    root = tmp_path_factory.mktemp("tiny-ray")
+    return [str(build_roberta_bpe(root / "roberta")), str(build_bert_wordpiece(root / "bert"))]
+
+
+@pytest.fixture
+def units_plugin(fake_plugin, monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(HERE))
+    fake_plugin("units", "from unit_scorers import register_scorers  # noqa: F401\n")
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "calls.log"
+
+
+def read_log(log: Path, kind: str) -> list[tuple[str, int]]:
+    if not log.exists():
+        return []
+    return [(parts[1], int(parts[2])) for parts in (line.split() for line in log.read_text().splitlines())
+            if parts[0] == kind]
+
+
+def assert_same_table(local, remote):
+    """Same rows in the same order, values to 1e-6, provenance equal apart from the executor and time."""
+    floats = [c for c in local.columns if local[c].dtype == float]
+    assert list(remote.columns) == list(local.columns)
+    assert remote.drop(columns=floats).equals(local.drop(columns=floats))
+    for column in floats:
+        np.testing.assert_allclose(remote[column], local[column], rtol=0, atol=1e-6)
+    a, b = (dict(t.attrs["assoc"]) for t in (local, remote))
+    assert a.pop("executor")["name"] == "local" and b.pop("executor")["name"] == "ray"
+    a.pop("created"), b.pop("created")
+    assert a == b
+
+
+@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}),
+                                             ("pll", {"per_token": True})])
+def test_masked_lm_studies_give_the_local_table(ray_session, tiny, monkeypatch, scorer, options):
+    from assoc.mlm.scorer import MaskedLMScorer
+
+    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 3)  # 3 units per model: both workers busy
+    local = assoc.score(scorer, STIMULI, tiny, cache=False, **options)
+    remote = assoc.score(scorer, STIMULI, tiny, cache=False, executor="ray", **options)
+    assert remote.attrs["assoc"]["executor"]["units"] == 6
+    if "token_log_probs" in local:
+        import json
+
+        values = [[[t[2] for t in json.loads(v)] for v in frame.pop("token_log_probs")] for frame in (local, remote)]
+        np.testing.assert_allclose(np.concatenate(values[1]), np.concatenate(values[0]), rtol=0, atol=1e-6)
+    assert_same_table(local, remote)
+
+
+def test_each_worker_loads_a_model_once_and_results_reach_the_driver_cache(ray_session, units_plugin):
+    log = str(units_plugin)
+    table = assoc.score("length_units", PAIRS, ["m1", "m2"], per_unit=1, log=log, executor="ray")
+    assert list(table["value"]) == [len(t) - len(a) for _ in (1, 2) for t, a in zip(table["target"][:9],
+                                                                                    table["attribute"][:9])]
+    units = read_log(units_plugin, "unit")
+    assert sorted(key for key, _ in units) == sorted(f"{m}#{i}" for m in ("m1", "m2") for i in range(N_PAIRS))
+    loads = read_log(units_plugin, "load")
+    assert len(loads) == len(set(loads)) and len(loads) <= 4  # once per (worker, model), never per unit
+    assert len({pid for _, pid in units}) == 2  # both workers worked
+    again = assoc.score("length_units", PAIRS, ["m1", "m2"], per_unit=1, log=log, executor="ray")
+    assert again.attrs["assoc"]["executor"]["units_from_cache"] == 2 * N_PAIRS
+    assert len(read_log(units_plugin, "unit")) == 2 * N_PAIRS  # nothing recomputed
+
+
+def test_a_killed_worker_is_replaced_and_its_unit_retried(ray_session, units_plugin):
+    log = str(units_plugin)
+    local = assoc.score("length_units", PAIRS, ["m1"], per_unit=1, cache=False)
+    remote = assoc.score("length_units", PAIRS, ["m1"], per_unit=1, cache=False, log=log, die_at="m1#4",
+                         sleep=0.05, executor="ray")
+    assert Path(log + ".died").exists()  # the worker did die mid-study
+    runs = [key for key, _ in read_log(units_plugin, "unit")]
+    assert runs.count("m1#4") == 2  # started, lost with its worker, retried
+    assert list(remote["value"]) == list(local["value"]) and len(remote) == N_PAIRS  # each unit's rows once
+    assert remote.drop(columns=[]).equals(local.drop(columns=[]))
+    assert len(read_log(units_plugin, "load")) >= 2  # the restarted worker loaded the model again
+
+
+def test_a_failing_unit_is_one_error_naming_unit_and_model(ray_session, units_plugin):
+    """A unit that raises (here: its model cannot load) stops the study with one error naming unit and model;
+    the units that finished before it are kept, and a fixed run computes only the rest."""
+    flag = units_plugin.parent / "broken"
+    flag.touch()
+    options = {"per_unit": 1, "fail_model": "m2", "fail_flag": str(flag), "sleep": 0.02, "log": str(units_plugin)}
+    with pytest.raises(UnitError, match=r"work unit 'm2#0' \(model 'm2'\) failed: OSError: cannot open model m2; "
+                                        r"\d+ finished unit\(s\) are kept in the cache") as caught:
+        assoc.score("length_units", PAIRS, ["m1", "m2"], executor=RayExecutor(max_workers=1), **options)
+    finished = int(re.search(r"(\d+) finished", str(caught.value)).group(1))
+    assert finished == N_PAIRS  # one worker: all of m1 ran before m2's first unit
+    flag.unlink()  # the model is fixed
+    before = len(read_log(units_plugin, "unit"))
+    table = assoc.score("length_units", PAIRS, ["m1", "m2"], executor="ray", **options)
+    assert table.attrs["assoc"]["executor"]["units_from_cache"] == finished
+    assert len(read_log(units_plugin, "unit")) - before == 2 * N_PAIRS - finished
+
+
+def test_a_killed_ray_driver_resumes_from_the_cache(ray_session, units_plugin):
+    """A driver (its own process, joined to the running cluster) killed mid-study; the next run resumes."""
+    log = str(units_plugin)
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        import assoc
+        from assoc.executors.ray import RayExecutor
+        env = {{"env_vars": {{"PYTHONPATH": {os.pathsep.join([str(HERE), *sys.path])!r}}}}}
+        assoc.score("length_units", {PAIRS!r}, ["m1"], per_unit=1, log={log!r}, sleep=0.4,
+                    executor=RayExecutor(address={ray_session!r}, init_options={{"runtime_env": env}}))
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
+    deadline = time.monotonic() + 120
+    cache_dirs = lambda: list(Path(os.environ["ASSOC_CACHE_DIR"]).glob("*/pack-*.json"))  # noqa: E731
+    try:
+        while time.monotonic() < deadline and len(cache_dirs()) < 3 and process.poll() is None:
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    stored = len(cache_dirs())
+    assert 3 <= stored < N_PAIRS, "the driver finished or never stored a unit"
+    time.sleep(1.0)  # the killed driver's actors are reaped by Ray
+    before = len(read_log(units_plugin, "unit"))
+    table = assoc.score("length_units", PAIRS, ["m1"], per_unit=1, log=log, sleep=0.4, executor="ray")
+    cached = table.attrs["assoc"]["executor"]["units_from_cache"]
+    assert cached >= stored and len(read_log(units_plugin, "unit")) - before == N_PAIRS - cached
+    assert list(table["value"]) == list(assoc.score("length_units", PAIRS, ["m1"], cache=False)["value"])
+
+
+def test_cli_score_with_the_ray_executor(ray_session, tiny, tmp_path):
+    from click.testing import CliRunner
+
+    from assoc.cli import cli
+
+    runner = CliRunner()
+    outputs = {}
+    for executor in ("local", "ray"):
+        out = tmp_path / f"{executor}.csv"
+        result = runner.invoke(cli, ["score", "--scorer", "fmat", "--stimuli", "bao2024:2D-Q1,3A-Q1", "--model",
+                                     tiny[1], "-o", "cache=false", "--executor", executor, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        outputs[executor] = assoc.read_table(out)
+    assert_same_table(outputs["local"], outputs["ray"])
