@@ -72,6 +72,14 @@ class DataError(AssocError, ValueError):
     """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
 
 
+class OutOfVocabularyWarning(UserWarning):
+    """Some stimulus words are not in a model's vocabulary.
+
+    One class for every scorer (a masked LM's tokens, an embedding's entries, ...), so
+    ``warnings.filterwarnings("ignore", category=assoc.OutOfVocabularyWarning)`` silences all.
+    """
+
+
 class ScorerOutputWarning(UserWarning):
     """A scorer's output breaks a rule of the table contract that does not make its numbers wrong.
 

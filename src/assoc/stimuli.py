@@ -9,7 +9,7 @@ It follows the FMAT R package's ``FMAT_query()``: a *design* has optional
 * ``attribute``: words or phrases for ``{ATTRIB}`` (for embedding methods: WEAT's A and B).
 
 A :class:`Stimuli` is a list of designs (``FMAT_query_bind``): several query
-templates with different mask options are several designs bound together.
+templates with different [MASK] candidates are several designs bound together.
 """
 
 from __future__ import annotations
@@ -18,12 +18,24 @@ import hashlib
 import json
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import StimuliError, StimuliWarning, UnknownNameError, did_you_mean
+
+#: Finds the loader of a bundled stimuli set by name (``"caliskan"``). The registry layer
+#: (:mod:`assoc.plugins`) installs it with :func:`set_bundle_resolver` when ``assoc`` is imported,
+#: so this data model imports nothing above it.
+BundleResolver = Callable[[str], Callable[[], "Stimuli"]]
+_bundle_resolver: BundleResolver | None = None
+
+
+def set_bundle_resolver(resolver: BundleResolver | None) -> None:
+    """Install the function that resolves bundled set names for :meth:`Stimuli.load` (``None``: none)."""
+    global _bundle_resolver
+    _bundle_resolver = resolver
 
 MASK = "[MASK]"
 TARGET_SLOT = "{TARGET}"
@@ -195,7 +207,7 @@ class MaskItem:
 
 @dataclass(frozen=True)
 class Design:
-    """One design: query templates, mask options, targets and attributes.
+    """One design: query templates, [MASK] candidates, targets and attributes.
 
     Construct it directly or through :meth:`Stimuli.from_dict`; the constructor
     validates everything and raises :class:`~assoc.errors.StimuliError` naming
@@ -447,10 +459,11 @@ class Stimuli:
         path = Path(text)
         if path.suffix.lower() in {".yaml", ".yml", ".json"} or path.exists():
             return cls.from_file(path)
-        from .plugins import get_stimuli_loader
-
+        if _bundle_resolver is None:
+            raise StimuliError(f"{text!r} is neither a stimuli file nor a dict, and no registry of bundled "
+                               "stimuli sets is installed (import assoc)")
         bundle, _, selection = text.partition(":")
-        loaded = get_stimuli_loader(bundle)()
+        loaded = _bundle_resolver(bundle)()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:

@@ -210,12 +210,32 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
 
 # -- provenance ---------------------------------------------------------------------------------------
 
+#: Libraries whose version changes the numbers (model code, tokenizers, embeddings, word frequencies,
+#: statistics); :func:`library_versions` records those installed.
+PROVENANCE_LIBRARIES = ("numpy", "pandas", "scipy", "statsmodels", "torch", "transformers", "tokenizers",
+                        "sentence-transformers", "gensim", "wordfreq")
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of :data:`PROVENANCE_LIBRARIES` (read from metadata: nothing is imported)."""
+    from importlib import metadata
+
+    versions = {}
+    for name in PROVENANCE_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
 def make_provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: the given fields plus the assoc version, Python, platform and UTC time."""
     from . import __version__
 
     record = {"assoc_version": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "python": platform.python_version(), "platform": platform.platform()}
+              "python": platform.python_version(), "platform": platform.platform(),
+              "libraries": library_versions()}
     record.update(fields)
     return _jsonable(record)
 
@@ -227,6 +247,9 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
     """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
+    from .accessor import register
+
+    register()  # every table with provenance has `table.assoc` (provenance, summary(), cite())
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from assoc.errors import ModelError, OptionError
 
-DTYPES = ("float32", "float16", "bfloat16")
+from .options import DTYPES
 
 # Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
 # weight file once per process is enough.

@@ -36,9 +36,11 @@ import numpy as np
 
 from assoc.errors import DataError, OptionError
 from assoc.stats.budget import check_resampling_size
+from assoc.stats.constants import LPR_POPULATION_SD as LPR_POPULATION_SD  # re-exported
 from assoc.stats.samples import as_sample, negligible_spread
 
 SDChoice = Literal["pooled", "all"] | float
+
 
 
 def standardized_mean_difference(
@@ -50,11 +52,15 @@ def standardized_mean_difference(
 ) -> float:
     """(mean(x) - mean(y)) / SD, with the SD chosen by ``sd`` (see module docstring).
 
-    Args:
-        x, y: the two samples (1-D, finite, non-empty).
-        sd: ``"pooled"`` (Cohen's d), ``"all"`` (WEAT: SD over x ∪ y) or a positive float.
-        ddof: delta degrees of freedom: 1 = sample SD (default), 0 = population SD.
-            Ignored for a fixed float ``sd``.
+    Parameters
+    ----------
+    x, y
+        The two samples (1-D, finite, non-empty).
+    sd
+        ``"pooled"`` (Cohen's d), ``"all"`` (WEAT: SD over x ∪ y) or a positive float.
+    ddof
+        Delta degrees of freedom: 1 = sample SD (default), 0 = population SD.
+        Ignored for a fixed float ``sd``.
 
     Returns
     -------
@@ -142,9 +148,12 @@ def bootstrap_interval(
     quantiles of the resampled statistics (Efron & Tibshirani 1993, *An
     Introduction to the Bootstrap*, ch. 13), with linear interpolation.
 
-    Args:
-        statistic: vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
-        option: the name users give ``n_resamples`` (e.g. ``n_bootstrap``), for error messages.
+    Parameters
+    ----------
+    statistic
+        Vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
+    option
+        The name users give ``n_resamples`` (e.g. ``n_bootstrap``), for error messages.
     """
     x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     if not 0.0 < level < 1.0:

@@ -130,17 +130,24 @@ def two_sample_permutation_test(
 ) -> PermutationResult:
     """Permutation test of ``statistic(x, y)`` over partitions of ``x ∪ y`` (see module docstring).
 
-    Args:
-        x, y: the two samples (1-D, finite, non-empty).
-        statistic: ``"mean_difference"`` (mean(x) - mean(y)), ``"sum_difference"``
-            (sum(x) - sum(y), the WEAT test statistic s(X, Y, A, B)), or a vectorised
-            callable ``f(xs, ys) -> T`` taking arrays of shape (k, n_x), (k, n_y), one
-            partition per row, and returning shape (k,). It must not depend on the order
-            of the values within a row (rows are not in the input order).
-        alternative: ``"greater"``, ``"less"`` or ``"two-sided"``.
-        exact_limit: enumerate all partitions when there are at most this many.
-        n_resamples: number of random partitions otherwise.
-        seed: seed (or Generator) for the sampled test; the exact test ignores it.
+    Parameters
+    ----------
+    x, y
+        The two samples (1-D, finite, non-empty).
+    statistic
+        ``"mean_difference"`` (mean(x) - mean(y)), ``"sum_difference"``
+        (sum(x) - sum(y), the WEAT test statistic s(X, Y, A, B)), or a vectorised
+        callable ``f(xs, ys) -> T`` taking arrays of shape (k, n_x), (k, n_y), one
+        partition per row, and returning shape (k,). It must not depend on the order
+        of the values within a row (rows are not in the input order).
+    alternative
+        ``"greater"``, ``"less"`` or ``"two-sided"``.
+    exact_limit
+        Enumerate all partitions when there are at most this many.
+    n_resamples
+        Number of random partitions otherwise.
+    seed
+        Seed (or Generator) for the sampled test; the exact test ignores it.
 
     Returns
     -------

@@ -101,17 +101,23 @@ def weat(
 ) -> WEATResult:
     """The WEAT of Caliskan et al. (2017) from the four similarity blocks.
 
-    Args:
-        sim_xa, sim_xb, sim_ya, sim_yb: similarities of X (rows) with A, X with B,
-            Y with A, Y with B (columns = attribute words).
-        ddof: 1 = sample SD (Caliskan's published values), 0 = population SD.
-        alternative, exact_limit, n_resamples, seed: of the permutation test
-            (:func:`~assoc.stats.permutation.two_sample_permutation_test`, statistic S).
-        n_bootstrap: if > 0, a percentile bootstrap CI for d with that many
-            resamples, resampling words with replacement within each of X, Y, A
-            and B (set sizes kept), so the interval reflects the choice of both
-            target and attribute words.
-        level: confidence level of the CI.
+    Parameters
+    ----------
+    sim_xa, sim_xb, sim_ya, sim_yb
+        Similarities of X (rows) with A, X with B,
+        Y with A, Y with B (columns = attribute words).
+    ddof
+        1 = sample SD (Caliskan's published values), 0 = population SD.
+    alternative, exact_limit, n_resamples, seed
+        Of the permutation test
+        (:func:`~assoc.stats.permutation.two_sample_permutation_test`, statistic S).
+    n_bootstrap
+        If > 0, a percentile bootstrap CI for d with that many
+        resamples, resampling words with replacement within each of X, Y, A
+        and B (set sizes kept), so the interval reflects the choice of both
+        target and attribute words.
+    level
+        Confidence level of the CI.
     """
     sim_xa, sim_xb = _matrix(sim_xa, "sim_xa"), _matrix(sim_xb, "sim_xb")
     sim_ya, sim_yb = _matrix(sim_ya, "sim_ya"), _matrix(sim_yb, "sim_yb")
