@@ -10,6 +10,7 @@ speed ratio and the maximum absolute difference of log probabilities. With
     python benchmarks/bench_fmat.py                  # 240 queries x 6 options, 2 threads
     python benchmarks/bench_fmat.py --workload bao2024   # the bundled Bao (2024) studies 2A-4D
     python benchmarks/bench_fmat.py --queries 400 --threads 4 --dtypes
+    python benchmarks/bench_fmat.py --workload study --queries 480   # whole calls, model load included
 
 Offline; nothing is downloaded.
 """
@@ -92,12 +93,127 @@ def run_pipeline(lm, options_of):
     return out, time.perf_counter() - start
 
 
+# -- the "study" workload: fixed costs included -----------------------------------------------------------
+
+
+def study_side(side: str, model: str, n_queries: int, threads: int) -> dict:
+    """One side of the study workload, in this (fresh) process; returns its timings in seconds.
+
+    Both sides import their entry point first (``transformers.pipeline`` / ``assoc``), then
+    the clock runs over everything a user waits for: loading the model from disk (plus, for
+    assoc, fingerprinting its weights and checking the packed encoder), scoring every query
+    and collecting the results (assoc: the table with provenance, its result cache on, in an
+    empty directory). Lazily imported model code and first-call warm-ups count on both sides.
+    """
+    import warnings
+
+    import torch
+
+    torch.set_num_threads(threads)
+    warnings.simplefilter("ignore")  # out-of-vocabulary options, pipeline target warnings
+    study = stimuli(n_queries)
+    if side == "pipeline":
+        from assoc_fmat.scoring import items_of
+        from transformers import pipeline
+
+        options_of: dict[str, list[str]] = {}
+        for item in items_of(study):
+            options_of.setdefault(item.filling.text, [])
+            if item.option not in options_of[item.filling.text]:
+                options_of[item.filling.text].append(item.option)
+        wall, cpu = time.perf_counter(), time.process_time()
+        pipe = pipeline("fill-mask", model=model, device="cpu")
+        mask = pipe.tokenizer.mask_token
+        rows = []
+        for sentence, options in options_of.items():
+            for r in pipe(sentence.replace("[MASK]", mask), targets=options, top_k=len(options)):
+                rows.append({"sentence": sentence, "token": r["token_str"], "value": math.log(r["score"])})
+        return {"study": time.perf_counter() - wall, "study_cpu": time.process_time() - cpu, "rows": len(rows)}
+
+    from assoc_fmat.scoring import items_of, score_model
+
+    import assoc
+    from assoc.mlm import cached_masked_lm
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    table = assoc.score("fmat", study, models=[model], progress=False)
+    out = {"study": time.perf_counter() - wall, "study_cpu": time.process_time() - cpu, "rows": len(table)}
+    # A second call in the same process (a notebook): the model is not loaded again. Its overhead is
+    # its time minus the engine's own time for the same work (measured right after, same process).
+    wall = time.perf_counter()
+    assoc.score("fmat", study, models=[model], progress=False, cache=False)
+    out["second_call"] = time.perf_counter() - wall
+    lm, items = cached_masked_lm(model), items_of(study)
+    wall = time.perf_counter()
+    score_model(lm, items, cache=None)
+    out["engine_only"] = time.perf_counter() - wall
+    wall = time.perf_counter()
+    assoc.score("fmat", study, models=[model], progress=False)  # every unit from the result cache
+    out["second_call_cached"] = time.perf_counter() - wall
+    return out
+
+
+def run_study_workload(args: argparse.Namespace) -> None:
+    """Alternate fresh processes of both sides ``--rounds`` times and print each round and the spread."""
+    import json
+    import statistics
+    import subprocess
+    import sys
+
+    results: dict[str, list[dict]] = {"pipeline": [], "assoc": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = build_model(os.path.join(tmp, "bert-base-shaped"), args.layers, args.hidden)
+        print(f"workload study: {args.queries} queries x 6 options, bert-base-shaped ({args.layers} layers, "
+              f"{args.hidden} hidden), {args.threads} threads; each side in a fresh process, model load included; "
+              f"load average before: {os.getloadavg()[0]:.1f}")
+        for round_ in range(1, args.rounds + 1):
+            order = ("pipeline", "assoc") if round_ % 2 else ("assoc", "pipeline")
+            line = []
+            for side in order:
+                env = {**os.environ, "ASSOC_CACHE_DIR": os.path.join(tmp, f"cache-{side}-{round_}")}
+                done = subprocess.run([sys.executable, __file__, "--study-side", side, "--model", path,
+                                       "--queries", str(args.queries), "--threads", str(args.threads)],
+                                      capture_output=True, text=True, env=env, check=True)
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+                results[side].append(result)
+                line.append(f"{side} {result['study']:.2f} s (cpu {result['study_cpu']:.2f} s)")
+            ratio = results["pipeline"][-1]["study"] / results["assoc"][-1]["study"]
+            ours = results["assoc"][-1]
+            print(f"round {round_}: {'; '.join(line)}; ratio {ratio:.2f}x; second call {ours['second_call']:.3f} s "
+                  f"(engine alone {ours['engine_only']:.3f} s, "
+                  f"overhead {ours['second_call'] - ours['engine_only']:+.3f} s);"
+                  f" second call, all from the result cache {ours['second_call_cached']:.3f} s; "
+                  f"load average {os.getloadavg()[0]:.1f}")
+    ratios = [p["study"] / a["study"] for p, a in zip(results["pipeline"], results["assoc"], strict=True)]
+    cpu_ratios = [p["study_cpu"] / a["study_cpu"] for p, a in zip(results["pipeline"], results["assoc"], strict=True)]
+    overheads = [a["second_call"] - a["engine_only"] for a in results["assoc"]]
+    print(f"ratio (wall): median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x; "
+          f"ratio (cpu time): median {statistics.median(cpu_ratios):.2f}x; second-call overhead: median "
+          f"{statistics.median(overheads):+.3f} s, max {max(overheads):+.3f} s")
+
+
 def main() -> None:
+    import sys
+
+    if "--study-side" in sys.argv:  # a child process of --workload study
+        import json
+
+        child = argparse.ArgumentParser()
+        child.add_argument("--study-side", choices=("pipeline", "assoc"))
+        child.add_argument("--model")
+        child.add_argument("--queries", type=int)
+        child.add_argument("--threads", type=int)
+        a = child.parse_args()
+        print(json.dumps(study_side(a.study_side, a.model, a.queries, a.threads)))
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", choices=("synthetic", "bao2024"), default="synthetic",
+    parser.add_argument("--workload", choices=("synthetic", "bao2024", "study"), default="synthetic",
                         help="synthetic: 8 gender x occupation templates (5-13 words) x 30 occupations x 6 options; "
                         "bao2024: every filled query of the bundled Bao (2024) studies 2A-4D with each design's own "
-                        "options (the year studies 4A-4D have 220 options per query)")
+                        "options (the year studies 4A-4D have 220 options per query); study: a whole "
+                        "assoc.score call vs the pipeline, each in a fresh process with the model load included "
+                        "(use --queries 480)")
+    parser.add_argument("--rounds", type=int, default=3, help="study workload: alternating rounds")
     parser.add_argument("--queries", type=int, default=240,
                         help="synthetic workload: number of unique filled queries (>= 200)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
@@ -108,6 +224,9 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtypes", action="store_true", help="also measure float16/bfloat16 accuracy and speed")
     args = parser.parse_args()
+    if args.workload == "study":
+        run_study_workload(args)
+        return
 
     import numpy as np
     import torch

@@ -296,7 +296,7 @@ def test_lpr_tables_use_the_difference_rule_with_its_sign():
 
 
 def test_attribute_queries_score_the_attribute_words():
-    # "[MASK] is {ATTRIB}.": the mask option is the target (role rule), so the unit is the attribute word
+    # "[MASK] is {ATTRIB}.": the [MASK] candidate is the target (role rule), so the unit is the attribute word
     rows = []
     for attribute, lean in (
         ("strong", 1.0),

@@ -67,9 +67,20 @@ def test_lpr_standardize_z_of_constant_lprs_is_nan(tmp_path):
         # log P(he) - log P(she) = 0.1 for every target: constant LPRs within the query, whose
         # pandas SD is 1.7e-17, not 0
         for group, word, lp in (("male", "he", 0.1), ("female", "she", 0.0)):
-            rows.append({"model": "m", "context": "[MASK] is a {TARGET}.", "target_group": "Job", "target": target,
-                         "attribute_group": group, "attribute": word, "value": lp,
-                         "design": "d", "mask_group": group, "mask": word})
+            rows.append(
+                {
+                    "model": "m",
+                    "context": "[MASK] is a {TARGET}.",
+                    "target_group": "Job",
+                    "target": target,
+                    "attribute_group": group,
+                    "attribute": word,
+                    "value": lp,
+                    "design": "d",
+                    "mask_group": group,
+                    "mask": word,
+                }
+            )
     table = from_records(rows, scorer="fmat", measure="log_prob", extra_columns=["design", "mask_group", "mask"])
     out = assoc.analyze("lpr", table, standardize="z", target_pair=False, attrib_pair=False)
     assert out["value"].isna().all()
@@ -102,8 +113,7 @@ def test_atomic_writes_get_the_umask_mode(tmp_path):
             handle.write("x")
         with atomic_path(tmp_path / "b.bin") as path:
             path.write_bytes(b"x")
-        table = from_records([{"model": "m", "target": "t", "attribute": "a", "value": 1.0}], scorer="s",
-                             measure="m")
+        table = from_records([{"model": "m", "target": "t", "attribute": "a", "value": 1.0}], scorer="s", measure="m")
         write_table(table, tmp_path / "t.csv")
         os.umask(0o077)
         with atomic_write(tmp_path / "private.txt") as handle:
@@ -158,8 +168,9 @@ def test_plotting_leaves_the_users_backend_alone(tmp_path):
         "import matplotlib.pyplot as plt\n"
         "print(matplotlib.get_backend(), len(plt.get_fignums()))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                         env={**os.environ, "MPLBACKEND": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env={**os.environ, "MPLBACKEND": ""}
+    )
     assert out.stdout.split() == ["svg", "0"]
     assert (tmp_path / "f.png").stat().st_size > 0
 

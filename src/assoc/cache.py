@@ -8,8 +8,10 @@ that does not parse or whose checksum does not match is reported, deleted and it
 entries recomputed - never trusted. When a namespace holds more than ``COMPACT_AFTER``
 packs, loading merges them into one.
 
-The root is ``$ASSOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/assoc``, else
-``~/.cache/assoc``. A namespace is everything that changes the numbers (model
+The root is ``$ASSOC_CACHE_DIR``, else the platform's user cache directory from
+``platformdirs.user_cache_dir("assoc")``: ``$XDG_CACHE_HOME/assoc`` or ``~/.cache/assoc``
+on Linux, ``~/Library/Caches/assoc`` on macOS, ``%LOCALAPPDATA%/assoc/Cache`` on
+Windows. A namespace is everything that changes the numbers (model
 fingerprint, dtype, device type, scoring settings); a key is one unit of work (e.g.
 one token sequence plus the token ids scored in it).
 """
@@ -42,8 +44,9 @@ def default_root() -> Path:
     """The cache root directory (see module docstring)."""
     if os.environ.get("ASSOC_CACHE_DIR"):
         return Path(os.environ["ASSOC_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "assoc"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("assoc", appauthor=False))
 
 
 def digest(value: Any) -> str:

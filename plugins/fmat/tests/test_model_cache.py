@@ -43,14 +43,23 @@ def counted_loads(monkeypatch):
 
 
 def _stimuli():
-    return assoc.Stimuli.from_dict({"designs": [{
-        "name": "d", "queries": ["[MASK] is a {TARGET}."],
-        "mask": {"male": ["he", "man"], "female": ["she", "woman"]},
-        "target": {"Job": ["nurse", "engineer"]}}]})
+    return assoc.Stimuli.from_dict(
+        {
+            "designs": [
+                {
+                    "name": "d",
+                    "queries": ["[MASK] is a {TARGET}."],
+                    "mask": {"male": ["he", "man"], "female": ["she", "woman"]},
+                    "target": {"Job": ["nurse", "engineer"]},
+                }
+            ]
+        }
+    )
 
 
-def test_same_key_loads_once_and_any_spelling_of_a_directory_is_one_key(tiny_models, counted_loads, tmp_path,
-                                                                        monkeypatch):
+def test_same_key_loads_once_and_any_spelling_of_a_directory_is_one_key(
+    tiny_models, counted_loads, tmp_path, monkeypatch
+):
     path = tiny_models["bert"]
     first = cached_masked_lm(path)
     monkeypatch.chdir(tmp_path)
@@ -116,8 +125,7 @@ def test_budget_from_the_environment(monkeypatch):
 
 def test_concurrent_requests_load_once(tiny_models, counted_loads):
     handles = []
-    threads = [threading.Thread(target=lambda: handles.append(cached_masked_lm(tiny_models["bert"])))
-               for _ in range(4)]
+    threads = [threading.Thread(target=lambda: handles.append(cached_masked_lm(tiny_models["bert"]))) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -160,10 +168,10 @@ def test_temporary_tokens_do_not_leak_into_the_shared_model(tiny_models):
 
 
 def test_score_twice_loads_once_and_gives_the_same_table(tiny_models, counted_loads):
-    first = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False,
-                        oov="add_tokens", progress=False)
-    second = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False,
-                         oov="add_tokens", progress=False)
+    first = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False, oov="add_tokens", progress=False)
+    second = assoc.score(
+        "fmat", _stimuli(), models=[tiny_models["bert"]], cache=False, oov="add_tokens", progress=False
+    )
     assert counted_loads == [tiny_models["bert"]]
     assert np.array_equal(first["value"].to_numpy(), second["value"].to_numpy())
 
@@ -182,3 +190,45 @@ def test_a_zero_budget_turns_the_cache_off(tiny_models, counted_loads, monkeypat
     cached_masked_lm(tiny_models["bert"])
     assert len(counted_loads) == 2 and loaded_masked_lms() == []
     assert first.model is None  # closed: its memory is freed like load_masked_lm's
+
+
+def test_weights_are_hashed_once_across_processes(tiny_models, tmp_path, monkeypatch):
+    copy = tmp_path / "m"
+    shutil.copytree(tiny_models["bert"], copy)
+    first = loading.local_fingerprint(copy)
+    loading._LOCAL_FINGERPRINTS.clear()  # a new process: only the on-disk memo is left
+    opened = []
+    real_open = open
+
+    def spying_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spying_open)
+    assert loading.local_fingerprint(copy) == first
+    assert not [p for p in opened if p.startswith(str(copy))]  # nothing was read again
+    monkeypatch.setattr("builtins.open", real_open)
+    loading._LOCAL_FINGERPRINTS.clear()
+    weights = next(copy.glob("*.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # same size; a new change time and content
+    weights.write_bytes(bytes(data))
+    assert loading.local_fingerprint(copy) != first
+
+
+def test_packed_encoder_check_is_remembered_across_processes(tiny_models, monkeypatch):
+    request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
+    first = cached_masked_lm(tiny_models["bert"]).log_probs(request)[0]
+    release_masked_lms()  # a new process: new weights objects, the on-disk memo is left
+    engine._SHORTCUT_VERIFIED.clear()
+    checks = []
+    real = engine.MaskedLM._forward
+
+    def spy(self, model, seqs, picks, torch, shortcut=None):
+        checks.append(shortcut)
+        return real(self, model, seqs, picks, torch, shortcut)
+
+    monkeypatch.setattr(engine.MaskedLM, "_forward", spy)
+    lm = cached_masked_lm(tiny_models["bert"])
+    assert np.array_equal(lm.log_probs(request)[0], first)
+    assert [s for s in checks if s is not None] == [] and lm._shortcut is True

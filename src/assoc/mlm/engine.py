@@ -324,6 +324,14 @@ class MaskedLM:
         """
         if self._shortcut is None:
             self._shortcut = _SHORTCUT_VERIFIED.get(model)
+        memo_key = self._shortcut_memo_key(model) if self._shortcut is None else None
+        if memo_key is not None:
+            from assoc.mlm.memo import recall
+
+            remembered = recall("packed-encoder", memo_key)
+            if isinstance(remembered, bool):  # checked before on these weights with these libraries
+                self._shortcut = _SHORTCUT_VERIFIED[model] = (remembered and self._head_only_masks
+                                                              and _bert_encoder(model) is not None)
         if self._shortcut is None:
             self._shortcut = False
             if self._head_only_masks and _bert_encoder(model) is not None:
@@ -338,7 +346,30 @@ class MaskedLM:
                 self._shortcut = bool(fast is not None and fast.shape == full.shape
                                       and np.max(np.abs(fast - full)) < 1e-5)
             _SHORTCUT_VERIFIED[model] = self._shortcut
+            if memo_key is not None:
+                from assoc.mlm.memo import remember
+
+                remember("packed-encoder", memo_key, self._shortcut)
         return self._shortcut
+
+    def _shortcut_memo_key(self, model: Any) -> list[Any] | None:
+        """What the packed-encoder check depends on, when the weights have a content-based fingerprint.
+
+        The weights (sha256 or Hub commit), the architecture, dtype, device type, CPU
+        architecture and the torch and transformers versions; None for fingerprints that do
+        not identify the weights (a Hub id without a known commit), which are checked every time.
+        """
+        import platform
+
+        import torch
+        import transformers
+
+        fingerprint = str(self.fingerprint)
+        if not (fingerprint.startswith("sha256:") or (fingerprint.startswith("hf:") and "@" in fingerprint
+                                                       and len(fingerprint.rsplit("@", 1)[1]) == 40)):
+            return None
+        return [fingerprint, type(model).__name__, self.dtype, str(self.device).split(":")[0], platform.machine(),
+                torch.__version__, transformers.__version__]
 
     def _model(self) -> Any:
         if self.model is None:

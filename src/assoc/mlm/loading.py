@@ -15,7 +15,7 @@ from typing import Any
 
 from assoc.errors import ModelError, OptionError
 
-DTYPES = ("float32", "float16", "bfloat16")
+from .options import DTYPES
 
 # Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
 # weight file once per process is enough.
@@ -58,19 +58,30 @@ def looks_like_path(model: str) -> bool:
 
 
 def local_fingerprint(directory: Path) -> str:
-    """sha256 over the relative names and contents of every file in ``directory``."""
+    """sha256 over the relative names and contents of every file in ``directory``.
+
+    Remembered for the life of the process and across processes (:mod:`assoc.mlm.memo`),
+    keyed by each file's name, size, modification and change times and inode, so the
+    weights are hashed once, not at every run, and again whenever a file changes.
+    """
+    from assoc.mlm.memo import recall, remember
+
     stamp = _directory_stamp(directory)
     key = (str(directory.resolve()), stamp)
     if key in _LOCAL_FINGERPRINTS:
         return _LOCAL_FINGERPRINTS[key]
-    digest = hashlib.sha256()
-    for path in (directory / name for name, _, _ in stamp):
-        digest.update(str(path.relative_to(directory)).encode() + b"\0")
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        digest.update(b"\0")
-    fingerprint = "sha256:" + digest.hexdigest()
+    memo_key = [key[0], [list(entry) for entry in stamp]]
+    fingerprint = recall("local-fingerprint", memo_key)
+    if not (isinstance(fingerprint, str) and fingerprint.startswith("sha256:")):
+        digest = hashlib.sha256()
+        for name in (entry[0] for entry in stamp):
+            digest.update(name.encode() + b"\0")
+            with open(directory / name, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 22), b""):
+                    digest.update(chunk)
+            digest.update(b"\0")
+        fingerprint = "sha256:" + digest.hexdigest()
+        remember("local-fingerprint", memo_key, fingerprint)
     _LOCAL_FINGERPRINTS[key] = fingerprint
     return fingerprint
 
@@ -112,7 +123,14 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
         lm = AutoModelForMaskedLM.from_pretrained(source, revision=revision, dtype=tdtype)
-    except (OSError, ValueError, KeyError) as exc:
+    except _weights_errors() as exc:
+        if _is_weights_error(exc):
+            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ModelError(f"cannot load fill-mask model {model!r}: {named} is corrupt or unreadable "
+                             f"({reason})") from exc
+        if isinstance(exc, RuntimeError):
+            raise  # not a file problem we know: a bug, keep the traceback
         offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
         where = ("a local directory" if path.is_dir() else
                  "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else ""))
@@ -125,6 +143,36 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     lm.eval()
     lm.to(device)
     return tokenizer, lm, model_fingerprint(model, revision), device
+
+
+def _weights_errors() -> tuple[type[BaseException], ...]:
+    """What ``from_pretrained`` raises for a model it cannot load.
+
+    A missing or odd file, a bad config, or corrupt weights (safetensors' own error, torch's
+    unpickling and stream errors).
+    """
+    import pickle
+
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, pickle.UnpicklingError, RuntimeError)
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # pragma: no cover - transformers depends on safetensors
+        return errors
+    return (*errors, SafetensorError)
+
+
+def _is_weights_error(exc: BaseException) -> bool:
+    import pickle
+
+    name = type(exc).__name__
+    return name == "SafetensorError" or isinstance(exc, pickle.UnpicklingError) or (
+        isinstance(exc, RuntimeError) and ("PytorchStreamReader" in str(exc) or "safetensors" in str(exc).lower()))
+
+
+def _weight_files(directory: Path) -> list[str]:
+    """Names of the weight files in a model directory."""
+    patterns = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.ckpt")
+    return sorted({p.name for pattern in patterns for p in directory.glob(pattern)})
 
 
 def model_fingerprint(model: str, revision: str | None) -> str:
@@ -257,15 +305,12 @@ class MaskedLMCache:
         return ModelKey(name, revision, resolve_device(device), dtype), stamp
 
     def _budget(self, device: str) -> int:
+        from assoc.memory import budget_from_environment
+
         if self.max_bytes is not None:
             return int(self.max_bytes)
-        if os.environ.get("ASSOC_MODEL_CACHE_BYTES", "").strip():
-            try:
-                return int(float(os.environ["ASSOC_MODEL_CACHE_BYTES"]))
-            except ValueError as exc:
-                raise OptionError(f"ASSOC_MODEL_CACHE_BYTES must be a number of bytes, got "
-                                  f"{os.environ['ASSOC_MODEL_CACHE_BYTES']!r}") from exc
-        return _default_budget(device)
+        from_environment = budget_from_environment("ASSOC_MODEL_CACHE_BYTES")
+        return _default_budget(device) if from_environment is None else from_environment
 
     def _largest(self, device: str) -> int:
         kind = device.split(":")[0]
@@ -296,7 +341,9 @@ def _normalised_name(model: str) -> str:
 def _directory_stamp(directory: Path) -> tuple:
     files = sorted(p for p in directory.rglob("*")
                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts))
-    return tuple((str(p.relative_to(directory)), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    stats = [(p, p.stat()) for p in files]
+    return tuple((str(p.relative_to(directory)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                 for p, st in stats)
 
 
 def _model_bytes(model: Any) -> int:
@@ -309,10 +356,9 @@ def _default_budget(device: str) -> int:
         import torch
 
         return int(torch.cuda.get_device_properties(torch.device(device)).total_memory // 2)
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
-        return 4 << 30
+    from assoc.memory import physical_memory
+
+    return physical_memory() // 4
 
 
 def free_memory() -> None:

@@ -7,7 +7,7 @@ rows hold, so one rule serves every scorer that emits that shape:
 
 ``contrast``
     Rows whose groups include A and B (a WEAT/SEAT cosine to each attribute word, an FMAT
-    log probability of each ``[MASK]`` option, a PLL of each filled variant). Within each
+    log probability of each ``[MASK]`` candidate, a PLL of each filled variant). Within each
     context ``c`` (design x query, plus the other filler for queries that fill both
     ``{TARGET}`` and ``{ATTRIB}``)::
 
@@ -15,8 +15,8 @@ rows hold, so one rule serves every scorer that emits that shape:
         s(t)   = mean_c s_c(t)
 
     For cosines this is WEFAT's s(w, A, B) (Caliskan et al., 2017); for FMAT log
-    probabilities the mean log probability ratio (LPR) of the A options over the B options
-    (Bao, 2024; with equally many options per group, the mean of the position-paired LPRs
+    probabilities the mean log probability ratio (LPR) of the A candidates over the B candidates
+    (Bao, 2024; with equally many candidates per group, the mean of the position-paired LPRs
     ``log P(a_i) - log P(b_i)``); for PLLs the PLL difference of the A and B variants.
     Which column holds A and B follows the table's role rule: ``attribute_group`` (the
     target is the unit), else ``target_group`` (the attribute is the unit: queries that
@@ -161,7 +161,7 @@ def _cannot_score(
     return (
         f"convergence: method {method!r} cannot be scored on the contrast {contrast.a!r} vs {contrast.b!r}: "
         f"none of its rows has group {contrast.a!r} or {contrast.b!r} (its groups: {', '.join(groups) or 'none'}; "
-        f"measures: {', '.join(sorted(rows['measure'].unique()))}). It needs one of: [MASK] options or attribute "
+        f"measures: {', '.join(sorted(rows['measure'].unique()))}). It needs one of: [MASK] candidates or attribute "
         f"words in groups {contrast.a!r} and {contrast.b!r} (fmat, pll, weat, sbert_cosine), rows "
         f"of measure {' or '.join(map(repr, direct)) or '(none set)'} (a chat rating on a prompt that asks the "
         f"same question), or listed words (attribute_group {' or '.join(map(repr, list_groups))}) with the "

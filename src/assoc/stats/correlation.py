@@ -5,6 +5,9 @@ Pearson's r of ``n`` complete pairs is tested with ``t = r sqrt((n - 2) / (1 - r
 
     z = atanh(r),  se = 1 / sqrt(n - 3),  CI = tanh(z -/+ Phi^{-1}(1 - gamma/2) * se)
 
+(both computed by ``scipy.stats.pearsonr`` and its ``confidence_interval``; a one-sided
+alternative gives a one-sided interval, as in R's ``cor.test``).
+
 Spearman's rho is Pearson's r of the (average) ranks; its interval uses the Fisher
 transformation with ``se = sqrt(1.06 / (n - 3))`` (Fieller, Hartley & Pearson, 1957) and its
 p value the same t approximation (as ``scipy.stats.spearmanr``).
@@ -111,22 +114,43 @@ def correlation(
         x, y = stats.rankdata(x), stats.rankdata(y)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise DataError("a correlation is undefined when one variable is constant")
-    xc, yc = x - x.mean(), y - y.mean()
-    r = float(np.clip(np.sum(xc * yc) / np.sqrt(np.sum(xc**2) * np.sum(yc**2)), -1.0, 1.0))
     df = n - 2
+    if method == "pearson":
+        # scipy's r (computed on normalised deviations), exact p value (its beta distribution is the
+        # t test above) and Fisher interval (its one-sided intervals for one-sided alternatives).
+        ref = stats.pearsonr(x, y, alternative=alternative)
+        r = float(ref.statistic)
+        p = float(ref.pvalue)
+        interval = ref.confidence_interval(confidence_level=confidence)
+        low, high = float(interval.low), float(interval.high)
+    else:
+        xc, yc = x - x.mean(), y - y.mean()
+        r = float(np.clip(np.sum(xc * yc) / np.sqrt(np.sum(xc**2) * np.sum(yc**2)), -1.0, 1.0))
+        low, high = fisher_interval(r, np.sqrt(1.06 / (n - 3)), confidence, alternative=alternative)
     with np.errstate(divide="ignore"):
         t = r * np.sqrt(df / (1 - r**2)) if abs(r) < 1 else np.copysign(np.inf, r)
-    p = _t_p_value(t, df, alternative)
-    se = np.sqrt((1.06 if method == "spearman" else 1.0) / (n - 3))
-    low, high = fisher_interval(r, se, confidence)
+    if method == "spearman":
+        p = _t_p_value(t, df, alternative)
     return CorrelationResult(method, r, low, high, confidence, float(t), df, p, alternative, n)
 
 
-def fisher_interval(r: float, se: float, confidence: float = 0.95) -> tuple[float, float]:
-    """``tanh(atanh(r) -/+ z_{1-gamma/2} se)`` (Fisher, 1921)."""
+def fisher_interval(r: float, se: float, confidence: float = 0.95, *,
+                    alternative: str = "two-sided") -> tuple[float, float]:
+    """Fisher's (1921) interval ``tanh(atanh(r) -/+ z_{1-gamma/2} se)``.
+
+    For a one-sided ``alternative`` the interval is one-sided, as ``scipy.stats.pearsonr``'s
+    and R's ``cor.test``: ``(tanh(atanh(r) - z_{1-gamma} se), 1)`` for ``"greater"`` and
+    ``(-1, tanh(atanh(r) + z_{1-gamma} se))`` for ``"less"``.
+    """
+    _check_alternative(alternative)
     z = np.arctanh(np.clip(r, -1.0, 1.0))
-    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
-    return float(np.tanh(z - crit * se)), float(np.tanh(z + crit * se))
+    if alternative == "two-sided":
+        crit = stats.norm.ppf(1 - (1 - confidence) / 2)
+        return float(np.tanh(z - crit * se)), float(np.tanh(z + crit * se))
+    crit = stats.norm.ppf(confidence)
+    if alternative == "greater":
+        return float(np.tanh(z - crit * se)), 1.0
+    return -1.0, float(np.tanh(z + crit * se))
 
 
 def williams_t(r_jk: float, r_jh: float, r_kh: float, n: int, *, alternative: str = "two-sided") -> WilliamsResult:

@@ -12,7 +12,9 @@ For a reduced model (``p_0`` coefficients) nested in a fuller one (``p_1``), fit
     chi^2 = 2 (l_1 - l_0)                                           on p_1 - p_0 df (likelihood ratio)
     AIC = -2 l + 2 (p + 1),  BIC = -2 l + ln(n) (p + 1)             (+1: the residual variance, as R)
 
-with ``l = -n/2 (ln(2 pi RSS / n) + 1)`` the maximised Gaussian log-likelihood. This is the
+with ``l = -n/2 (ln(2 pi RSS / n) + 1)`` the maximised Gaussian log-likelihood (the F and
+likelihood-ratio tests are statsmodels' ``compare_f_test`` and ``compare_lr_test``, whose
+degrees of freedom count the designs' ranks, equal to ``p_1 - p_0`` for full-rank designs). This is the
 hierarchical-regression comparison of Cohen, Cohen, West & Aiken (2003, ch. 5) used by
 Nicolas & Caliskan (2024) for their three nested models (they fit them as mixed models with
 the category as a random factor: :mod:`assoc.stats.mixed` offers the same comparisons).
@@ -33,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from assoc.errors import DataError
 from assoc.stats.information import InformationCriteria
@@ -123,12 +124,13 @@ def compare_nested(reduced: OLSFit, full: OLSFit) -> NestedComparison:
     if not design_is_nested(np.asarray(reduced.result.model.exog), np.asarray(full.result.model.exog)):
         raise DataError(f"{reduced.formula!r} is not nested in {full.formula!r}: its predictors are not "
                         f"combinations of the fuller model's, so the F and likelihood-ratio tests do not apply")
-    df2 = full.n_obs - full.n_coefficients
-    f = ((reduced.rss - full.rss) / df1) / (full.rss / df2)
-    chi2 = 2 * (full.loglik - reduced.loglik)
+    # statsmodels' tests: degrees of freedom from the designs' ranks (df_resid), so a
+    # rank-deficient design is not credited with coefficients it cannot estimate.
+    f, p_f, df_f = full.result.compare_f_test(reduced.result)
+    chi2, p_lrt, _ = full.result.compare_lr_test(reduced.result)
     return NestedComparison(
-        delta_r2=float(full.result.rsquared - reduced.result.rsquared), f=float(f), df1=int(df1), df2=int(df2),
-        p_f=float(stats.f.sf(f, df1, df2)), chi2=float(chi2), p_lrt=float(stats.chi2.sf(max(chi2, 0.0), df1)),
+        delta_r2=float(full.result.rsquared - reduced.result.rsquared), f=float(f), df1=int(round(df_f)),
+        df2=int(round(full.result.df_resid)), p_f=float(p_f), chi2=float(chi2), p_lrt=float(p_lrt),
         delta_aic=float(full.aic() - reduced.aic()), delta_bic=float(full.bic() - reduced.bic()),
     )
 

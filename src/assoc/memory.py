@@ -1,0 +1,114 @@
+"""Memory budgets of the per-process caches of loaded resources (models, embeddings).
+
+:class:`BytesLRU` keeps loaded objects for the life of the process, least recently used
+first out once their total size passes a budget in bytes. Budgets default to a fraction
+of the machine's physical memory and can be set by environment variables, so a notebook
+reuses what it loaded while a long study over many resources does not run out of memory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from assoc.errors import OptionError
+
+V = TypeVar("V")
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (4 GiB when the platform does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 4 << 30
+
+
+def budget_from_environment(variable: str) -> int | None:
+    """The byte budget set in ``$variable`` (a number, ``2e9`` allowed), or None when unset."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(float(text))
+    except ValueError as exc:
+        raise OptionError(f"{variable} must be a number of bytes, got {text!r}") from exc
+    if value < 0:
+        raise OptionError(f"{variable} must be 0 or more bytes, got {text!r}")
+    return value
+
+
+class BytesLRU(Generic[V]):
+    """A thread-safe least-recently-used cache bounded by the total size of its values.
+
+    Parameters
+    ----------
+    variable:
+        Environment variable that sets the budget in bytes (read at every insertion).
+    default:
+        Budget when neither ``max_bytes`` nor the variable is set (a callable, evaluated late).
+
+    ``max_bytes`` (attribute) overrides both; 0 turns caching off. The value just inserted
+    is always kept, even when it alone exceeds the budget.
+    """
+
+    def __init__(self, variable: str, default: Callable[[], int]):
+        self.variable = variable
+        self.default = default
+        self.max_bytes: int | None = None
+        self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._lock = threading.RLock()
+
+    def budget(self) -> int:
+        """The budget in bytes now in force."""
+        if self.max_bytes is not None:
+            return int(self.max_bytes)
+        from_environment = budget_from_environment(self.variable)
+        return self.default() if from_environment is None else from_environment
+
+    def get(self, key: Hashable) -> V | None:
+        """The value of ``key`` (now the most recently used), or None."""
+        with self._lock:
+            if key not in self._entries:
+                return None
+            self._entries.move_to_end(key)
+            return self._entries[key][0]
+
+    def put(self, key: Hashable, value: V, nbytes: int) -> V:
+        """Keep ``value`` (of ``nbytes``) unless the budget is 0; evict the least recently used beyond it."""
+        budget = self.budget()
+        if budget <= 0:
+            return value
+        with self._lock:
+            self._entries[key] = (value, int(nbytes))
+            self._entries.move_to_end(key)
+            used = sum(size for _, size in self._entries.values())
+            for old in list(self._entries)[:-1]:
+                if used <= budget:
+                    break
+                used -= self._entries.pop(old)[1]
+        return value
+
+    def keys(self) -> list[Hashable]:
+        """The keys held, least recently used first."""
+        with self._lock:
+            return list(self._entries)
+
+    def release(self, match: Callable[[Hashable], bool] | None = None) -> int:
+        """Drop the entries whose key ``match``es (all when None); return how many."""
+        with self._lock:
+            gone = [key for key in self._entries if match is None or match(key)]
+            for key in gone:
+                del self._entries[key]
+        if gone:
+            import gc
+
+            gc.collect()
+        return len(gone)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
