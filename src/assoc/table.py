@@ -109,10 +109,9 @@ def _text_as_object(frame: pd.DataFrame) -> None:
         series = frame[column]
         if ptypes.is_string_dtype(series) and not ptypes.is_object_dtype(series):
             frame[column] = series.astype(object).where(series.notna(), np.nan)
-        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS:
-            is_none = series.map(lambda v: v is None).to_numpy(dtype=bool)
-            if is_none.any():
-                frame[column] = series.where(~is_none, np.nan)
+        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS and series.isna().any():
+            # isna() is vectorised; only a column with missing cells is scanned for None
+            frame[column] = series.where(series.notna(), np.nan)
 
 
 def _numeric_values(values: pd.Series, where: str) -> pd.Series:
@@ -211,12 +210,32 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
 
 # -- provenance ---------------------------------------------------------------------------------------
 
+#: Libraries whose version changes the numbers (model code, tokenizers, embeddings, word frequencies,
+#: statistics); :func:`library_versions` records those installed.
+PROVENANCE_LIBRARIES = ("numpy", "pandas", "scipy", "statsmodels", "torch", "transformers", "tokenizers",
+                        "sentence-transformers", "gensim", "wordfreq")
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of :data:`PROVENANCE_LIBRARIES` (read from metadata: nothing is imported)."""
+    from importlib import metadata
+
+    versions = {}
+    for name in PROVENANCE_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
 def make_provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: the given fields plus the assoc version, Python, platform and UTC time."""
     from . import __version__
 
     record = {"assoc_version": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "python": platform.python_version(), "platform": platform.platform()}
+              "python": platform.python_version(), "platform": platform.platform(),
+              "libraries": library_versions()}
     record.update(fields)
     return _jsonable(record)
 
@@ -228,6 +247,9 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
     """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
+    from .accessor import register
+
+    register()  # every table with provenance has `table.assoc` (provenance, summary(), cite())
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 
@@ -464,11 +486,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
             arrow = pq.read_table(path)
             raw = (arrow.schema.metadata or {}).get(PROVENANCE_KEY.encode())
             if raw:
-                provenance = json.loads(raw)
+                provenance = _parse_provenance(raw, f"the provenance in {path}", path)
             frame = arrow.to_pandas()
         elif fmt == "csv":
-            if sidecar_path(path).is_file():
-                provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+            provenance = _read_sidecar(path)
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
@@ -485,12 +506,50 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if fmt == "csv":
         _apply_column_schema(frame, schema)
         _restore_numeric_csv_columns(frame, skip=schema)
-    if fmt in ("jsonl", "json") and sidecar_path(path).is_file():
-        provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+    if fmt in ("jsonl", "json"):
+        provenance = _read_sidecar(path)
     _text_as_object(frame)
     if provenance:
         set_provenance(frame, provenance)
     return frame
+
+
+def _read_sidecar(path: Path) -> dict[str, Any]:
+    """The provenance sidecar of ``path`` ({} when there is none).
+
+    One that is not valid JSON (a crash, a hand edit) must not cost the table: warn and read
+    the table without provenance.
+    """
+    import warnings
+
+    sidecar = sidecar_path(path)
+    if not sidecar.is_file():
+        return {}
+    try:
+        raw = sidecar.read_bytes()
+    except OSError as exc:
+        warnings.warn(f"cannot read {sidecar} ({exc}); reading {path.name} without provenance", UserWarning,
+                      stacklevel=3)
+        return {}
+    return _parse_provenance(raw, str(sidecar), path)
+
+
+def _parse_provenance(raw: bytes, what: str, path: Path) -> dict[str, Any]:
+    """A provenance record from JSON bytes; warn and return {} when it is not one."""
+    import warnings
+
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        warnings.warn(f"{what} is not valid JSON ({reason}); reading {path.name} without provenance",
+                      UserWarning, stacklevel=4)
+        return {}
+    if not isinstance(data, dict):
+        warnings.warn(f"{what} does not hold a provenance record (a JSON object); reading {path.name} without "
+                      "provenance", UserWarning, stacklevel=4)
+        return {}
+    return data
 
 
 def _restore_numeric_csv_columns(frame: pd.DataFrame, skip: Iterable[str] = ()) -> None:
