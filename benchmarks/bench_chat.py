@@ -11,7 +11,9 @@ not share the client's interpreter lock) answers every request after 50 ms. The 
 
 It prints requests per second, the ratio to the sequential loop, the target (issue 12:
 >= 0.8 x concurrency / 0.05 s, up to concurrency 32) and checks that no response is lost
-(every request's reply is in the cache and is the server's reply to that request).
+(every request's reply is in the cache and is the server's reply to that request). "cpu ms" is the
+client process's CPU time per request (1000 / cpu ms = the most requests per second one free core
+can send).
 
     python benchmarks/bench_chat.py                          # 2,000 requests at 1, 8, 16, 32
     python benchmarks/bench_chat.py --requests 500 --concurrency 4,64 --no-cache
@@ -87,9 +89,10 @@ def concurrent(url: str, n: int, concurrency: int, cache: bool, delay: float) ->
         settings = EngineSettings(
             base_url=url, api_key="EMPTY", concurrency=concurrency, timeout=30.0, max_retries=3, backoff_base=0.05
         )
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         report = run_requests(requests, settings, store)
         seconds = time.perf_counter() - start
+        cpu_ms = (time.process_time() - cpu_start) / n * 1000
         found, bad = ResponseStore(root, enabled=cache).lookup(requests) if cache else store.lookup(requests)
         wrong = 0
         for request in requests:
@@ -111,6 +114,7 @@ def concurrent(url: str, n: int, concurrency: int, cache: bool, delay: float) ->
         "stored": len(found),
         "lost_or_wrong": wrong + (n - len(found)),
         "unreadable": bad,
+        "client_cpu_ms_per_request": round(cpu_ms, 2),
     }
 
 
@@ -129,7 +133,10 @@ def main() -> None:
         print(
             f"sequential loop (openai.OpenAI, {args.sequential} requests): {seq:.1f} req/s (ideal {1 / args.delay:.0f})"
         )
-        print(f"{'concurrency':>11} {'req/s':>8} {'x seq':>7} {'target':>7} {'ok':>4} {'seconds':>8} {'lost':>5}")
+        print(
+            f"{'concurrency':>11} {'req/s':>8} {'x seq':>7} {'target':>7} {'ok':>4} {'seconds':>8} {'lost':>5} "
+            f"{'cpu ms':>7}"
+        )
         results = []
         for c in (int(x) for x in args.concurrency.split(",")):
             r = concurrent(url, args.requests, c, not args.no_cache, args.delay)
@@ -137,7 +144,8 @@ def main() -> None:
             results.append(r)
             print(
                 f"{c:>11} {r['req_per_s']:>8.1f} {r['ratio_to_sequential']:>7.2f} {r['target_req_per_s']:>7.1f} "
-                f"{'yes' if r['meets_target'] else 'NO':>4} {r['seconds']:>8.2f} {r['lost_or_wrong']:>5}"
+                f"{'yes' if r['meets_target'] else 'NO':>4} {r['seconds']:>8.2f} {r['lost_or_wrong']:>5} "
+                f"{r['client_cpu_ms_per_request']:>7.2f}"
             )
         print(
             f"cpu count: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f} (a loaded machine lowers the rates)"

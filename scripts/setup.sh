@@ -14,6 +14,8 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 "${PIP[@]}" install -q "torch==${TORCH_VERSION}"
 # A constraints file keeps every later install on the same torch.
 echo "torch==${TORCH_VERSION}" > "$VENV/torch-constraint.txt"
+# EXTRA_CONSTRAINTS (space-separated requirement specifiers, e.g. "pandas<3"): `make test-pandas2` uses it.
+for constraint in ${EXTRA_CONSTRAINTS:-}; do echo "$constraint" >> "$VENV/torch-constraint.txt"; done
 packages=(-e ".[test,mlm,plot,ray]")
 for plugin in plugins/*/; do
   [ -f "$plugin/pyproject.toml" ] || continue

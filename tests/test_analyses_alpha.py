@@ -60,7 +60,7 @@ def test_alpha_errors():
 
 
 def test_fmat_like_table_with_designs_and_masks():
-    # two designs with their own queries and targets, two [MASK] options per query: alpha is
+    # two designs with their own queries and targets, two [MASK] candidates per query: alpha is
     # computed per design, cases are target x mask cells, and the design never splits cases
     rng = np.random.default_rng(5)
     rows = []

@@ -145,3 +145,24 @@ def _table_for_seed_check():
     rows = [dict(target=f"t{i}", attribute_group=g, attribute=g, measure="m", value=float(i + (g == "A")))
             for i in range(4) for g in ("A", "B")]
     return normalise(pd.DataFrame(rows), scorer="s")
+
+
+def test_test_option_says_which_test_runs():
+    from scipy import stats
+
+    table = make_table(3)
+    x = table[(table.model == "m1") & (table.target_group == "career")]["value"].to_numpy()
+    expected = stats.ttest_1samp(x, 0.0).pvalue
+    default = assoc.analyze("effect_size", table, mu=0.0, groups=["career"], n_bootstrap=0)
+    explicit = assoc.analyze("effect_size", table, mu=0.0, groups=["career"], n_bootstrap=0, test="t")
+    assert default.iloc[0]["p_value"] == pytest.approx(expected, rel=1e-10)
+    assert explicit.iloc[0]["p_value"] == pytest.approx(expected, rel=1e-10)
+    assert default.attrs["assoc"]["options"]["test"] == "t"
+    # the old, silent combination still runs the t test, but warns
+    with pytest.warns(DeprecationWarning, match="test='t'"):
+        old = assoc.analyze("effect_size", table, mu=0.0, groups=["career"], n_bootstrap=0, test="permutation")
+    assert old.iloc[0]["p_value"] == pytest.approx(expected, rel=1e-10)
+    with pytest.raises(OptionError, match="give 'mu'"):
+        assoc.analyze("effect_size", table, test="t", n_bootstrap=0)
+    two = assoc.analyze("effect_size", table, n_bootstrap=0, exact_limit=10**6)
+    assert set(two["p_method"]) == {"exact"}

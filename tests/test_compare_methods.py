@@ -35,7 +35,7 @@ def test_compare_fmat_weat_pll_on_one_stimuli_file(tiny_bert, tmp_path, monkeypa
     assoc.validate_table(table)
     assert table.groupby("scorer").size().to_dict() == {"fmat": 6, "pll": 6, "weat": 6}
     assert dict(table.groupby("scorer")["measure"].first()) == {"fmat": "log_prob", "pll": "pll", "weat": "cosine"}
-    # every method places the mask options in the attribute role (the query fills {TARGET})
+    # every method places the [MASK] candidates in the attribute role (the query fills {TARGET})
     for _, part in table.groupby("scorer"):
         assert set(zip(part.target, part.attribute)) == {(t, a) for t in ("nurse", "engineer", "teacher")
                                                         for a in ("man", "woman")}

@@ -92,3 +92,23 @@ def test_predicate_style_checks_reject_false_and_keep_the_value():
     values = validate_options(spec, {"scale": "3", "name": "b", "flag": True}, "scorer 'x'")
     # True from a predicate keeps the value; None keeps it; a bool option's check normalises
     assert values == {"scale": 3.0, "name": "b", "flag": False}
+
+
+def test_renamed_options_keep_working_with_a_deprecation_warning():
+    from assoc.options import parse_cli_options
+
+    spec = (Option("confidence", float, 0.95, renamed_from=("level",)),
+            Option("ddof", int, 1, choices=(0, 1), renamed_from=("sd",),
+                   renamed_values=(("sample", 1), ("population", 0))))
+    with pytest.warns(DeprecationWarning, match="'level' .* now called 'confidence'"):
+        values = validate_options(spec, {"level": 0.9}, owner="analysis 'x'")
+    assert values == {"confidence": 0.9, "ddof": 1}
+    with pytest.warns(DeprecationWarning, match="write ddof=0 instead of sd='population'"):
+        assert validate_options(spec, {"sd": "population"}, owner="analysis 'x'")["ddof"] == 0
+    with pytest.warns(DeprecationWarning):
+        given = parse_cli_options(spec, ["level=0.8", "sd=sample"], owner="analysis 'x'")
+        assert validate_options(spec, given, owner="analysis 'x'") == {"confidence": 0.8, "ddof": 1}
+    with pytest.raises(OptionError, match="give only 'confidence'"):
+        validate_options(spec, {"level": 0.9, "confidence": 0.9}, owner="analysis 'x'")
+    with pytest.raises(OptionError, match="unknown value 'median'"):
+        validate_options(spec, {"sd": "median"}, owner="analysis 'x'")

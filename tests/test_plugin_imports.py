@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import pytest
 
 from assoc.testing import check_plugin_imports
@@ -67,6 +69,13 @@ def test_unknown_plugin_is_a_clear_failure(fresh_plugins):
         check_plugin_imports("no_such_plugin_x")
 
 
-@pytest.mark.parametrize("plugin", ["fmat", "weat", "pll", "example", "assoc.builtin"])
-def test_our_own_plugins_pass(plugin):
+INSTALLED = sorted({entry.name for entry in metadata.entry_points(group="assoc")} | {"assoc.builtin"})
+
+
+@pytest.mark.parametrize("plugin", INSTALLED)
+def test_every_installed_plugin_passes(plugin):
     check_plugin_imports(plugin)
+
+
+def test_our_plugins_are_installed():
+    assert {"fmat", "weat", "pll", "example"} <= set(INSTALLED)

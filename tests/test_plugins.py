@@ -169,3 +169,40 @@ def test_cli_lists_the_clash_and_keeps_other_commands_working(fake_plugin, score
     clashing = runner.invoke(cli, ["score", "--scorer", "same", "--stimuli", str(stimuli)])
     assert clashing.exit_code == 2
     assert "error: scorer 'same' is registered by both plugin 'one' and plugin 'two'" in clashing.stderr
+
+
+def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake_plugin, scorer_source):
+    fake_plugin("good", scorer_source("goodscorer"))
+    fake_plugin("wrapping", """
+        from assoc import hookimpl
+        @hookimpl(hookwrapper=True)
+        def register_scorers(register):
+            yield
+    """)
+    fake_plugin("ordered", """
+        from assoc import hookimpl
+        @hookimpl(tryfirst=True)
+        def register_analyses(register):
+            pass
+    """)
+    import pytest
+
+    with pytest.warns(plugins.PluginWarning, match="tryfirst/trylast on register_analyses has no effect"):
+        assert "goodscorer" in assoc.scorers()
+    info = plugins.registry().infos["wrapping"]
+    assert info.status == "failed" and "hookwrapper/wrapper implementations are not supported" in info.error
+    assert plugins.registry().infos["ordered"].status == "loaded"
+
+
+def test_stimuli_model_resolves_bundled_names_through_the_installed_registry():
+    import ast
+    from pathlib import Path
+
+    import assoc.stimuli
+
+    source = Path(assoc.stimuli.__file__).read_text()
+    imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+    above = {"plugins", "api", "cli", "builtin", "scorer", "analysis", "component", "executors", "units"}
+    assert not imported & above, imported  # the data model reaches nothing above it
+    assert assoc.stimuli._bundle_resolver is plugins.get_stimuli_loader
+    assert len(assoc.Stimuli.load("caliskan:weat1")) == 1

@@ -59,14 +59,14 @@ def test_compare_keeps_extra_columns_missing_for_other_scorers(compared):
     assert list(compared.loc[texty, "blank"]) == ["", "", "", ""]
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl", ".json"])
 def test_compare_tables_round_trip_in_every_format(compared, tmp_path, suffix):
     back = read_table(write_table(compared, tmp_path / f"t{suffix}"))
     _same(compared, back)
     assert back.attrs == compared.attrs
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl", ".json"])
 def test_compare_tables_round_trip_without_provenance(compared, tmp_path, suffix):
     compared.attrs.clear()
     _same(compared, read_table(write_table(compared, tmp_path / f"t{suffix}")))

@@ -7,26 +7,30 @@ The public API::
     both = assoc.compare("my_stimuli.yaml", {"fmat": {...}, "pll": {...}})
     result = assoc.analyze("icc", table)                        # any analysis on any table
     assoc.scorers(), assoc.analyses()
+    help(assoc.get_analysis("icc"))                             # options as keyword parameters, documented
 
 Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay fast.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
+from . import plugins as _plugins  # noqa: F401  (installs the resolver of bundled stimuli names)
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
 
 _LAZY = {
     "score": "api", "compare": "api", "analyze": "api", "scorers": "api", "analyses": "api",
-    "stimuli_sets": "api", "failed_plugins": "plugins",
+    "stimuli_sets": "api", "failed_plugins": "plugins", "get_scorer": "plugins", "get_analysis": "plugins",
     "Stimuli": "stimuli", "Design": "stimuli", "Filling": "stimuli",
     "Scorer": "scorer", "Analysis": "analysis", "Option": "options", "REQUIRED": "options",
     "read_table": "table", "write_table": "table", "validate_table": "table",
     "AssocError": "errors", "StimuliError": "errors", "OptionError": "errors", "UnknownNameError": "errors",
     "PluginError": "errors", "TableError": "errors", "ModelError": "errors", "DataError": "errors",
+    "OutOfVocabularyWarning": "errors",
     "WorkUnit": "units", "UnitError": "units",
 }
 
@@ -34,11 +38,12 @@ _LAZY = {
 # tests/test_package.py checks that it matches _LAZY.
 __all__ = [
     "__version__", "hookimpl",
-    "score", "compare", "analyze", "scorers", "analyses", "stimuli_sets", "failed_plugins",
+    "score", "compare", "analyze", "scorers", "analyses", "stimuli_sets", "failed_plugins", "get_scorer",
+    "get_analysis",
     "Stimuli", "Design", "Filling", "Scorer", "Analysis", "Option", "REQUIRED",
     "read_table", "write_table", "validate_table",
     "AssocError", "StimuliError", "OptionError", "UnknownNameError", "PluginError", "TableError", "ModelError",
-    "DataError", "WorkUnit", "UnitError",
+    "DataError", "OutOfVocabularyWarning", "WorkUnit", "UnitError",
 ]
 
 
@@ -53,6 +58,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'assoc' has no attribute {name!r}")
 
 
+if "pandas" in sys.modules:  # tables built before any assoc call get `table.assoc` too (cheap: pandas is loaded)
+    from .accessor import register as _register_accessor
+
+    _register_accessor()
+
 if TYPE_CHECKING:  # pragma: no cover
     from .analysis import Analysis
     from .api import analyses, analyze, compare, score, scorers, stimuli_sets
@@ -61,13 +71,14 @@ if TYPE_CHECKING:  # pragma: no cover
         DataError,
         ModelError,
         OptionError,
+        OutOfVocabularyWarning,
         PluginError,
         StimuliError,
         TableError,
         UnknownNameError,
     )
     from .options import REQUIRED, Option
-    from .plugins import failed_plugins
+    from .plugins import failed_plugins, get_analysis, get_scorer
     from .scorer import Scorer
     from .stimuli import Design, Filling, Stimuli
     from .table import read_table, validate_table, write_table

@@ -25,7 +25,28 @@ class Analysis(Component):
 
     kind: ClassVar[str] = "analysis"
     requires_association_table: ClassVar[bool] = True
+    #: The output column that holds the main number (``icc``, ``alpha``, ``d``, ``r``, ...). The core
+    #: adds a copy of it named ``estimate`` (:func:`with_estimate`), so plots and readers find the
+    #: main number of any analysis under one name. ``None``: the output has ``estimate`` already, or is
+    #: itself an association table, whose number is ``value``.
+    estimate_column: ClassVar[str | None] = None
 
     @abstractmethod
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Analyse ``table`` and return a DataFrame of estimates."""
+
+
+ESTIMATE = "estimate"
+
+
+def with_estimate(result: pd.DataFrame, column: str | None) -> pd.DataFrame:
+    """``result`` with the canonical ``estimate`` column: a copy of ``column``, placed just before it.
+
+    Nothing changes when ``result`` has ``estimate`` already, when ``column`` is ``None`` or
+    when the result lacks it (an analysis may return other shapes for some options).
+    """
+    if column is None or ESTIMATE in result.columns or column not in result.columns:
+        return result
+    result = result.copy()
+    result.insert(list(result.columns).index(column), ESTIMATE, result[column])
+    return result

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import plugins
+from .analysis import with_estimate
 from .errors import OptionError, TableError
 from .scorer_output import check_output
 from .stimuli import Stimuli
@@ -50,9 +51,20 @@ def _resolve_models(scorer_cls: Any, models: str | Sequence[str] | None) -> list
     for model in chosen:
         if not isinstance(model, str) or not model.strip():
             raise OptionError(f"model identifiers must be non-empty text, got {model!r}")
+    chosen = [_model_identity(model) for model in chosen]
     if len(set(chosen)) != len(chosen):
         raise OptionError(f"a model is listed twice: {chosen}")
     return chosen
+
+
+def _model_identity(model: str) -> str:
+    """One name per model, so one model is one rater in the ``model`` column.
+
+    A local directory or file becomes its absolute, resolved path (``m/``, ``./m`` and ``/abs/m``
+    are one model); anything else (a Hub id, a named embedding) is kept as typed.
+    """
+    path = Path(model).expanduser()
+    return str(path.resolve()) if path.exists() else model
 
 
 def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models: str | Sequence[str] | None = None,
@@ -112,9 +124,25 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     plugin = reg.scorers[scorer].plugin
     set_provenance(table, make_provenance(
         kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
-        models=chosen, options=instance.params, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(),
-        citation=scorer_cls.citation, executor=executed, **({"run": run} if run is not None else {})))
+        models=chosen, model_fingerprints=_fingerprints(instance, chosen), options=instance.params,
+        stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(), citation=scorer_cls.citation, executor=executed,
+        **({"run": run} if run is not None else {})))
     return table
+
+
+def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
+    """Each model's exact identity for provenance.
+
+    A Hub commit or a hash of local weights (the scorer's :meth:`~assoc.scorer.Scorer.model_fingerprint`);
+    a failure is recorded, not raised, after a finished run.
+    """
+    out = {}
+    for model in models:
+        try:
+            out[model] = str(scorer.model_fingerprint(model))
+        except Exception as exc:  # the scores exist already: a missing fingerprint must not lose them
+            out[model] = f"unknown ({type(exc).__name__}: {exc})"
+    return out
 
 
 def _check_runs_on(scorer_cls: Any, executor: Any) -> None:
@@ -206,6 +234,7 @@ def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.D
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if not isinstance(result, pd.DataFrame):
         raise TableError(f"analysis {name!r} returned {type(result).__name__}, not a DataFrame")
+    result = with_estimate(result, analysis_cls.estimate_column)
     plugin = reg.analyses[name].plugin
     set_provenance(result, make_provenance(
         kind="analysis", analysis=name, plugin=plugin, plugin_version=plugins.plugin_version(plugin),

@@ -2,9 +2,41 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 from .options import Option, validate_options
+
+
+def options_signature(options: tuple[Option, ...]) -> inspect.Signature:
+    """The keyword-only signature ``(*, name: type = default, ...)`` of declared options.
+
+    Required options have no default; the annotation is the option's type. ``help()``,
+    ``inspect.signature`` and IDEs show it for every scorer and analysis class.
+    """
+    parameters = [
+        inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY,
+                          default=inspect.Parameter.empty if option.required else option.default,
+                          annotation=option.type)
+        for option in options
+    ]
+    return inspect.Signature(parameters)
+
+
+def options_docstring(options: tuple[Option, ...]) -> str:
+    """A numpydoc ``Parameters`` section describing declared options."""
+    lines = ["Parameters", "----------"]
+    for option in options:
+        default = "required" if option.required else f"default {option.default!r}"
+        lines.append(f"{option.name} : {option.type.__name__}, {default}")
+        text = option.help or ""
+        if option.choices:
+            text = (text + "; " if text else "") + "one of " + ", ".join(map(repr, option.choices))
+        if option.renamed_from:
+            text += f" (formerly {', '.join(option.renamed_from)}, still accepted with a deprecation warning)"
+        if text:
+            lines.append(f"    {text[0].upper()}{text[1:]}.".replace("..", "."))
+    return "\n".join(lines)
 
 
 class Component:
@@ -20,6 +52,13 @@ class Component:
     description: ClassVar[str] = ""
     citation: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give every subclass a signature and a ``Parameters`` section built from its declared options."""
+        super().__init_subclass__(**kwargs)
+        cls.__signature__ = options_signature(cls.options)  # type: ignore[attr-defined]
+        if cls.options and "__doc__" in vars(cls) and cls.__doc__ and "\nParameters\n" not in cls.__doc__:
+            cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n\n" + options_docstring(cls.options) + "\n"
 
     def __init__(self, **options: Any) -> None:
         self.params: dict[str, Any] = validate_options(type(self).options, options,

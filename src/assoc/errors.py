@@ -7,6 +7,7 @@ status; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -26,7 +27,7 @@ class UnknownNameError(AssocError, LookupError):
     """A scorer, analysis, stimuli set or design name is not known."""
 
     def __init__(self, kind: str, name: str, known: Iterable[str], hint: str = ""):
-        known = sorted(known)
+        known = sorted(known, key=natural_key)
         message = f"unknown {kind} {name!r}"
         close = closest_name(name, known)
         if close:
@@ -48,6 +49,10 @@ class PluginError(AssocError):
     """A plugin failed to load or conflicts with another plugin."""
 
 
+class StimuliWarning(UserWarning):
+    """The stimuli are valid but probably not what was meant (e.g. one word in two target groups)."""
+
+
 class PluginWarning(UserWarning):
     """Something is wrong with the installed plugins that does not stop the current command.
 
@@ -67,12 +72,26 @@ class DataError(AssocError, ValueError):
     """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
 
 
+class OutOfVocabularyWarning(UserWarning):
+    """Some stimulus words are not in a model's vocabulary.
+
+    One class for every scorer (a masked LM's tokens, an embedding's entries, ...), so
+    ``warnings.filterwarnings("ignore", category=assoc.OutOfVocabularyWarning)`` silences all.
+    """
+
+
 class ScorerOutputWarning(UserWarning):
     """A scorer's output breaks a rule of the table contract that does not make its numbers wrong.
 
     Undocumented extra columns, or rows told apart only by ``value``: the table is kept and the
     user warned; :func:`assoc.testing.check_scorer` fails on it.
     """
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders the numbers inside names by value: weat1, weat2, ..., weat10 (case-insensitive)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part.casefold())
+                 for part in re.split(r"(\d+)", name) if part)
 
 
 def closest_name(name: str, known: Iterable[str]) -> str | None:

@@ -15,9 +15,15 @@ implements any of these hooks with :data:`hookimpl`::
         register(MyScorer)
 
 Each hook is called once, when the plugin manager is first used (by
-``assoc.scorers()``, ``assoc.score()``, any CLI command, ...). Hooks must be
-cheap: import heavy libraries (torch, transformers, gensim, ...) inside the
-scorer's methods, never at plugin import time, so ``assoc --help`` stays fast.
+``assoc.scorers()``, ``assoc.score()``, any CLI command, ...). assoc calls each
+plugin's implementation itself, one plugin at a time (not through ``pm.hook``),
+so that a failing plugin is isolated and every registration is credited to its
+plugin; pluggy's ordering and wrapping markers therefore do not apply:
+``hookimpl(hookwrapper=True)`` / ``hookimpl(wrapper=True)`` is refused (the plugin
+is reported as failed by ``assoc plugins``) and ``tryfirst``/``trylast`` are
+ignored with a :class:`~assoc.errors.PluginWarning`. Hooks must be cheap: import
+heavy libraries (torch, transformers, gensim, ...) inside the scorer's methods,
+never at plugin import time, so ``assoc --help`` stays fast.
 """
 
 from __future__ import annotations

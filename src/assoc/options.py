@@ -55,6 +55,13 @@ class Option:
         The returned value replaces the given one; a check that returns ``None``
         keeps it, and (for options that are not ``bool``) a predicate's ``False``
         rejects it with a generic message and its ``True`` keeps it.
+    renamed_from:
+        Former names of the option. Users' scripts that still pass one keep working: the
+        value goes to this option, with a :class:`DeprecationWarning` naming the new spelling.
+    renamed_values:
+        ``(old, new)`` pairs translating values given under a former name whose meaning
+        changed with the rename (e.g. ``sd="sample"`` became ``ddof=1``); values not listed
+        are an error.
     """
 
     name: str
@@ -63,6 +70,8 @@ class Option:
     help: str = ""
     choices: tuple[Any, ...] | None = None
     check: Callable[[Any], Any] | None = None
+    renamed_from: tuple[str, ...] = ()
+    renamed_values: tuple[tuple[Any, Any], ...] = ()
 
     @property
     def required(self) -> bool:
@@ -158,14 +167,52 @@ class Option:
             raise OptionError(f"option {self.name!r}: cannot parse {text!r}: {exc}") from None
 
 
+def _renamed(option: Option, old: str, value: Any, owner: str) -> Any:
+    """The value of ``option`` given under its former name ``old``, with a deprecation warning."""
+    import warnings
+
+    if option.renamed_values:
+        table = dict(option.renamed_values)
+        key = value.strip().lower() if isinstance(value, str) else value
+        if key not in table:
+            allowed = ", ".join(repr(k) for k in table)
+            raise OptionError(f"option {old!r} of {owner} (now {option.name!r}): unknown value {value!r} "
+                              f"(it took {allowed})")
+        new_value = table[key]
+        warnings.warn(f"option {old!r} of {owner} is deprecated: write {option.name}={new_value!r} "
+                      f"instead of {old}={value!r}", DeprecationWarning, stacklevel=4)
+        return new_value
+    warnings.warn(f"option {old!r} of {owner} is deprecated: it is now called {option.name!r}",
+                  DeprecationWarning, stacklevel=4)
+    return value
+
+
+def _apply_renames(options: Mapping[str, Option], given: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """``given`` with former option names replaced by the current ones (see :attr:`Option.renamed_from`)."""
+    former = {old: option for option in options.values() for old in option.renamed_from}
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        if name in former and name not in options:
+            option = former[name]
+            if option.name in given:
+                raise OptionError(f"options {name!r} and {option.name!r} of {owner} are the same option "
+                                  f"({name!r} is its former name); give only {option.name!r}")
+            out[option.name] = _renamed(option, name, value, owner)
+        else:
+            out[name] = value
+    return out
+
+
 def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: str) -> dict[str, Any]:
     """Check ``given`` against ``spec``; return every option's value (defaults filled in).
 
     ``owner`` names the component in messages, e.g. ``"scorer 'fmat'"``.
     Raises :class:`OptionError` for an unknown option (with a did-you-mean hint),
-    a missing required option, or a bad value.
+    a missing required option, or a bad value. A former name of an option
+    (:attr:`Option.renamed_from`) still works, with a :class:`DeprecationWarning`.
     """
     options = {option.name: option for option in spec}
+    given = _apply_renames(options, given, owner)
     unknown = [name for name in given if name not in options]
     if unknown:
         name = unknown[0]
@@ -222,12 +269,19 @@ def _as_integer(value: Any) -> int:
 def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) -> dict[str, Any]:
     """Turn ``["key=value", ...]`` from the command line into typed option values."""
     options = {option.name: option for option in spec}
+    former = {old: option for option in options.values() for old in option.renamed_from}
     given: dict[str, Any] = {}
     for pair in pairs:
         if "=" not in pair:
             raise OptionError(f"--option expects key=value, got {pair!r}")
         key, text = pair.split("=", 1)
         key = key.strip().replace("-", "_")
+        if key in former and key not in options:
+            # A former name: keep it (validate_options translates it and warns); values that are
+            # translated by renamed_values are the old option's text, the others parse as the new option.
+            option = former[key]
+            given[key] = text.strip() if option.renamed_values else option.parse_text(text)
+            continue
         if key not in options:
             known = ", ".join(sorted(options)) or "none"
             raise OptionError(f"unknown option {key!r} for {owner}{did_you_mean(key, options)} (its options: {known})")

@@ -19,7 +19,6 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -84,6 +83,8 @@ class PluginRegistry:
 
     def load(self) -> None:
         """Import every allowed entry-point plugin and collect what its hooks register (once)."""
+        from importlib import metadata  # here, not at module level: `import assoc` stays cheap
+
         with self._lock:
             if self._loaded:
                 return
@@ -161,6 +162,8 @@ class PluginRegistry:
                         listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
                         listed[_kind].append(name)
 
+                if _unsupported_marker(impl, hook_name, info):
+                    continue
                 try:
                     impl.function(register=register)
                 except Exception as exc:
@@ -186,12 +189,36 @@ class PluginRegistry:
         """Let every plugin add its commands to the ``assoc`` click group."""
         self.load()
         for impl in self.pm.hook.register_commands.get_hookimpls():
+            if _unsupported_marker(impl, "register_commands", self.infos.get(impl.plugin_name)):
+                continue
             try:
                 impl.function(cli=cli)
             except Exception as exc:
                 info = self.infos.get(impl.plugin_name)
                 if info is not None:
                     info.status, info.error = "failed", f"register_commands: {type(exc).__name__}: {exc}"
+
+
+def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> bool:
+    """Report pluggy markers that have no effect here; true when the implementation must be skipped.
+
+    The registry calls each plugin's hook implementations itself, one plugin at a time, instead
+    of through ``pm.hook``: that is what isolates a failing plugin and credits every registration
+    to its plugin. pluggy's call-order and wrapper markers therefore do not apply: a
+    ``hookwrapper``/``wrapper`` implementation (a generator) is refused with the plugin marked
+    failed, and ``tryfirst``/``trylast`` are ignored with a :class:`PluginWarning`.
+    """
+    plugin = impl.plugin_name
+    if impl.hookwrapper or getattr(impl, "wrapper", False):
+        if info is not None:
+            info.status, info.error = "failed", (f"{hook_name}: hookwrapper/wrapper implementations are not "
+                                                 "supported (assoc calls each plugin's hooks itself)")
+        return True
+    if impl.tryfirst or impl.trylast:
+        warnings.warn(f"plugin {plugin!r}: tryfirst/trylast on {hook_name} has no effect (assoc calls each "
+                      "plugin's hooks itself; names are unique, so order does not matter)", PluginWarning,
+                      stacklevel=2)
+    return False
 
 
 _REGISTRY: PluginRegistry | None = None
@@ -269,3 +296,13 @@ def plugin_version(plugin: str) -> str:
     """The version of the distribution that provides ``plugin`` ("" when unknown)."""
     info = registry().infos.get(plugin)
     return info.version if info else ""
+
+
+def _install_bundle_resolver() -> None:
+    """Let :meth:`assoc.stimuli.Stimuli.load` resolve bundled set names through this registry."""
+    from .stimuli import set_bundle_resolver
+
+    set_bundle_resolver(get_stimuli_loader)
+
+
+_install_bundle_resolver()

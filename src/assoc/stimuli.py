@@ -9,7 +9,7 @@ It follows the FMAT R package's ``FMAT_query()``: a *design* has optional
 * ``attribute``: words or phrases for ``{ATTRIB}`` (for embedding methods: WEAT's A and B).
 
 A :class:`Stimuli` is a list of designs (``FMAT_query_bind``): several query
-templates with different mask options are several designs bound together.
+templates with different [MASK] candidates are several designs bound together.
 """
 
 from __future__ import annotations
@@ -17,12 +17,25 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import StimuliError, UnknownNameError, did_you_mean
+from .errors import StimuliError, StimuliWarning, UnknownNameError, did_you_mean
+
+#: Finds the loader of a bundled stimuli set by name (``"caliskan"``). The registry layer
+#: (:mod:`assoc.plugins`) installs it with :func:`set_bundle_resolver` when ``assoc`` is imported,
+#: so this data model imports nothing above it.
+BundleResolver = Callable[[str], Callable[[], "Stimuli"]]
+_bundle_resolver: BundleResolver | None = None
+
+
+def set_bundle_resolver(resolver: BundleResolver | None) -> None:
+    """Install the function that resolves bundled set names for :meth:`Stimuli.load` (``None``: none)."""
+    global _bundle_resolver
+    _bundle_resolver = resolver
 
 MASK = "[MASK]"
 TARGET_SLOT = "{TARGET}"
@@ -33,6 +46,11 @@ _DESIGN_KEYS = {"name", "queries", "query", "mask", "target", "attribute", "desc
 _FILE_KEYS = {"name", "designs", "description", "meta", "citation"}
 
 Groups = Mapping[str, tuple[str, ...]]
+
+
+#: Most words a ``{range: [from, to, step]}`` group may expand to: each is scored (a year range of
+#: Bao 2024 has about 200), and 10**15 numbers would exhaust memory before anything else happens.
+MAX_RANGE_WORDS = 100_000
 
 
 def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[str, ...]:
@@ -47,6 +65,11 @@ def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[
         step = bounds[2] if len(bounds) == 3 else 1
         if step <= 0 or stop < start:
             raise StimuliError(f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} is empty")
+        count = (stop - start) // step + 1
+        if count > MAX_RANGE_WORDS:
+            raise StimuliError(f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} has "
+                               f"{count:,} numbers; a group holds at most {MAX_RANGE_WORDS:,} (narrow the range or "
+                               "raise the step)")
         return tuple(str(n) for n in range(start, stop + 1, step))
     if isinstance(value, str):
         value = [value]
@@ -85,6 +108,18 @@ def _normalise_groups(kind: str, groups: Any, where: str) -> dict[str, tuple[str
             seen.add(word)
         out[name] = words
     return out
+
+
+def _warn_about_shared_words(kind: str, groups: Mapping[str, tuple[str, ...]], where: str) -> None:
+    """Warn when one word is in two groups of one kind: it sits on both sides of the contrast."""
+    first_group: dict[str, str] = {}
+    for group, words in groups.items():
+        for word in words:
+            other = first_group.setdefault(word, group)
+            if other != group:
+                warnings.warn(f"{where}: word {word!r} is in both {kind} groups {other!r} and {group!r}; a word on "
+                              "both sides of a contrast cancels itself out and makes the contrast meaningless",
+                              StimuliWarning, stacklevel=2)
 
 
 @dataclass(frozen=True)
@@ -172,7 +207,7 @@ class MaskItem:
 
 @dataclass(frozen=True)
 class Design:
-    """One design: query templates, mask options, targets and attributes.
+    """One design: query templates, [MASK] candidates, targets and attributes.
 
     Construct it directly or through :meth:`Stimuli.from_dict`; the constructor
     validates everything and raises :class:`~assoc.errors.StimuliError` naming
@@ -241,6 +276,8 @@ class Design:
             raise StimuliError(f"{where}: mask groups (options for [MASK]) need queries with [MASK]")
         if not (self.queries or self.mask or self.target or self.attribute):
             raise StimuliError(f"{where}: is empty (no queries and no groups)")
+        for kind, groups in (("mask", self.mask), ("target", self.target), ("attribute", self.attribute)):
+            _warn_about_shared_words(kind, groups, where)
 
     # -- derived views ---------------------------------------------------------------------------
 
@@ -395,23 +432,14 @@ class Stimuli:
         path = Path(path)
         if not path.is_file():
             raise StimuliError(f"stimuli file not found: {path}")
-        text = path.read_text(encoding="utf-8")
-        suffix = path.suffix.lower()
-        try:
-            if suffix == ".json":
-                data = json.loads(text)
-            elif suffix in {".yaml", ".yml"}:
-                import yaml
+        from .textfiles import parse_json, parse_yaml, read_text
 
-                data = yaml.safe_load(text)
-            else:
-                raise StimuliError(f"stimuli file {path} must end in .yaml, .yml or .json")
-        except (json.JSONDecodeError, ValueError) as exc:
-            if isinstance(exc, StimuliError):
-                raise
-            raise StimuliError(f"cannot parse {path}: {exc}") from None
-        except Exception as exc:  # yaml.YAMLError without importing yaml at module level
-            raise StimuliError(f"cannot parse {path}: {exc}") from None
+        suffix = path.suffix.lower()
+        if suffix not in {".json", ".yaml", ".yml"}:
+            raise StimuliError(f"stimuli file {path} must end in .yaml, .yml or .json")
+        text = read_text(path, what="stimuli file", error=StimuliError)
+        parse = parse_json if suffix == ".json" else parse_yaml
+        data = parse(text, path, error=StimuliError)
         if data is None:
             raise StimuliError(f"stimuli file {path} is empty")
         return cls.from_dict(data, name=str(data.get("name", "")) if isinstance(data, Mapping) else "")
@@ -431,10 +459,11 @@ class Stimuli:
         path = Path(text)
         if path.suffix.lower() in {".yaml", ".yml", ".json"} or path.exists():
             return cls.from_file(path)
-        from .plugins import get_stimuli_loader
-
+        if _bundle_resolver is None:
+            raise StimuliError(f"{text!r} is neither a stimuli file nor a dict, and no registry of bundled "
+                               "stimuli sets is installed (import assoc)")
         bundle, _, selection = text.partition(":")
-        loaded = get_stimuli_loader(bundle)()
+        loaded = _bundle_resolver(bundle)()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:

@@ -211,12 +211,32 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
 
 # -- provenance ---------------------------------------------------------------------------------------
 
+#: Libraries whose version changes the numbers (model code, tokenizers, embeddings, word frequencies,
+#: statistics); :func:`library_versions` records those installed.
+PROVENANCE_LIBRARIES = ("numpy", "pandas", "scipy", "statsmodels", "torch", "transformers", "tokenizers",
+                        "sentence-transformers", "gensim", "wordfreq")
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of :data:`PROVENANCE_LIBRARIES` (read from metadata: nothing is imported)."""
+    from importlib import metadata
+
+    versions = {}
+    for name in PROVENANCE_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
 def make_provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: the given fields plus the assoc version, Python, platform and UTC time."""
     from . import __version__
 
     record = {"assoc_version": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "python": platform.python_version(), "platform": platform.platform()}
+              "python": platform.python_version(), "platform": platform.platform(),
+              "libraries": library_versions()}
     record.update(fields)
     return _jsonable(record)
 
@@ -228,6 +248,9 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
     """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
+    from .accessor import register
+
+    register()  # every table with provenance has `table.assoc` (provenance, summary(), cite())
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 
@@ -467,8 +490,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
                 provenance = json.loads(raw)
             frame = arrow.to_pandas()
         elif fmt == "csv":
-            if sidecar_path(path).is_file():
-                provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+            provenance = _read_sidecar(path)
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
@@ -485,12 +507,37 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if fmt == "csv":
         _apply_column_schema(frame, schema)
         _restore_numeric_csv_columns(frame, skip=schema)
-    if fmt in ("jsonl", "json") and sidecar_path(path).is_file():
-        provenance = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+    if fmt in ("jsonl", "json"):
+        provenance = _read_sidecar(path)
     _text_as_object(frame)
     if provenance:
         set_provenance(frame, provenance)
     return frame
+
+
+def _read_sidecar(path: Path) -> dict[str, Any]:
+    """The provenance sidecar of ``path`` ({} when there is none).
+
+    One that is not valid JSON (a crash, a hand edit) must not cost the table: warn and read
+    the table without provenance.
+    """
+    import warnings
+
+    sidecar = sidecar_path(path)
+    if not sidecar.is_file():
+        return {}
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8-sig"))
+    except (ValueError, OSError) as exc:
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        warnings.warn(f"{sidecar} is not valid JSON ({reason}); reading {path.name} without provenance",
+                      UserWarning, stacklevel=3)
+        return {}
+    if not isinstance(data, dict):
+        warnings.warn(f"{sidecar} does not hold a provenance record (a JSON object); reading {path.name} without "
+                      "provenance", UserWarning, stacklevel=3)
+        return {}
+    return data
 
 
 def _restore_numeric_csv_columns(frame: pd.DataFrame, skip: Iterable[str] = ()) -> None:

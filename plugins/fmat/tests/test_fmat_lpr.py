@@ -86,10 +86,10 @@ def test_standardize_z_and_sigma():
         x = raw.loc[raw["model"] == model, "value"].to_numpy()
         expected = (x - x.mean()) / x.std(ddof=1)
         assert np.allclose(z.loc[z["model"] == model, "value"].to_numpy(), expected)
-    s = assoc.analyze("lpr", table, target_pair=False, standardize="sigma")
-    assert np.allclose(s["value"].to_numpy(), raw["value"].to_numpy() / 1.414)
-    s2 = assoc.analyze("lpr", table, target_pair=False, standardize="sigma", sigma=math.sqrt(2))
-    assert np.allclose(s2["value"].to_numpy(), raw["value"].to_numpy() / math.sqrt(2))
+    s = assoc.analyze("lpr", table, target_pair=False, standardize="sigma")  # default: exact sqrt(2)
+    np.testing.assert_allclose(s["value"].to_numpy(), raw["value"].to_numpy() / math.sqrt(2), rtol=1e-15)
+    printed = assoc.analyze("lpr", table, target_pair=False, standardize="sigma", sigma=1.414)  # Bao's rounding
+    np.testing.assert_allclose(printed["value"].to_numpy(), raw["value"].to_numpy() / 1.414, rtol=1e-15)
 
 
 def test_nan_propagates_and_errors_are_clear():

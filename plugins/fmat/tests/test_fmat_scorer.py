@@ -59,7 +59,7 @@ def test_columns_roles_and_conformance(tiny_models):
 
     table = check_scorer("fmat", STIMULI, [tiny_models["bert"]], {"cache": False}, expect_rows=8)
     row = table.iloc[0]
-    # {TARGET} query: the [MASK] option is the attribute
+    # {TARGET} query: the [MASK] candidate is the attribute
     assert (row.target_group, row.target, row.attribute_group, row.attribute) == ("Occupation", "nurse", "male", "man")
     assert (row["design"], row["mask_group"], row["mask"], row["measure"]) == ("occ", "male", "man", "log_prob")
     assert row.context == "The [MASK] works as a {TARGET}." and row.sentence == "The [MASK] works as a nurse."
@@ -69,6 +69,15 @@ def test_several_models_in_one_run(tiny_models):
     table = assoc.score("fmat", STIMULI, models=[tiny_models["bert"], tiny_models["albert"]], cache=False)
     assert list(dict.fromkeys(table["model"])) == [tiny_models["bert"], tiny_models["albert"]]
     assert len(table) == 16 and table["value"].notna().all()
+    # provenance identifies each model's exact weights: a hash of the local files, computed here by hand
+    from assoc.mlm.loading import local_fingerprint
+
+    fingerprints = table.assoc.provenance["model_fingerprints"]
+    for family in ("bert", "albert"):
+        assert fingerprints[tiny_models[family]] == local_fingerprint(Path(tiny_models[family]))
+        assert fingerprints[tiny_models[family]].startswith("sha256:")
+    assert table.assoc.provenance["libraries"]["torch"] and table.assoc.provenance["libraries"]["transformers"]
+    assert "Bao" in str(table.assoc.cite())
 
 
 def test_multi_token_is_the_left_to_right_chain(tiny_models, loaded):
@@ -119,7 +128,7 @@ def test_year_range_options_report_missing_tokens(tiny_models):
 def test_token_override_per_model(tiny_models):
     model = tiny_models["roberta"]
     table = assoc.score("fmat", {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}}, models=[model],
-                        tokens={model: {"woman": "Ġwoman"}}, cache=False)
+                        token_overrides={model: {"woman": "Ġwoman"}}, cache=False)
     assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
 
 
@@ -129,7 +138,7 @@ def test_token_override_for_a_model_written_differently_still_applies(tiny_model
     model = tiny_models["roberta"]
     other_spelling = os.path.relpath(model) + os.sep  # the same directory, written another way
     table = assoc.score("fmat", {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}},
-                        models=[other_spelling], tokens={model: {"woman": "Ġwoman"}}, cache=False)
+                        models=[other_spelling], token_overrides={model: {"woman": "Ġwoman"}}, cache=False)
     assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
 
 
@@ -138,12 +147,14 @@ def test_token_override_that_would_be_unused_is_an_error(tiny_models):
 
     model = tiny_models["roberta"]
     stimuli = {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}}
-    with pytest.raises(OptionError, match="not one of the models"):   # misspelt model key: silently ignored before
-        assoc.score("fmat", stimuli, models=[model], tokens={model + "-typo": {"woman": "Ġwoman"}}, cache=False)
-    with pytest.raises(OptionError, match="'Woman' is not a \\[MASK\\] option"):
-        assoc.score("fmat", stimuli, models=[model], tokens={"Woman": "Ġwoman"}, cache=False)
-    with pytest.raises(OptionError, match="'Woman' is not a \\[MASK\\] option"):
-        assoc.score("fmat", stimuli, models=[model], tokens={model: {"Woman": "Ġwoman"}}, cache=False)
+    with pytest.raises(OptionError, match="not one of the models"):  # misspelt model key: silently ignored before
+        assoc.score(
+            "fmat", stimuli, models=[model], token_overrides={model + "-typo": {"woman": "Ġwoman"}}, cache=False
+        )
+    with pytest.raises(OptionError, match="'Woman' is not a \\[MASK\\] candidate"):
+        assoc.score("fmat", stimuli, models=[model], token_overrides={"Woman": "Ġwoman"}, cache=False)
+    with pytest.raises(OptionError, match="'Woman' is not a \\[MASK\\] candidate"):
+        assoc.score("fmat", stimuli, models=[model], token_overrides={model: {"Woman": "Ġwoman"}}, cache=False)
 
 
 def test_cache_resumes_and_rejects_corrupt_entries(tiny_models, tmp_path, monkeypatch):

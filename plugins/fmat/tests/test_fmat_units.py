@@ -28,7 +28,7 @@ def test_payload_round_trip_keeps_every_item_in_order():
 
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}), ("pll", {}),
-                                             ("pll", {"tokens": "context", "per_token": True})])
+                                             ("pll", {"tokens_scored": "context", "per_token": True})])
 def test_one_filling_per_unit_gives_the_same_table(tiny_models, monkeypatch, scorer, options):
     models = [tiny_models["roberta"], tiny_models["bert"]]
     whole = assoc.score(scorer, STIMULI, models, cache=False, **options)

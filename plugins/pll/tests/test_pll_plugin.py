@@ -99,12 +99,12 @@ SMALL = {
 
 
 def test_scorer_conforms(bert_dir):
-    table = check_scorer("pll", SMALL, [bert_dir], {"tokens": "context"}, expect_rows=2 * 2 * 3)
+    table = check_scorer("pll", SMALL, [bert_dir], {"tokens_scored": "context"}, expect_rows=2 * 2 * 3)
     assert set(table["measure"]) == {"pll"}
 
 
 def test_replication_pipeline_on_a_tiny_model(bert_dir, tmp_path):
-    table = api.score("pll", SMALL, [bert_dir], progress=False, tokens="context")
+    table = api.score("pll", SMALL, [bert_dir], progress=False, tokens_scored="context")
     counts = {"firewoman": 1, "fireman": 10, "firefighter": 5}
     posterior = check_analysis("posterior", table, {"prior": "counts", "counts": counts,
                                                     "average_over": ["attribute"]})

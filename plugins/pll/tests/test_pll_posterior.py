@@ -102,7 +102,7 @@ def test_wordfreq_prior_uses_wordfreq_and_floors_unlisted_words():
 
 
 def test_option_in_the_attribute_column_is_part_of_the_variant():
-    # query fills {TARGET} only: the [MASK] option sits in attribute/attribute_group
+    # query fills {TARGET} only: the [MASK] candidate sits in attribute/attribute_group
     rows = []
     for name, values in (("Emily", (-3.0, -4.0)), ("John", (-5.0, -2.0))):
         for (group, word), value in zip((("FEM", "she"), ("MASC", "he")), values):
@@ -117,7 +117,7 @@ def test_option_in_the_attribute_column_is_part_of_the_variant():
 def test_missing_variant_and_wrong_tokens_are_clear_errors():
     with pytest.raises(DataError, match="lacks variant.*firefighter"):
         posterior_table(pll_table(drop=("John", "Ohio", "firefighter")), prior="uniform")
-    with pytest.raises(DataError, match="tokens='context'"):
+    with pytest.raises(DataError, match="tokens_scored='context'"):
         posterior_table(pll_table(tokens_scored="all"), prior="uniform")
     with pytest.raises(DataError, match="lack 1 variant"):
         posterior_table(pll_table(), prior="counts", counts={"fireman": 1, "firefighter": 2})

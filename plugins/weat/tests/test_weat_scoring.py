@@ -29,6 +29,12 @@ def model(tmp_path):
 
 def test_table_holds_cosines(model):
     table = assoc.score("weat", STIMULI, [model])
+    # provenance identifies the embedding by the sha256 of its files (matrix, then vocabulary)
+    import hashlib
+    from pathlib import Path
+
+    digests = ["sha256:" + hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (model, model[:-4] + ".txt")]
+    assert table.assoc.provenance["model_fingerprints"] == {model: "+".join(digests)}
     assert len(table) == 8 and set(table["measure"]) == {"cosine"}
     row = table[(table["target"] == "y2") & (table["attribute"] == "b1")].iloc[0]
     assert row["value"] == pytest.approx(0.8)
@@ -41,10 +47,14 @@ def test_weat_analysis_by_hand(model):
     assert (result["x"], result["y"], result["a"], result["b"]) == ("X", "Y", "A", "B")
     assert result["statistic"] == pytest.approx(2.2)
     assert result["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 3))
-    assert result["sd"] == "sample"
+    assert result["sd"] == "all" and result["ddof"] == 1
     assert result["p_value"] == pytest.approx(1 / 6) and result["p_method"] == "exact"
-    population = assoc.analyze("weat", table, sd="population").iloc[0]
+    population = assoc.analyze("weat", table, ddof=0).iloc[0]
     assert population["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 4))
+    # the former spelling still works, with a deprecation warning naming the new one
+    with pytest.warns(DeprecationWarning, match="ddof=0"):
+        old = assoc.analyze("weat", table, sd="population").iloc[0]
+    assert old["effect_size"] == population["effect_size"] and old["ddof"] == 0
     swapped = assoc.analyze("weat", table, x="Y", y="X", alternative="two-sided").iloc[0]
     assert swapped["effect_size"] == pytest.approx(-result["effect_size"])
     assert swapped["p_value"] == pytest.approx(2 / 6)
@@ -217,7 +227,7 @@ def test_cli_caliskan_out_records_sd_seed_and_provenance(tmp_path):
     assert frame.loc[0, "sd"] == "population" and frame.loc[0, "model"] == "glove-6b-50d"
     assert frame.loc[0, "alternative"] == "greater"
     provenance = json.loads((tmp_path / "caliskan.csv.provenance.json").read_text())
-    assert provenance["options"]["sd"] == "population" and provenance["options"]["seed"] == 3
+    assert provenance["options"]["ddof"] == 0 and provenance["options"]["seed"] == 3
 
 
 def test_valnorm_lowercase_matching_refuses_norms_that_collide(model, tmp_path):

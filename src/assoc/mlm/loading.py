@@ -15,7 +15,7 @@ from typing import Any
 
 from assoc.errors import ModelError, OptionError
 
-DTYPES = ("float32", "float16", "bfloat16")
+from .options import DTYPES
 
 # Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
 # weight file once per process is enough.
@@ -123,7 +123,14 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
         lm = AutoModelForMaskedLM.from_pretrained(source, revision=revision, dtype=tdtype)
-    except (OSError, ValueError, KeyError) as exc:
+    except _weights_errors() as exc:
+        if _is_weights_error(exc):
+            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ModelError(f"cannot load fill-mask model {model!r}: {named} is corrupt or unreadable "
+                             f"({reason})") from exc
+        if isinstance(exc, RuntimeError):
+            raise  # not a file problem we know: a bug, keep the traceback
         offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
         where = ("a local directory" if path.is_dir() else
                  "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else ""))
@@ -136,6 +143,36 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     lm.eval()
     lm.to(device)
     return tokenizer, lm, model_fingerprint(model, revision), device
+
+
+def _weights_errors() -> tuple[type[BaseException], ...]:
+    """What ``from_pretrained`` raises for a model it cannot load.
+
+    A missing or odd file, a bad config, or corrupt weights (safetensors' own error, torch's
+    unpickling and stream errors).
+    """
+    import pickle
+
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, pickle.UnpicklingError, RuntimeError)
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # pragma: no cover - transformers depends on safetensors
+        return errors
+    return (*errors, SafetensorError)
+
+
+def _is_weights_error(exc: BaseException) -> bool:
+    import pickle
+
+    name = type(exc).__name__
+    return name == "SafetensorError" or isinstance(exc, pickle.UnpicklingError) or (
+        isinstance(exc, RuntimeError) and ("PytorchStreamReader" in str(exc) or "safetensors" in str(exc).lower()))
+
+
+def _weight_files(directory: Path) -> list[str]:
+    """Names of the weight files in a model directory."""
+    patterns = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.ckpt")
+    return sorted({p.name for pattern in patterns for p in directory.glob(pattern)})
 
 
 def model_fingerprint(model: str, revision: str | None) -> str:

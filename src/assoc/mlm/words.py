@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assoc.errors import ModelError, StimuliError
+from assoc.errors import OutOfVocabularyWarning as OutOfVocabularyWarning  # re-exported: its former home
 from assoc.stimuli import MASK, fill_mask, split_at_mask
 
 PLACEHOLDER = MASK
@@ -23,7 +24,7 @@ PLACEHOLDER = MASK
 
 @dataclass(frozen=True)
 class WordTokens:
-    """The tokens of one option word at the mask position of one query.
+    """The tokens of one candidate word at the mask position of one query.
 
     ``masked_ids``: the query's token ids with one mask token at ``position``;
     ``token_ids``: the ids the word becomes there (one id = in the vocabulary);
@@ -84,7 +85,7 @@ def word_tokens(lm: Any, text: str, word: str, *, override: str | None = None) -
 
 def word_tokens_many(lm: Any, text: str, words: Sequence[str],
                      overrides: dict[str, str] | None = None) -> list[WordTokens]:
-    """:func:`word_tokens` for several option words of one query (one batched tokenizer call)."""
+    """:func:`word_tokens` for several candidate words of one query (one batched tokenizer call)."""
     found = word_tokens_batch(lm, {text: list(words)}, overrides)
     return [found[(text, word)] for word in words]
 
@@ -122,7 +123,7 @@ def encode_many(tokenizer: Any, texts: Sequence[str]) -> list[tuple[int, ...]]:
 
 def word_tokens_batch(lm: Any, words_of: Mapping[str, Sequence[str]],
                       overrides: dict[str, str] | None = None) -> dict[tuple[str, str], WordTokens]:
-    """:func:`word_tokens` for every ``(query, option word)`` of ``words_of`` ({query: words}).
+    """:func:`word_tokens` for every ``(query, candidate word)`` of ``words_of`` ({query: words}).
 
     Two batched tokenizer calls in all (the masked queries, then every filled query, see
     :func:`encode_many`), which for a few hundred queries is several times faster than
@@ -133,7 +134,7 @@ def word_tokens_batch(lm: Any, words_of: Mapping[str, Sequence[str]],
     for text in texts:
         for word in words_of[text]:
             if not isinstance(word, str) or not word.strip():
-                raise StimuliError(f"an option word of query {text!r} is empty")
+                raise StimuliError(f"a candidate word of query {text!r} is empty")
     part_of = {text: split_query(text) for text in texts}
     masked_all = encode_many(lm.tokenizer, [prefix + lm.mask_token + suffix for prefix, suffix in part_of.values()])
     fills = [(text, word) for text in texts for word in words_of[text] if word not in overrides]
@@ -171,10 +172,6 @@ def _diff(lm: Any, text: str, word: str, masked: tuple[int, ...], position: int,
     if not middle_filled:
         raise ModelError(f"cannot locate the tokens of {word!r} in query {text!r} for model {lm.name!r}")
     return WordTokens(word, masked, position, middle_filled, context_changed=True)
-
-
-class OutOfVocabularyWarning(UserWarning):
-    """Some option words are not single tokens of a model's vocabulary."""
 
 
 def chain_steps(tokens: WordTokens, mask_token_id: int) -> list[tuple[tuple[int, ...], int, int]]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 #: Columns that identify what a value measures (besides the model), in table order. Query-based
-#: scorers add design and the [MASK] option; other tables lack them.
+#: scorers add design and the [MASK] candidate; other tables lack them.
 ROLE_COLUMNS: tuple[str, ...] = ("design", "context", "target_group", "target", "attribute_group", "attribute",
                                  "mask_group", "mask")
 #: The column each role column is nested in (a query belongs to one design, a word to one group).

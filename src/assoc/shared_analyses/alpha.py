@@ -25,7 +25,7 @@ class AlphaAnalysis(Analysis):
     """Cronbach's alpha treating the values of one column as the items of a scale.
 
     With ``item="context"`` (the default) every query is an item and the cases are the
-    target x attribute (x [MASK] option) cells, as ``LPR_reliability(item="query")`` in the
+    target x attribute (x [MASK] candidate) cells, as ``LPR_reliability(item="query")`` in the
     FMAT R package;
     ``item="target"`` or ``"attribute"`` treat words as items. Separate estimates per
     ``by`` group (default: per measure and model). Items without any value in a group (e.g. an
@@ -36,6 +36,7 @@ class AlphaAnalysis(Analysis):
     """
 
     name = "alpha"
+    estimate_column = "alpha"
     description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."
     citation = ("Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests. Psychometrika, "
                 "16(3), 297-334; Feldt, L. S. (1965). Psychometrika, 30(3), 357-370.")

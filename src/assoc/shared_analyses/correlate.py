@@ -30,6 +30,7 @@ class CorrelateAnalysis(Analysis):
     """
 
     name = "correlate"
+    estimate_column = "r"
     description = "Correlations of scores with an external criterion (r, Fisher-z CI, p, N) and Williams' t."
     citation = ("Steiger, J. H. (1980). Tests for comparing elements of a correlation matrix. Psychological "
                 "Bulletin, 87(2), 245-251; Williams, E. J. (1959). JRSS B, 21(2), 396-399.")

@@ -59,6 +59,7 @@ class CorrelationTableAnalysis(Analysis):
     """
 
     name = "correlation_table"
+    estimate_column = "r"
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = ("Convergent/divergent correlation table between two sets of per-term variables "

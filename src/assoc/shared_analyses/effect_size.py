@@ -21,7 +21,9 @@ def _sd_choice(value: Any) -> str | float:
         if text in {"pooled", "all"}:
             return text
         if text in {"sqrt2", "sqrt(2)"}:
-            return math.sqrt(2)
+            from assoc.stats.constants import LPR_POPULATION_SD
+
+            return LPR_POPULATION_SD
         try:
             value = float(text)
         except ValueError:
@@ -55,6 +57,7 @@ class EffectSizeAnalysis(Analysis):
     """
 
     name = "effect_size"
+    estimate_column = "d"
     description = "Standardised mean difference (pooled SD, SD of all values, or fixed SD) with permutation p."
     citation = ("Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences (2nd ed.); "
                 "Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Science, 356(6334), 183-186; "
@@ -72,9 +75,9 @@ class EffectSizeAnalysis(Analysis):
         Option("sd", object, "pooled", "pooled, all (WEAT), sqrt2 (FMAT LPR) or a positive number",
                check=_sd_choice),
         Option("ddof", int, 1, "1: sample SD, 0: population SD (pooled and all)", choices=(0, 1)),
-        Option("test", str, "permutation", "permutation test of the mean difference (one-sample t test with "
-               "'mu'), or none",
-               choices=("permutation", "none")),
+        Option("test", str, None, "permutation (two groups: the permutation test of the mean difference), t "
+               "(one group against 'mu': the one-sample t test) or none; default: the one that applies",
+               choices=("permutation", "t", "none")),
         Option("alternative", str, "two-sided", "two-sided, greater (x > y) or less",
                choices=("two-sided", "greater", "less")),
         Option("exact_limit", int, 100_000, "enumerate all partitions when there are at most this many",
@@ -94,6 +97,7 @@ class EffectSizeAnalysis(Analysis):
         from assoc.errors import DataError
 
         p = self.params
+        self._check_test()
         by, within, unit = p["by"], p["within"], p["unit"] or []
         if by == "" and p["mu"] is None:
             raise DataError("effect_size: 'by' may be empty only with 'mu' (one group against a constant)")
@@ -119,6 +123,26 @@ class EffectSizeAnalysis(Analysis):
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def _check_test(self) -> None:
+        """Resolve ``test``: the permutation test compares two groups, the t test one group with ``mu``."""
+        import warnings
+
+        from assoc.errors import OptionError
+
+        p = self.params
+        one_sample = p["mu"] is not None
+        if p["test"] is None:
+            p["test"] = "t" if one_sample else "permutation"
+        elif p["test"] == "permutation" and one_sample:
+            # Before 0.1.1 this combination silently ran the one-sample t test; it still does, but says so.
+            warnings.warn("effect_size: test='permutation' with 'mu' runs the one-sample t test (a permutation "
+                          "test needs two groups); write test='t'. This will become an error.",
+                          DeprecationWarning, stacklevel=4)
+            p["test"] = "t"
+        elif p["test"] == "t" and not one_sample:
+            raise OptionError("effect_size: test='t' is the one-sample t test against 'mu'; give 'mu', or use "
+                              "test='permutation' to compare two groups")
+
     def _two_sample(self, x, y, names) -> dict[str, Any]:
         """D between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
         import numpy as np
@@ -142,7 +166,8 @@ class EffectSizeAnalysis(Analysis):
         }
         if p["n_bootstrap"] > 0:
             ci = bootstrap_interval(x, y, lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof),
-                                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"])
+                                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"],
+                                    option="n_bootstrap")
             row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
         else:
             row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
@@ -194,11 +219,11 @@ class EffectSizeAnalysis(Analysis):
         if p["n_bootstrap"] > 0:
             # the second sample is a dummy: bootstrap_interval resamples each sample within itself
             ci = bootstrap_interval(x, np.array([mu]), d_rows, level=p["confidence"],
-                                    n_resamples=p["n_bootstrap"], seed=p["seed"])
+                                    n_resamples=p["n_bootstrap"], seed=p["seed"], option="n_bootstrap")
             row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
         else:
             row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
-        if p["test"] == "permutation":  # the default test option: here the one-sample t test
+        if p["test"] == "t":
             res = stats.ttest_1samp(x, mu, alternative=p["alternative"])
             row.update(t=float(res.statistic), df=int(x.size - 1), p_value=float(res.pvalue), p_method="t-test",
                        n_permutations=0, alternative=p["alternative"])

@@ -28,7 +28,7 @@ class ICCAnalysis(Analysis):
     """Intraclass correlations of the ``value`` column with models as raters.
 
     Items are the unique combinations of the ``items`` columns (by default every role
-    column present, so one item is one query x target x attribute x [MASK] option cell, as
+    column present, so one item is one query x target x attribute x [MASK] candidate cell, as
     FMAT's ``ICC_models``), raters the combinations of the ``raters``
     columns (by default ``model``). The long table is pivoted to items x raters;
     items that some rater lacks, or whose value is NaN, are dropped entirely and
@@ -36,6 +36,7 @@ class ICCAnalysis(Analysis):
     """
 
     name = "icc"
+    estimate_column = "icc"
     description = "Intraclass correlation (agreement/consistency, single/average) with models as raters."
     citation = ("McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation "
                 "coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30")

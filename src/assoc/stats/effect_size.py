@@ -35,9 +35,12 @@ from typing import Literal
 import numpy as np
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.budget import check_resampling_size
+from assoc.stats.constants import LPR_POPULATION_SD as LPR_POPULATION_SD  # re-exported
 from assoc.stats.samples import as_sample, negligible_spread
 
 SDChoice = Literal["pooled", "all"] | float
+
 
 
 def standardized_mean_difference(
@@ -49,11 +52,15 @@ def standardized_mean_difference(
 ) -> float:
     """(mean(x) - mean(y)) / SD, with the SD chosen by ``sd`` (see module docstring).
 
-    Args:
-        x, y: the two samples (1-D, finite, non-empty).
-        sd: ``"pooled"`` (Cohen's d), ``"all"`` (WEAT: SD over x ∪ y) or a positive float.
-        ddof: delta degrees of freedom: 1 = sample SD (default), 0 = population SD.
-            Ignored for a fixed float ``sd``.
+    Parameters
+    ----------
+    x, y
+        The two samples (1-D, finite, non-empty).
+    sd
+        ``"pooled"`` (Cohen's d), ``"all"`` (WEAT: SD over x ∪ y) or a positive float.
+    ddof
+        Delta degrees of freedom: 1 = sample SD (default), 0 = population SD.
+        Ignored for a fixed float ``sd``.
 
     Returns
     -------
@@ -131,6 +138,7 @@ def bootstrap_interval(
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | np.random.Generator | None = None,
+    option: str = "n_resamples",
 ) -> BootstrapInterval:
     """Percentile bootstrap CI, resampling x and y independently, each within itself.
 
@@ -140,14 +148,19 @@ def bootstrap_interval(
     quantiles of the resampled statistics (Efron & Tibshirani 1993, *An
     Introduction to the Bootstrap*, ch. 13), with linear interpolation.
 
-    Args:
-        statistic: vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
+    Parameters
+    ----------
+    statistic
+        Vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
+    option
+        The name users give ``n_resamples`` (e.g. ``n_bootstrap``), for error messages.
     """
     x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     if not 0.0 < level < 1.0:
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
         raise OptionError(f"n_resamples must be an integer >= 2, not {n_resamples!r}")
+    check_resampling_size(n_resamples, x_arr.size + y_arr.size, option=option)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     block = max(1, 2_000_000 // (x_arr.size + y_arr.size))
     values = []

@@ -54,6 +54,7 @@ import numpy as np
 from scipy import stats as _scipy_stats
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.budget import check_resampling_size
 from assoc.stats.samples import as_sample
 
 Alternative = Literal["greater", "less", "two-sided"]
@@ -129,17 +130,24 @@ def two_sample_permutation_test(
 ) -> PermutationResult:
     """Permutation test of ``statistic(x, y)`` over partitions of ``x ∪ y`` (see module docstring).
 
-    Args:
-        x, y: the two samples (1-D, finite, non-empty).
-        statistic: ``"mean_difference"`` (mean(x) - mean(y)), ``"sum_difference"``
-            (sum(x) - sum(y), the WEAT test statistic s(X, Y, A, B)), or a vectorised
-            callable ``f(xs, ys) -> T`` taking arrays of shape (k, n_x), (k, n_y), one
-            partition per row, and returning shape (k,). It must not depend on the order
-            of the values within a row (rows are not in the input order).
-        alternative: ``"greater"``, ``"less"`` or ``"two-sided"``.
-        exact_limit: enumerate all partitions when there are at most this many.
-        n_resamples: number of random partitions otherwise.
-        seed: seed (or Generator) for the sampled test; the exact test ignores it.
+    Parameters
+    ----------
+    x, y
+        The two samples (1-D, finite, non-empty).
+    statistic
+        ``"mean_difference"`` (mean(x) - mean(y)), ``"sum_difference"``
+        (sum(x) - sum(y), the WEAT test statistic s(X, Y, A, B)), or a vectorised
+        callable ``f(xs, ys) -> T`` taking arrays of shape (k, n_x), (k, n_y), one
+        partition per row, and returning shape (k,). It must not depend on the order
+        of the values within a row (rows are not in the input order).
+    alternative
+        ``"greater"``, ``"less"`` or ``"two-sided"``.
+    exact_limit
+        Enumerate all partitions when there are at most this many.
+    n_resamples
+        Number of random partitions otherwise.
+    seed
+        Seed (or Generator) for the sampled test; the exact test ignores it.
 
     Returns
     -------
@@ -233,7 +241,9 @@ def rowwise_permutation_test(
     scale = np.maximum(np.abs(observed), np.mean(np.abs(arr), axis=1))
     tolerance = _TIE_TOLERANCE * np.maximum(scale, np.finfo(float).tiny)
 
-    blocks, method, n_permutations, correction = _partitions(n, n_x, exact_limit, n_resamples, seed)
+    # every partition is applied to all rows: that is the work per resample
+    blocks, method, n_permutations, correction = _partitions(n, n_x, exact_limit, n_resamples, seed,
+                                                             rows=arr.shape[0])
 
     # T = sum_x * (1/n_x + 1/n_y) - total/n_y is increasing in sum_x, so T >= T_obs - tol is
     # sum_x >= a threshold per row (and likewise for <=): no T array per block.
@@ -354,7 +364,7 @@ def _block_rows(n: int) -> int:
 MAX_EXACT_PARTITIONS = 100_000_000
 
 
-def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any):
+def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any, rows: int = 1):
     """The partitions a test runs over: ``(blocks, method, n_permutations, correction)``.
 
     All C(n, n_x) partitions ("exact", no correction) when there are at most
@@ -367,6 +377,7 @@ def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any)
                               f"{MAX_EXACT_PARTITIONS:,}, hours of work); lower exact_limit to use "
                               "a sampled test")
         return _exact_blocks(n, n_x), "exact", n_partitions, 0
+    check_resampling_size(n_resamples, n * rows, option="n_resamples")
     blocks = _sampled_blocks(n, n_x, int(n_resamples), _generator(seed))
     return blocks, "sampled", int(n_resamples), 1
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assoc.errors import DataError, OptionError
+from assoc.stats.budget import check_resampling_size
 from assoc.stats.effect_size import BootstrapInterval, standardized_mean_difference
 from assoc.stats.permutation import (
     Alternative,
@@ -100,17 +101,23 @@ def weat(
 ) -> WEATResult:
     """The WEAT of Caliskan et al. (2017) from the four similarity blocks.
 
-    Args:
-        sim_xa, sim_xb, sim_ya, sim_yb: similarities of X (rows) with A, X with B,
-            Y with A, Y with B (columns = attribute words).
-        ddof: 1 = sample SD (Caliskan's published values), 0 = population SD.
-        alternative, exact_limit, n_resamples, seed: of the permutation test
-            (:func:`~assoc.stats.permutation.two_sample_permutation_test`, statistic S).
-        n_bootstrap: if > 0, a percentile bootstrap CI for d with that many
-            resamples, resampling words with replacement within each of X, Y, A
-            and B (set sizes kept), so the interval reflects the choice of both
-            target and attribute words.
-        level: confidence level of the CI.
+    Parameters
+    ----------
+    sim_xa, sim_xb, sim_ya, sim_yb
+        Similarities of X (rows) with A, X with B,
+        Y with A, Y with B (columns = attribute words).
+    ddof
+        1 = sample SD (Caliskan's published values), 0 = population SD.
+    alternative, exact_limit, n_resamples, seed
+        Of the permutation test
+        (:func:`~assoc.stats.permutation.two_sample_permutation_test`, statistic S).
+    n_bootstrap
+        If > 0, a percentile bootstrap CI for d with that many
+        resamples, resampling words with replacement within each of X, Y, A
+        and B (set sizes kept), so the interval reflects the choice of both
+        target and attribute words.
+    level
+        Confidence level of the CI.
     """
     sim_xa, sim_xb = _matrix(sim_xa, "sim_xa"), _matrix(sim_xb, "sim_xb")
     sim_ya, sim_yb = _matrix(sim_ya, "sim_ya"), _matrix(sim_yb, "sim_yb")
@@ -141,6 +148,7 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if n_resamples < 2:
         raise OptionError(f"the bootstrap needs at least 2 resamples, not {n_resamples}")
+    check_resampling_size(n_resamples, sum(sim_xa.shape) + sum(sim_yb.shape), option="n_bootstrap")
     # A separate stream from the permutation test's, still determined by the seed; a Generator
     # (numpy's convention) is used as it is, continuing after the permutation test's draws.
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(

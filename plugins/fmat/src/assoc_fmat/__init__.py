@@ -1,6 +1,6 @@
 """assoc-fmat: the Fill-Mask Association Test (Bao, 2024) for assoc.
 
-Scorer ``fmat`` (log probabilities of [MASK] options), analysis ``lpr`` (the R
+Scorer ``fmat`` (log probabilities of [MASK] candidates), analysis ``lpr`` (the R
 package's ``summary.fmat``), helpers ``vocab_check`` / ``model_info`` /
 ``fill_mask_check`` (``BERT_vocab`` / ``BERT_info`` / ``fill_mask_check``) and the
 bundled stimuli ``bao2024``. Importing this package does not import torch.

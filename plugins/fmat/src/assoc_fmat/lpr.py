@@ -1,7 +1,7 @@
 """The ``lpr`` analysis: log probability ratios, the R package's ``summary.fmat``.
 
 Bao (2024, Eq. 1): ``LPR = log P(w | context_A) - log P(w | context_B)``, and for two
-[MASK] options in one context ``LPR = log P(w_1 | c) - log P(w_2 | c)``. This
+[MASK] candidates in one context ``LPR = log P(w_1 | c) - log P(w_2 | c)``. This
 analysis turns an ``fmat`` table of log probabilities into LPRs with the R
 package's switches:
 
@@ -17,8 +17,10 @@ A design with one target (attribute) group is not paired on that side (nothing t
 contrast); a design with more than two groups on a side that is paired is an error.
 Options ``standardize``: ``"z"`` z-scores the LPRs within model x design x query
 (Study 1: "z-standardized listwise within each BERT model x query template",
-sample SD, n - 1), ``"sigma"`` divides by ``sigma`` (Studies 3-4: LPR / 1.414, the
-LPR population SD that Bao derives; ``sigma`` defaults to 1.414 as printed).
+sample SD, n - 1, by :func:`assoc.stats.standardize.zscore_within`), ``"sigma"`` divides by
+``sigma`` (Studies 3-4: LPR / sigma with the LPR population SD that Bao derives, sqrt(2), printed
+as 1.414; ``sigma`` defaults to the exact :data:`assoc.stats.constants.LPR_POPULATION_SD`, pass
+1.414 to reproduce the printed rounding).
 
 The output is again an association table (``measure = "lpr"``): paired groups and
 words are written ``"A - B"`` and keep their roles (for a query that fills
@@ -32,11 +34,18 @@ from typing import Any
 
 from assoc.analysis import Analysis
 from assoc.options import Option
+from assoc.stats.constants import LPR_POPULATION_SD
 
 from . import CITATION
 
-_FILLERS = {"target": ("tg", "tw", "{TARGET}"), "attrib": ("ag", "aw", "{ATTRIB}")}
-_WORK = ["scorer", "model", "design", "context", "mg", "mw", "tg", "tw", "ag", "aw", "value", "contrast"]
+# The working frame keeps the [MASK] candidate apart from the {TARGET}/{ATTRIB} fillers: "target" and
+# "attribute" hold only what fills those placeholders ("" otherwise), "mask_group"/"mask" the candidate.
+# The roles of the output table are assigned from them at the end (see the module docstring).
+_PLACEHOLDER = {"target": "{TARGET}", "attrib": "{ATTRIB}"}
+_WORK = ["scorer", "model", "design", "context", "mask_group", "mask", "target_group", "target",
+         "attribute_group", "attribute", "value", "contrast"]
+_SIDES = {"mask": ("mask_group", "mask"), "target": ("target_group", "target"),
+          "attrib": ("attribute_group", "attribute")}
 
 
 def _check_sigma(value: float) -> float:
@@ -57,8 +66,8 @@ class LPRAnalysis(Analysis):
         Option("attrib_pair", bool, True, "contrast the two {ATTRIB} groups, words paired by position"),
         Option("standardize", str, "none", "'none', 'z' (z-score within model x design x query) or 'sigma' "
                "(divide by sigma)", choices=("none", "z", "sigma")),
-        Option("sigma", float, 1.414, "population SD of LPRs used by standardize='sigma' (Bao, 2024: 1.414)",
-               check=_check_sigma),
+        Option("sigma", float, LPR_POPULATION_SD, "population SD of LPRs used by standardize='sigma' (Bao, "
+               "2024: sqrt(2), printed as 1.414)", check=_check_sigma),
     )
 
     def run(self, table: Any) -> Any:
@@ -69,7 +78,7 @@ class LPRAnalysis(Analysis):
 
 
 def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_pair: bool = True,
-        standardize: str = "none", sigma: float = 1.414) -> Any:
+        standardize: str = "none", sigma: float = LPR_POPULATION_SD) -> Any:
     """LPR table from an fmat log-probability table (see the module docstring)."""
     import numpy as np
 
@@ -86,15 +95,10 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
         raise DataError(f"standardize must be 'none', 'z' or 'sigma', got {standardize!r}")
     work = _working_frame(table)
     applied = []
-    if mask_pair:
-        work = _pair(work, "mg", "mw", "mask")
-        applied.append("mask")
-    if target_pair:
-        work = _pair(work, "tg", "tw", "target")
-        applied.append("target")
-    if attrib_pair:
-        work = _pair(work, "ag", "aw", "attrib")
-        applied.append("attrib")
+    for side, paired in (("mask", mask_pair), ("target", target_pair), ("attrib", attrib_pair)):
+        if paired:
+            work = _pair(work, side)
+            applied.append(side)
     if standardize == "z":
         from assoc.stats.standardize import zscore_within
 
@@ -105,22 +109,24 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
     records = []
     for row in work.itertuples(index=False):
         fills_t, fills_a = "{TARGET}" in row.context, "{ATTRIB}" in row.context
-        tg, tw, ag, aw = row.tg, row.tw, row.ag, row.aw
-        if fills_t and not fills_a:
-            ag, aw = row.mg, row.mw
-        elif not fills_t:
-            tg, tw = row.mg, row.mw
-        records.append({"scorer": row.scorer, "model": row.model, "context": row.context, "target_group": tg,
-                        "target": tw, "attribute_group": ag, "attribute": aw, "measure": "lpr",
+        target_group, target, attribute_group, attribute = (row.target_group, row.target, row.attribute_group,
+                                                            row.attribute)
+        if fills_t and not fills_a:  # the [MASK] candidate is the attribute
+            attribute_group, attribute = row.mask_group, row.mask
+        elif not fills_t:  # the [MASK] candidate is the target
+            target_group, target = row.mask_group, row.mask
+        records.append({"scorer": row.scorer, "model": row.model, "context": row.context,
+                        "target_group": target_group, "target": target, "attribute_group": attribute_group,
+                        "attribute": attribute, "measure": "lpr",
                         "value": float(row.value) if np.isfinite(row.value) else float("nan"),
-                        "design": row.design, "mask_group": row.mg, "mask": row.mw,
+                        "design": row.design, "mask_group": row.mask_group, "mask": row.mask,
                         "contrast": row.contrast or "none", "standardize": standardize})
     extra = ["design", "mask_group", "mask", "contrast", "standardize"]
     return from_records(records, scorer="fmat", measure="lpr", extra_columns=extra)
 
 
 def _working_frame(table: Any) -> Any:
-    """Separate the [MASK] option from the {TARGET}/{ATTRIB} fillers, whatever roles the table gave them."""
+    """Separate the [MASK] candidate from the {TARGET}/{ATTRIB} fillers, whatever roles the table gave them."""
     import pandas as pd
 
     fills_t = table["context"].str.contains("{TARGET}", regex=False)
@@ -131,12 +137,12 @@ def _working_frame(table: Any) -> Any:
             "model": table["model"].astype(str),
             "design": table["design"].astype(str),
             "context": table["context"].astype(str),
-            "mg": table["mask_group"].astype(str),
-            "mw": table["mask"].astype(str),
-            "tg": table["target_group"].where(fills_t, "").astype(str),
-            "tw": table["target"].where(fills_t, "").astype(str),
-            "ag": table["attribute_group"].where(fills_a, "").astype(str),
-            "aw": table["attribute"].where(fills_a, "").astype(str),
+            "mask_group": table["mask_group"].astype(str),
+            "mask": table["mask"].astype(str),
+            "target_group": table["target_group"].where(fills_t, "").astype(str),
+            "target": table["target"].where(fills_t, "").astype(str),
+            "attribute_group": table["attribute_group"].where(fills_a, "").astype(str),
+            "attribute": table["attribute"].where(fills_a, "").astype(str),
             "value": table["value"].astype("float64"),
             "contrast": "",
         }
@@ -144,16 +150,17 @@ def _working_frame(table: Any) -> Any:
     return work
 
 
-def _pair(work: Any, gcol: str, wcol: str, side: str) -> Any:
+def _pair(work: Any, side: str) -> Any:
     """Contrast the two groups of one side (mask/target/attrib), words paired by position within design."""
     import pandas as pd
 
     from assoc.errors import DataError
 
+    gcol, wcol = _SIDES[side]
     if side == "mask":
         applies = pd.Series(True, index=work.index)
     else:
-        applies = work["context"].str.contains(_FILLERS[side][2], regex=False)
+        applies = work["context"].str.contains(_PLACEHOLDER[side], regex=False)
     parts, kept = [], [work[~applies]]
     for design, rows in work[applies].groupby("design", sort=False):
         groups = list(dict.fromkeys(rows[gcol]))
@@ -170,7 +177,8 @@ def _pair(work: Any, gcol: str, wcol: str, side: str) -> Any:
                             f"{len(words[groups[1]])}; set {side}_pair=false")
         index = {(g, w): i for g in groups for i, w in enumerate(words[g])}
         rows = rows.assign(_i=[index[(g, w)] for g, w in zip(rows[gcol], rows[wcol], strict=True)])
-        keys = [c for c in ("model", "design", "context", "mg", "mw", "tg", "tw", "ag", "aw") if c not in (gcol, wcol)]
+        keys = [c for c in ("model", "design", "context", *(col for pair in _SIDES.values() for col in pair))
+                if c not in (gcol, wcol)]
         left = rows[rows[gcol] == groups[0]]
         right = rows[rows[gcol] == groups[1]]
         try:

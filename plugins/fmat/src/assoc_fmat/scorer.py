@@ -1,4 +1,4 @@
-"""The ``fmat`` scorer: log probabilities of [MASK] options (Bao, 2024)."""
+"""The ``fmat`` scorer: log probabilities of [MASK] candidates (Bao, 2024)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from . import CITATION
 
 EXTRA_COLUMNS = {
     "design": "the design (study) the row belongs to",
-    "mask_group": "the [MASK] option group (e.g. male)",
-    "mask": "the [MASK] option word as written in the stimuli",
+    "mask_group": "the [MASK] candidate group (e.g. male)",
+    "mask": "the [MASK] candidate word as written in the stimuli",
     "sentence": "the query with {TARGET}/{ATTRIB} filled in ([MASK] kept)",
     "token": "the vocabulary token(s) the option becomes at the mask position, as the tokenizer spells them "
              "(e.g. 'Ġman', '▁man', 'man'); several space-separated tokens when the option is out of vocabulary",
@@ -32,30 +32,46 @@ def _check_tokens(value: dict) -> dict:
     for key, item in value.items():
         if isinstance(item, dict):
             if not all(isinstance(k, str) and isinstance(v, str) and v for k, v in item.items()):
-                raise ValueError(f"model {key!r}: map option words to token strings")
+                raise ValueError(f"model {key!r}: map candidate words to token strings")
         elif not isinstance(item, str) or not item:
-            raise ValueError(f"map option words to token strings (e.g. {{he: Ġhe}}), got {key!r}: {item!r}")
+            raise ValueError(f"map candidate words to token strings (e.g. {{he: Ġhe}}), got {key!r}: {item!r}")
     return value
 
 
 class FMATScorer(MaskedLMScorer):
-    """Log probability of each [MASK] option in each filled query, for any fill-mask model."""
+    """Log probability of each [MASK] candidate in each filled query, for any fill-mask model."""
 
     name = "fmat"
-    description = "Fill-Mask Association Test: log P(option | query) at the [MASK] of BERT-family models."
+    description = "Fill-Mask Association Test: log P(candidate | query) at the [MASK] of BERT-family models."
     citation = CITATION
     measure = "log_prob"
     requires_models = True
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
     options = (
-        Option("oov", str, "nan", "out-of-vocabulary options: 'nan' (flag, value NaN), 'add_tokens' (FMAT's "
-               "temporary tokens) or 'multi_token' (exact left-to-right token-sequence probability)",
-               choices=("nan", "add_tokens", "multi_token")),
-        Option("weight_decay", float, 1.0, "oov='add_tokens': raw weight decay**i of the i-th sub-token in the "
-               "averaged embedding (1 = equal weights)", check=positive),
-        Option("tokens", dict, None, "explicit option -> token overrides, {word: token} or {model: {word: token}}",
-               check=_check_tokens),
+        Option(
+            "oov",
+            str,
+            "nan",
+            "out-of-vocabulary [MASK] candidates: 'nan' (flag, value NaN), 'add_tokens' (FMAT's "
+            "temporary tokens) or 'multi_token' (exact left-to-right token-sequence probability)",
+            choices=("nan", "add_tokens", "multi_token"),
+        ),
+        Option(
+            "weight_decay",
+            float,
+            1.0,
+            "oov='add_tokens': raw weight decay**i of the i-th sub-token in the averaged embedding (1 = equal weights)",
+            check=positive,
+        ),
+        Option(
+            "token_overrides",
+            dict,
+            None,
+            "explicit candidate -> token overrides, {word: token} or {model: {word: token}}",
+            check=_check_tokens,
+            renamed_from=("tokens",),
+        ),
         MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
     )
@@ -67,7 +83,7 @@ class FMATScorer(MaskedLMScorer):
         super().check_stimuli(stimuli)
         for design in stimuli.designs:
             if not design.mask:
-                raise StimuliError(f"scorer 'fmat': design {design.name!r} has no [MASK] options")
+                raise StimuliError(f"scorer 'fmat': design {design.name!r} has no [MASK] candidates")
 
     def check_items(self, items: list[Any], models: Sequence[str]) -> None:
         """Refuse unused token overrides and fillers that contain ``[MASK]``, before any model loads."""
@@ -75,7 +91,7 @@ class FMATScorer(MaskedLMScorer):
 
         from .scoring import check_overrides
 
-        check_overrides(self.params["tokens"], models, {item.option for item in items})
+        check_overrides(self.params["token_overrides"], models, {item.option for item in items})
         for text in {item.filling.text for item in items}:
             split_query(text)  # a filler that contains "[MASK]" is caught before any model loads
 
@@ -93,7 +109,7 @@ class FMATScorer(MaskedLMScorer):
 
         p = self.params
         return score_model(state.lm, decode_items(unit.payload), oov=p["oov"], weight_decay=p["weight_decay"],
-                           tokens=p["tokens"], max_tokens=p["max_tokens"], cache=state.cache, warn=False)
+                           tokens=p["token_overrides"], max_tokens=p["max_tokens"], cache=state.cache, warn=False)
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
         """The table of all units' rows, with one out-of-vocabulary warning per model."""

@@ -1,7 +1,7 @@
-"""``log P(option | query)`` for every [MASK] option of every filled query, for one model.
+"""``log P(candidate | query)`` for every [MASK] candidate of every filled query, for one model.
 
-The work per model: derive each option's token(s) at the mask from the tokenizer
-(:mod:`assoc.mlm.words`), handle out-of-vocabulary options (NaN, FMAT's temporary
+The work per model: derive each candidate's token(s) at the mask from the tokenizer
+(:mod:`assoc.mlm.words`), handle out-of-vocabulary [MASK] candidates (NaN, FMAT's temporary
 tokens, or exact multi-token chains), collect one engine request per unique token
 sequence, reuse cached results, compute the rest in chunks (each chunk is written to
 the cache atomically, so an interrupted run resumes) and assemble table rows.
@@ -23,7 +23,7 @@ CACHE_VERSION = 1
 CHUNK = 512  # sequences per engine call and per cache pack
 
 
-#: One value to compute: a filled query, a mask group and one option word (shared with pll).
+#: One value to compute: a filled query, a mask group and one candidate word (shared with pll).
 Item = MaskItem
 
 
@@ -50,28 +50,28 @@ def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], wor
     """Refuse token overrides that would be silently unused.
 
     Refuse overrides that would be silently unused: a model key that is not one of ``models``
-    (e.g. misspelt, or a different model) or a word that is no option of the stimuli.
+    (e.g. misspelt, or a different model) or a word that is no [MASK] candidate of the stimuli.
     """
     from assoc.errors import OptionError
 
     for key, value in (tokens or {}).items():
         if isinstance(value, Mapping):
             if not any(same_model(key, m) for m in models):
-                raise OptionError(f"option 'tokens': {key!r} is not one of the models being scored "
+                raise OptionError(f"option 'token_overrides': {key!r} is not one of the models being scored "
                                   f"({', '.join(map(repr, models))}); write {{model: {{word: token}}}} with the "
                                   "model exactly as given to models=/--model, or {word: token} for every model")
             unknown = [str(w) for w in value if str(w) not in words]
         else:
             unknown = [str(key)] if str(key) not in words else []
         if unknown:
-            raise OptionError(f"option 'tokens': {', '.join(map(repr, unknown))} is not a [MASK] option of the "
-                              "stimuli (overrides are keyed by the option word as written, case included)")
+            raise OptionError(f"option 'token_overrides': {', '.join(map(repr, unknown))} is not a [MASK] candidate "
+                              "of the stimuli (overrides are keyed by the candidate word as written, case included)")
 
 
 def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
-    """Explicit option -> token overrides for ``model``.
+    """Explicit candidate -> token overrides for ``model``.
 
-    Explicit option -> token overrides for ``model``: global ``{word: token}`` entries plus
+    Explicit candidate -> token overrides for ``model``: global ``{word: token}`` entries plus
     ``{model: {word: token}}`` entries for this model.
     """
     out: dict[str, str] = {}
@@ -175,7 +175,7 @@ def _compute(lm: Any, wanted: Mapping[tuple[tuple[int, ...], int], set[int]], na
 
 
 def warn_about_tokens(model: str, missing: Iterable[str], merged: Iterable[str], oov: str) -> None:
-    """Warn about option words of ``model`` that tokenize badly, saying how ``oov`` handled them.
+    """Warn about candidate words of ``model`` that tokenize badly, saying how ``oov`` handled them.
 
     ``missing``: words that are not single tokens of the vocabulary; ``merged``: words that merge
     with their neighbours when filled in.
@@ -185,9 +185,9 @@ def warn_about_tokens(model: str, missing: Iterable[str], merged: Iterable[str],
         handled = {"nan": "their values are NaN (choose oov='add_tokens' or oov='multi_token' to score them)",
                    "add_tokens": "they were added as temporary tokens (FMAT add.tokens; see docs/fmat.md)",
                    "multi_token": "they were scored exactly as token sequences (oov='multi_token')"}[oov]
-        warnings.warn(f"model {model!r}: {len(missing)} option word(s) are not single tokens of its "
+        warnings.warn(f"model {model!r}: {len(missing)} candidate word(s) are not single tokens of its "
                       f"vocabulary: {', '.join(missing)}; {handled}", OutOfVocabularyWarning, stacklevel=3)
     if merged:
-        warnings.warn(f"model {model!r}: option word(s) {', '.join(merged)} change the tokens next to the mask "
+        warnings.warn(f"model {model!r}: candidate word(s) {', '.join(merged)} change the tokens next to the mask "
                       "when filled in (e.g. no space before or after [MASK]); check these queries",
                       OutOfVocabularyWarning, stacklevel=3)

@@ -5,7 +5,7 @@ the FMAT R manual). Each query of a study is one design named ``<study>-<query i
 ("2A-Q1", "3A-Q1", "4A-Q3"); ``bao2024:2A`` selects every design of study 2A.
 Studies 1A, 1B and 1C are listed but their target items (50 occupations, 50 names,
 3,644 names) are not printed in the paper: selecting them raises a clear error and
-no items are invented. Study 4's [MASK] options are the year tokens 1800-2019.
+no items are invented. Study 4's [MASK] candidates are the year tokens 1800-2019.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _groups(value: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _study_mask(study: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Study-level mask options; Study 2 nests them by relation (attitudinal/nonattitudinal)."""
+    """Study-level [MASK] candidates; Study 2 nests them by relation (attitudinal/nonattitudinal)."""
     options = study.get("mask_options")
     if options is None:
         return None

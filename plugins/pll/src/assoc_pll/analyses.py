@@ -60,13 +60,14 @@ class PosteriorAnalysis(Analysis):
 
     P(V|C) = P(C|V) P(V) / sum_V' P(C|V') P(V') over the variants of each design
     (Watson et al., 2023, Eq. 1), with log P(C|V) the context PLL of a ``pll`` table
-    (``tokens=context``) and P(V) = f(V) / sum_V' f(V') a frequency prior; optionally
+    (``tokens_scored=context``) and P(V) = f(V) / sum_V' f(V') a frequency prior; optionally
     averaged over fillers (Watson et al. average over the 50 states).
     """
 
     name = "posterior"
+    estimate_column = "posterior"
     description = ("Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
-                   "table (tokens=context) and a frequency prior (Watson et al. 2023)")
+                   "table (tokens_scored=context) and a frequency prior (Watson et al. 2023)")
     citation = WATSON
     options = PRIOR_OPTIONS
 
@@ -88,6 +89,7 @@ class LoglikAnalysis(Analysis):
     """
 
     name = "loglik"
+    estimate_column = "mean_loglik"
     description = ("Average log-likelihood of human choices (CSV of counts or proportions per variant and "
                    "condition) under P(V|C), per participant group (Watson et al. 2023, Tables 1 and 5)")
     citation = WATSON

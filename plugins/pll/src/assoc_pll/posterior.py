@@ -6,7 +6,7 @@ and the variants V of one set (firewoman / fireman / firefighter):
     P(V|C) = P(C|V) P(V) / sum_{V'} P(C|V') P(V')                 (Watson et al., 2023, Eq. 1)
 
 with log P(C|V) the PLL of the context tokens of the sentence that contains V
-(the ``pll`` scorer with ``tokens="context"``) and P(V) a frequency prior
+(the ``pll`` scorer with ``tokens_scored="context"``) and P(V) a frequency prior
 (:mod:`assoc_pll.prior`). The posterior is computed in log space
 (log-sum-exp), so PLLs of -80 do not underflow. It may then be averaged over
 the fillers of a role (Watson et al. average over the 50 U.S. states).
@@ -67,7 +67,7 @@ def bayes_posterior(log_likelihoods: Sequence[float], priors: Sequence[float]) -
 def _condition_frame(table: pd.DataFrame) -> pd.DataFrame:
     """The table with the option-carrying role blanked, so rows of one condition share a key.
 
-    Under the role rule of :meth:`assoc.stimuli.Filling.roles`, the [MASK] option
+    Under the role rule of :meth:`assoc.stimuli.Filling.roles`, the [MASK] candidate
     may sit in the target or attribute columns; it is part of V, not of C.
     """
     missing = [c for c in ("design", "mask_group", "mask") if c not in table.columns]
@@ -90,7 +90,7 @@ def posterior_table(
     floor: float = DEFAULT_FLOOR,
     average_over: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """P(V|C) for every variant and condition of a ``pll`` table (``tokens="context"``).
+    """P(V|C) for every variant and condition of a ``pll`` table (``tokens_scored="context"``).
 
     ``average_over``: roles (``"target"``, ``"attribute"``) whose fillers the posterior
     is averaged over, within each group (Watson et al.: ``["attribute"]``, the states),
@@ -109,7 +109,7 @@ def posterior_table(
         bad = sorted(set(rows["tokens_scored"]) - {"context"})
         if bad:
             raise DataError(
-                f"the posterior P(V|C) needs PLLs of the context tokens only (pll option tokens='context'); "
+                f"the posterior P(V|C) needs PLLs of the context tokens only (pll option tokens_scored='context'); "
                 f"this table scored {', '.join(map(repr, bad))} tokens, which would count the variant's own "
                 "tokens as evidence")
     if rows["value"].isna().any():
@@ -126,7 +126,7 @@ def posterior_table(
         if len(variants) < 2:
             raise DataError(f"design {design!r}, model {model!r} has only one variant "
                             f"({', '.join(repr(v) for _, v in variants)}); P(V|C) compares the variants of a set, "
-                            "so a set needs at least two [MASK] options")
+                            "so a set needs at least two [MASK] candidates")
         priors = prior_probabilities(freqs[v].frequency for _, v in variants)
         for key, condition in per_design.groupby(keys, sort=False):
             found = list(zip(condition["mask_group"], condition["mask"]))
@@ -167,9 +167,10 @@ def posterior_table(
 
 
 def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """Read human choices from a CSV file or a data frame.
+    """Read human choices from a table file or a data frame.
 
-    Human choices from a CSV (or data frame): columns ``design``, ``mask`` (the chosen
+    Human choices from a table file (.csv, .tsv, .parquet, .jsonl: :func:`assoc.table.read_data_file`)
+    or a data frame: columns ``design``, ``mask`` (the chosen
     variant), optional ``group`` (participant group), condition columns among
     target_group/target/attribute_group/attribute, and ``count`` or ``proportion``
     (neither: each row is one observation).
@@ -182,7 +183,9 @@ def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"choices file not found: {path}")
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        from assoc.table import read_data_file
+
+        frame = read_data_file(path, what="choices", all_text=True)
     for column in ("design", "mask"):
         if column not in frame.columns:
             raise DataError(f"the choices need a {column!r} column (has {', '.join(frame.columns)})")

@@ -20,7 +20,6 @@ frequency of the variant. Three sources of f are offered:
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -62,7 +61,10 @@ def wordfreq_frequencies(variants: Iterable[str], lang: str = "en",
 
 
 def read_counts(source: str | Path | Mapping[str, Any]) -> dict[str, float]:
-    """Counts per variant from a mapping or a CSV file with columns ``variant`` and ``count``."""
+    """Counts per variant from a mapping or a table file with columns ``variant`` and ``count``.
+
+    Files are read by :func:`assoc.table.read_data_file` (.csv, .tsv, .parquet, .jsonl).
+    """
     if isinstance(source, Mapping):
         items = list(source.items())
         where = "prior counts"
@@ -70,13 +72,14 @@ def read_counts(source: str | Path | Mapping[str, Any]) -> dict[str, float]:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"prior counts file not found: {path}")
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            fields = set(reader.fieldnames or ())
-            if not {"variant", "count"} <= fields:
-                raise DataError(f"prior counts file {path} needs columns 'variant' and 'count' "
-                                f"(has {', '.join(sorted(fields)) or 'none'})")
-            items = [(row["variant"], row["count"]) for row in reader]
+        from assoc.table import read_data_file
+
+        frame = read_data_file(path, what="prior counts", all_text=True)
+        fields = set(map(str, frame.columns))
+        if not {"variant", "count"} <= fields:
+            raise DataError(f"prior counts file {path} needs columns 'variant' and 'count' "
+                            f"(has {', '.join(sorted(fields)) or 'none'})")
+        items = list(zip(frame["variant"], frame["count"]))
         where = str(path)
     counts: dict[str, float] = {}
     for variant, count in items:

@@ -60,7 +60,7 @@ class PLLScorer(MaskedLMScorer):
     """
 
     name = "pll"
-    description = ("Pseudo-log-likelihood of each sentence with [MASK] filled by each option (masked LMs; "
+    description = ("Pseudo-log-likelihood of each sentence with [MASK] filled by each candidate (masked LMs; "
                    "whole sentence, or the context given the option)")
     citation = CITATION
     measure = "pll"
@@ -83,8 +83,10 @@ class PLLScorer(MaskedLMScorer):
     options = (
         Option("metric", str, "original", "masking metric: 'original' masks one token at a time; 'word_l2r' "
                "also masks the later sub-tokens of the same word", choices=METRICS),
-        Option("tokens", str, "all", "tokens to score: 'all', 'context' (exclude the variant's tokens: log "
-               "P(C|V), as Nangia et al. 2020 and Watson et al. 2023) or 'variant'", choices=TOKEN_SELECTIONS),
+        Option("tokens_scored", str, "all", "tokens to score: 'all', 'context' (exclude the variant's tokens: log "
+               "P(C|V), as Nangia et al. 2020 and Watson et al. 2023) or 'variant' (the output column of the same "
+               "name)",
+               choices=TOKEN_SELECTIONS, renamed_from=("tokens",)),
         Option("reduction", str, "sum", "the value column: 'sum' (the PLL) or 'mean' (PLL per scored token)",
                choices=("sum", "mean")),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
@@ -115,7 +117,7 @@ class PLLScorer(MaskedLMScorer):
         items = sentence_rows(decode_items(unit.payload))
         results = score_sentences(
             state.lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
-            metric=p["metric"], tokens=p["tokens"], max_tokens=p["max_tokens"], cache=state.cache)
+            metric=p["metric"], tokens=p["tokens_scored"], max_tokens=p["max_tokens"], cache=state.cache)
         records = []
         for item, result in zip(items, results, strict=True):
             row = {"model": unit.model, **item["row"], "measure": self.measure,

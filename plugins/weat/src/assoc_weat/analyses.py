@@ -20,6 +20,8 @@ CALISKAN = ("Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Semantics deri
 TONEY = ("Toney, A., & Caliskan, A. (2021). ValNorm quantifies semantics to reveal consistent valence biases across "
          "languages and over centuries. Proceedings of the 2021 Conference on Empirical Methods in Natural Language "
          "Processing (EMNLP 2021).")
+#: Former values of the ``sd`` option, now ``ddof`` (the vocabulary of ``effect_size``: ``sd`` names the
+#: denominator, always the SD of all values here, and ``ddof`` the estimator).
 SD_DDOF = {"sample": 1, "population": 0}
 
 
@@ -27,8 +29,8 @@ _GROUP_OPTIONS = (
     Option("a", str, None, "attribute group A (default: the first of exactly two attribute groups)"),
     Option("b", str, None, "attribute group B (default: the second)"),
     Option("by", list, None, "columns giving one result each (default: scorer, model, measure, design when present)"),
-    Option("sd", str, "sample", "standard deviation in the denominator: sample (n-1) or population (n)",
-           choices=tuple(SD_DDOF)),
+    Option("ddof", int, 1, "SD of all values in the denominator: 1 = sample SD (n-1, Caliskan et al.), "
+           "0 = population SD (n)", choices=(0, 1), renamed_from=("sd",), renamed_values=tuple(SD_DDOF.items())),
 )
 
 
@@ -36,6 +38,7 @@ class WEATAnalysis(Analysis):
     """The WEAT test statistic, effect size d and permutation p-value (Caliskan et al., 2017)."""
 
     name = "weat"
+    estimate_column = "effect_size"
     description = ("WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
                    "(any association table).")
     citation = CALISKAN
@@ -66,7 +69,8 @@ class WEATAnalysis(Analysis):
             "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
             check=non_negative,
         ),
-        Option("level", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
+        Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level,
+               renamed_from=("level",)),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -83,21 +87,21 @@ class WEATAnalysis(Analysis):
             x, y = pick_groups(unit, "target", p["x"], p["y"])
             a, b = pick_groups(unit, "attribute", p["a"], p["b"])
             result = weat(unit.block(x, a), unit.block(x, b), unit.block(y, a), unit.block(y, b),
-                          ddof=SD_DDOF[p["sd"]], alternative=p["alternative"], exact_limit=p["exact_limit"],
+                          ddof=p["ddof"], alternative=p["alternative"], exact_limit=p["exact_limit"],
                           n_resamples=p["n_resamples"], seed=p["seed"], n_bootstrap=p["n_bootstrap"],
-                          level=p["level"])
+                          level=p["confidence"])
             rows.append({
                 **unit.key, "x": x, "y": y, "a": a, "b": b,
                 "n_x": result.n_x, "n_y": result.n_y, "n_a": unit.count("attribute", a),
                 "n_b": unit.count("attribute", b),
-                "statistic": result.statistic, "effect_size": result.effect_size, "sd": result.sd,
+                "statistic": result.statistic, "effect_size": result.effect_size, "sd": "all", "ddof": p["ddof"],
                 "mean_s_x": result.mean_x, "mean_s_y": result.mean_y,
                 "p_value": result.p_value, "alternative": result.alternative, "p_method": result.p_method,
                 "n_permutations": result.n_permutations,
                 "seed": p["seed"] if result.p_method == "sampled" or p["n_bootstrap"] else None,
                 "ci_low": result.ci.low if result.ci else float("nan"),
                 "ci_high": result.ci.high if result.ci else float("nan"),
-                "ci_level": p["level"] if result.ci else float("nan"),
+                "confidence": p["confidence"] if result.ci else float("nan"),
                 "n_bootstrap": p["n_bootstrap"],
                 "dropped": ", ".join(unit.dropped),
             })
@@ -108,6 +112,7 @@ class WEFATAnalysis(Analysis):
     """WEFAT: the per-word association score s(w, A, B) / SD and its permutation p-value."""
 
     name = "wefat"
+    estimate_column = "effect_size"
     description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
     citation = CALISKAN + " ValNorm p-value: " + TONEY
     options = (
@@ -152,14 +157,15 @@ class WEFATAnalysis(Analysis):
             values = unit.matrix.to_numpy()
             result = wefat(values[np.ix_(rows, np.flatnonzero(unit.columns(a)))],
                            values[np.ix_(rows, np.flatnonzero(unit.columns(b)))],
-                           ddof=SD_DDOF[p["sd"]], alternative=p["alternative"], p_method=p["p_method"],
+                           ddof=p["ddof"], alternative=p["alternative"], p_method=p["p_method"],
                            exact_limit=p["exact_limit"], n_resamples=p["n_resamples"], seed=p["seed"])
             index = unit.matrix.index[rows]
             frame = pd.DataFrame({
                 **{k: [v] * len(rows) for k, v in unit.key.items()},
                 "target_group": index.get_level_values(0), "target": index.get_level_values(1),
                 "a": a, "b": b, "n_a": result.n_a, "n_b": result.n_b,
-                "association": result.association, "effect_size": result.effect_size, "sd": result.sd,
+                "association": result.association, "effect_size": result.effect_size, "sd": "all",
+                "ddof": p["ddof"],
                 "p_value": result.p_value, "alternative": result.alternative, "p_method": result.p_method,
                 "n_permutations": result.n_permutations,
             })
@@ -170,6 +176,7 @@ class ValNormAnalysis(Analysis):
     """ValNorm: Pearson correlation of WEFAT valence scores with human valence norms."""
 
     name = "valnorm"
+    estimate_column = "r"
     description = ("ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human "
                    "valence norms.")
     citation = TONEY
@@ -179,7 +186,8 @@ class ValNormAnalysis(Analysis):
         *_GROUP_OPTIONS,
         Option("method", str, "pearson", "correlation: pearson (as ValNorm) or spearman",
                choices=("pearson", "spearman")),
-        Option("level", float, 0.95, "confidence level of the Fisher-z interval", check=confidence_level),
+        Option("confidence", float, 0.95, "confidence level of the Fisher-z interval", check=confidence_level,
+               renamed_from=("level",)),
         Option("case", str, "exact", "match target words to norm words exactly or after lowercasing both",
                choices=("exact", "lower")),
     )
@@ -198,7 +206,8 @@ class ValNormAnalysis(Analysis):
         norms = load_norms(p["norms"])
         lookup = norms.values if p["case"] == "exact" else _lowercased(norms.values, norms.source)
         # WEFAT p-values are not needed for the correlation: the normal approximation is cheap.
-        wefat = WEFATAnalysis(targets=p["targets"], a=p["a"], b=p["b"], by=p["by"], sd=p["sd"], p_method="normal")
+        wefat = WEFATAnalysis(targets=p["targets"], a=p["a"], b=p["b"], by=p["by"], ddof=p["ddof"],
+                              p_method="normal")
         rows = []
         for unit, frame in wefat._per_unit(table):
             words = frame["target"] if p["case"] == "exact" else frame["target"].str.lower()
@@ -214,11 +223,11 @@ class ValNormAnalysis(Analysis):
                                 f"defined WEFAT score ({int(rated.sum())} have norms, {undefined} of them an "
                                 "undefined score: SD 0 over A ∪ B); a correlation needs at least 4")
             result = correlation(scores.loc[found, "effect_size"].to_numpy(), human[found].to_numpy(dtype=float),
-                                 method=p["method"], confidence=p["level"])
+                                 method=p["method"], confidence=p["confidence"])
             rows.append({
-                **unit.key, "a": frame["a"].iloc[0], "b": frame["b"].iloc[0], "sd": frame["sd"].iloc[0],
+                **unit.key, "a": frame["a"].iloc[0], "b": frame["b"].iloc[0], "ddof": p["ddof"],
                 "method": result.method, "r": result.r, "ci_low": result.ci_low, "ci_high": result.ci_high,
-                "ci_level": result.confidence, "p_value": result.p_value, "n": result.n,
+                "confidence": result.confidence, "p_value": result.p_value, "n": result.n,
                 "n_targets": len(scores), "n_undefined": undefined, "n_norms": len(norms), "norms": norms.source,
                 "dropped": ", ".join(unit.dropped),
             })

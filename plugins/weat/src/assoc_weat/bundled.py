@@ -81,12 +81,18 @@ class PublishedWEAT:
 
 
 def published_caliskan() -> list[PublishedWEAT]:
-    """Original IAT findings and Caliskan et al.'s GloVe 840B / word2vec d, as quoted in Bao (2024)."""
+    """Original IAT findings and Caliskan et al.'s published WEAT d values for the ten tests.
+
+    GloVe 840B d: Caliskan, Bryson & Narayanan (2017), Table 1, for all ten tests. word2vec d and
+    the GloVe significance stars: as quoted in Bao (2024), Tables 6-7 (seven tests; None elsewhere).
+    """
     out = []
     for test in _caliskan_data()["tests"]:
         quoted = test.get("caliskan2017_effect_sizes_as_quoted_in_bao2024") or {}
+        table1 = test.get("caliskan2017_table1") or {}
         iat = test.get("original_iat_finding") or {}
-        out.append(PublishedWEAT(test["id"], test["name"], iat.get("d"), iat.get("p"), quoted.get("weat_glove_d"),
+        glove_d = table1.get("weat_glove840b_d", quoted.get("weat_glove_d"))
+        out.append(PublishedWEAT(test["id"], test["name"], iat.get("d"), iat.get("p"), glove_d,
                                  quoted.get("weat_glove_significance"), quoted.get("weat_word2vec_d")))
     return out
 

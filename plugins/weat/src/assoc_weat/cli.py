@@ -39,7 +39,9 @@ def caliskan_table(model: str = "glove-6b-50d", *, sd: str = "sample", tests: li
         warnings.simplefilter("always")
         table = assoc.score("weat", stimuli, [model], progress=False, **(scorer_options or {}))
     missing = {str(w.message) for w in caught}
-    result = assoc.analyze("weat", table, sd=sd, seed=seed)
+    from .analyses import SD_DDOF
+
+    result = assoc.analyze("weat", table, ddof=SD_DDOF[sd], seed=seed)
     published = {p.test: p for p in published_caliskan()}
     rows = []
     for _, row in result.iterrows():
@@ -47,7 +49,7 @@ def caliskan_table(model: str = "glove-6b-50d", *, sd: str = "sample", tests: li
         rows.append({
             "test": row["design"], "model": row["model"], "X": row["x"], "Y": row["y"], "A": row["a"],
             "B": row["b"], "n": f"{row['n_x']}x{row['n_y']} / {row['n_a']}x{row['n_b']}",
-            "d": row["effect_size"], "sd": row["sd"], "p": row["p_value"], "alternative": row["alternative"],
+            "d": row["effect_size"], "sd": sd, "p": row["p_value"], "alternative": row["alternative"],
             "p_method": row["p_method"], "seed": row["seed"],
             "published_glove840b_d": pub.glove_d if pub else None,
             "published_word2vec_d": pub.word2vec_d if pub else None,
@@ -74,8 +76,9 @@ def caliskan_command(model: str, sd: str, tests: str | None, seed: int, options:
                      out: str | None, markdown: bool) -> None:
     """Run the ten Caliskan (2017) WEATs; print d and p next to the published values.
 
-    Published d values are Caliskan et al.'s GloVe 840B (Common Crawl, cased) and
-    word2vec results, as quoted by Bao (2024); other embeddings will differ.
+    Published d values: Caliskan et al.'s GloVe 840B (Common Crawl, cased) results from their
+    Table 1 (all ten tests), and word2vec results as quoted by Bao (2024) (seven tests); other
+    embeddings will differ.
     """
     from assoc.options import parse_cli_options
     from assoc.table import write_table
@@ -183,6 +186,8 @@ def run_valnorm(norms: str, model: str, *, language: str = "en", sd: str = "samp
         if len(lost) / len(words) > limit:
             raise DataError(f"attribute group {group!r} lost {len(lost)} of {len(words)} words in {model!r} "
                             f"({', '.join(lost)}), more than max_missing={limit:.0%}")
-    summary = assoc.analyze("valnorm", table, norms=norms, sd=sd, a="pleasant", b="unpleasant")
-    scores = assoc.analyze("wefat", table, sd=sd, a="pleasant", b="unpleasant", p_method="normal")
+    from .analyses import SD_DDOF
+
+    summary = assoc.analyze("valnorm", table, norms=norms, ddof=SD_DDOF[sd], a="pleasant", b="unpleasant")
+    scores = assoc.analyze("wefat", table, ddof=SD_DDOF[sd], a="pleasant", b="unpleasant", p_method="normal")
     return summary, scores

