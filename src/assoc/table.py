@@ -200,7 +200,8 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
             sep = "\t" if suffix == ".tsv" else ","
             if all_text:
                 return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-            return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"])
+            return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"],
+                               float_precision="round_trip")  # exact floats under pandas 2 as under pandas 3
         if suffix in {".parquet", ".pq"}:
             return pd.read_parquet(path)
         # .jsonl: one object per line; .json: one array of row objects
@@ -493,8 +494,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
             provenance = _read_sidecar(path)
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
+            # round_trip: pandas 2's default float parser can be off by one ulp (pandas 3's is exact)
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
-                                dtype=text)
+                                dtype=text, float_precision="round_trip")
         elif fmt == "json":
             frame = _read_json(path)
         else:
