@@ -86,6 +86,13 @@ def test_differentiability_bad_input():
         assoc.analyze("differentiability", wide[["target", "valence"]])
     with pytest.raises(DataError, match="needs more than 4"):
         assoc.analyze("differentiability", wide.head(4), dimensions=["warmth"], random=[])
+    # one scorer with too few coded terms: NaN R^2 and a warning naming it; the other scorer is fitted
+    two = pd.concat([wide, wide.head(3).assign(scorer="sbert_topwords")], ignore_index=True)
+    with pytest.warns(RuntimeWarning, match="scorer=sbert_topwords, model=m, warmth: differentiability: 3 term"):
+        out = assoc.analyze("differentiability", two, dimensions=["warmth"], random=[])
+    r2 = out[out.term == "marginal"].set_index("scorer")
+    assert math.isnan(r2.loc["sbert_topwords", "estimate"]) and r2.loc["sbert_topwords", "n_terms"] == 3
+    assert r2.loc["chat_listing", "estimate"] > 0
 
 
 def test_nested_valence_models_chi2_and_aic_by_hand():
@@ -166,3 +173,21 @@ def test_correlation_table_by_hand():
         assoc.analyze("correlation_table", wide, second=human, y=["bdy"])
     with pytest.raises(DataError, match="no 'target' of the table matches"):
         assoc.analyze("correlation_table", wide, second=human.assign(target="zz" + human["target"]))
+
+
+def test_nested_valence_models_without_a_random_factor_are_ols():
+    wide = coded_terms(seed=12)
+    out = assoc.analyze("valence_models", wide, valence="valence", random=[])
+    f1 = "valence ~ warmth_direction + competence_direction"
+    f2 = f1 + " + warmth_representativeness + competence_representativeness"
+    small, big = smf.ols(f1, wide).fit(), smf.ols(f2, wide).fit()
+    chi2, p, df = big.compare_lr_test(small)  # statsmodels' own likelihood-ratio test
+    row = out[(out.kind == "comparison") & (out.step == 2)].iloc[0]
+    assert row["chi2"] == pytest.approx(chi2, rel=1e-10) and row["p_value"] == pytest.approx(p, rel=1e-10)
+    assert row["df"] == df == 2
+    # R's AIC counts the residual variance: statsmodels' aic + 2
+    fits = out[out.kind == "fit"].set_index(["step", "term"])["estimate"]
+    assert fits[2, "AIC"] == pytest.approx(big.aic + 2, rel=1e-12)
+    assert fits[2, "r2_marginal"] == pytest.approx(big.rsquared, rel=1e-12)
+    t = out[(out.kind == "fixed") & (out.step == 1)].set_index("term")["statistic"]
+    assert t["warmth_direction"] == pytest.approx(small.tvalues["warmth_direction"], rel=1e-10)

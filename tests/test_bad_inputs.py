@@ -190,3 +190,17 @@ def test_a_row_wise_test_counts_the_work_of_every_row():
     values = np.random.default_rng(0).normal(size=(2_000, 40))
     with pytest.raises(OptionError, match=r"n_resamples=10,000,000 over 80,000 values"):
         rowwise_permutation_test(values, 20, exact_limit=0, n_resamples=10**7)
+
+
+def test_corrupt_provenance_in_a_parquet_file_warns_and_keeps_the_table(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = assoc.score("char_ngram", {"target": {"T": ["ant"]}, "attribute": {"A": ["antler"]}})
+    table.attrs.clear()  # pandas would store attrs in its own metadata too
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), b"assoc": b"{broken"})
+    pq.write_table(arrow, tmp_path / "t.parquet")
+    with pytest.warns(UserWarning, match=r"provenance in .*t\.parquet is not valid JSON"):
+        back = read_table(tmp_path / "t.parquet")
+    assert back["value"].tolist() == table["value"].tolist() and back.attrs == {}

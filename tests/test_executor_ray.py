@@ -87,10 +87,8 @@ def assert_same_table(local, remote):
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}),
                                              ("pll", {"per_token": True})])
-def test_masked_lm_studies_give_the_local_table(ray_session, tiny, monkeypatch, scorer, options):
-    from assoc.mlm.scorer import MaskedLMScorer
-
-    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 3)  # 3 units per model: both workers busy
+def test_masked_lm_studies_give_the_local_table(ray_session, tiny, scorer, options):
+    options = {**options, "unit_size": 3}  # 3 units per model: both workers busy
     local = assoc.score(scorer, STIMULI, tiny, cache=False, **options)
     remote = assoc.score(scorer, STIMULI, tiny, cache=False, executor="ray", **options)
     assert remote.attrs["assoc"]["executor"]["units"] == 6

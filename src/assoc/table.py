@@ -109,10 +109,9 @@ def _text_as_object(frame: pd.DataFrame) -> None:
         series = frame[column]
         if ptypes.is_string_dtype(series) and not ptypes.is_object_dtype(series):
             frame[column] = series.astype(object).where(series.notna(), np.nan)
-        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS:
-            is_none = series.map(lambda v: v is None).to_numpy(dtype=bool)
-            if is_none.any():
-                frame[column] = series.where(~is_none, np.nan)
+        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS and series.isna().any():
+            # isna() is vectorised; only a column with missing cells is scanned for None
+            frame[column] = series.where(series.notna(), np.nan)
 
 
 def _numeric_values(values: pd.Series, where: str) -> pd.Series:
@@ -488,7 +487,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
             arrow = pq.read_table(path)
             raw = (arrow.schema.metadata or {}).get(PROVENANCE_KEY.encode())
             if raw:
-                provenance = json.loads(raw)
+                provenance = _parse_provenance(raw, f"the provenance in {path}", path)
             frame = arrow.to_pandas()
         elif fmt == "csv":
             provenance = _read_sidecar(path)
@@ -529,15 +528,28 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     if not sidecar.is_file():
         return {}
     try:
-        data = json.loads(sidecar.read_text(encoding="utf-8-sig"))
-    except (ValueError, OSError) as exc:
+        raw = sidecar.read_bytes()
+    except OSError as exc:
+        warnings.warn(f"cannot read {sidecar} ({exc}); reading {path.name} without provenance", UserWarning,
+                      stacklevel=3)
+        return {}
+    return _parse_provenance(raw, str(sidecar), path)
+
+
+def _parse_provenance(raw: bytes, what: str, path: Path) -> dict[str, Any]:
+    """A provenance record from JSON bytes; warn and return {} when it is not one."""
+    import warnings
+
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        warnings.warn(f"{sidecar} is not valid JSON ({reason}); reading {path.name} without provenance",
-                      UserWarning, stacklevel=3)
+        warnings.warn(f"{what} is not valid JSON ({reason}); reading {path.name} without provenance",
+                      UserWarning, stacklevel=4)
         return {}
     if not isinstance(data, dict):
-        warnings.warn(f"{sidecar} does not hold a provenance record (a JSON object); reading {path.name} without "
-                      "provenance", UserWarning, stacklevel=3)
+        warnings.warn(f"{what} does not hold a provenance record (a JSON object); reading {path.name} without "
+                      "provenance", UserWarning, stacklevel=4)
         return {}
     return data
 

@@ -375,3 +375,14 @@ def test_no_quota_and_very_long_retry_after_stop_at_once(server):
     with pytest.raises(ChatServiceError, match="asks to wait 3600 s"):
         score(server, concurrency=1)
     assert len(server.chat_requests()) == 1
+
+
+def test_rating_without_a_number_is_nan_with_a_warning(server):
+    server.replies["who are nurses"] = "Mostly positively, I would say."
+    with pytest.warns(UserWarning, match="1 rating repl.y/ies. without a number on the scale"):
+        table = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, task="rating", **FAST)
+    row = table.set_index("target").loc["nurses"]
+    assert math.isnan(row["value"]) and row["rating_status"] == "no_number"
+    assert row["raw_reply"] == "Mostly positively, I would say."
+    assert table["value"].notna().sum() == 4
+    assert table.attrs["assoc"]["run"]["rating_problems"][0]["target"] == "nurses"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import assoc
-from assoc.mlm.scorer import MaskedLMScorer, decode_items, encode_items
+from assoc.mlm.scorer import decode_items, encode_items
 from assoc.mlm.words import OutOfVocabularyWarning
 from assoc.stimuli import Stimuli
 
@@ -29,11 +29,10 @@ def test_payload_round_trip_keeps_every_item_in_order():
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}), ("pll", {}),
                                              ("pll", {"tokens_scored": "context", "per_token": True})])
-def test_one_filling_per_unit_gives_the_same_table(tiny_models, monkeypatch, scorer, options):
+def test_one_filling_per_unit_gives_the_same_table(tiny_models, scorer, options):
     models = [tiny_models["roberta"], tiny_models["bert"]]
     whole = assoc.score(scorer, STIMULI, models, cache=False, **options)
-    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 1)
-    split = assoc.score(scorer, STIMULI, models, cache=False, **options)
+    split = assoc.score(scorer, STIMULI, models, cache=False, unit_size=1, **options)
     assert split.attrs["assoc"]["executor"]["units"] == 2 * 5 > whole.attrs["assoc"]["executor"]["units"] == 2
     floats = [c for c in whole.columns if whole[c].dtype == float or c == "token_log_probs"]
     assert split.drop(columns=floats).equals(whole.drop(columns=floats)) and list(split.columns) == list(whole.columns)
@@ -45,10 +44,9 @@ def test_one_filling_per_unit_gives_the_same_table(tiny_models, monkeypatch, sco
             np.testing.assert_allclose(split[column], whole[column], rtol=0, atol=1e-5)
 
 
-def test_add_tokens_scores_each_model_in_one_unit(tiny_models, monkeypatch):
-    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 1)
+def test_add_tokens_scores_each_model_in_one_unit(tiny_models):
     with pytest.warns(OutOfVocabularyWarning, match="temporary tokens"):
-        table = assoc.score("fmat", STIMULI, [tiny_models["roberta"]], cache=False, oov="add_tokens")
+        table = assoc.score("fmat", STIMULI, [tiny_models["roberta"]], cache=False, oov="add_tokens", unit_size=1)
     assert table.attrs["assoc"]["executor"]["units"] == 1
 
 
@@ -65,11 +63,10 @@ def test_cached_units_load_no_model(tiny_models, monkeypatch):
     assert again.equals(first)
 
 
-def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models, monkeypatch):
-    monkeypatch.setattr(MaskedLMScorer, "fillings_per_unit", 1)
+def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models):
     stimuli = {"queries": ["[MASK] is here.", "Then [MASK] left."], "mask": {"a": ["woman", "man"]}}
     with pytest.warns(OutOfVocabularyWarning) as caught:
-        table = assoc.score("fmat", stimuli, [tiny_models["roberta"]], cache=False)
+        table = assoc.score("fmat", stimuli, [tiny_models["roberta"]], cache=False, unit_size=1)
     oov = [str(w.message) for w in caught if "not single tokens" in str(w.message)]
     assert len(oov) == 1 and "woman" in oov[0]  # "woman" at the sentence start only, in one of two units
     assert table["oov"].sum() == 1

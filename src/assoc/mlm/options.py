@@ -39,5 +39,8 @@ MODEL_OPTIONS: tuple[Option, ...] = (
     Option("dtype", str, "float32", "weights' precision; float16/bfloat16 are faster on GPUs but change "
            "log probabilities in the 3rd-4th digit (see docs/fmat.md)", choices=DTYPES),
     Option("revision", str, None, "Hugging Face revision (branch, tag or commit) of every model"),
+    Option("unit_size", int, 512, "filled queries per work unit: the grain of progress, resuming and scheduling "
+           "on an executor (raise it on GPUs, where 512 queries take milliseconds; see docs/scale.md)",
+           check=positive),
     *CACHE_OPTIONS,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from assoc.scorer import Scorer
 from assoc.stimuli import Filling, MaskItem
@@ -76,10 +76,6 @@ class MaskedLMScorer(Scorer):
     engine's :class:`~assoc.cache.ResultCache`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
     """
 
-    #: Filled queries per work unit: large enough that a unit's engine calls fill batches and the
-    #: per-unit cost (a task, a cache pack) is small, small enough for progress, balance and resuming.
-    fillings_per_unit: ClassVar[int] = 512
-
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
         """Raise :class:`~assoc.errors.StimuliError` or :class:`~assoc.errors.OptionError` for bad items.
 
@@ -87,8 +83,13 @@ class MaskedLMScorer(Scorer):
         """
 
     def unit_fillings(self) -> int:
-        """Filled queries per unit for this scorer's options (default :attr:`fillings_per_unit`)."""
-        return self.fillings_per_unit
+        """Filled queries per unit: the ``unit_size`` option.
+
+        The default, 512, is large enough that a unit's engine calls fill their batches on a CPU and
+        the per-unit cost (a Ray call, a cache pack) is small, and small enough for progress, load
+        balance and resuming; on GPUs a unit of 512 short queries takes milliseconds (docs/scale.md).
+        """
+        return int(self.params["unit_size"])
 
     def unit_resources(self) -> dict[str, float]:
         """What one worker needs: a GPU when the device is CUDA, else one CPU."""

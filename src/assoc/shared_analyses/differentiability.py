@@ -55,6 +55,7 @@ class DifferentiabilityAnalysis(Analysis):
         """Fit the differentiability model per ``by`` group and dimension."""
         import pandas as pd
 
+        from assoc.errors import DataError
         from assoc.stats.differentiability import fit_differentiability
         from assoc.stats.mixed import MixedFit
 
@@ -66,16 +67,25 @@ class DifferentiabilityAnalysis(Analysis):
         by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in wide.columns]
         random = p["random"]
         if len(random) > 1:
-            from assoc.errors import DataError
-
             raise DataError("differentiability: give at most one random-intercept column (the category)")
         require_columns(wide, [*by, *random], what="differentiability")
         rows: list[dict[str, Any]] = []
+        failures: list[str] = []
         for key, part in groups(wide, by):
             for dim in dimensions:
-                res = fit_differentiability(part[f"{dim}_representativeness"], part[f"{dim}_direction"],
-                                            part[random[0]] if random else None, quadratic=p["quadratic"],
-                                            reml=p["reml"])
+                try:
+                    res = fit_differentiability(part[f"{dim}_representativeness"], part[f"{dim}_direction"],
+                                                part[random[0]] if random else None, quadratic=p["quadratic"],
+                                                reml=p["reml"])
+                except DataError as exc:  # too few terms with a direction here: reported, the others go on
+                    label = ", ".join(f"{k}={v}" for k, v in key.items())
+                    failures.append(f"{label + ', ' if label else ''}{dim}: {exc}")
+                    n_dir = int(part[f"{dim}_direction"].notna().sum())
+                    for term in ("marginal", "conditional"):
+                        rows.append({**key, "dimension": dim, "kind": "r2", "term": term, "estimate": float("nan"),
+                                     "n_terms": n_dir, "n_without_direction": len(part) - n_dir,
+                                     "converged": False, "warnings": str(exc)})
+                    continue
                 common = {**key, "dimension": dim, "n_terms": res.n_terms,
                           "n_without_direction": res.n_without_direction, "n_groups": res.n_groups,
                           "method": ("REML" if p["reml"] else "ML") if random else "OLS",
@@ -93,6 +103,13 @@ class DifferentiabilityAnalysis(Analysis):
                     rows.append({**common, "kind": "fixed", "term": c["term"], "estimate": c["estimate"],
                                  "se": c["se"], "statistic": c["statistic"], "p_value": c["p_value"],
                                  "ci_low": c["ci_low"], "ci_high": c["ci_high"]})
+        if failures:
+            if not any(r["kind"] == "fixed" for r in rows):  # no model at all
+                raise DataError("; ".join(failures))
+            import warnings
+
+            warnings.warn(f"differentiability: no model for {len(failures)} group/dimension(s): "
+                          + "; ".join(failures), RuntimeWarning, stacklevel=2)
         columns = [*by, "dimension", "kind", "term", "estimate", "se", "statistic", "p_value", "ci_low", "ci_high",
                    "n_terms", "n_without_direction", "n_groups", "method", "converged", "warnings"]
         return pd.DataFrame(rows).reindex(columns=columns)

@@ -20,7 +20,7 @@ class ValenceModelsAnalysis(Analysis):
     either in the table or joined from ``criterion`` on ``key`` (e.g. human ratings per term,
     or a chat model's valence ratings). Fits, for each ``by`` group (default: scorer and model),
     the models of :mod:`assoc.stats.valence_models` with a random intercept per ``random``
-    column (default ``target_group``): (1) valence ~ directions, (2) + representativeness,
+    column (default ``target_group``; none: OLS, t tests, R^2): (1) valence ~ directions, (2) + representativeness,
     (3) + direction x representativeness, on the same complete terms.
 
     One row per estimate: ``kind`` is ``fixed`` (``step`` 1-3, the model's number; estimate, SE, z, p, CI, from
@@ -41,8 +41,8 @@ class ValenceModelsAnalysis(Analysis):
         Option("valence", str, REQUIRED, "the valence column (in the table, or in the criterion table)"),
         Option("dimensions", list, None, "dimensions, any case (default: all in the table; the paper: Warmth, "
                "Competence)", check=column_list),
-        Option("random", list, ["target_group"], "grouping column(s) with random intercepts (the category)",
-               check=column_list),
+        Option("random", list, ["target_group"], "grouping column(s) with random intercepts (the category); "
+               "an empty list fits OLS (e.g. one term per category)", check=column_list),
         Option("by", list, None, "columns to fit separate models for (default: scorer and model, those present)",
                check=column_list),
         Option("reml", bool, True, "coefficients from REML fits (lme4's default); comparisons always use ML"),
@@ -56,6 +56,7 @@ class ValenceModelsAnalysis(Analysis):
 
         from assoc.errors import DataError
         from assoc.stats.mixed import fit_mixed, likelihood_ratio_test
+        from assoc.stats.regression import fit_ols
         from assoc.stats.valence_models import AIC_RULE_POINTS, nested_valence_formulas
 
         from ._common import merge_criterion_rows
@@ -81,18 +82,29 @@ class ValenceModelsAnalysis(Analysis):
             complete = part.dropna(subset=used).reset_index(drop=True)
             common = {**key, "n_obs": len(complete), "n_terms_dropped": len(part) - len(complete),
                       "n_keys_without_criterion": unmatched}
-            ml_fits = []
+            ml_fits: list[Any] = []
             for number, formula in enumerate(formulas, 1):
-                fit = fit_mixed(complete, formula, p["random"], reml=p["reml"])
-                ml = fit if not p["reml"] else fit_mixed(complete, formula, p["random"], reml=False)
+                fit: Any
+                ml: Any
+                if p["random"]:
+                    fit = fit_mixed(complete, formula, p["random"], reml=p["reml"])
+                    ml = fit if not p["reml"] else fit_mixed(complete, formula, p["random"], reml=False)
+                    coefficients = fit.fixed_effects(p["confidence"]).rename(columns={"z": "statistic"})
+                    marginal, conditional = fit.r_squared()
+                    notes = [*fit.warnings, *ml.warnings]
+                    converged = fit.converged and ml.converged
+                else:  # no grouping column: OLS, whose ML fit is the OLS fit
+                    fit = ml = fit_ols(complete, formula)
+                    coefficients = fit.coefficients(p["confidence"]).rename(columns={"t": "statistic"})
+                    marginal = conditional = float(fit.result.rsquared)
+                    notes, converged = [], True
                 ml_fits.append(ml)
-                info = {**common, "step": number, "formula": formula, "converged": fit.converged and ml.converged,
-                        "warnings": "; ".join(dict.fromkeys([*fit.warnings, *ml.warnings]))}
-                for _, fe in fit.fixed_effects(p["confidence"]).iterrows():
+                info = {**common, "step": number, "formula": formula, "converged": converged,
+                        "warnings": "; ".join(dict.fromkeys(notes))}
+                for _, fe in coefficients.iterrows():
                     rows.append({**info, "kind": "fixed", "term": fe["term"], "estimate": fe["estimate"],
-                                 "se": fe["se"], "statistic": fe["z"], "p_value": fe["p_value"],
+                                 "se": fe["se"], "statistic": fe["statistic"], "p_value": fe["p_value"],
                                  "ci_low": fe["ci_low"], "ci_high": fe["ci_high"]})
-                marginal, conditional = fit.r_squared()
                 for term, value in (("r2_marginal", marginal), ("r2_conditional", conditional),
                                     ("loglik", ml.loglik), ("AIC", ml.aic()), ("BIC", ml.bic())):
                     rows.append({**info, "kind": "fit", "term": term, "estimate": value})

@@ -99,7 +99,7 @@ class FMATScorer(MaskedLMScorer):
         """Filled queries per work unit: all of them with ``oov='add_tokens'``, else the default."""
         # Temporary tokens (oov='add_tokens') enlarge the softmax of every query by the same words, so a
         # model's queries must be scored together: one unit per model.
-        return sys.maxsize if self.params["oov"] == "add_tokens" else self.fillings_per_unit
+        return sys.maxsize if self.params["oov"] == "add_tokens" else super().unit_fillings()
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
         """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.scoring.score_model`)."""
