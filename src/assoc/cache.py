@@ -231,3 +231,80 @@ class ResultCache:
                 json.dump(parts, handle, indent=2, sort_keys=True, ensure_ascii=False, default=str)
         self._opened[name] = Namespace(directory, parts)
         return self._opened[name]
+
+
+# -- arrays -------------------------------------------------------------------------------------------
+
+ARRAY_FORMAT = "assoc-array-1"
+
+
+class ArrayStore:
+    """Checksummed numpy arrays in the cache root, one per key (e.g. a vocabulary's embeddings).
+
+    Layout: ``<root>/arrays/<key digest>.json`` (the key parts, shape, dtype and the sha256 of the
+    data file) and ``<root>/arrays/<key digest>-<random id>.npy``. The ``.npy`` file is written
+    first and never changed; the ``.json`` file, written atomically after it, commits the entry. On
+    load the ``.npy`` file's sha256 is checked: an entry that does not parse, lacks its data file or
+    fails the check is reported (:class:`CacheWarning`), deleted and reported missing, so the caller
+    recomputes it - never trusted. ``ArrayStore(None)`` uses :func:`default_root`.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None):
+        self.root = (Path(root).expanduser() if root is not None else default_root()) / "arrays"
+
+    def _meta(self, parts: Mapping[str, Any]) -> Path:
+        return self.root / f"{digest(dict(parts))[:32]}.json"
+
+    def load(self, **parts: Any) -> Any:
+        """The array stored under these key parts (JSON-serialisable values), or None."""
+        import numpy as np
+
+        meta = self._meta(parts)
+        if not meta.exists():
+            return None
+        data_file: Path | None = None
+        try:
+            record = json.loads(meta.read_text(encoding="utf-8"))
+            data_file = meta.parent / record["file"]
+            with open(data_file, "rb") as handle:
+                ok = (record.get("format") == ARRAY_FORMAT and record["parts"] == json.loads(_encode(parts))
+                      and hashlib.file_digest(handle, "sha256").hexdigest() == record["sha256"])
+            array = np.load(data_file, allow_pickle=False) if ok else None
+            ok = (ok and array is not None and list(array.shape) == record["shape"]
+                  and str(array.dtype) == record["dtype"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            ok = False
+        if not ok:
+            warnings.warn(f"corrupt cache entry {meta} ignored and deleted; it will be recomputed", CacheWarning,
+                          stacklevel=2)
+            for path in (meta, data_file):
+                if path is not None:
+                    try:
+                        path.unlink()
+                    except OSError:
+                        pass
+            return None
+        return array
+
+    def save(self, array: Any, **parts: Any) -> Path:
+        """Store ``array`` under these key parts, atomically; returns the data file's path."""
+        import numpy as np
+
+        array = np.ascontiguousarray(array)
+        meta = self._meta(parts)
+        data_file = meta.parent / f"{meta.stem}-{uuid.uuid4().hex[:16]}.npy"
+        with atomic_write(data_file, "wb") as handle:
+            np.save(handle, array, allow_pickle=False)
+        with open(data_file, "rb") as handle:
+            checksum = hashlib.file_digest(handle, "sha256").hexdigest()
+        record = {"format": ARRAY_FORMAT, "file": data_file.name, "sha256": checksum, "shape": list(array.shape),
+                  "dtype": str(array.dtype), "parts": json.loads(_encode(parts))}
+        with atomic_write(meta, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, sort_keys=True, ensure_ascii=False, indent=1)
+        for old in self.root.glob(f"{meta.stem}-*.npy"):  # data files of earlier versions of this entry
+            if old != data_file:
+                try:
+                    old.unlink()
+                except OSError:
+                    pass
+        return data_file

@@ -507,6 +507,20 @@ class Stimuli:
         """Whether any design has ``[MASK]`` queries."""
         return any(d.queries for d in self.designs)
 
+    def require_embedding_groups(self, scorer: str) -> None:
+        """Raise unless every design has target and attribute groups (:meth:`Design.embedding_groups`).
+
+        Embedding scorers that compare targets with attributes (``weat``, ``sbert_cosine``) call it.
+        """
+        for design in self.designs:
+            target, attribute = design.embedding_groups()
+            if not target or not attribute:
+                raise StimuliError(
+                    f"scorer {scorer!r} needs target and attribute groups; design {design.name!r} has "
+                    f"{len(target)} target and {len(attribute)} attribute group(s) "
+                    "(mask groups count as attributes when queries fill {TARGET})"
+                )
+
     def require_queries(self, scorer: str) -> None:
         """Raise unless every design has queries with exactly one ``[MASK]``."""
         for design in self.designs:

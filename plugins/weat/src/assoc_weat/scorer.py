@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from assoc.errors import DataError, OutOfVocabularyWarning, StimuliError
+from assoc.errors import DataError, OutOfVocabularyWarning
 from assoc.options import Option, positive
 from assoc.scorer import Scorer
 
@@ -63,14 +63,7 @@ class WEATScorer(Scorer):
     def check_stimuli(self, stimuli: Stimuli) -> None:
         """Require target and attribute groups in every design."""
         super().check_stimuli(stimuli)
-        for design in stimuli.designs:
-            target, attribute = design.embedding_groups()
-            if not target or not attribute:
-                raise StimuliError(
-                    f"scorer 'weat' needs target and attribute groups; design {design.name!r} has "
-                    f"{len(target)} target and {len(attribute)} attribute group(s) "
-                    "(mask groups count as attributes when queries fill {TARGET})"
-                )
+        stimuli.require_embedding_groups(self.name)
 
     def model_fingerprint(self, model: str) -> str:
         """The embedding's identity: the version of the package that ships it, or the sha256 of its file(s)."""

@@ -1,0 +1,126 @@
+"""Embedding texts with a sentence-transformers model, and the on-disk cache of vocabulary embeddings.
+
+A vocabulary's embeddings are computed once per (model fingerprint, revision, vocabulary digest,
+template, normalization, dtype, device type) and kept in :class:`assoc.cache.ArrayStore` (atomic
+writes, sha256-checked on load; a corrupt entry is recomputed, never trusted), so a second study
+over the same vocabulary does not re-embed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from assoc.errors import DataError, OptionError
+
+from .templates import apply_template
+
+#: texts per encode call for large lists (progress updates between chunks)
+CHUNK = 4096
+
+
+@dataclass
+class SentenceEncoder:
+    """A loaded model with the settings that change its embeddings.
+
+    Create with :func:`open_encoder`. ``encode`` returns float32 rows; with ``normalize`` each row has
+    unit length (sentence-transformers' ``normalize_embeddings``).
+    """
+
+    model: Any
+    name: str
+    fingerprint: str
+    device: str
+    dtype: str
+    revision: str | None
+    batch_size: int
+    normalize: bool
+    n_encoded: int = field(default=0)  # texts embedded so far (the cache tests read it)
+
+    @property
+    def dimension(self) -> int:
+        """Width of the embeddings."""
+        # sentence-transformers >= 6 renamed the method (the old name warns)
+        method = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(method())
+
+    def cache_key(self) -> dict[str, Any]:
+        """What changes the numbers, apart from the texts."""
+        return {
+            "model": self.fingerprint,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "device_type": self.device.split(":")[0],
+            "normalize": self.normalize,
+        }
+
+    def encode(self, texts: Sequence[str], *, progress: bool | None = False, desc: str = "embedding") -> np.ndarray:
+        """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
+        from assoc.progress import bar
+
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        steps = bar(total=len(texts), desc=desc, enabled=progress, unit="text")
+        for start in range(0, len(texts), CHUNK):
+            chunk = list(texts[start : start + CHUNK])
+            out[start : start + len(chunk)] = self.model.encode(
+                chunk,
+                batch_size=self.batch_size,
+                normalize_embeddings=self.normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            self.n_encoded += len(chunk)
+            steps.update(len(chunk))
+        steps.close()
+        if not np.all(np.isfinite(out)):
+            bad = [texts[i] for i in np.flatnonzero(~np.all(np.isfinite(out), axis=1))[:5]]
+            raise DataError(f"model {self.name!r} returned NaN or infinite embeddings for {bad} (try dtype=float32)")
+        return out
+
+
+def open_encoder(
+    model: str, *, device: str, dtype: str, revision: str | None, batch_size: int, normalize: bool
+) -> SentenceEncoder:
+    """Load ``model`` (see :mod:`assoc_sbert_topwords.models`) into a :class:`SentenceEncoder`."""
+    from .models import load_sentence_model
+
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise OptionError(f"batch_size must be a positive integer, got {batch_size!r}")
+    encoder, name, fingerprint = load_sentence_model(model, device=device, dtype=dtype, revision=revision)
+    return SentenceEncoder(encoder, name, fingerprint, str(encoder.device), dtype, revision, batch_size, normalize)
+
+
+def vocabulary_embeddings(
+    encoder: SentenceEncoder,
+    words: Sequence[str],
+    *,
+    vocabulary_digest: str,
+    template: str | None,
+    cache_dir: str | None,
+    use_cache: bool,
+    progress: bool | None,
+) -> tuple[np.ndarray, bool]:
+    """The vocabulary's embeddings (float32, C-contiguous) and whether they came from the cache."""
+    from assoc.cache import ArrayStore
+
+    key = {
+        "kind": "sbert-vocabulary",
+        **encoder.cache_key(),
+        "vocabulary": vocabulary_digest,
+        "n_words": len(words),
+        "template": template,
+    }
+    store = ArrayStore(cache_dir) if use_cache else None
+    if store is not None:
+        cached = store.load(**key)
+        if cached is not None and cached.shape == (len(words), encoder.dimension):
+            return np.ascontiguousarray(cached, dtype=np.float32), True
+    matrix = encoder.encode(
+        [apply_template(template, w) for w in words], progress=progress, desc=f"embedding vocabulary ({encoder.name})"
+    )
+    if store is not None:
+        store.save(matrix, **key)
+    return matrix, False
