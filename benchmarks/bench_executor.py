@@ -10,6 +10,9 @@ real bert-base-uncased vocabulary, random weights: speed does not depend on them
   ``--cpus`` CPUs: ``--cpus`` actors of one CPU each (one torch thread each), each loading
   the model once; reported with and without Ray's start-up;
 * ``ray-1x<cpus>``: one actor holding all CPUs (``resources={"CPU": cpus}``);
+* ``overhead``: the local executor against the pre-executor code path (one ``score_model``
+  call per model), alternated three times each in one process on one loaded model;
+* ``driver``: the driver's own costs per sentence (planning, tokenisation, result size, cache write);
 * ``before`` (with ``--before DIR``): the local run on the code before the executor existed
   (``DIR`` holds its ``src`` and ``plugins``, e.g. from
   ``git archive e0d3695 src plugins | tar -x -C DIR``), to show the local executor costs nothing.
@@ -122,6 +125,47 @@ def scorer_items(unit):  # type: ignore[no-untyped-def]
     return decode_items(unit.payload)
 
 
+def local_overhead(model: str, n_sentences: int, cpus: int, repeats: int = 3) -> dict:
+    """The local executor against the pre-executor code path, alternated in one process on one loaded model.
+
+    "direct" is what ``FMATScorer.score`` did before work units: one ``score_model`` call over every
+    item of the model, then ``from_records``. "executor" is ``run_study`` with the local executor
+    (planning, unit payloads, one ``score_model`` call per unit, the driver's unit cache, ``merge``).
+    Both write their caches (a fresh directory per run), as a default run does. Alternating the two
+    on the same model exposes both to the same machine load; the minimum of each is compared.
+    """
+    import torch
+    from assoc_fmat.scorer import EXTRA_COLUMNS
+    from assoc_fmat.scoring import score_model
+
+    from assoc import Stimuli, plugins
+    from assoc.cache import ResultCache
+    from assoc.executors.local import LocalExecutor
+    from assoc.executors.run import run_study
+    from assoc.mlm import cached_masked_lm
+    from assoc.table import from_records
+
+    torch.set_num_threads(cpus)
+    study = Stimuli.load(stimuli(n_sentences))
+    items = study.mask_items()
+    lm = cached_masked_lm(model)  # the executor's workers get this same loaded model
+    times: dict[str, list[float]] = {"direct": [], "executor": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(repeats):
+            start = time.perf_counter()
+            rows = score_model(lm, items, cache=ResultCache(os.path.join(tmp, f"direct{rep}")))
+            from_records(rows, scorer="fmat", measure="log_prob", extra_columns=list(EXTRA_COLUMNS))
+            times["direct"].append(time.perf_counter() - start)
+            scorer = plugins.get_scorer("fmat")(cache_dir=os.path.join(tmp, f"executor{rep}"))
+            start = time.perf_counter()
+            run_study(scorer, study, [model], executor=LocalExecutor())
+            times["executor"].append(time.perf_counter() - start)
+    best = {k: min(v) for k, v in times.items()}
+    return {"mode": "overhead", "seconds": best["executor"], "direct": times["direct"],
+            "executor": times["executor"], "rows": len(items),
+            "overhead_pct": 100 * (best["executor"] / best["direct"] - 1)}
+
+
 def run_mode(mode: str, model: str, n_sentences: int, cpus: int) -> dict:
     """One measurement in this (fresh) process."""
     import warnings
@@ -131,6 +175,8 @@ def run_mode(mode: str, model: str, n_sentences: int, cpus: int) -> dict:
     warnings.simplefilter("ignore")
     if mode == "driver":
         return driver_costs(model, n_sentences)
+    if mode == "overhead":
+        return local_overhead(model, n_sentences, cpus)
     first: list[float] = []
     study = stimuli(n_sentences)
     if mode in ("local", "before"):
@@ -184,7 +230,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=20_000, help="unique filled queries (x 2 candidates)")
     parser.add_argument("--cpus", type=int, default=2, help="torch threads (local) = Ray CPUs")
     parser.add_argument("--modes", nargs="+", default=["local", "ray"],
-                        help="any of: before, local, ray, ray-1x<cpus>, driver (run in this order)")
+                        help="any of: before, local, ray, ray-1x<cpus>, driver, overhead (run in this order)")
     parser.add_argument("--before", default=None, help="directory with src/ and plugins/ of the pre-executor code")
     parser.add_argument("--one", nargs=3, metavar=("MODE", "MODEL", "SENTENCES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -215,6 +261,12 @@ def main() -> None:
                 print(f"{mode}: failed\n{done.stderr[-3000:]}")
                 continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
+            if mode == "overhead":
+                print("  local executor vs the pre-executor path, alternated on one loaded model: direct "
+                      + ", ".join(f"{t:.1f}" for t in result["direct"]) + " s; executor "
+                      + ", ".join(f"{t:.1f}" for t in result["executor"])
+                      + f" s; best-of-each difference {result['overhead_pct']:+.1f}%", flush=True)
+                continue
             if mode == "driver":
                 print("  driver: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in result.items()
                                                if k.endswith(("_us", "_sentence"))), flush=True)

@@ -11,6 +11,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+# pip 23.x cannot resolve a plugin that needs another plugin installed in the same call with extras
+# (e.g. assoc-sbert-topwords[test] -> assoc-weat while assoc-weat[test,norms] is an editable): upgrade it.
+"${PIP[@]}" install -q --upgrade "pip>=24.1"
 "${PIP[@]}" install -q "torch==${TORCH_VERSION}"
 # A constraints file keeps every later install on the same torch.
 echo "torch==${TORCH_VERSION}" > "$VENV/torch-constraint.txt"

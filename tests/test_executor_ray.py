@@ -191,3 +191,18 @@ def test_cli_score_with_the_ray_executor(ray_session, tiny, tmp_path):
         assert result.exit_code == 0, result.output
         outputs[executor] = assoc.read_table(out)
     assert_same_table(outputs["local"], outputs["ray"])
+
+
+def test_sbert_topwords_gives_the_local_table(ray_session, monkeypatch):
+    """SBERT top words (all-MiniLM-L6-v2, offline) on Ray: one unit per term, the same table as local."""
+    import assoc_sbert_topwords.scorer as sbert
+
+    monkeypatch.setattr(sbert, "TERMS_PER_UNIT", 1)  # plan() runs in the driver: three units, both workers busy
+    terms = {"target": {"jobs": ["nurse", "doctor"], "age": ["teenagers"]}}
+    vocabulary = ["nurse", "nurses", "doctor", "physician", "hospital", "patient", "caring", "kind", "teenager",
+                  "young", "youth", "adult", "school", "engineer", "clinic", "student", "teacher", "child"]
+    options = {"vocabulary": vocabulary, "top_k": 5, "cache": False}
+    local = assoc.score("sbert_topwords", terms, ["all-MiniLM-L6-v2"], **options)
+    remote = assoc.score("sbert_topwords", terms, ["all-MiniLM-L6-v2"], executor="ray", **options)
+    assert remote.attrs["assoc"]["executor"]["units"] == 3 and len(local) == 15
+    assert_same_table(local, remote)

@@ -173,6 +173,17 @@ def validate_table(table: Any, *, where: str = "table") -> None:
         raise TableError(f"{where}: column 'measure' is empty in {int(empty_measure.sum())} row(s)")
 
 
+def _exact_floats() -> dict[str, str]:
+    """``read_csv`` arguments that parse floats exactly.
+
+    pandas 2's default parser can be one ulp off (``float_precision="round_trip"`` is exact);
+    pandas 3 is exact by default and deprecates the argument.
+    """
+    import pandas as pd
+
+    return {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 DATA_FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".json")
 
 
@@ -199,7 +210,8 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
             sep = "\t" if suffix == ".tsv" else ","
             if all_text:
                 return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-            return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"])
+            return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"],
+                               **_exact_floats())
         if suffix in {".parquet", ".pq"}:
             return pd.read_parquet(path)
         # .jsonl: one object per line; .json: one array of row objects
@@ -493,7 +505,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
-                                dtype=text)
+                                dtype=text, **_exact_floats())
         elif fmt == "json":
             frame = _read_json(path)
         else:

@@ -133,8 +133,10 @@ def test_concurrent_requests_load_once(tiny_models, counted_loads):
     assert len(counted_loads) == 1 and len({id(h.model) for h in handles}) == 1
 
 
-def test_packed_encoder_check_runs_once_per_weights(tiny_models, monkeypatch):
-    checks = []
+@pytest.fixture
+def forward_calls(monkeypatch):
+    """The ``shortcut`` argument of every engine forward pass (True/False: the packed-encoder check)."""
+    checks: list = []
     real = engine.MaskedLM._forward
 
     def spy(self, model, seqs, picks, torch, shortcut=None):
@@ -142,6 +144,11 @@ def test_packed_encoder_check_runs_once_per_weights(tiny_models, monkeypatch):
         return real(self, model, seqs, picks, torch, shortcut)
 
     monkeypatch.setattr(engine.MaskedLM, "_forward", spy)
+    return checks
+
+
+def test_packed_encoder_check_runs_once_per_weights(tiny_models, forward_calls):
+    checks = forward_calls
     request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
     first = cached_masked_lm(tiny_models["bert"]).log_probs(request)
     explicit = [s for s in checks if s is not None]
@@ -216,19 +223,26 @@ def test_weights_are_hashed_once_across_processes(tiny_models, tmp_path, monkeyp
     assert loading.local_fingerprint(copy) != first
 
 
-def test_packed_encoder_check_is_remembered_across_processes(tiny_models, monkeypatch):
+def test_packed_encoder_check_is_remembered_across_processes(tiny_models, forward_calls):
     request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
     first = cached_masked_lm(tiny_models["bert"]).log_probs(request)[0]
     release_masked_lms()  # a new process: new weights objects, the on-disk memo is left
     engine._SHORTCUT_VERIFIED.clear()
-    checks = []
-    real = engine.MaskedLM._forward
-
-    def spy(self, model, seqs, picks, torch, shortcut=None):
-        checks.append(shortcut)
-        return real(self, model, seqs, picks, torch, shortcut)
-
-    monkeypatch.setattr(engine.MaskedLM, "_forward", spy)
+    checks = forward_calls
+    checks.clear()
     lm = cached_masked_lm(tiny_models["bert"])
     assert np.array_equal(lm.log_probs(request)[0], first)
     assert [s for s in checks if s is not None] == [] and lm._shortcut is True
+
+
+def test_the_docs_example_runs(tiny_models):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "fmat.md").read_text(encoding="utf-8")
+    section = page.split("## Loaded models stay loaded", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    cached_masked_lm(tiny_models["bert"])
+    cached_masked_lm(tiny_models["roberta"])
+    exec(block.replace('"bert-base-uncased"', repr(tiny_models["bert"])), {})
+    assert loaded_masked_lms() == []
