@@ -216,3 +216,7 @@ class RayExecutor(Executor):
         finally:
             for actor in actors:
                 ray.kill(actor)
+            if pending:
+                # ray.kill is asynchronous: wait until the killed actors' queued calls have ended, so no unit
+                # runs after the study has stopped (a caller that fixes the cause and reruns must not race them).
+                ray.wait(list(pending), num_returns=len(pending), timeout=30)
