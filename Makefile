@@ -22,11 +22,11 @@ test-pandas2:
 	$(MAKE) test VENV=.venv-pandas2 EXTRA_CONSTRAINTS="pandas<3"
 
 # Lint and type gates (configured in pyproject.toml: [tool.ruff], [tool.mypy]); CI runs them (.ci/run).
-# TODO(coordinator): add `$(VENV)/bin/ruff format --check .` here once the whole tree has been reformatted.
 PLUGIN_SOURCES := $(filter-out %.egg-info,$(wildcard plugins/*/src/assoc_*)) docs/examples/assoc-example/src/assoc_example
 MYPY_PATH := $(subst $() ,:,src $(wildcard plugins/*/src) docs/examples/assoc-example/src)
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	MYPYPATH=$(MYPY_PATH) $(VENV)/bin/mypy src/assoc $(PLUGIN_SOURCES)
 
 clean:

@@ -42,11 +42,16 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-TEMPLATES = ["The [MASK] works as a {TARGET}.", "[MASK] works as a {TARGET}.", "[MASK] is a {TARGET}.",
-             "[MASK] wants to be a {TARGET}.", "Everyone knows that [MASK] is a very good {TARGET}.",
-             "In the small town, the [MASK] worked as a {TARGET} for years.",
-             "[MASK] became a {TARGET} after finishing school.",
-             "My neighbour said that [MASK] was the best {TARGET} in the city."]
+TEMPLATES = [
+    "The [MASK] works as a {TARGET}.",
+    "[MASK] works as a {TARGET}.",
+    "[MASK] is a {TARGET}.",
+    "[MASK] wants to be a {TARGET}.",
+    "Everyone knows that [MASK] is a very good {TARGET}.",
+    "In the small town, the [MASK] worked as a {TARGET} for years.",
+    "[MASK] became a {TARGET} after finishing school.",
+    "My neighbour said that [MASK] was the best {TARGET} in the city.",
+]
 PREFIXES = ["", "Yesterday, ", "In my opinion, ", "Last year, ", "As expected, "]
 
 
@@ -69,15 +74,24 @@ def stimuli(n_sentences: int) -> dict:
     from assoc.testing.tiny_mlm import bert_uncased_vocab_file
 
     queries = [prefix + template for prefix in PREFIXES for template in TEMPLATES]
-    words = [w for w in bert_uncased_vocab_file().read_text(encoding="utf-8").split()
-             if w.isalpha() and w.isascii() and len(w) > 3][:(n_sentences + len(queries) - 1) // len(queries)]
+    words = [
+        w
+        for w in bert_uncased_vocab_file().read_text(encoding="utf-8").split()
+        if w.isalpha() and w.isascii() and len(w) > 3
+    ][: (n_sentences + len(queries) - 1) // len(queries)]
     designs, left = [], n_sentences
     for i, query in enumerate(queries):
         take = min(len(words), left)
         if take <= 0:
             break
-        designs.append({"name": f"q{i}", "queries": [query], "mask": {"male": ["he"], "female": ["she"]},
-                        "target": {"Word": words[:take]}})
+        designs.append(
+            {
+                "name": f"q{i}",
+                "queries": [query],
+                "mask": {"male": ["he"], "female": ["she"]},
+                "target": {"Word": words[:take]},
+            }
+        )
         left -= take
     return {"designs": designs}
 
@@ -113,10 +127,15 @@ def driver_costs(model: str, n_sentences: int) -> dict:
         namespace.put_many({units[0].fingerprint(): rows})
         write_s = time.perf_counter() - start
     per_unit = units[0].size // 2
-    return {"mode": "driver", "plan_per_sentence_us": 1e6 * plan_s / n_sentences,
-            "tokenise_per_sentence_us": 1e6 * tokenise_s / len(texts),
-            "result_bytes_per_sentence": len(blob) / per_unit, "cache_write_per_sentence_us": 1e6 * write_s / per_unit,
-            "seconds": plan_s + tokenise_s, "rows": len(rows)}
+    return {
+        "mode": "driver",
+        "plan_per_sentence_us": 1e6 * plan_s / n_sentences,
+        "tokenise_per_sentence_us": 1e6 * tokenise_s / len(texts),
+        "result_bytes_per_sentence": len(blob) / per_unit,
+        "cache_write_per_sentence_us": 1e6 * write_s / per_unit,
+        "seconds": plan_s + tokenise_s,
+        "rows": len(rows),
+    }
 
 
 def scorer_items(unit):  # type: ignore[no-untyped-def]
@@ -161,9 +180,14 @@ def local_overhead(model: str, n_sentences: int, cpus: int, repeats: int = 3) ->
             run_study(scorer, study, [model], executor=LocalExecutor())
             times["executor"].append(time.perf_counter() - start)
     best = {k: min(v) for k, v in times.items()}
-    return {"mode": "overhead", "seconds": best["executor"], "direct": times["direct"],
-            "executor": times["executor"], "rows": len(items),
-            "overhead_pct": 100 * (best["executor"] / best["direct"] - 1)}
+    return {
+        "mode": "overhead",
+        "seconds": best["executor"],
+        "direct": times["direct"],
+        "executor": times["executor"],
+        "rows": len(items),
+        "overhead_pct": 100 * (best["executor"] / best["direct"] - 1),
+    }
 
 
 def run_mode(mode: str, model: str, n_sentences: int, cpus: int) -> dict:
@@ -199,8 +223,13 @@ def run_mode(mode: str, model: str, n_sentences: int, cpus: int) -> dict:
         start = time.perf_counter()
         table = assoc.score("fmat", study, [model], executor=Timed())
         end = time.perf_counter()
-        return {"mode": mode, "seconds": end - start, "first_result": first[0] - start, "rows": len(table),
-                "units": table.attrs["assoc"]["executor"]["units"]}
+        return {
+            "mode": mode,
+            "seconds": end - start,
+            "first_result": first[0] - start,
+            "rows": len(table),
+            "units": table.attrs["assoc"]["executor"]["units"],
+        }
 
     import ray
 
@@ -221,16 +250,26 @@ def run_mode(mode: str, model: str, n_sentences: int, cpus: int) -> dict:
         table = assoc.score("fmat", study, [model], executor=executor)
         end = time.perf_counter()
     ray.shutdown()
-    return {"mode": mode, "seconds": end - start, "ray_start": ready - started, "first_result": first[0] - start,
-            "rows": len(table), "units": table.attrs["assoc"]["executor"]["units"]}
+    return {
+        "mode": mode,
+        "seconds": end - start,
+        "ray_start": ready - started,
+        "first_result": first[0] - start,
+        "rows": len(table),
+        "units": table.attrs["assoc"]["executor"]["units"],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sentences", type=int, default=20_000, help="unique filled queries (x 2 candidates)")
     parser.add_argument("--cpus", type=int, default=2, help="torch threads (local) = Ray CPUs")
-    parser.add_argument("--modes", nargs="+", default=["local", "ray"],
-                        help="any of: before, local, ray, ray-1x<cpus>, driver, overhead (run in this order)")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["local", "ray"],
+        help="any of: before, local, ray, ray-1x<cpus>, driver, overhead (run in this order)",
+    )
     parser.add_argument("--before", default=None, help="directory with src/ and plugins/ of the pre-executor code")
     parser.add_argument("--one", nargs=3, metavar=("MODE", "MODEL", "SENTENCES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -242,9 +281,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         model = build_model(os.path.join(tmp, "bert-base-shaped"))
-        print(f"bert-base-shaped masked LM (12 layers, 768 hidden, vocab 30522, random weights); "
-              f"{args.sentences} filled queries x 2 candidates; {args.cpus} CPUs; torch {torch.__version__}; "
-              f"{os.cpu_count()} cores visible (shared machine: timings are noisy)")
+        print(
+            f"bert-base-shaped masked LM (12 layers, 768 hidden, vocab 30522, random weights); "
+            f"{args.sentences} filled queries x 2 candidates; {args.cpus} CPUs; torch {torch.__version__}; "
+            f"{os.cpu_count()} cores visible (shared machine: timings are noisy)"
+        )
         results = {}
         for mode in args.modes:
             # each mode starts from an empty result cache, and writes it as a user's run would (cache=True)
@@ -262,28 +303,47 @@ def main() -> None:
                 continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
             if mode == "overhead":
-                print("  local executor vs the pre-executor path, alternated on one loaded model: direct "
-                      + ", ".join(f"{t:.1f}" for t in result["direct"]) + " s; executor "
-                      + ", ".join(f"{t:.1f}" for t in result["executor"])
-                      + f" s; best-of-each difference {result['overhead_pct']:+.1f}%", flush=True)
+                print(
+                    "  local executor vs the pre-executor path, alternated on one loaded model: direct "
+                    + ", ".join(f"{t:.1f}" for t in result["direct"])
+                    + " s; executor "
+                    + ", ".join(f"{t:.1f}" for t in result["executor"])
+                    + f" s; best-of-each difference {result['overhead_pct']:+.1f}%",
+                    flush=True,
+                )
                 continue
             if mode == "driver":
-                print("  driver: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in result.items()
-                                               if k.endswith(("_us", "_sentence"))), flush=True)
+                print(
+                    "  driver: "
+                    + ", ".join(
+                        f"{k.replace('_', ' ')} {v:.1f}" for k, v in result.items() if k.endswith(("_us", "_sentence"))
+                    ),
+                    flush=True,
+                )
                 continue
             results[mode] = result
-            extra = "".join(f", {k.replace('_', ' ')} {result[k]:.1f} s" for k in ("first_result", "ray_start")
-                            if k in result)
-            print(f"{mode:>8}: {result['seconds']:8.1f} s = {args.sentences / result['seconds']:6.1f} sentences/s "
-                  f"({result['rows']} rows{', ' + str(result['units']) + ' units' if 'units' in result else ''}"
-                  f"{extra})", flush=True)
+            extra = "".join(
+                f", {k.replace('_', ' ')} {result[k]:.1f} s" for k in ("first_result", "ray_start") if k in result
+            )
+            print(
+                f"{mode:>8}: {result['seconds']:8.1f} s = {args.sentences / result['seconds']:6.1f} sentences/s "
+                f"({result['rows']} rows{', ' + str(result['units']) + ' units' if 'units' in result else ''}"
+                f"{extra})",
+                flush=True,
+            )
         if "local" in results:
             base = results["local"]["seconds"]
             for mode, result in results.items():
                 if mode != "local":
-                    print(f"{mode} vs local: {100 * (result['seconds'] / base - 1):+.1f}% wall time"
-                          + (f" ({100 * ((result['seconds'] + result['ray_start']) / base - 1):+.1f}% with Ray's "
-                             "start-up)" if "ray_start" in result else ""))
+                    print(
+                        f"{mode} vs local: {100 * (result['seconds'] / base - 1):+.1f}% wall time"
+                        + (
+                            f" ({100 * ((result['seconds'] + result['ray_start']) / base - 1):+.1f}% with Ray's "
+                            "start-up)"
+                            if "ray_start" in result
+                            else ""
+                        )
+                    )
 
 
 if __name__ == "__main__":

@@ -26,13 +26,48 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-OCCUPATIONS = ["nurse", "engineer", "doctor", "teacher", "farmer", "pilot", "lawyer", "writer", "singer", "dancer",
-               "baker", "chef", "judge", "clerk", "cashier", "janitor", "plumber", "carpenter", "mechanic",
-               "surgeon", "dentist", "pharmacist", "scientist", "professor", "librarian", "secretary", "manager",
-               "banker", "soldier", "sailor"]
-TEMPLATES = ["The [MASK] works as a {}.", "[MASK] works as a {}.", "[MASK] is a {}.", "[MASK] wants to be a {}.",
-             "Everyone knows that [MASK] is a very good {}.", "In the small town, the [MASK] worked as a {} for years.",
-             "[MASK] became a {} after finishing school.", "My neighbour said that [MASK] was the best {} in the city."]
+OCCUPATIONS = [
+    "nurse",
+    "engineer",
+    "doctor",
+    "teacher",
+    "farmer",
+    "pilot",
+    "lawyer",
+    "writer",
+    "singer",
+    "dancer",
+    "baker",
+    "chef",
+    "judge",
+    "clerk",
+    "cashier",
+    "janitor",
+    "plumber",
+    "carpenter",
+    "mechanic",
+    "surgeon",
+    "dentist",
+    "pharmacist",
+    "scientist",
+    "professor",
+    "librarian",
+    "secretary",
+    "manager",
+    "banker",
+    "soldier",
+    "sailor",
+]
+TEMPLATES = [
+    "The [MASK] works as a {}.",
+    "[MASK] works as a {}.",
+    "[MASK] is a {}.",
+    "[MASK] wants to be a {}.",
+    "Everyone knows that [MASK] is a very good {}.",
+    "In the small town, the [MASK] worked as a {} for years.",
+    "[MASK] became a {} after finishing school.",
+    "My neighbour said that [MASK] was the best {} in the city.",
+]
 OPTIONS = {"male": ["he", "man", "boy"], "female": ["she", "woman", "girl"]}
 
 
@@ -43,8 +78,12 @@ def build_model(directory: str, layers: int, hidden: int) -> str:
     from assoc.testing.tiny_mlm import bert_uncased_vocab_file
 
     tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True)
-    config = BertConfig(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=max(1, hidden // 64),
-                        intermediate_size=4 * hidden)
+    config = BertConfig(
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=max(1, hidden // 64),
+        intermediate_size=4 * hidden,
+    )
     torch.manual_seed(0)
     BertForMaskedLM(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
@@ -59,8 +98,14 @@ def stimuli(n_queries: int):
     targets = (OCCUPATIONS * (1 + n_targets // len(OCCUPATIONS)))[:n_targets]
     designs = []
     for i, template in enumerate(queries):
-        designs.append({"name": f"t{i}", "queries": [template.replace("{}", "{TARGET}")], "mask": OPTIONS,
-                        "target": {"Occupation": sorted(set(targets))}})
+        designs.append(
+            {
+                "name": f"t{i}",
+                "queries": [template.replace("{}", "{TARGET}")],
+                "mask": OPTIONS,
+                "target": {"Occupation": sorted(set(targets))},
+            }
+        )
     return assoc.Stimuli.from_dict({"designs": designs})
 
 
@@ -164,35 +209,58 @@ def run_study_workload(args: argparse.Namespace) -> None:
     results: dict[str, list[dict]] = {"pipeline": [], "assoc": []}
     with tempfile.TemporaryDirectory() as tmp:
         path = build_model(os.path.join(tmp, "bert-base-shaped"), args.layers, args.hidden)
-        print(f"workload study: {args.queries} queries x 6 options, bert-base-shaped ({args.layers} layers, "
-              f"{args.hidden} hidden), {args.threads} threads; each side in a fresh process, model load included; "
-              f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
+        print(
+            f"workload study: {args.queries} queries x 6 options, bert-base-shaped ({args.layers} layers, "
+            f"{args.hidden} hidden), {args.threads} threads; each side in a fresh process, model load included; "
+            f"load average before: {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         for round_ in range(1, args.rounds + 1):
             order = ("pipeline", "assoc") if round_ % 2 else ("assoc", "pipeline")
             line = []
             for side in order:
                 env = {**os.environ, "ASSOC_CACHE_DIR": os.path.join(tmp, f"cache-{side}-{round_}")}
-                done = subprocess.run([sys.executable, __file__, "--study-side", side, "--model", path,
-                                       "--queries", str(args.queries), "--threads", str(args.threads)],
-                                      capture_output=True, text=True, env=env, check=True)
+                done = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--study-side",
+                        side,
+                        "--model",
+                        path,
+                        "--queries",
+                        str(args.queries),
+                        "--threads",
+                        str(args.threads),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    check=True,
+                )
                 result = json.loads(done.stdout.strip().splitlines()[-1])
                 results[side].append(result)
                 line.append(f"{side} {result['study']:.2f} s (cpu {result['study_cpu']:.2f} s)")
             ratio = results["pipeline"][-1]["study"] / results["assoc"][-1]["study"]
             ours = results["assoc"][-1]
-            print(f"round {round_}: {'; '.join(line)}; ratio {ratio:.2f}x; second call {ours['second_call']:.3f} s "
-                  f"(cpu {ours['second_call_cpu']:.3f} s) vs score_model alone {ours['engine_only']:.3f} s "
-                  f"(cpu {ours['engine_only_cpu']:.3f} s); second call with every unit from the result cache "
-                  f"{ours['second_call_cached']:.3f} s (cpu {ours['second_call_cached_cpu']:.3f} s); "
-                  f"load average {os.getloadavg()[0]:.1f}", flush=True)
+            print(
+                f"round {round_}: {'; '.join(line)}; ratio {ratio:.2f}x; second call {ours['second_call']:.3f} s "
+                f"(cpu {ours['second_call_cpu']:.3f} s) vs score_model alone {ours['engine_only']:.3f} s "
+                f"(cpu {ours['engine_only_cpu']:.3f} s); second call with every unit from the result cache "
+                f"{ours['second_call_cached']:.3f} s (cpu {ours['second_call_cached_cpu']:.3f} s); "
+                f"load average {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
     ratios = [p["study"] / a["study"] for p, a in zip(results["pipeline"], results["assoc"], strict=True)]
     cpu_ratios = [p["study_cpu"] / a["study_cpu"] for p, a in zip(results["pipeline"], results["assoc"], strict=True)]
     overheads = [a["second_call_cpu"] - a["engine_only_cpu"] for a in results["assoc"]]
-    print(f"ratio (wall): median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x; "
-          f"ratio (cpu time): median {statistics.median(cpu_ratios):.2f}x, min {min(cpu_ratios):.2f}x; "
-          f"second-call overhead over score_model (cpu): median {statistics.median(overheads):+.3f} s; "
-          f"second call from the result cache (wall): max "
-          f"{max(a['second_call_cached'] for a in results['assoc']):.3f} s")
+    print(
+        f"ratio (wall): median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x; "
+        f"ratio (cpu time): median {statistics.median(cpu_ratios):.2f}x, min {min(cpu_ratios):.2f}x; "
+        f"second-call overhead over score_model (cpu): median {statistics.median(overheads):+.3f} s; "
+        f"second call from the result cache (wall): max "
+        f"{max(a['second_call_cached'] for a in results['assoc']):.3f} s"
+    )
 
 
 def main() -> None:
@@ -210,20 +278,29 @@ def main() -> None:
         print(json.dumps(study_side(a.study_side, a.model, a.queries, a.threads)))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", choices=("synthetic", "bao2024", "study"), default="synthetic",
-                        help="synthetic: 8 gender x occupation templates (5-13 words) x 30 occupations x 6 options; "
-                        "bao2024: every filled query of the bundled Bao (2024) studies 2A-4D with each design's own "
-                        "options (the year studies 4A-4D have 220 options per query); study: a whole "
-                        "assoc.score call vs the pipeline, each in a fresh process with the model load included "
-                        "(use --queries 480)")
+    parser.add_argument(
+        "--workload",
+        choices=("synthetic", "bao2024", "study"),
+        default="synthetic",
+        help="synthetic: 8 gender x occupation templates (5-13 words) x 30 occupations x 6 options; "
+        "bao2024: every filled query of the bundled Bao (2024) studies 2A-4D with each design's own "
+        "options (the year studies 4A-4D have 220 options per query); study: a whole "
+        "assoc.score call vs the pipeline, each in a fresh process with the model load included "
+        "(use --queries 480)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="study workload: alternating rounds")
-    parser.add_argument("--queries", type=int, default=240,
-                        help="synthetic workload: number of unique filled queries (>= 200)")
+    parser.add_argument(
+        "--queries", type=int, default=240, help="synthetic workload: number of unique filled queries (>= 200)"
+    )
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--hidden", type=int, default=768)
-    parser.add_argument("--max-tokens", type=int, default=None,
-                        help="engine batch limit (rows x longest row); default: the engine's device default")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="engine batch limit (rows x longest row); default: the engine's device default",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtypes", action="store_true", help="also measure float16/bfloat16 accuracy and speed")
     args = parser.parse_args()
@@ -255,12 +332,16 @@ def main() -> None:
                 options_of[item.filling.text].append(item.option)
         sentences = list(options_of)
         n_tokens = [len(lm.encode(s.replace("[MASK]", lm.mask_token))) for s in sentences]
-        print(f"model: bert-base-shaped ({args.layers} layers, {args.hidden} hidden, vocab {lm.vocab_size}), "
-              f"random weights; device {lm.device}; torch {torch.__version__}; {args.threads} threads; "
-              f"max_tokens {args.max_tokens or default_max_tokens(lm.device)}")
-        print(f"workload {args.workload}: {len(sentences)} unique queries, {len(items)} log probabilities "
-              f"({len(items) / len(sentences):.1f} options per query); {sum(n_tokens) / len(n_tokens):.1f} tokens "
-              f"per query on average (min {min(n_tokens)}, max {max(n_tokens)}, special tokens included)")
+        print(
+            f"model: bert-base-shaped ({args.layers} layers, {args.hidden} hidden, vocab {lm.vocab_size}), "
+            f"random weights; device {lm.device}; torch {torch.__version__}; {args.threads} threads; "
+            f"max_tokens {args.max_tokens or default_max_tokens(lm.device)}"
+        )
+        print(
+            f"workload {args.workload}: {len(sentences)} unique queries, {len(items)} log probabilities "
+            f"({len(items) / len(sentences):.1f} options per query); {sum(n_tokens) / len(n_tokens):.1f} tokens "
+            f"per query on average (min {min(n_tokens)}, max {max(n_tokens)}, special tokens included)"
+        )
         # warm-up both paths (first-call allocations, lazy imports)
         run_ours(lm, items[:60], args.max_tokens)
         run_pipeline(lm, {s: options_of[s] for s in sentences[:3]})
@@ -271,13 +352,19 @@ def main() -> None:
         diffs = [abs(row["value"] - pipe_values[row["sentence"]][row["token"]]) for row in rows if not row["oov"]]
         pipe_qpm = len(sentences) / pipe_time * 60
         our_qpm = len(sentences) / our_time * 60
-        print(f"transformers pipeline('fill-mask'), one call per query with targets: {pipe_time:8.2f} s "
-              f"= {pipe_qpm:9.0f} queries/minute")
-        print(f"assoc fmat engine (batched, mask positions only through the LM head): {our_time:8.2f} s "
-              f"= {our_qpm:9.0f} queries/minute")
+        print(
+            f"transformers pipeline('fill-mask'), one call per query with targets: {pipe_time:8.2f} s "
+            f"= {pipe_qpm:9.0f} queries/minute"
+        )
+        print(
+            f"assoc fmat engine (batched, mask positions only through the LM head): {our_time:8.2f} s "
+            f"= {our_qpm:9.0f} queries/minute"
+        )
         print(f"speed ratio: {pipe_time / our_time:.1f}x")
-        print(f"max |log P difference| vs pipeline: {max(diffs):.3g} over {len(diffs)} values "
-              f"({len(rows) - len(diffs)} out-of-vocabulary values left out)")
+        print(
+            f"max |log P difference| vs pipeline: {max(diffs):.3g} over {len(diffs)} values "
+            f"({len(rows) - len(diffs)} out-of-vocabulary values left out)"
+        )
 
         if args.dtypes and args.workload != "synthetic":
             print("--dtypes: measured on the synthetic workload only (its options pair up as he/man/boy vs she/...)")
@@ -294,9 +381,11 @@ def main() -> None:
                 values = np.array([row["value"] for row in low_rows])
                 lpr = values.reshape(-1, 2, 3)
                 d_lpr = np.abs((lpr[:, 0] - lpr[:, 1]) - (ref_lpr[:, 0] - ref_lpr[:, 1]))
-                print(f"{dtype}: {low_time:8.2f} s; max |log P - float32| = {np.max(np.abs(values - reference)):.3g}, "
-                      f"mean = {np.mean(np.abs(values - reference)):.3g}; max |LPR - float32| = {d_lpr.max():.3g}; "
-                      f"r(log P, float32) = {np.corrcoef(values, reference)[0, 1]:.6f}")
+                print(
+                    f"{dtype}: {low_time:8.2f} s; max |log P - float32| = {np.max(np.abs(values - reference)):.3g}, "
+                    f"mean = {np.mean(np.abs(values - reference)):.3g}; max |LPR - float32| = {d_lpr.max():.3g}; "
+                    f"r(log P, float32) = {np.corrcoef(values, reference)[0, 1]:.6f}"
+                )
                 low.close()
 
 

@@ -90,27 +90,33 @@ def main() -> None:
     fast_time, fast = timed(lambda: two_sample_permutation_test(x, y, statistic="sum_difference"))
     slow_time, (slow_p, slow_stats) = timed(lambda: loop_exact(x, y), repeats=1)
     blocks = permutation._exact_blocks(16, 8)
-    fast_stats = np.concatenate([2 * np.concatenate([x, y])[xi].sum(axis=1) - np.concatenate([x, y]).sum()
-                                 for xi, _ in blocks])
-    print(f"exact 8 vs 8 ({fast.n_permutations} partitions): vectorised {fast_time * 1000:.1f} ms, "
-          f"loop {slow_time * 1000:.1f} ms, speed-up {slow_time / fast_time:.0f}x; "
-          f"max |stat diff| {np.max(np.abs(fast_stats - np.array(slow_stats))):.2e}, "
-          f"p {fast.p_value:.6f} vs {slow_p:.6f} (diff {abs(fast.p_value - slow_p):.1e})")
+    fast_stats = np.concatenate(
+        [2 * np.concatenate([x, y])[xi].sum(axis=1) - np.concatenate([x, y]).sum() for xi, _ in blocks]
+    )
+    print(
+        f"exact 8 vs 8 ({fast.n_permutations} partitions): vectorised {fast_time * 1000:.1f} ms, "
+        f"loop {slow_time * 1000:.1f} ms, speed-up {slow_time / fast_time:.0f}x; "
+        f"max |stat diff| {np.max(np.abs(fast_stats - np.array(slow_stats))):.2e}, "
+        f"p {fast.p_value:.6f} vs {slow_p:.6f} (diff {abs(fast.p_value - slow_p):.1e})"
+    )
 
     # sampled, 25 vs 25
     x, y = rng.normal(0.05, 0.1, 25), rng.normal(0.0, 0.1, 25)
     n = args.resamples
-    fast_time, fast = timed(lambda: two_sample_permutation_test(x, y, statistic="sum_difference", exact_limit=0,
-                                                               n_resamples=n, seed=1))
+    fast_time, fast = timed(
+        lambda: two_sample_permutation_test(x, y, statistic="sum_difference", exact_limit=0, n_resamples=n, seed=1)
+    )
     rows = permutation._block_rows(50)
     slow_time, (slow_p, slow_stats) = timed(lambda: loop_sampled(x, y, n, 1, rows), repeats=1)
     pooled = np.concatenate([x, y])
     replay = permutation._sampled_blocks(50, 25, n, np.random.default_rng(1))
     fast_stats = np.concatenate([2 * pooled[xi].sum(axis=1) - pooled.sum() for xi, _ in replay])
-    print(f"sampled 25 vs 25 ({n} partitions): vectorised {fast_time * 1000:.1f} ms, "
-          f"loop {slow_time * 1000:.1f} ms, speed-up {slow_time / fast_time:.0f}x; "
-          f"max |stat diff| {np.max(np.abs(fast_stats - np.array(slow_stats))):.2e}, "
-          f"p {fast.p_value:.6f} vs {slow_p:.6f} (diff {abs(fast.p_value - slow_p):.1e})")
+    print(
+        f"sampled 25 vs 25 ({n} partitions): vectorised {fast_time * 1000:.1f} ms, "
+        f"loop {slow_time * 1000:.1f} ms, speed-up {slow_time / fast_time:.0f}x; "
+        f"max |stat diff| {np.max(np.abs(fast_stats - np.array(slow_stats))):.2e}, "
+        f"p {fast.p_value:.6f} vs {slow_p:.6f} (diff {abs(fast.p_value - slow_p):.1e})"
+    )
 
     # WEFAT: 1,000 words, exact over the 12,870 partitions of 8 + 8 attribute words, all words at once
     # (rowwise_permutation_test) vs. one vectorised test per word.
@@ -118,11 +124,14 @@ def main() -> None:
 
     sims = rng.normal(0.0, 0.2, (1000, 16))
     fast_time, fast = timed(lambda: rowwise_permutation_test(sims, 8))
-    slow_time, slow = timed(lambda: np.array([two_sample_permutation_test(row[:8], row[8:]).p_value
-                                              for row in sims]), repeats=1)
-    print(f"WEFAT exact, 1000 words x 8 vs 8 ({fast.n_permutations} partitions each): all words at once "
-          f"{fast_time * 1000:.1f} ms, one test per word {slow_time * 1000:.1f} ms, speed-up "
-          f"{slow_time / fast_time:.0f}x; max |p diff| {np.max(np.abs(fast.p_value - slow)):.1e}")
+    slow_time, slow = timed(
+        lambda: np.array([two_sample_permutation_test(row[:8], row[8:]).p_value for row in sims]), repeats=1
+    )
+    print(
+        f"WEFAT exact, 1000 words x 8 vs 8 ({fast.n_permutations} partitions each): all words at once "
+        f"{fast_time * 1000:.1f} ms, one test per word {slow_time * 1000:.1f} ms, speed-up "
+        f"{slow_time / fast_time:.0f}x; max |p diff| {np.max(np.abs(fast.p_value - slow)):.1e}"
+    )
 
 
 if __name__ == "__main__":

@@ -131,9 +131,11 @@ def ensure_minicons(venv: Path) -> Path | None:
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python
     print(f"creating the minicons environment in {venv} (torch==2.13.0 first, then minicons) ...", flush=True)
-    steps = [[sys.executable, "-m", "venv", str(venv)],
-             [str(python), "-m", "pip", "install", "-q", "torch==2.13.0"],
-             [str(python), "-m", "pip", "install", "-q", "minicons", "transformers<5"]]
+    steps = [
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(python), "-m", "pip", "install", "-q", "torch==2.13.0"],
+        [str(python), "-m", "pip", "install", "-q", "minicons", "transformers<5"],
+    ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:
@@ -145,13 +147,18 @@ def ensure_minicons(venv: Path) -> Path | None:
     return python
 
 
-def minicons_plls(python: Path, model_dir: Path, sentences: list[str], threads: int,
-                  batch_size: int, repeats: int) -> tuple[list[float], float, list[float]] | None:
+def minicons_plls(
+    python: Path, model_dir: Path, sentences: list[str], threads: int, batch_size: int, repeats: int
+) -> tuple[list[float], float, list[float]] | None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(sentences, handle)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run([str(python), "-c", MINICONS_RUNNER, str(model_dir), str(threads), handle.name,
-                           str(batch_size), str(repeats)], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [str(python), "-c", MINICONS_RUNNER, str(model_dir), str(threads), handle.name, str(batch_size), str(repeats)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     os.unlink(handle.name)
     if done.returncode != 0:
         print(f"minicons run failed:\n{done.stderr.strip()[-1500:]}")
@@ -164,17 +171,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=48)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--max-tokens", type=int, default=None,
-                        help="token budget of assoc's batches (default: the plugin's, 1024 on CPU)")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="token budget of assoc's batches (default: the plugin's, 1024 on CPU)",
+    )
     parser.add_argument("--minicons-batch", type=int, default=8, help="sentences per sequence_score call")
     parser.add_argument("--minicons-venv", type=Path, default=DEFAULT_VENV)
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="timed runs of assoc and minicons (the fastest counts: load from other processes "
-                             "only ever slows a run down)")
-    parser.add_argument("--naive-sentences", type=int, default=16,
-                        help="the naive loop is slow: it runs on the first N sentences (throughput compared)")
-    parser.add_argument("--naive-repeats", type=int, default=2,
-                        help="timed runs of the naive loop (the fastest counts)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timed runs of assoc and minicons (the fastest counts: load from other processes "
+        "only ever slows a run down)",
+    )
+    parser.add_argument(
+        "--naive-sentences",
+        type=int,
+        default=16,
+        help="the naive loop is slow: it runs on the first N sentences (throughput compared)",
+    )
+    parser.add_argument(
+        "--naive-repeats", type=int, default=2, help="timed runs of the naive loop (the fastest counts)"
+    )
     parser.add_argument("--skip-minicons", action="store_true")
     parser.add_argument("--long", action="store_true", help="also score one 512-token input (slow on a CPU)")
     args = parser.parse_args()
@@ -204,13 +224,14 @@ def main() -> None:
             run_ours()
             rows = []
             l2r_minicons = None
-            subset = sentences[:args.naive_sentences]
+            subset = sentences[: args.naive_sentences]
             naive, naive_s = naive_plls(model_dir, subset, args.naive_repeats)
             rows.append(("naive (1 pass per token)", subset, naive, naive_s))
             if not args.skip_minicons:
                 python = ensure_minicons(args.minicons_venv)
-                found = python and minicons_plls(python, model_dir, sentences, args.threads, args.minicons_batch,
-                                                 args.repeats)
+                found = python and minicons_plls(
+                    python, model_dir, sentences, args.threads, args.minicons_batch, args.repeats
+                )
                 if found:
                     rows.append((f"minicons sequence_score (batch {args.minicons_batch})", sentences, *found[:2]))
                     l2r_minicons = found[2]
@@ -221,9 +242,11 @@ def main() -> None:
                 return sum(len(lm.tokenizer(s)["input_ids"]) - 2 for s in texts)
 
             ours_rate = n_tokens / ours_s
-            print(f"\n{len(sentences)} sentences, {n_tokens} scored tokens, bert-base shape (random weights), "
-                  f"float32, {args.threads} CPU threads, torch {torch.__version__}; fastest of {args.repeats} runs "
-                  f"(naive: fastest of {args.naive_repeats} on {len(subset)} sentences, {count(subset)} tokens)\n")
+            print(
+                f"\n{len(sentences)} sentences, {n_tokens} scored tokens, bert-base shape (random weights), "
+                f"float32, {args.threads} CPU threads, torch {torch.__version__}; fastest of {args.repeats} runs "
+                f"(naive: fastest of {args.naive_repeats} on {len(subset)} sentences, {count(subset)} tokens)\n"
+            )
             print(f"{'method':<40} {'seconds':>8} {'tokens/s':>9} {'assoc speed-up':>15} {'max |dPLL|':>11}")
             verdicts = []
             for name, texts, plls, seconds in rows:
@@ -232,9 +255,11 @@ def main() -> None:
                 print(f"{name:<40} {seconds:8.2f} {rate:9.1f} {ours_rate / rate:14.2f}x {diff:11.2e}")
                 target = 5.0 if name.startswith("naive") else 1.3 if name.startswith("minicons") else None
                 if target is not None:
-                    verdicts.append(f"{name.split()[0]}: {ours_rate / rate:.2f}x (target >= {target}x: "
-                                    f"{'met' if ours_rate / rate >= target else 'NOT met'}), max |dPLL| {diff:.1e} "
-                                    f"(target <= 1e-4: {'met' if diff <= 1e-4 else 'NOT met'})")
+                    verdicts.append(
+                        f"{name.split()[0]}: {ours_rate / rate:.2f}x (target >= {target}x: "
+                        f"{'met' if ours_rate / rate >= target else 'NOT met'}), max |dPLL| {diff:.1e} "
+                        f"(target <= 1e-4: {'met' if diff <= 1e-4 else 'NOT met'})"
+                    )
             print("\n" + "\n".join(verdicts))
             if l2r_minicons is not None:
                 l2r = [r.pll for r in score_sentences(lm, sentences, metric="word_l2r", max_tokens=args.max_tokens)]
@@ -249,10 +274,12 @@ def main() -> None:
                 start = time.perf_counter()
                 result = score_sentences(lm, [text], max_tokens=args.max_tokens)[0]
                 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-                print(f"\nlong input: {result.n_tokens + 2} tokens scored in {time.perf_counter() - start:.1f} s "
-                      f"with max_tokens={args.max_tokens or 'default'} (PLL {result.pll:.2f}); peak resident memory "
-                      f"of this process "
-                      f"{peak:.0f} MiB")
+                print(
+                    f"\nlong input: {result.n_tokens + 2} tokens scored in {time.perf_counter() - start:.1f} s "
+                    f"with max_tokens={args.max_tokens or 'default'} (PLL {result.pll:.2f}); peak resident memory "
+                    f"of this process "
+                    f"{peak:.0f} MiB"
+                )
 
 
 if __name__ == "__main__":

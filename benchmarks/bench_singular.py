@@ -18,9 +18,20 @@ import functools
 import warnings
 
 HARD_CASES = {  # word -> expected singular
-    "nervous": "nervous", "religious": "religious", "generous": "generous", "famous": "famous",
-    "glass": "glass", "bus": "bus", "analysis": "analysis", "series": "series", "news": "news",
-    "politics": "politics", "people": "person", "women": "woman", "children": "child", "men": "man",
+    "nervous": "nervous",
+    "religious": "religious",
+    "generous": "generous",
+    "famous": "famous",
+    "glass": "glass",
+    "bus": "bus",
+    "analysis": "analysis",
+    "series": "series",
+    "news": "news",
+    "politics": "politics",
+    "people": "person",
+    "women": "woman",
+    "children": "child",
+    "men": "man",
 }
 
 
@@ -79,10 +90,15 @@ def measure(singularize, expected: dict[str, str], plurals: set[str]) -> dict[st
     right = {w for w, s in expected.items() if singularize(w) == s}
     singular = [w for w in expected if expected[w] == w]
     plural = [w for w in expected if expected[w] != w]
-    return {"accuracy": len(right) / len(expected), "n_words": len(expected),
-            "singular_kept": sum(w in right for w in singular) / len(singular), "n_singular": len(singular),
-            "plural_right": sum(w in right for w in plural) / len(plural), "n_plural": len(plural),
-            "hard_cases_right": sum(w in right for w in HARD_CASES) / len(HARD_CASES)}
+    return {
+        "accuracy": len(right) / len(expected),
+        "n_words": len(expected),
+        "singular_kept": sum(w in right for w in singular) / len(singular),
+        "n_singular": len(singular),
+        "plural_right": sum(w in right for w in plural) / len(plural),
+        "n_plural": len(plural),
+        "hard_cases_right": sum(w in right for w in HARD_CASES) / len(HARD_CASES),
+    }
 
 
 def main() -> None:
@@ -94,9 +110,11 @@ def main() -> None:
     plurals = {p for p, _ in pairs}
     for name, function in (("assoc (LemmInflect rule)", singular_word), ("inflect.singular_noun", inflect_singular)):
         r = measure(function, expected, plurals)
-        print(f"{name:26} accuracy {r['accuracy']:.2%} of {r['n_words']} words: singular kept "
-              f"{r['singular_kept']:.2%} of {r['n_singular']}, plurals right {r['plural_right']:.2%} of "
-              f"{r['n_plural']}, hard cases right {r['hard_cases_right']:.0%}")
+        print(
+            f"{name:26} accuracy {r['accuracy']:.2%} of {r['n_words']} words: singular kept "
+            f"{r['singular_kept']:.2%} of {r['n_singular']}, plurals right {r['plural_right']:.2%} of "
+            f"{r['n_plural']}, hard cases right {r['hard_cases_right']:.0%}"
+        )
     wrong = [(w, singular_word(w), s) for w, s in expected.items() if singular_word(w) != s]
     print(f"assoc rule, {len(wrong)} errors (first 40):", wrong[:40])
     wrong_inflect = [(w, inflect_singular(w), s) for w, s in expected.items() if inflect_singular(w) != s]

@@ -47,7 +47,7 @@ def fake_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_plugins: 
     return install
 
 
-SCORER_SOURCE = '''
+SCORER_SOURCE = """
 from assoc import hookimpl, Scorer, Option
 from assoc.table import from_records
 
@@ -69,7 +69,7 @@ class {cls}(Scorer):
 @hookimpl
 def register_scorers(register):
     register({cls})
-'''
+"""
 
 
 @pytest.fixture

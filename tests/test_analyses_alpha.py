@@ -21,8 +21,17 @@ def make_table(seed=0):
     for model in ["m1", "m2"]:
         true = dict(zip(targets, rng.normal(size=len(targets))))
         for q, t in itertools.product(queries, targets):
-            rows.append({"scorer": "fmat", "model": model, "context": q, "target": t, "attribute": "",
-                         "measure": "lpr", "value": true[t] + rng.normal(scale=0.8)})
+            rows.append(
+                {
+                    "scorer": "fmat",
+                    "model": model,
+                    "context": q,
+                    "target": t,
+                    "attribute": "",
+                    "measure": "lpr",
+                    "value": true[t] + rng.normal(scale=0.8),
+                }
+            )
     return normalise(pd.DataFrame(rows))
 
 
@@ -70,10 +79,22 @@ def test_fmat_like_table_with_designs_and_masks():
             for t, (mg, mask) in itertools.product(targets, [("male", "he"), ("female", "she")]):
                 true = rng.normal()
                 for q in queries:
-                    rows.append({"scorer": "fmat", "model": model, "design": design, "context": q,
-                                 "target_group": "job", "target": t, "attribute_group": mg, "attribute": mask,
-                                 "mask_group": mg, "mask": mask, "measure": "log_prob",
-                                 "value": true + rng.normal(scale=0.5)})
+                    rows.append(
+                        {
+                            "scorer": "fmat",
+                            "model": model,
+                            "design": design,
+                            "context": q,
+                            "target_group": "job",
+                            "target": t,
+                            "attribute_group": mg,
+                            "attribute": mask,
+                            "mask_group": mg,
+                            "mask": mask,
+                            "measure": "log_prob",
+                            "value": true + rng.normal(scale=0.5),
+                        }
+                    )
     table = normalise(pd.DataFrame(rows), extra_columns=["design", "mask_group", "mask"])
     result = assoc.analyze("alpha", table)
     assert list(zip(result["model"], result["design"])) == [("m1", "D1"), ("m1", "D2"), ("m2", "D1"), ("m2", "D2")]

@@ -20,9 +20,17 @@ def table_file(tmp_path):
     truth = {cell: rng.normal() for cell in itertools.product(["q1", "q2"], [f"job{i}" for i in range(8)])}
     for model in ["m1", "m2", "m3"]:
         for (context, target), t in truth.items():
-            rows.append({"scorer": "fmat", "model": model, "context": context, "target": target,
-                         "target_group": "A" if target < "job4" else "B", "measure": "lpr",
-                         "value": t + rng.normal(scale=0.5)})
+            rows.append(
+                {
+                    "scorer": "fmat",
+                    "model": model,
+                    "context": context,
+                    "target": target,
+                    "target_group": "A" if target < "job4" else "B",
+                    "measure": "lpr",
+                    "value": t + rng.normal(scale=0.5),
+                }
+            )
     path = tmp_path / "t.parquet"
     write_table(normalise(pd.DataFrame(rows)), path)
     crit = pd.DataFrame({"target": [f"job{i}" for i in range(8)], "pct_male": np.arange(8) * 10.0})
@@ -48,35 +56,68 @@ def test_icc_prints_and_writes(table_file, tmp_path):
 
 
 def test_text_options_of_other_analyses(table_file, tmp_path):
-    corr = run(["analyze", "correlate", "-t", str(table_file), "-o", f"criterion={tmp_path / 'crit.csv'}",
-                "-o", "by=model"])
+    corr = run(
+        ["analyze", "correlate", "-t", str(table_file), "-o", f"criterion={tmp_path / 'crit.csv'}", "-o", "by=model"]
+    )
     assert corr.exit_code == 0, corr.output
     assert corr.output.count("correlation") == 3
-    eff = run(["analyze", "effect_size", "-t", str(table_file), "-o", "sd=sqrt2", "-o", "groups=B,A",
-               "-o", "unit=target", "-o", "n_bootstrap=0", "-o", "within=model"])
+    eff = run(
+        [
+            "analyze",
+            "effect_size",
+            "-t",
+            str(table_file),
+            "-o",
+            "sd=sqrt2",
+            "-o",
+            "groups=B,A",
+            "-o",
+            "unit=target",
+            "-o",
+            "n_bootstrap=0",
+            "-o",
+            "within=model",
+        ]
+    )
     assert eff.exit_code == 0, eff.output
     assert "fixed" in eff.output and "exact" in eff.output
-    lmm = run(["analyze", "lmm", "-t", str(table_file), "-o", "formula=value ~ target_group",
-               "-o", "nested=[value ~ target_group + context]"])
+    lmm = run(
+        [
+            "analyze",
+            "lmm",
+            "-t",
+            str(table_file),
+            "-o",
+            "formula=value ~ target_group",
+            "-o",
+            "nested=[value ~ target_group + context]",
+        ]
+    )
     assert lmm.exit_code == 0, lmm.output
     assert "lrt" in lmm.output
 
 
 def test_bad_option_is_a_clean_error(table_file):
-    proc = subprocess.run([sys.executable, "-m", "assoc.cli", "analyze", "alpha", "--table", str(table_file),
-                           "-o", "confidence=2"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "assoc.cli", "analyze", "alpha", "--table", str(table_file), "-o", "confidence=2"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "error: option 'confidence'" in proc.stderr and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("name,options", [
-    ("alpha", {}),
-    ("correlate", {"compare": "groups", "by": ["model"]}),
-    ("standardize", {}),
-    ("effect_size", {"n_bootstrap": 50, "unit": ["target"]}),
-    ("lmm", {"formula": "value ~ target_group"}),
-    ("regress", {"formula": "value ~ target_group", "nested": ["value ~ target_group + context"]}),
-])
+@pytest.mark.parametrize(
+    "name,options",
+    [
+        ("alpha", {}),
+        ("correlate", {"compare": "groups", "by": ["model"]}),
+        ("standardize", {}),
+        ("effect_size", {"n_bootstrap": 50, "unit": ["target"]}),
+        ("lmm", {"formula": "value ~ target_group"}),
+        ("regress", {"formula": "value ~ target_group", "nested": ["value ~ target_group + context"]}),
+    ],
+)
 @pytest.mark.parametrize("suffix", [".parquet", ".csv", ".jsonl"])
 def test_every_result_serialises_like_a_score_table(table_file, tmp_path, name, options, suffix):
     import warnings

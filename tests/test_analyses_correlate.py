@@ -19,17 +19,29 @@ def make_table(seed=0):
     for model, noise in [("m1", 0.5), ("m2", 2.0)]:
         for job, share in zip(JOBS, male_share):
             for context in ["The {TARGET} is here.", "A {TARGET} works."]:
-                rows.append({"scorer": "fmat", "model": model, "context": context, "target": job,
-                             "attribute_group": "male-female", "measure": "lpr",
-                             "value": share / 30 + rng.normal(scale=noise)})
+                rows.append(
+                    {
+                        "scorer": "fmat",
+                        "model": model,
+                        "context": context,
+                        "target": job,
+                        "attribute_group": "male-female",
+                        "measure": "lpr",
+                        "value": share / 30 + rng.normal(scale=noise),
+                    }
+                )
     return normalise(pd.DataFrame(rows)), male_share
 
 
 def write_criterion(tmp_path, male_share, seed=0):
     rng = np.random.default_rng(seed)
-    crit = pd.DataFrame({"occupation": JOBS[:-2] + ["unknown1", "unknown2"],
-                         "pct_male": male_share,
-                         "noisy": male_share + rng.normal(scale=30, size=len(JOBS))})
+    crit = pd.DataFrame(
+        {
+            "occupation": JOBS[:-2] + ["unknown1", "unknown2"],
+            "pct_male": male_share,
+            "noisy": male_share + rng.normal(scale=30, size=len(JOBS)),
+        }
+    )
     path = tmp_path / "criterion.csv"
     crit.to_csv(path, index=False)
     return path, crit
@@ -46,8 +58,14 @@ def williams_by_hand(r12, r13, r23, n):
 def test_correlation_with_criterion_file(tmp_path):
     table, share = make_table()
     path, crit = write_criterion(tmp_path, share)
-    result = assoc.analyze("correlate", table, criterion=str(path), key="target", criterion_key="occupation",
-                           criterion_columns=["pct_male"])
+    result = assoc.analyze(
+        "correlate",
+        table,
+        criterion=str(path),
+        key="target",
+        criterion_key="occupation",
+        criterion_columns=["pct_male"],
+    )
     assert list(result["model"]) == ["m1", "m2"]
     for _, row in result.iterrows():
         means = table[table["model"] == row["model"]].groupby("target")["value"].mean()
@@ -63,8 +81,9 @@ def test_correlation_with_criterion_file(tmp_path):
 def test_williams_between_criteria_and_between_models(tmp_path):
     table, share = make_table(1)
     _, crit = write_criterion(tmp_path, share, seed=1)
-    result = assoc.analyze("correlate", table, criterion=crit, key="target", criterion_key="occupation",
-                           compare="criteria")
+    result = assoc.analyze(
+        "correlate", table, criterion=crit, key="target", criterion_key="occupation", compare="criteria"
+    )
     row = result[(result["kind"] == "williams") & (result["model"] == "m1")].iloc[0]
     means = table[table["model"] == "m1"].groupby("target")["value"].mean()
     merged = crit.set_index("occupation").join(means, how="inner")
@@ -75,14 +94,24 @@ def test_williams_between_criteria_and_between_models(tmp_path):
     assert (row["x"], row["y"], row["shared"], row["df"]) == ("pct_male", "noisy", "value", 25)
     assert row["t"] == pytest.approx(t, rel=1e-10) and row["p_value"] == pytest.approx(p, rel=1e-10)
 
-    between = assoc.analyze("correlate", table, criterion=crit, key="target", criterion_key="occupation",
-                            criterion_columns=["pct_male"], compare="groups")
+    between = assoc.analyze(
+        "correlate",
+        table,
+        criterion=crit,
+        key="target",
+        criterion_key="occupation",
+        criterion_columns=["pct_male"],
+        compare="groups",
+    )
     row = between[between["kind"] == "williams"].iloc[0]
     wide = table.groupby(["target", "model"])["value"].mean().unstack()
     merged = crit.set_index("occupation").join(wide, how="inner")
-    t, p = williams_by_hand(np.corrcoef(merged["pct_male"], merged["m1"])[0, 1],
-                            np.corrcoef(merged["pct_male"], merged["m2"])[0, 1],
-                            np.corrcoef(merged["m1"], merged["m2"])[0, 1], 28)
+    t, p = williams_by_hand(
+        np.corrcoef(merged["pct_male"], merged["m1"])[0, 1],
+        np.corrcoef(merged["pct_male"], merged["m2"])[0, 1],
+        np.corrcoef(merged["m1"], merged["m2"])[0, 1],
+        28,
+    )
     assert (row["x"], row["y"], row["shared"]) == ("measure=lpr model=m1", "measure=lpr model=m2", "pct_male")
     assert row["t"] == pytest.approx(t, rel=1e-10) and row["p_value"] == pytest.approx(p, rel=1e-10)
     assert t > 0  # the less noisy model tracks the criterion better

@@ -18,8 +18,17 @@ def make_table(seed=0, n_targets=4, contexts=("c1", "c2")):
         for group, shift in [("career", 0.8), ("family", 0.0)]:
             for i in range(n_targets):
                 for c in contexts:
-                    rows.append({"scorer": "s", "model": model, "context": c, "target_group": group,
-                                 "target": f"{group}{i}", "measure": "lpr", "value": shift + rng.normal()})
+                    rows.append(
+                        {
+                            "scorer": "s",
+                            "model": model,
+                            "context": c,
+                            "target_group": group,
+                            "target": f"{group}{i}",
+                            "measure": "lpr",
+                            "value": shift + rng.normal(),
+                        }
+                    )
     return normalise(pd.DataFrame(rows))
 
 
@@ -59,11 +68,9 @@ def test_sd_all_and_fixed_sqrt2_and_group_order():
     part = table[table["model"] == "m1"]
     x = part[part["target_group"] == "family"]["value"].to_numpy()
     y = part[part["target_group"] == "career"]["value"].to_numpy()
-    res_all = assoc.analyze("effect_size", table, sd="all", groups=["family", "career"], test="none",
-                            n_bootstrap=0)
+    res_all = assoc.analyze("effect_size", table, sd="all", groups=["family", "career"], test="none", n_bootstrap=0)
     assert res_all.iloc[0]["d"] == pytest.approx((x.mean() - y.mean()) / np.std(np.r_[x, y], ddof=1), rel=1e-12)
-    res_fixed = assoc.analyze("effect_size", table, sd="sqrt2", groups=["family", "career"], test="none",
-                              n_bootstrap=0)
+    res_fixed = assoc.analyze("effect_size", table, sd="sqrt2", groups=["family", "career"], test="none", n_bootstrap=0)
     assert res_fixed.iloc[0]["d"] == pytest.approx((x.mean() - y.mean()) / np.sqrt(2), rel=1e-12)
     assert res_fixed.iloc[0]["sd"] == "fixed" and res_fixed.iloc[0]["sd_value"] == pytest.approx(np.sqrt(2))
     assert "p_value" not in res_fixed.columns
@@ -142,8 +149,11 @@ def test_negative_seed_is_a_clear_option_error():
 def _table_for_seed_check():
     from assoc.table import normalise
 
-    rows = [dict(target=f"t{i}", attribute_group=g, attribute=g, measure="m", value=float(i + (g == "A")))
-            for i in range(4) for g in ("A", "B")]
+    rows = [
+        dict(target=f"t{i}", attribute_group=g, attribute=g, measure="m", value=float(i + (g == "A")))
+        for i in range(4)
+        for g in ("A", "B")
+    ]
     return normalise(pd.DataFrame(rows), scorer="s")
 
 

@@ -22,9 +22,19 @@ def make_table(seed=0, models=MODELS, measure="lpr"):
     rows = []
     for m, bias in zip(models, rng.normal(scale=0.5, size=len(models))):
         for (context, target, attribute), t in zip(cells, truth):
-            rows.append({"scorer": "fmat", "model": m, "context": context, "target_group": "job",
-                         "target": target, "attribute_group": "gender", "attribute": attribute,
-                         "measure": measure, "value": t + bias + rng.normal(scale=0.6)})
+            rows.append(
+                {
+                    "scorer": "fmat",
+                    "model": m,
+                    "context": context,
+                    "target_group": "job",
+                    "target": target,
+                    "attribute_group": "gender",
+                    "attribute": attribute,
+                    "measure": measure,
+                    "value": t + bias + rng.normal(scale=0.6),
+                }
+            )
     return normalise(pd.DataFrame(rows))
 
 
@@ -33,8 +43,9 @@ def pingouin_reference(table):
     saved = dict(pg.options)
     pg.options.update({"round": None, "round.column.CI95": None})  # full precision
     try:
-        return pg.intraclass_corr(long, targets="item", raters="model", ratings="value",
-                                  nan_policy="omit").set_index("Type")
+        return pg.intraclass_corr(long, targets="item", raters="model", ratings="value", nan_policy="omit").set_index(
+            "Type"
+        )
     finally:
         pg.options.clear()
         pg.options.update(saved)

@@ -18,9 +18,17 @@ def make_table(seed=0):
         for group, shift in [("male", 0.6), ("female", 0.0)]:
             for i in range(12):
                 for c in ["q1", "q2"]:
-                    rows.append({"scorer": "fmat", "model": m, "context": c, "target": f"job{i}",
-                                 "attribute_group": group, "measure": "lpr",
-                                 "value": shift + bias + rng.normal(scale=0.8)})
+                    rows.append(
+                        {
+                            "scorer": "fmat",
+                            "model": m,
+                            "context": c,
+                            "target": f"job{i}",
+                            "attribute_group": group,
+                            "measure": "lpr",
+                            "value": shift + bias + rng.normal(scale=0.8),
+                        }
+                    )
     table = normalise(pd.DataFrame(rows))
     table.loc[7, "value"] = np.nan
     return table
@@ -80,9 +88,19 @@ def test_convergence_problems_appear_in_the_output_and_provenance():
     rng = np.random.default_rng(0)
     cells = [(c, t) for c in ["q1", "q2"] for t in range(8)]
     truth = {cell: rng.normal() for cell in cells}
-    rows = [{"scorer": "fmat", "model": m, "context": c, "target": f"t{t}", "target_group": "A" if t < 4 else "B",
-             "measure": "lpr", "value": truth[(c, t)] + rng.normal(scale=0.5)}
-            for m in ["m1", "m2", "m3"] for (c, t) in cells]
+    rows = [
+        {
+            "scorer": "fmat",
+            "model": m,
+            "context": c,
+            "target": f"t{t}",
+            "target_group": "A" if t < 4 else "B",
+            "measure": "lpr",
+            "value": truth[(c, t)] + rng.normal(scale=0.5),
+        }
+        for m in ["m1", "m2", "m3"]
+        for (c, t) in cells
+    ]
     with pytest.warns(RuntimeWarning, match="mixed model 'value ~ target_group'"):
         result = assoc.analyze("lmm", normalise(pd.DataFrame(rows)), formula="value ~ target_group")
     fixed = result[result["kind"] == "fixed"]

@@ -19,8 +19,18 @@ def _table(empty_model: str = "m3") -> pd.DataFrame:
         for i in range(8):
             for group, base in (("Male", 1.0), ("Female", 0.0)):
                 value = np.nan if model == empty_model else base + shift + i * 0.2 + rng.normal(scale=0.1)
-                rows.append(dict(model=model, context=f"q{i % 2}", target_group="Occupation", target=f"t{i}",
-                                 attribute_group=group, attribute=group.lower(), measure="log_prob", value=value))
+                rows.append(
+                    dict(
+                        model=model,
+                        context=f"q{i % 2}",
+                        target_group="Occupation",
+                        target=f"t{i}",
+                        attribute_group=group,
+                        attribute=group.lower(),
+                        measure="log_prob",
+                        value=value,
+                    )
+                )
     return normalise(pd.DataFrame(rows), scorer="fmat")
 
 

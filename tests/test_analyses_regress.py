@@ -14,18 +14,35 @@ JOBS = [f"job{i}" for i in range(25)]
 def make_inputs(seed=0):
     rng = np.random.default_rng(seed)
     share = rng.uniform(0, 100, size=len(JOBS))
-    rows = [{"scorer": "fmat", "model": m, "context": c, "target": j, "measure": "lpr",
-             "value": 0.02 * s - 0.0002 * s**2 + rng.normal(scale=0.3)}
-            for m in ["m1", "m2"] for c in ["q1", "q2", "q3"] for j, s in zip(JOBS, share)]
+    rows = [
+        {
+            "scorer": "fmat",
+            "model": m,
+            "context": c,
+            "target": j,
+            "measure": "lpr",
+            "value": 0.02 * s - 0.0002 * s**2 + rng.normal(scale=0.3),
+        }
+        for m in ["m1", "m2"]
+        for c in ["q1", "q2", "q3"]
+        for j, s in zip(JOBS, share)
+    ]
     crit = pd.DataFrame({"occupation": JOBS, "pct_male": share})
     return normalise(pd.DataFrame(rows)), crit
 
 
 def test_nested_regressions_per_model_on_target_means():
     table, crit = make_inputs()
-    result = assoc.analyze("regress", table, formula="value ~ pct_male", nested=["value ~ pct_male + I(pct_male**2)"],
-                           aggregate=["model", "target"], by=["measure", "model"], criterion=crit,
-                           criterion_key="occupation")
+    result = assoc.analyze(
+        "regress",
+        table,
+        formula="value ~ pct_male",
+        nested=["value ~ pct_male + I(pct_male**2)"],
+        aggregate=["model", "target"],
+        by=["measure", "model"],
+        criterion=crit,
+        criterion_key="occupation",
+    )
     for model in ["m1", "m2"]:
         means = table[table.model == model].groupby("target")["value"].mean()
         data = crit.set_index("occupation").join(means)
@@ -47,7 +64,8 @@ def test_nested_regressions_per_model_on_target_means():
         assert (cmp["df"], cmp["df2"], cmp["n_obs"]) == (1, n - 3, 25)
         quad = part[(part.kind == "coef") & (part.term == "I(pct_male ** 2)")]
         assert len(quad) == 1 and quad["estimate"].iloc[0] == pytest.approx(
-            np.linalg.lstsq(X2, y, rcond=None)[0][2], rel=1e-8)
+            np.linalg.lstsq(X2, y, rcond=None)[0][2], rel=1e-8
+        )
 
 
 def test_regress_on_rows_and_errors():

@@ -10,9 +10,19 @@ from assoc.table import normalise, validate_table
 
 def make_table():
     rng = np.random.default_rng(0)
-    rows = [{"scorer": "fmat", "model": m, "context": c, "target": f"t{i}", "measure": "lpr",
-             "value": rng.normal(loc=5 if m == "a" else -2, scale=3)}
-            for m in ["a", "b"] for c in ["q1", "q2"] for i in range(6)]
+    rows = [
+        {
+            "scorer": "fmat",
+            "model": m,
+            "context": c,
+            "target": f"t{i}",
+            "measure": "lpr",
+            "value": rng.normal(loc=5 if m == "a" else -2, scale=3),
+        }
+        for m in ["a", "b"]
+        for c in ["q1", "q2"]
+        for i in range(6)
+    ]
     return normalise(pd.DataFrame(rows))
 
 

@@ -13,11 +13,20 @@ from assoc.stats.dictionary import aggregate, load_dictionary, normalize_word
 from assoc.table import normalise, read_table, validate_table, write_table
 
 DICTIONARY = pd.DataFrame(
-    [("sociable", "Warmth", "1"), ("moral", "Warmth", "1"), ("unfriendly", "Warmth", "-1"), ("cold", "Warmth", "-0.5"),
-     ("quiet", "Warmth", ""),  # in the Warmth dictionary without a direction
-     ("trustworthy", "Warmth", "1"), ("trustworthy", "Competence", "0.5"),  # in both dictionaries
-     ("smart", "Competence", "1"), ("unintelligent", "Competence", "-1"), ("hard-working", "Competence", "1")],
-    columns=["word", "dimension", "direction"])
+    [
+        ("sociable", "Warmth", "1"),
+        ("moral", "Warmth", "1"),
+        ("unfriendly", "Warmth", "-1"),
+        ("cold", "Warmth", "-0.5"),
+        ("quiet", "Warmth", ""),  # in the Warmth dictionary without a direction
+        ("trustworthy", "Warmth", "1"),
+        ("trustworthy", "Competence", "0.5"),  # in both dictionaries
+        ("smart", "Competence", "1"),
+        ("unintelligent", "Competence", "-1"),
+        ("hard-working", "Competence", "1"),
+    ],
+    columns=["word", "dimension", "direction"],
+)
 
 RESPONSES = {
     "nurse": ["Sociable", "caring", "trustworthy", "Hard-working", "quiet", "sociable", "", "cold"],
@@ -27,10 +36,20 @@ RESPONSES = {
 
 
 def make_table(responses=RESPONSES, model="gpt"):
-    rows = [{"scorer": "chat_listing", "model": model, "context": "List 50 characteristics of [target].",
-             "target_group": "occupation", "target": term, "attribute": word, "measure": "listed",
-             "value": float(rank)}
-            for term, words in responses.items() for rank, word in enumerate(words, 1)]
+    rows = [
+        {
+            "scorer": "chat_listing",
+            "model": model,
+            "context": "List 50 characteristics of [target].",
+            "target_group": "occupation",
+            "target": term,
+            "attribute": word,
+            "measure": "listed",
+            "value": float(rank),
+        }
+        for term, words in responses.items()
+        for rank, word in enumerate(words, 1)
+    ]
     return normalise(pd.DataFrame(rows))
 
 
@@ -40,18 +59,24 @@ def estimates(result):
 
 def test_paper_examples_are_coded_as_printed():
     # shared/stimuli/nicolas2024_stereotypes.yaml, dictionary_coding.examples
-    dictionary = {"Warmth": {"sociable": 1, "moral": 1, "unfriendly": -1},
-                  "Competence": {"smart": 1, "unintelligent": -1}}
+    dictionary = {
+        "Warmth": {"sociable": 1, "moral": 1, "unfriendly": -1},
+        "Competence": {"smart": 1, "unintelligent": -1},
+    }
     table = make_table({"t": ["sociable", "moral", "unfriendly", "smart", "unintelligent"]})
     coded = assoc.analyze("stereotype", table, dictionary=dictionary, level="response")
     expected = {  # word: warmth_repr, competence_repr, warmth_dir, competence_dir
-        "sociable": (1, 0, 1, None), "moral": (1, 0, 1, None), "unfriendly": (1, 0, -1, None),
-        "smart": (0, 1, None, 1), "unintelligent": (0, 1, None, -1)}
+        "sociable": (1, 0, 1, None),
+        "moral": (1, 0, 1, None),
+        "unfriendly": (1, 0, -1, None),
+        "smart": (0, 1, None, 1),
+        "unintelligent": (0, 1, None, -1),
+    }
     for _, row in coded.iterrows():
         wr, cr, wd, cd = expected[row["attribute"]]
         assert (row["warmth_representativeness"], row["competence_representativeness"]) == (wr, cr)
         for got, want in ((row["warmth_direction"], wd), (row["competence_direction"], cd)):
-            assert (math.isnan(got) if want is None else got == want)
+            assert math.isnan(got) if want is None else got == want
     validate_table(coded)
 
 
@@ -71,8 +96,14 @@ def test_term_estimates_by_hand():
     # clerk: nothing in either dictionary: representativeness 0, direction NA
     assert est["clerk", "Warmth", "representativeness"] == 0 and math.isnan(est["clerk", "Warmth", "direction"])
     nurse = result[(result.target == "nurse") & (result.attribute_group == "Warmth")].iloc[0]
-    assert (nurse["n_rows"], nurse["n_empty"], nurse["n_duplicates_removed"], nurse["n_responses"],
-            nurse["n_in_dictionary"], nurse["n_with_direction"]) == (8, 1, 1, 6, 4, 3)
+    assert (
+        nurse["n_rows"],
+        nurse["n_empty"],
+        nurse["n_duplicates_removed"],
+        nurse["n_responses"],
+        nurse["n_in_dictionary"],
+        nurse["n_with_direction"],
+    ) == (8, 1, 1, 6, 4, 3)
     assert set(result["measure"]) == {"representativeness", "direction"}
     assert len(result) == 3 * 2 * 2 and set(result["scorer"]) == {"chat_listing"}
     assert set(result["word_column"]) == {"attribute"} and set(result["source_measure"]) == {"listed"}
@@ -93,16 +124,30 @@ def test_without_deduplication_or_normalisation_by_hand():
 
 
 def test_wide_dictionary_and_mapping_give_the_same_codes():
-    wide = pd.DataFrame({
-        "word": ["sociable", "moral", "unfriendly", "cold", "quiet", "trustworthy", "smart", "unintelligent",
-                 "hard-working", "lazy"],
-        "Warmth_dict": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0],
-        "Warmth_dir": [1, 1, -1, -0.5, None, 1, None, None, None, None],
-        "Competence_dict": [0, 0, 0, 0, 0, 1, 1, 1, 1, 0],
-        "Competence_dir": [None, None, None, None, None, 0.5, 1, -1, 1, -1],  # lazy: not in the dictionary
-    })
-    mapping = {"Warmth": {"sociable": 1, "moral": 1, "unfriendly": -1, "cold": -0.5, "quiet": None, "trustworthy": 1},
-               "Competence": {"trustworthy": 0.5, "smart": 1, "unintelligent": -1, "hard-working": 1}}
+    wide = pd.DataFrame(
+        {
+            "word": [
+                "sociable",
+                "moral",
+                "unfriendly",
+                "cold",
+                "quiet",
+                "trustworthy",
+                "smart",
+                "unintelligent",
+                "hard-working",
+                "lazy",
+            ],
+            "Warmth_dict": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0],
+            "Warmth_dir": [1, 1, -1, -0.5, None, 1, None, None, None, None],
+            "Competence_dict": [0, 0, 0, 0, 0, 1, 1, 1, 1, 0],
+            "Competence_dir": [None, None, None, None, None, 0.5, 1, -1, 1, -1],  # lazy: not in the dictionary
+        }
+    )
+    mapping = {
+        "Warmth": {"sociable": 1, "moral": 1, "unfriendly": -1, "cold": -0.5, "quiet": None, "trustworthy": 1},
+        "Competence": {"trustworthy": 0.5, "smart": 1, "unintelligent": -1, "hard-working": 1},
+    }
     reference = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
     for source in (wide, mapping):
         other = assoc.analyze("stereotype", make_table(), dictionary=source)
@@ -118,8 +163,11 @@ def test_wide_output_dimension_choice_and_by():
     assert nurse["competence_representativeness"] == pytest.approx(1 / 3, abs=1e-15)
     assert nurse["competence_direction"] == 0.75 and nurse["n_responses"] == 6
     # one term per category (target_group), pooling its terms' responses
-    pooled = estimates(assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY, by=["model", "target_group"])
-                       .assign(target="all"))
+    pooled = estimates(
+        assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY, by=["model", "target_group"]).assign(
+            target="all"
+        )
+    )
     # 6 + 4 + 2 = 12 responses; Warmth words: 4 (nurse) + 1 (pilot)
     assert pooled["all", "Warmth", "representativeness"] == pytest.approx(5 / 12, abs=1e-15)
     assert pooled["all", "Warmth", "direction"] == pytest.approx((1 + 1 - 0.5 - 1) / 4, abs=1e-15)
@@ -128,7 +176,12 @@ def test_wide_output_dimension_choice_and_by():
 def test_aggregate_and_normalize_word():
     res = aggregate(np.array([1.0, 0.0, 1.0, 1.0]), np.array([0.5, np.nan, np.nan, -1.0]))
     assert (res.representativeness, res.direction, res.n_responses, res.n_in_dictionary, res.n_with_direction) == (
-        0.75, -0.25, 4, 3, 2)
+        0.75,
+        -0.25,
+        4,
+        3,
+        2,
+    )
     assert normalize_word("  Hard\u2013Working  people ") == "hard working people"
     assert normalize_word(" Hard-Working ", normalize=False) == "Hard-Working"
 
@@ -187,9 +240,20 @@ def test_from_the_command_line(tmp_path):
     write_table(make_table(), tmp_path / "listings.csv")
     DICTIONARY.to_csv(tmp_path / "sadcat.csv", index=False)
     out = tmp_path / "coded.parquet"
-    result = CliRunner().invoke(build_cli(), ["analyze", "stereotype", "--table", str(tmp_path / "listings.csv"),
-                                              "-o", f"dictionary={tmp_path / 'sadcat.csv'}", "--out", str(out)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        build_cli(),
+        [
+            "analyze",
+            "stereotype",
+            "--table",
+            str(tmp_path / "listings.csv"),
+            "-o",
+            f"dictionary={tmp_path / 'sadcat.csv'}",
+            "--out",
+            str(out),
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     est = estimates(read_table(out))
     assert est["nurse", "Warmth", "representativeness"] == pytest.approx(4 / 6, abs=1e-15)

@@ -26,9 +26,19 @@ def coded_terms(seed=2, n_categories=12, n_terms=7):
             wr = float(np.clip(0.25 + 0.15 * wd**2 + 0.05 * wd + u_w + rng.normal(0, 0.06), 0, 1))
             cr = float(np.clip(0.2 + rng.normal(0, 0.08), 0, 1))
             valence = 3 + 0.6 * wd + 0.3 * cd - 0.5 * wr + 0.9 * wd * wr + u_v + rng.normal(0, 0.3)
-            rows.append({"scorer": "chat_listing", "model": "m", "target_group": f"cat{c}", "target": f"t{c}.{t}",
-                         "warmth_representativeness": wr, "warmth_direction": wd,
-                         "competence_representativeness": cr, "competence_direction": cd, "valence": valence})
+            rows.append(
+                {
+                    "scorer": "chat_listing",
+                    "model": "m",
+                    "target_group": f"cat{c}",
+                    "target": f"t{c}.{t}",
+                    "warmth_representativeness": wr,
+                    "warmth_direction": wd,
+                    "competence_representativeness": cr,
+                    "competence_direction": cd,
+                    "valence": valence,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -38,9 +48,17 @@ def to_long(wide):
     for _, r in wide.iterrows():
         for dim, label in (("warmth", "Warmth"), ("competence", "Competence")):
             for measure in ("representativeness", "direction"):
-                rows.append({"scorer": r["scorer"], "model": r["model"], "target_group": r["target_group"],
-                             "target": r["target"], "attribute_group": label, "measure": measure,
-                             "value": r[f"{dim}_{measure}"]})
+                rows.append(
+                    {
+                        "scorer": r["scorer"],
+                        "model": r["model"],
+                        "target_group": r["target_group"],
+                        "target": r["target"],
+                        "attribute_group": label,
+                        "measure": measure,
+                        "value": r[f"{dim}_{measure}"],
+                    }
+                )
     return normalise(pd.DataFrame(rows))
 
 
@@ -55,7 +73,8 @@ def test_differentiability_marginal_r2_by_hand():
     wide.loc[3, "warmth_direction"] = np.nan  # a term with no Warmth word: left out, counted
     out = quiet(assoc.analyze, "differentiability", wide, dimensions=["Warmth"])
     data = wide.dropna(subset=["warmth_direction"]).rename(
-        columns={"warmth_representativeness": "r", "warmth_direction": "d"})
+        columns={"warmth_representativeness": "r", "warmth_direction": "d"}
+    )
     ref = quiet(smf.mixedlm("r ~ d + I(d ** 2)", data, groups=data["target_group"]).fit, reml=True)
     # Nakagawa & Schielzeth: var of the fixed-effect predictions over the sum with the variance components
     var_f = np.var(ref.model.exog @ ref.fe_params.to_numpy(), ddof=1)
@@ -71,7 +90,8 @@ def test_differentiability_marginal_r2_by_hand():
     both = quiet(assoc.analyze, "differentiability", to_long(wide))
     assert set(both["dimension"]) == {"warmth", "competence"}
     assert both[(both.dimension == "warmth") & (both.term == "marginal")]["estimate"].iloc[0] == pytest.approx(
-        r2["marginal"], rel=1e-9)
+        r2["marginal"], rel=1e-9
+    )
     # without a random factor: OLS R^2
     ols = assoc.analyze("differentiability", wide, dimensions=["warmth"], random=[])
     ref_ols = smf.ols("r ~ d + I(d ** 2)", data).fit()
@@ -98,12 +118,18 @@ def test_differentiability_bad_input():
 def test_nested_valence_models_chi2_and_aic_by_hand():
     wide = coded_terms(seed=4)
     out = quiet(assoc.analyze, "valence_models", wide, valence="valence")
-    formulas = ["valence ~ warmth_direction + competence_direction",
-                ("valence ~ warmth_direction + competence_direction + warmth_representativeness "
-                "+ competence_representativeness"),
-                ("valence ~ warmth_direction + competence_direction + warmth_representativeness "
-                "+ competence_representativeness + warmth_direction:warmth_representativeness "
-                "+ competence_direction:competence_representativeness")]
+    formulas = [
+        "valence ~ warmth_direction + competence_direction",
+        (
+            "valence ~ warmth_direction + competence_direction + warmth_representativeness "
+            "+ competence_representativeness"
+        ),
+        (
+            "valence ~ warmth_direction + competence_direction + warmth_representativeness "
+            "+ competence_representativeness + warmth_direction:warmth_representativeness "
+            "+ competence_direction:competence_representativeness"
+        ),
+    ]
     ml = [quiet(smf.mixedlm(f, wide, groups=wide["target_group"]).fit, reml=False) for f in formulas]
     fits = out[out.kind == "fit"].set_index(["step", "term"])["estimate"]
     for step, ref in enumerate(ml, 1):
@@ -118,24 +144,33 @@ def test_nested_valence_models_chi2_and_aic_by_hand():
         assert row["chi2"] == pytest.approx(chi2, rel=1e-4) and row["df"] == df == 2
         assert row["p_value"] == pytest.approx(stats.chi2.sf(chi2, df), rel=1e-3)
         delta = (-2 * ml[step - 1].llf + 2 * (len(ml[step - 1].fe_params) + 2)) - (
-            -2 * ml[step - 2].llf + 2 * (len(ml[step - 2].fe_params) + 2))
+            -2 * ml[step - 2].llf + 2 * (len(ml[step - 2].fe_params) + 2)
+        )
         assert row["delta_aic"] == pytest.approx(delta, rel=1e-4, abs=1e-6)
         assert row["aic_decrease_ge_2"] == (delta <= -2)
     # coefficients come from the REML fit
     reml = quiet(smf.mixedlm(formulas[2], wide, groups=wide["target_group"]).fit, reml=True)
     fixed = out[(out.kind == "fixed") & (out.step == 3)].set_index("term")
     assert fixed.loc["warmth_direction:warmth_representativeness", "estimate"] == pytest.approx(
-        reml.fe_params["warmth_direction:warmth_representativeness"], rel=1e-4)
+        reml.fe_params["warmth_direction:warmth_representativeness"], rel=1e-4
+    )
 
 
 def test_valence_from_a_criterion_table_and_bad_input():
     wide = coded_terms(seed=6)
     human = wide[["target", "valence"]].rename(columns={"valence": "human_valence"})
     long = to_long(wide)
-    out = quiet(assoc.analyze, "valence_models", long, valence="human_valence", criterion=human,
-                dimensions=["Warmth", "Competence"])
-    direct = quiet(assoc.analyze, "valence_models", wide.rename(columns={"valence": "human_valence"}),
-                   valence="human_valence")
+    out = quiet(
+        assoc.analyze,
+        "valence_models",
+        long,
+        valence="human_valence",
+        criterion=human,
+        dimensions=["Warmth", "Competence"],
+    )
+    direct = quiet(
+        assoc.analyze, "valence_models", wide.rename(columns={"valence": "human_valence"}), valence="human_valence"
+    )
     a = out[out.kind == "comparison"]["chi2"].to_numpy()
     b = direct[direct.kind == "comparison"]["chi2"].to_numpy()
     np.testing.assert_allclose(a, b, rtol=1e-8)

@@ -9,8 +9,11 @@ import assoc
 from assoc.errors import OptionError, StimuliError, TableError
 from assoc.table import get_provenance
 
-STIMULI = {"name": "flowers", "target": {"Flowers": ["rose", "tulip"], "Insects": ["ant", "wasp"]},
-           "attribute": {"Pleasant": ["love", "joy"], "Unpleasant": ["hate", "war"]}}
+STIMULI = {
+    "name": "flowers",
+    "target": {"Flowers": ["rose", "tulip"], "Insects": ["ant", "wasp"]},
+    "attribute": {"Pleasant": ["love", "joy"], "Unpleasant": ["hate", "war"]},
+}
 
 ANALYSIS_SOURCE = """
 from assoc import hookimpl, Analysis, Option
@@ -114,13 +117,20 @@ def test_listing_functions_survive_plugin_loading():
     assert callable(assoc.scorers) and "char_ngram" in assoc.scorers()
 
 
-@pytest.mark.parametrize("frame, message", [
-    ("pd.DataFrame(columns=['target', 'attribute', 'value'])",
-     r"output of scorer 'bad' has no rows for stimuli .*models \(none: a model-free scorer gets models=\[\]\)"),
-    ("pd.DataFrame({'target': ['a'], 'attribute': ['b']})",
-     r"output of scorer 'bad' has no 'value' column \(columns: target, attribute\)"),
-    ("[{'value': 1.0}]", "output of scorer 'bad' must be a pandas DataFrame, got list"),
-])
+@pytest.mark.parametrize(
+    "frame, message",
+    [
+        (
+            "pd.DataFrame(columns=['target', 'attribute', 'value'])",
+            r"output of scorer 'bad' has no rows for stimuli .*models \(none: a model-free scorer gets models=\[\]\)",
+        ),
+        (
+            "pd.DataFrame({'target': ['a'], 'attribute': ['b']})",
+            r"output of scorer 'bad' has no 'value' column \(columns: target, attribute\)",
+        ),
+        ("[{'value': 1.0}]", "output of scorer 'bad' must be a pandas DataFrame, got list"),
+    ],
+)
 def test_scorer_output_problems_name_the_scorer_and_the_cause(fake_plugin, model_free_scorer_source, frame, message):
     fake_plugin("bad", model_free_scorer_source("bad", f"return {frame}"))
     with pytest.raises(TableError, match=message):

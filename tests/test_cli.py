@@ -38,8 +38,17 @@ def test_help_lists_core_commands():
 
 def test_score_writes_table_with_provenance(stimuli_file, tmp_path):
     out = tmp_path / "t.parquet"
-    result = run("score", "--scorer", "char_ngram", "--stimuli", str(stimuli_file), "--option", "lowercase=false",
-                 "--out", str(out))
+    result = run(
+        "score",
+        "--scorer",
+        "char_ngram",
+        "--stimuli",
+        str(stimuli_file),
+        "--option",
+        "lowercase=false",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     from assoc.table import get_provenance, read_table
 
@@ -55,11 +64,14 @@ def test_score_csv_and_jsonl_by_extension(stimuli_file, tmp_path):
         assert (tmp_path / f"t{suffix}.provenance.json").is_file()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["score", "-s", "char_ngrm", "-i", "x.yaml"], "error: unknown scorer 'char_ngrm'; did you mean 'char_ngram'?"),
-    (["score", "-s", "char_ngram", "-i", "missing.yaml"], "error: stimuli file not found: missing.yaml"),
-    (["analyze", "nosuch", "--table", "t.csv"], "error: unknown analysis 'nosuch'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["score", "-s", "char_ngrm", "-i", "x.yaml"], "error: unknown scorer 'char_ngrm'; did you mean 'char_ngram'?"),
+        (["score", "-s", "char_ngram", "-i", "missing.yaml"], "error: stimuli file not found: missing.yaml"),
+        (["analyze", "nosuch", "--table", "t.csv"], "error: unknown analysis 'nosuch'"),
+    ],
+)
 def test_user_errors_are_one_line_exit_2(args, message):
     result = run(*args)
     assert result.exit_code == 2
@@ -105,8 +117,9 @@ def test_help_imports_no_heavy_library():
 
 
 def test_console_script_runs():
-    result = subprocess.run([sys.executable, "-m", "assoc.cli", "--version"], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "assoc.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0 and "0.1.0" in result.stdout
 
 
@@ -119,11 +132,17 @@ def test_warnings_are_one_line_without_source_code(fake_plugin_warning):
 
 @pytest.fixture
 def fake_plugin_warning(fake_plugin, model_free_scorer_source, tmp_path):
-    fake_plugin("warner", model_free_scorer_source("warner", """
+    fake_plugin(
+        "warner",
+        model_free_scorer_source(
+            "warner",
+            """
         warnings.warn("word 'gladiola' is missing", UserWarning)
         return from_records([dict(target=t, attribute=a, value=1.0)
                              for d in stimuli for _, t, _, a in d.word_pairs()], scorer=self.name)
-    """))
+    """,
+        ),
+    )
     path = tmp_path / "s.yaml"
     path.write_text("target: {T: [a]}\nattribute: {A: [b]}\n")
     return path

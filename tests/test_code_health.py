@@ -147,24 +147,47 @@ def _small_table():
     from assoc.table import from_records
 
     rng = np.random.default_rng(0)
-    rows = [{"model": model, "target_group": group, "target": f"{group}{i}", "attribute_group": attribute_group,
-             "attribute": attribute_group.lower(), "value": float(rng.normal())}
-            for model in ("m1", "m2", "m3") for group in ("X", "Y") for i in range(4)
-            for attribute_group in ("A", "B")]
+    rows = [
+        {
+            "model": model,
+            "target_group": group,
+            "target": f"{group}{i}",
+            "attribute_group": attribute_group,
+            "attribute": attribute_group.lower(),
+            "value": float(rng.normal()),
+        }
+        for model in ("m1", "m2", "m3")
+        for group in ("X", "Y")
+        for i in range(4)
+        for attribute_group in ("A", "B")
+    ]
     return from_records(rows, scorer="fake", measure="cosine")
 
 
 def test_every_analysis_result_has_the_canonical_estimate_column():
     table = _small_table()
-    runs = {"icc": ("icc", {}),
-            "alpha": ("alpha", {"item": "target", "by": ["model"]}),
-            "effect_size": ("d", {"n_bootstrap": 0, "within": ["model"]}),
-            "weat": ("effect_size", {}), "wefat": ("effect_size", {})}
+    runs = {
+        "icc": ("icc", {}),
+        "alpha": ("alpha", {"item": "target", "by": ["model"]}),
+        "effect_size": ("d", {"n_bootstrap": 0, "within": ["model"]}),
+        "weat": ("effect_size", {}),
+        "wefat": ("effect_size", {}),
+    }
     # analyses that name their main number estimate themselves, or return association tables, are not listed;
     # every registered analysis either declares estimate_column or is one of those
     declared = {name for name in assoc.analyses() if assoc.get_analysis(name).estimate_column}
-    assert {"icc", "alpha", "effect_size", "correlate", "correlation_table", "weat", "wefat", "valnorm",
-            "posterior", "loglik"} <= declared
+    assert {
+        "icc",
+        "alpha",
+        "effect_size",
+        "correlate",
+        "correlation_table",
+        "weat",
+        "wefat",
+        "valnorm",
+        "posterior",
+        "loglik",
+    } <= declared
     for name, (column, options) in runs.items():
         result = assoc.analyze(name, table, **options)
         assert "estimate" in result.columns, name
@@ -193,8 +216,9 @@ def test_renamed_scorer_options_keep_their_old_spelling():
     import pytest
 
     fmat, pll = assoc.get_scorer("fmat"), assoc.get_scorer("pll")
-    with pytest.warns(DeprecationWarning, match="'tokens' of scorer 'fmat' is deprecated: it is now called "
-                                                "'token_overrides'"):
+    with pytest.warns(
+        DeprecationWarning, match="'tokens' of scorer 'fmat' is deprecated: it is now called 'token_overrides'"
+    ):
         scorer = fmat(tokens={"He": "He"})
     assert scorer.params["token_overrides"] == {"He": "He"}
     with pytest.warns(DeprecationWarning, match="now called 'tokens_scored'"):

@@ -30,15 +30,19 @@ def tiny_bert(tmp_path_factory):
 
 def test_compare_fmat_weat_pll_on_one_stimuli_file(tiny_bert, tmp_path, monkeypatch):
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
-    table = assoc.compare(STIMULI, {"fmat": {"models": [tiny_bert]}, "weat": {"models": ["glove-6b-50d"]},
-                                    "pll": {"models": [tiny_bert]}}, progress=False)
+    table = assoc.compare(
+        STIMULI,
+        {"fmat": {"models": [tiny_bert]}, "weat": {"models": ["glove-6b-50d"]}, "pll": {"models": [tiny_bert]}},
+        progress=False,
+    )
     assoc.validate_table(table)
     assert table.groupby("scorer").size().to_dict() == {"fmat": 6, "pll": 6, "weat": 6}
     assert dict(table.groupby("scorer")["measure"].first()) == {"fmat": "log_prob", "pll": "pll", "weat": "cosine"}
     # every method places the [MASK] candidates in the attribute role (the query fills {TARGET})
     for _, part in table.groupby("scorer"):
-        assert set(zip(part.target, part.attribute)) == {(t, a) for t in ("nurse", "engineer", "teacher")
-                                                        for a in ("man", "woman")}
+        assert set(zip(part.target, part.attribute)) == {
+            (t, a) for t in ("nurse", "engineer", "teacher") for a in ("man", "woman")
+        }
     # the fmat rows are exactly what the fmat scorer gives alone
     alone = assoc.score("fmat", STIMULI, [tiny_bert], progress=False)
     merged = table[table.scorer == "fmat"].merge(alone, on=["target", "attribute"], suffixes=("", "_alone"))

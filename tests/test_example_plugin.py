@@ -18,8 +18,7 @@ def test_installed_through_entry_point():
 
 
 def test_passes_conformance_check():
-    table = check_scorer("char_ngram", {"target": {"T": ["ant", "bee"]}, "attribute": {"A": ["antler"]}},
-                         expect_rows=2)
+    table = check_scorer("char_ngram", {"target": {"T": ["ant", "bee"]}, "attribute": {"A": ["antler"]}}, expect_rows=2)
     assert table["n"].tolist() == [3, 3]
 
 
@@ -28,7 +27,11 @@ def test_docs_show_exactly_the_tested_files():
     page = (ROOT / "docs" / "write-a-plugin.md").read_text()
     blocks = re.findall(r"```(?:python|toml)\n# file: (\S+)\n(.*?)```", page, flags=re.S)
     shown = {name: body for name, body in blocks}
-    assert set(shown) == {"pyproject.toml", "src/assoc_example/plugin.py", "src/assoc_example/scorer.py",
-                          "tests/test_char_ngram.py"}
+    assert set(shown) == {
+        "pyproject.toml",
+        "src/assoc_example/plugin.py",
+        "src/assoc_example/scorer.py",
+        "tests/test_char_ngram.py",
+    }
     for name, body in shown.items():
         assert (EXAMPLE / name).read_text() == body, f"docs/write-a-plugin.md is out of date for {name}"

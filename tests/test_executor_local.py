@@ -20,13 +20,23 @@ from assoc.stimuli import Stimuli
 from assoc.units import WorkUnit, check_plan
 
 HERE = Path(__file__).parent
-STIMULI = {"designs": [
-    {"name": "d1", "target": {"X": ["aa", "bbbb", "c"]}, "attribute": {"A": ["dd", "eeeee"]}},
-    {"name": "d2", "target": {"Y": ["ffffff"]}, "attribute": {"B": ["g", "hh", "iii"]}},
-]}
-PAIRS = [("d1", "aa", "dd"), ("d1", "aa", "eeeee"), ("d1", "bbbb", "dd"), ("d1", "bbbb", "eeeee"),
-         ("d1", "c", "dd"), ("d1", "c", "eeeee"), ("d2", "ffffff", "g"), ("d2", "ffffff", "hh"),
-         ("d2", "ffffff", "iii")]
+STIMULI = {
+    "designs": [
+        {"name": "d1", "target": {"X": ["aa", "bbbb", "c"]}, "attribute": {"A": ["dd", "eeeee"]}},
+        {"name": "d2", "target": {"Y": ["ffffff"]}, "attribute": {"B": ["g", "hh", "iii"]}},
+    ]
+}
+PAIRS = [
+    ("d1", "aa", "dd"),
+    ("d1", "aa", "eeeee"),
+    ("d1", "bbbb", "dd"),
+    ("d1", "bbbb", "eeeee"),
+    ("d1", "c", "dd"),
+    ("d1", "c", "eeeee"),
+    ("d2", "ffffff", "g"),
+    ("d2", "ffffff", "hh"),
+    ("d2", "ffffff", "iii"),
+]
 
 
 @pytest.fixture
@@ -101,13 +111,16 @@ def test_unknown_executor_is_a_clear_error(units_plugin):
         get_executor("local", address="x")
 
 
-@pytest.mark.parametrize("units, message", [
-    ("not a list", "must return a list"),
-    ([WorkUnit("k", "m1", []), WorkUnit("k", "m1", [])], "share the key 'k'"),
-    ([WorkUnit("k", "other", [])], "names model 'other'"),
-    ([WorkUnit("k", "m1", {1, 2})], "not JSON-compatible"),
-    ([object()], "not a WorkUnit"),
-])
+@pytest.mark.parametrize(
+    "units, message",
+    [
+        ("not a list", "must return a list"),
+        ([WorkUnit("k", "m1", []), WorkUnit("k", "m1", [])], "share the key 'k'"),
+        ([WorkUnit("k", "other", [])], "names model 'other'"),
+        ([WorkUnit("k", "m1", {1, 2})], "not JSON-compatible"),
+        ([object()], "not a WorkUnit"),
+    ],
+)
 def test_bad_plans_are_named(units, message):
     with pytest.raises(PluginError, match=message):
         check_plan(units, ["m1"], "s")
@@ -171,8 +184,9 @@ def test_a_killed_driver_resumes_from_the_cache(units_plugin, tmp_path):
 def test_run_study_with_a_scorer_instance(units_plugin):
     from unit_scorers import LengthUnits
 
-    table, record = run_study(LengthUnits(per_unit=3, cache=False), Stimuli.load(STIMULI), ["m1"],
-                              executor=get_executor())
+    table, record = run_study(
+        LengthUnits(per_unit=3, cache=False), Stimuli.load(STIMULI), ["m1"], executor=get_executor()
+    )
     assert record == {"name": "local", "units": 3, "units_from_cache": 0} and len(table) == len(PAIRS)
 
 
@@ -190,8 +204,12 @@ def test_the_work_unit_example_of_write_a_plugin_runs():
     for block in blocks:
         exec(compile(block, "write-a-plugin.md section 6", "exec"), namespace)
     table = namespace["table"]
-    assert list(table["value"]) == [pytest.approx(cosine(char_ngrams(t, n), char_ngrams(a, n)))
-                                    for n in (2, 3) for t in ("ant", "bee") for a in ("antler", "rose", "beet")]
+    assert list(table["value"]) == [
+        pytest.approx(cosine(char_ngrams(t, n), char_ngrams(a, n)))
+        for n in (2, 3)
+        for t in ("ant", "bee")
+        for a in ("antler", "rose", "beet")
+    ]
 
 
 def test_without_ray_the_ray_executor_is_one_clear_error(units_plugin, monkeypatch):
@@ -202,10 +220,12 @@ def test_without_ray_the_ray_executor_is_one_clear_error(units_plugin, monkeypat
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(OptionError, match=r"needs Ray, which is not installed: pip install 'assoc\[ray\]'"):
         assoc.score("length_units", STIMULI, ["m1"], executor="ray")
-    result = CliRunner().invoke(cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "-m", "m1",
-                                      "--executor", "ray"])
+    result = CliRunner().invoke(
+        cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "-m", "m1", "--executor", "ray"]
+    )
     assert result.exit_code == 2
-    assert result.output.strip().splitlines()[-1] == ("error: the Ray executor needs Ray, which is not installed: "
-                                                      "pip install 'assoc[ray]' (or pip install ray)")
+    assert result.output.strip().splitlines()[-1] == (
+        "error: the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
+    )
     result = CliRunner().invoke(cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "--ray-address", "x"])
     assert result.exit_code == 2 and "--ray-address is an option of --executor ray" in result.output

@@ -23,16 +23,27 @@ from assoc.executors.ray import RayExecutor
 from assoc.units import UnitError
 
 HERE = Path(__file__).parent
-STIMULI = {"designs": [
-    {"name": "occ", "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
-     "mask": {"male": ["man", "he"], "female": ["woman", "she"]},
-     "target": {"Occupation": ["nurse", "engineer", "teacher"]}},
-    {"name": "plain", "queries": ["A [MASK] sat down.", "The [MASK] ran away."], "mask": {"x": ["cat"], "y": ["dog"]}},
-]}
-PAIRS = {"designs": [
-    {"name": "d1", "target": {"X": ["aa", "bbbb", "c"]}, "attribute": {"A": ["dd", "eeeee"]}},
-    {"name": "d2", "target": {"Y": ["ffffff"]}, "attribute": {"B": ["g", "hh", "iii"]}},
-]}
+STIMULI = {
+    "designs": [
+        {
+            "name": "occ",
+            "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+            "mask": {"male": ["man", "he"], "female": ["woman", "she"]},
+            "target": {"Occupation": ["nurse", "engineer", "teacher"]},
+        },
+        {
+            "name": "plain",
+            "queries": ["A [MASK] sat down.", "The [MASK] ran away."],
+            "mask": {"x": ["cat"], "y": ["dog"]},
+        },
+    ]
+}
+PAIRS = {
+    "designs": [
+        {"name": "d1", "target": {"X": ["aa", "bbbb", "c"]}, "attribute": {"A": ["dd", "eeeee"]}},
+        {"name": "d2", "target": {"Y": ["ffffff"]}, "attribute": {"B": ["g", "hh", "iii"]}},
+    ]
+}
 N_PAIRS = 9
 
 
@@ -67,8 +78,11 @@ def units_plugin(fake_plugin, monkeypatch, tmp_path):
 def read_log(log: Path, kind: str) -> list[tuple[str, int]]:
     if not log.exists():
         return []
-    return [(parts[1], int(parts[2])) for parts in (line.split() for line in log.read_text().splitlines())
-            if parts[0] == kind]
+    return [
+        (parts[1], int(parts[2]))
+        for parts in (line.split() for line in log.read_text().splitlines())
+        if parts[0] == kind
+    ]
 
 
 def assert_same_table(local, remote):
@@ -85,8 +99,9 @@ def assert_same_table(local, remote):
 
 
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
-@pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}),
-                                             ("pll", {"per_token": True})])
+@pytest.mark.parametrize(
+    "scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}), ("pll", {"per_token": True})]
+)
 def test_masked_lm_studies_give_the_local_table(ray_session, tiny, scorer, options):
     options = {**options, "unit_size": 3}  # 3 units per model: both workers busy
     local = assoc.score(scorer, STIMULI, tiny, cache=False, **options)
@@ -103,8 +118,9 @@ def test_masked_lm_studies_give_the_local_table(ray_session, tiny, scorer, optio
 def test_each_worker_loads_a_model_once_and_results_reach_the_driver_cache(ray_session, units_plugin):
     log = str(units_plugin)
     table = assoc.score("length_units", PAIRS, ["m1", "m2"], per_unit=1, log=log, executor="ray")
-    assert list(table["value"]) == [len(t) - len(a) for _ in (1, 2) for t, a in zip(table["target"][:9],
-                                                                                    table["attribute"][:9])]
+    assert list(table["value"]) == [
+        len(t) - len(a) for _ in (1, 2) for t, a in zip(table["target"][:9], table["attribute"][:9])
+    ]
     units = read_log(units_plugin, "unit")
     assert sorted(key for key, _ in units) == sorted(f"{m}#{i}" for m in ("m1", "m2") for i in range(N_PAIRS))
     loads = read_log(units_plugin, "load")
@@ -118,8 +134,9 @@ def test_each_worker_loads_a_model_once_and_results_reach_the_driver_cache(ray_s
 def test_a_killed_worker_is_replaced_and_its_unit_retried(ray_session, units_plugin):
     log = str(units_plugin)
     local = assoc.score("length_units", PAIRS, ["m1"], per_unit=1, cache=False)
-    remote = assoc.score("length_units", PAIRS, ["m1"], per_unit=1, cache=False, log=log, die_at="m1#4",
-                         sleep=0.05, executor="ray")
+    remote = assoc.score(
+        "length_units", PAIRS, ["m1"], per_unit=1, cache=False, log=log, die_at="m1#4", sleep=0.05, executor="ray"
+    )
     assert Path(log + ".died").exists()  # the worker did die mid-study
     runs = [key for key, _ in read_log(units_plugin, "unit")]
     assert runs.count("m1#4") == 2  # started, lost with its worker, retried
@@ -134,8 +151,11 @@ def test_a_failing_unit_is_one_error_naming_unit_and_model(ray_session, units_pl
     flag = units_plugin.parent / "broken"
     flag.touch()
     options = {"per_unit": 1, "fail_model": "m2", "fail_flag": str(flag), "sleep": 0.02, "log": str(units_plugin)}
-    with pytest.raises(UnitError, match=r"work unit 'm2#0' \(model 'm2'\) failed: OSError: cannot open model m2; "
-                                        r"\d+ finished unit\(s\) are kept in the cache") as caught:
+    with pytest.raises(
+        UnitError,
+        match=r"work unit 'm2#0' \(model 'm2'\) failed: OSError: cannot open model m2; "
+        r"\d+ finished unit\(s\) are kept in the cache",
+    ) as caught:
         assoc.score("length_units", PAIRS, ["m1", "m2"], executor=RayExecutor(max_workers=1), **options)
     finished = int(re.search(r"(\d+) finished", str(caught.value)).group(1))
     assert finished == N_PAIRS  # one worker: all of m1 ran before m2's first unit
@@ -186,8 +206,24 @@ def test_cli_score_with_the_ray_executor(ray_session, tiny, tmp_path):
     outputs = {}
     for executor in ("local", "ray"):
         out = tmp_path / f"{executor}.csv"
-        result = runner.invoke(cli, ["score", "--scorer", "fmat", "--stimuli", "bao2024:2D-Q1,3A-Q1", "--model",
-                                     tiny[1], "-o", "cache=false", "--executor", executor, "--out", str(out)])
+        result = runner.invoke(
+            cli,
+            [
+                "score",
+                "--scorer",
+                "fmat",
+                "--stimuli",
+                "bao2024:2D-Q1,3A-Q1",
+                "--model",
+                tiny[1],
+                "-o",
+                "cache=false",
+                "--executor",
+                executor,
+                "--out",
+                str(out),
+            ],
+        )
         assert result.exit_code == 0, result.output
         outputs[executor] = assoc.read_table(out)
     assert_same_table(outputs["local"], outputs["ray"])
@@ -199,8 +235,26 @@ def test_sbert_topwords_gives_the_local_table(ray_session, monkeypatch):
 
     monkeypatch.setattr(sbert, "TERMS_PER_UNIT", 1)  # plan() runs in the driver: three units, both workers busy
     terms = {"target": {"jobs": ["nurse", "doctor"], "age": ["teenagers"]}}
-    vocabulary = ["nurse", "nurses", "doctor", "physician", "hospital", "patient", "caring", "kind", "teenager",
-                  "young", "youth", "adult", "school", "engineer", "clinic", "student", "teacher", "child"]
+    vocabulary = [
+        "nurse",
+        "nurses",
+        "doctor",
+        "physician",
+        "hospital",
+        "patient",
+        "caring",
+        "kind",
+        "teenager",
+        "young",
+        "youth",
+        "adult",
+        "school",
+        "engineer",
+        "clinic",
+        "student",
+        "teacher",
+        "child",
+    ]
     options = {"vocabulary": vocabulary, "top_k": 5, "cache": False}
     local = assoc.score("sbert_topwords", terms, ["all-MiniLM-L6-v2"], **options)
     remote = assoc.score("sbert_topwords", terms, ["all-MiniLM-L6-v2"], executor="ray", **options)

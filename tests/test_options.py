@@ -25,8 +25,14 @@ SPEC = (
 
 def test_defaults_are_filled():
     values = validate_options(SPEC, {"norms": "x.csv"}, "scorer 'x'")
-    assert values == {"batch_size": 32, "device": "cpu", "sd": 1.414, "pairs": None, "standardize": False,
-                      "norms": "x.csv"}
+    assert values == {
+        "batch_size": 32,
+        "device": "cpu",
+        "sd": 1.414,
+        "pairs": None,
+        "standardize": False,
+        "norms": "x.csv",
+    }
 
 
 def test_unknown_option_with_suggestion():
@@ -34,18 +40,21 @@ def test_unknown_option_with_suggestion():
         validate_options(SPEC, {"batchsize": 3, "norms": "n"}, "scorer 'x'")
 
 
-@pytest.mark.parametrize("name, value, message", [
-    ("batch_size", "ten", "option 'batch_size' of scorer 'x': must be an integer"),
-    ("batch_size", 2.5, "must be an integer"),
-    ("batch_size", True, "must be an integer"),
-    ("batch_size", 0, "must be positive"),
-    ("device", "tpu", "must be one of 'cpu', 'cuda'"),
-    ("sd", "wide", "must be a number"),
-    ("sd", float("nan"), "NaN"),
-    ("standardize", "maybe", "true or false"),
-    ("pairs", 3, "must be a list"),
-    ("device", None, "must not be empty"),
-])
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("batch_size", "ten", "option 'batch_size' of scorer 'x': must be an integer"),
+        ("batch_size", 2.5, "must be an integer"),
+        ("batch_size", True, "must be an integer"),
+        ("batch_size", 0, "must be positive"),
+        ("device", "tpu", "must be one of 'cpu', 'cuda'"),
+        ("sd", "wide", "must be a number"),
+        ("sd", float("nan"), "NaN"),
+        ("standardize", "maybe", "true or false"),
+        ("pairs", 3, "must be a list"),
+        ("device", None, "must not be empty"),
+    ],
+)
 def test_bad_values_name_the_option(name, value, message):
     with pytest.raises(OptionError, match=message):
         validate_options(SPEC, {name: value, "norms": "n"}, "scorer 'x'")
@@ -57,17 +66,18 @@ def test_required_option_missing():
 
 
 def test_coercions():
-    values = validate_options(SPEC, {"batch_size": "8", "sd": 2, "standardize": "yes", "pairs": ("a", "b"),
-                                     "norms": "n"}, "s")
+    values = validate_options(
+        SPEC, {"batch_size": "8", "sd": 2, "standardize": "yes", "pairs": ("a", "b"), "norms": "n"}, "s"
+    )
     assert values["batch_size"] == 8 and values["sd"] == 2.0 and values["standardize"] is True
     assert values["pairs"] == ["a", "b"]
 
 
 def test_cli_parsing_types():
-    given = parse_cli_options(SPEC, ["batch_size=16", "device=cuda", "sd=0.5", "pairs=a,b", "standardize=true",
-                                     "norms=yes"], "s")
-    assert given == {"batch_size": 16, "device": "cuda", "sd": 0.5, "pairs": "a,b", "standardize": True,
-                     "norms": "yes"}
+    given = parse_cli_options(
+        SPEC, ["batch_size=16", "device=cuda", "sd=0.5", "pairs=a,b", "standardize=true", "norms=yes"], "s"
+    )
+    assert given == {"batch_size": 16, "device": "cuda", "sd": 0.5, "pairs": "a,b", "standardize": True, "norms": "yes"}
     values = validate_options(SPEC, given, "s")
     assert values["pairs"] == ["a", "b"] and values["norms"] == "yes"
     assert parse_cli_options(SPEC, ["pairs=[x, y]"], "s") == {"pairs": ["x", "y"]}
@@ -84,9 +94,11 @@ def test_cli_parsing_errors():
 
 
 def test_predicate_style_checks_reject_false_and_keep_the_value():
-    spec = (Option("scale", float, 1.0, "a scale", check=lambda v: v > 0),
-            Option("name", str, "a", "a name", check=lambda v: None),
-            Option("flag", bool, True, "a flag", check=lambda v: not v))
+    spec = (
+        Option("scale", float, 1.0, "a scale", check=lambda v: v > 0),
+        Option("name", str, "a", "a name", check=lambda v: None),
+        Option("flag", bool, True, "a flag", check=lambda v: not v),
+    )
     with pytest.raises(OptionError, match=r"option 'scale' of scorer 'x': -2.0 is rejected by the option's check"):
         validate_options(spec, {"scale": -2}, "scorer 'x'")
     values = validate_options(spec, {"scale": "3", "name": "b", "flag": True}, "scorer 'x'")
@@ -97,9 +109,10 @@ def test_predicate_style_checks_reject_false_and_keep_the_value():
 def test_renamed_options_keep_working_with_a_deprecation_warning():
     from assoc.options import parse_cli_options
 
-    spec = (Option("confidence", float, 0.95, renamed_from=("level",)),
-            Option("ddof", int, 1, choices=(0, 1), renamed_from=("sd",),
-                   renamed_values=(("sample", 1), ("population", 0))))
+    spec = (
+        Option("confidence", float, 0.95, renamed_from=("level",)),
+        Option("ddof", int, 1, choices=(0, 1), renamed_from=("sd",), renamed_values=(("sample", 1), ("population", 0))),
+    )
     with pytest.warns(DeprecationWarning, match="'level' .* now called 'confidence'"):
         values = validate_options(spec, {"level": 0.9}, owner="analysis 'x'")
     assert values == {"confidence": 0.9, "ddof": 1}

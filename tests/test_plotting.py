@@ -21,9 +21,17 @@ def _scores() -> pd.DataFrame:
     for model in ("m1", "m2", "m3"):
         for i, target in enumerate(["nurse", "engineer", "teacher", "pilot", "baker"]):
             for attribute in ("he", "she"):
-                rows.append({"model": model, "context": "q", "target_group": "Occupation", "target": target,
-                             "attribute_group": attribute.upper(), "attribute": attribute,
-                             "value": i + (0.5 if attribute == "he" else 0) + rng.normal(scale=0.3)})
+                rows.append(
+                    {
+                        "model": model,
+                        "context": "q",
+                        "target_group": "Occupation",
+                        "target": target,
+                        "attribute_group": attribute.upper(),
+                        "attribute": attribute,
+                        "value": i + (0.5 if attribute == "he" else 0) + rng.normal(scale=0.3),
+                    }
+                )
     return from_records(rows, scorer="fmat", measure="log_prob")
 
 
@@ -37,8 +45,9 @@ def test_model_agreement_is_pearson_over_items():
 
 
 def test_forest_plot_shows_estimates_and_intervals():
-    result = pd.DataFrame({"design": ["weat1", "weat2"], "effect_size": [1.2, -0.4],
-                           "ci_low": [0.8, -0.9], "ci_high": [1.6, np.nan]})
+    result = pd.DataFrame(
+        {"design": ["weat1", "weat2"], "effect_size": [1.2, -0.4], "ci_low": [0.8, -0.9], "ci_high": [1.6, np.nan]}
+    )
     fig = plotting.plot_estimates(result)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["weat1", "weat2"]
@@ -51,8 +60,14 @@ def test_forest_plot_shows_estimates_and_intervals():
 
 
 def test_forest_plot_prefers_a_label_column_and_knows_pll_estimates():
-    icc = pd.DataFrame({"type": ["agreement", "consistency", "agreement"], "unit": ["single", "single", "average"],
-                        "label": ["ICC(A,1)", "ICC(C,1)", "ICC(A,k)"], "icc": [0.5, 0.6, 0.8]})
+    icc = pd.DataFrame(
+        {
+            "type": ["agreement", "consistency", "agreement"],
+            "unit": ["single", "single", "average"],
+            "label": ["ICC(A,1)", "ICC(C,1)", "ICC(A,k)"],
+            "icc": [0.5, 0.6, 0.8],
+        }
+    )
     fig = plotting.plot_estimates(icc)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["ICC(A,1)", "ICC(C,1)", "ICC(A,k)"]
     for column in ("posterior", "mean_loglik"):
@@ -78,8 +93,9 @@ def test_cli_plot_writes_figures(tmp_path):
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = runner.invoke(build_cli(), ["plot", "scores", "--table", str(table_path), "--out", str(tmp_path / "x.gif")])
     assert bad.exit_code == 2 and "use .png, .pdf or .svg" in bad.output
-    typo = runner.invoke(build_cli(), ["plot", "scores", "--table", str(table_path), "-o", "hu=model",
-                                       "--out", str(tmp_path / "y.png")])
+    typo = runner.invoke(
+        build_cli(), ["plot", "scores", "--table", str(table_path), "-o", "hu=model", "--out", str(tmp_path / "y.png")]
+    )
     assert typo.exit_code == 2 and "did you mean 'hue'" in typo.output
 
 

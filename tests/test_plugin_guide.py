@@ -16,8 +16,16 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 def test_guide_covers_stimuli_checks_cheap_imports_and_output_names():
     guide = (DOCS / "write-a-plugin.md").read_text()
-    for phrase in ("check_stimuli", "check_plugin_imports", "runs the hooks", "numpy and pandas",
-                   "`ci_low`", "`estimate`", "`inf`", "registered with"):
+    for phrase in (
+        "check_stimuli",
+        "check_plugin_imports",
+        "runs the hooks",
+        "numpy and pandas",
+        "`ci_low`",
+        "`estimate`",
+        "`inf`",
+        "registered with",
+    ):
         assert phrase in guide, phrase
     assert "Import the\nscorer inside the hook" not in guide
     assert "(dev/contract.md)" in (DOCS / "index.md").read_text()
@@ -44,7 +52,9 @@ def test_positive_in_an_option_names_the_option():
 
 
 def test_a_bundled_set_is_named_as_registered(fake_plugin):
-    fake_plugin("bundle", """
+    fake_plugin(
+        "bundle",
+        """
         from assoc import hookimpl, Stimuli
         def load():
             return Stimuli.from_dict({"name": "something_else", "designs": [
@@ -52,6 +62,7 @@ def test_a_bundled_set_is_named_as_registered(fake_plugin):
         @hookimpl
         def register_stimuli(register):
             register("toyset", load, "a toy set")
-    """)
+    """,
+    )
     assert assoc.Stimuli.load("toyset").name == "toyset"
     assert assoc.Stimuli.load("toyset:d1").name == "toyset:d1"

@@ -28,12 +28,15 @@ def test_broken_plugin_is_reported_not_fatal(fake_plugin, scorer_source):
 
 
 def test_plugin_whose_hook_raises_is_reported(fake_plugin):
-    fake_plugin("hookfail", """
+    fake_plugin(
+        "hookfail",
+        """
         from assoc import hookimpl
         @hookimpl
         def register_scorers(register):
             raise RuntimeError("cannot find my data")
-    """)
+    """,
+    )
     assoc.scorers()
     info = plugins.registry().infos["hookfail"]
     assert info.status == "failed" and "cannot find my data" in info.error
@@ -66,7 +69,9 @@ def test_unknown_scorer_suggests(fake_plugin, scorer_source):
 
 
 def test_stimuli_hook_and_named_loading(fake_plugin):
-    fake_plugin("bundle", """
+    fake_plugin(
+        "bundle",
+        """
         from assoc import hookimpl, Stimuli
         def load():
             return Stimuli.from_dict({"designs": [
@@ -75,7 +80,8 @@ def test_stimuli_hook_and_named_loading(fake_plugin):
         @hookimpl
         def register_stimuli(register):
             register("toy", load, "a toy set")
-    """)
+    """,
+    )
     assert assoc.stimuli_sets()["toy"] == "a toy set"
     assert [d.name for d in assoc.Stimuli.load("toy")] == ["d1", "d2"]
     assert [d.name for d in assoc.Stimuli.load("toy:d2")] == ["d2"]
@@ -103,7 +109,8 @@ def test_did_you_mean_ignores_case():
 
     assert did_you_mean("WEAT1", ["weat1", "weat10", "weat2"]) == "; did you mean 'weat1'?"
     assert str(UnknownNameError("design", "WEAT1", ["weat1", "weat2"])).startswith(
-        "unknown design 'WEAT1'; did you mean 'weat1'?")
+        "unknown design 'WEAT1'; did you mean 'weat1'?"
+    )
 
 
 ANALYSIS_NAMED = """
@@ -173,18 +180,24 @@ def test_cli_lists_the_clash_and_keeps_other_commands_working(fake_plugin, score
 
 def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake_plugin, scorer_source):
     fake_plugin("good", scorer_source("goodscorer"))
-    fake_plugin("wrapping", """
+    fake_plugin(
+        "wrapping",
+        """
         from assoc import hookimpl
         @hookimpl(hookwrapper=True)
         def register_scorers(register):
             yield
-    """)
-    fake_plugin("ordered", """
+    """,
+    )
+    fake_plugin(
+        "ordered",
+        """
         from assoc import hookimpl
         @hookimpl(tryfirst=True)
         def register_analyses(register):
             pass
-    """)
+    """,
+    )
     import pytest
 
     with pytest.warns(plugins.PluginWarning, match="tryfirst/trylast on register_analyses has no effect"):

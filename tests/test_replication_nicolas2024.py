@@ -30,8 +30,16 @@ def _blocks() -> list[str]:
 def test_page_has_the_pipeline_and_the_analyses():
     text = PAGE.read_text(encoding="utf-8")
     code = "\n".join(_blocks())
-    for call in ("sbert_topwords", "chat_listing", '"stereotype"', '"differentiability"', '"emmeans"',
-                 '"valence_models"', '"correlation_table"', "write_rda"):
+    for call in (
+        "sbert_topwords",
+        "chat_listing",
+        '"stereotype"',
+        '"differentiability"',
+        '"emmeans"',
+        '"valence_models"',
+        '"correlation_table"',
+        "write_rda",
+    ):
         assert call in code, f"the page's code does not run {call}"
     assert SBERT_CALL in code
     assert "### Coding and analyses" in text and "Singularisation" in text

@@ -69,8 +69,9 @@ def test_bad_data():
 
 
 def test_bootstrap_degenerate_interval():
-    interval = bootstrap_interval([1.0, 1.0, 1.0], [0.0, 0.0], lambda a, b: a.mean(1) - b.mean(1), seed=0,
-                                  n_resamples=200)
+    interval = bootstrap_interval(
+        [1.0, 1.0, 1.0], [0.0, 0.0], lambda a, b: a.mean(1) - b.mean(1), seed=0, n_resamples=200
+    )
     assert (interval.low, interval.high) == (1.0, 1.0)
 
 
@@ -79,8 +80,11 @@ def test_bootstrap_agrees_with_scipy_percentile():
     x, y = rng.normal(1, 1, 30), rng.normal(0, 1, 25)
     ours = bootstrap_interval(x, y, lambda a, b: a.mean(1) - b.mean(1), n_resamples=20_000, seed=1)
     reference = stats.bootstrap(
-        (x, y), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
-        method="percentile", n_resamples=20_000, random_state=2,
+        (x, y),
+        lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
+        method="percentile",
+        n_resamples=20_000,
+        random_state=2,
     ).confidence_interval
     assert ours.low == pytest.approx(reference.low, abs=0.03)
     assert ours.high == pytest.approx(reference.high, abs=0.03)

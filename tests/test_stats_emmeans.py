@@ -18,8 +18,11 @@ from assoc.stats.regression import fit_ols
 
 def one_way(seed=0, sizes=(6, 9, 7, 5), shifts=(0.0, 0.4, 1.3, 0.5)):
     rng = np.random.default_rng(seed)
-    rows = [{"group": f"g{i}", "y": shift + rng.normal(0, 0.6)} for i, (n, shift) in enumerate(zip(sizes, shifts))
-            for _ in range(n)]
+    rows = [
+        {"group": f"g{i}", "y": shift + rng.normal(0, 0.6)}
+        for i, (n, shift) in enumerate(zip(sizes, shifts))
+        for _ in range(n)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -62,8 +65,7 @@ def test_holm_bonferroni_and_none_by_hand():
     for rank, idx in enumerate(order):  # step-down: max over earlier (m - k) p, capped at 1
         running = max(running, min(1.0, (m - rank) * p[idx]))
         holm[idx] = running
-    np.testing.assert_allclose(marginal_means(fit, data, "group", adjust="holm").contrasts["p_value"], holm,
-                               rtol=1e-12)
+    np.testing.assert_allclose(marginal_means(fit, data, "group", adjust="holm").contrasts["p_value"], holm, rtol=1e-12)
     bonf = marginal_means(fit, data, "group", adjust="bonferroni").contrasts
     np.testing.assert_allclose(bonf["p_value"], np.minimum(1, m * p), rtol=1e-12)
     half = stats.t.ppf(1 - 0.05 / (2 * m), fit.result.df_resid) * bonf["se"]
@@ -73,8 +75,12 @@ def test_holm_bonferroni_and_none_by_hand():
 
 def test_two_factor_emm_averages_the_other_factor_equally():
     rng = np.random.default_rng(5)
-    rows = [{"g": g, "h": h, "x": rng.normal(), "y": rng.normal()} for g in "abc" for h in "uvw"
-            for _ in range({"a": 2, "b": 4, "c": 3}[g] + {"u": 0, "v": 2, "w": 1}[h])]
+    rows = [
+        {"g": g, "h": h, "x": rng.normal(), "y": rng.normal()}
+        for g in "abc"
+        for h in "uvw"
+        for _ in range({"a": 2, "b": 4, "c": 3}[g] + {"u": 0, "v": 2, "w": 1}[h])
+    ]
     data = pd.DataFrame(rows)
     result = marginal_means(fit_ols(data, "y ~ C(g) + C(h) + x"), data, "g", adjust="none")
     ref = smf.ols("y ~ C(g) + C(h) + x", data).fit()
@@ -126,8 +132,9 @@ def test_mixed_model_emm_tukey_asymptotic_and_total_sd_d():
     L = np.array([0.0, -1.0, 0.0])
     se = math.sqrt(L @ cov @ L)
     assert xy["estimate"] == pytest.approx(-beta[1], rel=1e-6) and xy["se"] == pytest.approx(se, rel=1e-6)
-    assert xy["p_value"] == pytest.approx(stats.studentized_range.sf(math.sqrt(2) * abs(beta[1] / se), 3, np.inf),
-                                          rel=1e-6)
+    assert xy["p_value"] == pytest.approx(
+        stats.studentized_range.sf(math.sqrt(2) * abs(beta[1] / se), 3, np.inf), rel=1e-6
+    )
     assert xy["p_unadjusted"] == pytest.approx(2 * stats.norm.sf(abs(beta[1] / se)), rel=1e-6)
     assert xy["cohens_d"] == pytest.approx(-beta[1] / sigma_total, rel=1e-6)
     residual = marginal_means(fit, data, "g", d_sigma="residual")
@@ -139,8 +146,9 @@ def test_compact_letter_display_by_hand():
     letters = compact_letter_display(["Asian", "Hispanic", "White"], [0.34, 0.31, 0.43], [("Hispanic", "White")])
     assert letters == {"Hispanic": "a", "Asian": "ab", "White": "b"}
     # Asian differs from both others, which do not differ from each other
-    letters = compact_letter_display(["Asian", "Hispanic", "White"], [0.639, 0.828, 0.947],
-                                     [("Asian", "Hispanic"), ("Asian", "White")])
+    letters = compact_letter_display(
+        ["Asian", "Hispanic", "White"], [0.639, 0.828, 0.947], [("Asian", "Hispanic"), ("Asian", "White")]
+    )
     assert letters == {"Asian": "a", "Hispanic": "b", "White": "b"}
     assert compact_letter_display(["p", "q"], [1, 2], []) == {"p": "a", "q": "a"}
     # four levels A<B<C<D, all adjacent pairs equal, non-adjacent different: a, ab, bc, c? (A-C, A-D, B-D differ)

@@ -10,8 +10,14 @@ from assoc.stats.icc import intraclass_correlations, ratings_matrix
 pg = pytest.importorskip("pingouin")
 
 # pingouin's row labels for McGraw & Wong's forms
-PINGOUIN_LABEL = {"ICC(1)": "ICC(1,1)", "ICC(A,1)": "ICC(A,1)", "ICC(C,1)": "ICC(C,1)",
-                  "ICC(k)": "ICC(1,k)", "ICC(A,k)": "ICC(A,k)", "ICC(C,k)": "ICC(C,k)"}
+PINGOUIN_LABEL = {
+    "ICC(1)": "ICC(1,1)",
+    "ICC(A,1)": "ICC(A,1)",
+    "ICC(C,1)": "ICC(C,1)",
+    "ICC(k)": "ICC(1,k)",
+    "ICC(A,k)": "ICC(A,k)",
+    "ICC(C,k)": "ICC(C,k)",
+}
 
 
 def _random_ratings(seed, n, k):
@@ -27,9 +33,7 @@ def test_all_forms_match_pingouin(seed, n, k, monkeypatch):
     monkeypatch.setitem(pg.options, "round", None)
     monkeypatch.setitem(pg.options, "round.column.CI95", None)
     x = _random_ratings(seed, n, k)
-    long = pd.DataFrame(
-        [(i, j, x[i, j]) for i in range(n) for j in range(k)], columns=["item", "rater", "score"]
-    )
+    long = pd.DataFrame([(i, j, x[i, j]) for i in range(n) for j in range(k)], columns=["item", "rater", "score"])
     ref = pg.intraclass_corr(long, targets="item", raters="rater", ratings="score").set_index("Type")
     ours = {r.label: r for r in intraclass_correlations(x)}
     assert len(ours) == 6
@@ -70,11 +74,13 @@ def test_other_confidence_level_matches_exact_f_interval():
 
 
 def test_ratings_matrix_drops_incomplete_items_and_counts_them():
-    long = pd.DataFrame({
-        "target": ["a", "a", "b", "b", "c", "c", "d"],
-        "model": ["m1", "m2"] * 3 + ["m1"],
-        "value": [1.0, 2.0, np.nan, 3.0, 4.0, 5.0, 6.0],
-    })
+    long = pd.DataFrame(
+        {
+            "target": ["a", "a", "b", "b", "c", "c", "d"],
+            "model": ["m1", "m2"] * 3 + ["m1"],
+            "value": [1.0, 2.0, np.nan, 3.0, 4.0, 5.0, 6.0],
+        }
+    )
     wide, dropped = ratings_matrix(long, items=["target"], raters=["model"])
     assert list(wide.index) == ["a", "c"]
     assert dropped == 2  # b has a NaN, d lacks m2
@@ -94,8 +100,14 @@ def test_too_few_items_or_raters():
 
 
 def test_duplicated_cells_error_names_the_columns_that_differ_not_the_raters():
-    table = pd.DataFrame({"model": ["a", "a", "b", "b"], "context": ["q1", "q2", "q1", "q2"],
-                          "target": ["t", "t", "t", "t"], "value": [1.0, 2.0, 3.0, 4.0]})
+    table = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "context": ["q1", "q2", "q1", "q2"],
+            "target": ["t", "t", "t", "t"],
+            "value": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
     with pytest.raises(DataError, match=r"differ in context\b") as caught:
         ratings_matrix(table, items=["target"], raters=["model"])
     assert "e.g. model" not in str(caught.value)

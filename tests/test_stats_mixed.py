@@ -21,8 +21,9 @@ def make_data(seed=0, n_models=6, n_per=30):
     u = dict(zip(np.unique(model), rng.normal(scale=1.0, size=n_models)))
     v = dict(zip(np.unique(frame), rng.normal(scale=0.5, size=5)))
     y = 0.5 + 0.8 * x + 0.4 * (group == "b") + np.array([u[m] + v[f] for m, f in zip(model, frame)])
-    return pd.DataFrame({"value": y + rng.normal(scale=0.7, size=model.size), "x": x, "g": group,
-                         "model": model, "frame": frame})
+    return pd.DataFrame(
+        {"value": y + rng.normal(scale=0.7, size=model.size), "x": x, "g": group, "model": model, "frame": frame}
+    )
 
 
 def test_fixed_effects_and_variances_match_direct_statsmodels_fit():
@@ -69,8 +70,13 @@ def test_lrt_and_aic_from_ml_fits():
 def test_crossed_random_intercepts_match_variance_component_fit():
     data = make_data(2)
     fit = fit_mixed(data, "value ~ x", ["model", "frame"])
-    direct = smf.mixedlm("value ~ x", data.assign(one=1), groups="one", re_formula="0",
-                         vc_formula={"model": "0 + C(model)", "frame": "0 + C(frame)"}).fit(reml=True)
+    direct = smf.mixedlm(
+        "value ~ x",
+        data.assign(one=1),
+        groups="one",
+        re_formula="0",
+        vc_formula={"model": "0 + C(model)", "frame": "0 + C(frame)"},
+    ).fit(reml=True)
     np.testing.assert_allclose(fit.fixed_effects()["estimate"], direct.fe_params, rtol=1e-8)
     comps = fit.variance_components()
     assert [comps["model"], comps["frame"]] == pytest.approx(list(direct.vcomp), rel=1e-8)
@@ -88,7 +94,10 @@ def test_convergence_problems_are_reported_not_swallowed():
 
 def test_model_columns_and_errors():
     assert model_columns("value ~ C(attribute_group) * x", ["value", "attribute_group", "x", "model"]) == [
-        "value", "attribute_group", "x"]
+        "value",
+        "attribute_group",
+        "x",
+    ]
     with pytest.raises(DataError, match="at least 2 groups"):
         fit_mixed(make_data().assign(model="one"), "value ~ x", ["model"])
     with pytest.raises(DataError, match="cannot fit"):
@@ -101,8 +110,11 @@ def test_boundary_fit_falls_back_to_derivative_free_optimiser():
     rng = np.random.default_rng(0)
     cells = [(c, t) for c in ["q1", "q2"] for t in range(8)]
     truth = {cell: rng.normal() for cell in cells}
-    rows = [{"model": m, "g": "A" if t < 4 else "B", "value": truth[(c, t)] + rng.normal(scale=0.5)}
-            for m in ["m1", "m2", "m3"] for (c, t) in cells]
+    rows = [
+        {"model": m, "g": "A" if t < 4 else "B", "value": truth[(c, t)] + rng.normal(scale=0.5)}
+        for m in ["m1", "m2", "m3"]
+        for (c, t) in cells
+    ]
     data = pd.DataFrame(rows)
     with pytest.raises(np.linalg.LinAlgError):
         smf.mixedlm("value ~ g", data, groups=data["model"]).fit()

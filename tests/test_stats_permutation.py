@@ -50,8 +50,11 @@ def test_exact_matches_scipy_permutation_test():
     x, y = rng.normal(0.5, 1, 6), rng.normal(0, 1, 5)
     ours = two_sample_permutation_test(x, y, alternative="greater")
     reference = stats.permutation_test(
-        (x, y), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
-        permutation_type="independent", alternative="greater", n_resamples=10**6,
+        (x, y),
+        lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=10**6,
     )
     assert ours.method == "exact" and ours.n_permutations == math.comb(11, 6)
     assert ours.p_value == pytest.approx(reference.pvalue, abs=1e-12)

@@ -24,9 +24,11 @@ def loglik(rss, n):
 def test_ols_and_three_nested_models_by_hand():
     data = make_data()
     n = len(data)
-    designs = [np.column_stack([np.ones(n), data.x]),
-               np.column_stack([np.ones(n), data.x, data.x**2]),
-               np.column_stack([np.ones(n), data.x, data.x**2, data.z, data.x * data.z])]
+    designs = [
+        np.column_stack([np.ones(n), data.x]),
+        np.column_stack([np.ones(n), data.x, data.x**2]),
+        np.column_stack([np.ones(n), data.x, data.x**2, data.z, data.x * data.z]),
+    ]
     formulas = ["value ~ x", "value ~ x + I(x**2)", "value ~ x + I(x**2) + z + x:z"]
     fits = [fit_ols(data, f) for f in formulas]
     y = data.value.to_numpy()

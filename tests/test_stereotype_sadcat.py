@@ -16,23 +16,35 @@ from assoc.testing.rda import write_rda
 NA = np.nan
 #: A small dictionary in the layout of SADCAT's Dictionaries: word, per dimension D_dict, D_dict_hi,
 #: D_dict_lo, D_dir (NA outside the dictionary), plus columns that are ignored (sentiment, embeddings).
-SADCAT = pd.DataFrame({
-    "word": ["sociable", "unfriendly", "moral", "smart", "unintelligent", "trustworthy", "quiet", "table", "person"],
-    "Warmth_dict": [1, 1, 1, 0, 0, 1, 1, 0, 0],
-    "Warmth_dict_hi": [1, 0, 1, 0, 0, 1, 0, 0, 0],
-    "Warmth_dict_lo": [0, 1, 0, 0, 0, 0, 0, 0, 0],
-    "Warmth_dir": [1, -1, 1, NA, NA, 1, 0, NA, NA],
-    "Competence_dict": [0, 0, 0, 1, 1, 1, 0, 0, 0],
-    "Competence_dict_hi": [0, 0, 0, 1, 0, 1, 0, 0, 0],
-    "Competence_dict_lo": [0, 0, 0, 0, 1, 0, 0, 0, 0],
-    "Competence_dir": [NA, NA, NA, 1, -1, 1, NA, NA, NA],
-    "Morality_dict": [0, 0, 1, 0, 0, 1, 0, 0, 0],
-    "Morality_dict_hi": [0, 0, 1, 0, 0, 1, 0, 0, 0],
-    "Morality_dict_lo": [0, 0, 0, 0, 0, 0, 0, 0, 0],
-    "Morality_dir": [NA, NA, 1, NA, NA, 1, NA, NA, NA],
-    "negative": [0.0, 0.6, 0.0, 0.0, 0.7, 0.0, 0.1, 0.0, 0.0],
-    "fasttext.1": [0.1, -0.2, 0.3, 0.0, 0.5, 0.2, -0.1, 0.9, 0.4],
-})
+SADCAT = pd.DataFrame(
+    {
+        "word": [
+            "sociable",
+            "unfriendly",
+            "moral",
+            "smart",
+            "unintelligent",
+            "trustworthy",
+            "quiet",
+            "table",
+            "person",
+        ],
+        "Warmth_dict": [1, 1, 1, 0, 0, 1, 1, 0, 0],
+        "Warmth_dict_hi": [1, 0, 1, 0, 0, 1, 0, 0, 0],
+        "Warmth_dict_lo": [0, 1, 0, 0, 0, 0, 0, 0, 0],
+        "Warmth_dir": [1, -1, 1, NA, NA, 1, 0, NA, NA],
+        "Competence_dict": [0, 0, 0, 1, 1, 1, 0, 0, 0],
+        "Competence_dict_hi": [0, 0, 0, 1, 0, 1, 0, 0, 0],
+        "Competence_dict_lo": [0, 0, 0, 0, 1, 0, 0, 0, 0],
+        "Competence_dir": [NA, NA, NA, 1, -1, 1, NA, NA, NA],
+        "Morality_dict": [0, 0, 1, 0, 0, 1, 0, 0, 0],
+        "Morality_dict_hi": [0, 0, 1, 0, 0, 1, 0, 0, 0],
+        "Morality_dict_lo": [0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "Morality_dir": [NA, NA, 1, NA, NA, 1, NA, NA, NA],
+        "negative": [0.0, 0.6, 0.0, 0.0, 0.7, 0.0, 0.1, 0.0, 0.0],
+        "fasttext.1": [0.1, -0.2, 0.3, 0.0, 0.5, 0.2, -0.1, 0.9, 0.4],
+    }
+)
 
 RESPONSES = {  # listed words per term (the paper's preprocessing: singular, lowercase, dashes to spaces)
     "nurses": ["Sociable", "moral", "people", "Trustworthy", "quiet", "tables", "unfriendly"],
@@ -41,9 +53,20 @@ RESPONSES = {  # listed words per term (the paper's preprocessing: singular, low
 
 
 def make_table(responses=RESPONSES):
-    rows = [{"scorer": "chat_listing", "model": "gpt", "context": "List 50 characteristics of [target].",
-             "target_group": "job", "target": term, "attribute": word, "measure": "listed", "value": float(rank)}
-            for term, words in responses.items() for rank, word in enumerate(words, 1)]
+    rows = [
+        {
+            "scorer": "chat_listing",
+            "model": "gpt",
+            "context": "List 50 characteristics of [target].",
+            "target_group": "job",
+            "target": term,
+            "attribute": word,
+            "measure": "listed",
+            "value": float(rank),
+        }
+        for term, words in responses.items()
+        for rank, word in enumerate(words, 1)
+    ]
     return normalise(pd.DataFrame(rows))
 
 
@@ -126,8 +149,10 @@ def test_bad_dictionary_files_are_named(tmp_path):
     csv = write_sadcat_csv(tmp_path / "nodims.csv", SADCAT[["word", "negative"]])
     with pytest.raises(DataError, match="no dimension columns"):
         assoc.analyze("stereotype", make_table(), dictionary=str(csv))
-    with pytest.raises(DataError, match="no dimension 'Warmht' \\(it has 'Warmth', 'Competence', 'Morality'\\); "
-                                        "did you mean 'Warmth'\\?"):
+    with pytest.raises(
+        DataError,
+        match="no dimension 'Warmht' \\(it has 'Warmth', 'Competence', 'Morality'\\); did you mean 'Warmth'\\?",
+    ):
         assoc.analyze("stereotype", make_table(), dictionary=SADCAT, dimensions=["Warmht"])
     both = SADCAT.assign(Warmth_dir=np.nan, Warmth_dict_lo=SADCAT["Warmth_dict_hi"]).drop(columns="Warmth_dir")
     with pytest.raises(DataError, match="'sociable' is both high"):
@@ -143,28 +168,70 @@ def test_missing_membership_reads_as_not_in_the_dictionary(tmp_path):
 
 def test_singularisation_on_by_default_and_off():
     table = make_table({"t": ["Women", "hard workers", "nervous", "glass", "news", "analyses", "people", "children"]})
-    coded = assoc.analyze("stereotype", table, dictionary={"Warmth": {"woman": 1, "hard worker": 1, "nervous": -1,
-                                                                      "glass": 0, "news": 0, "analysis": 0,
-                                                                      "person": 1, "child": 1}},
-                          level="response")
-    assert list(coded["word_normalized"]) == ["woman", "hard worker", "nervous", "glass", "news", "analysis",
-                                              "person", "child"]
+    coded = assoc.analyze(
+        "stereotype",
+        table,
+        dictionary={
+            "Warmth": {
+                "woman": 1,
+                "hard worker": 1,
+                "nervous": -1,
+                "glass": 0,
+                "news": 0,
+                "analysis": 0,
+                "person": 1,
+                "child": 1,
+            }
+        },
+        level="response",
+    )
+    assert list(coded["word_normalized"]) == [
+        "woman",
+        "hard worker",
+        "nervous",
+        "glass",
+        "news",
+        "analysis",
+        "person",
+        "child",
+    ]
     assert coded["warmth_representativeness"].tolist() == [1] * 8
     off = assoc.analyze("stereotype", table, dictionary={"Warmth": {"woman": 1}}, level="response", singularize=False)
     assert off["word_normalized"].iloc[0] == "women" and off["warmth_representativeness"].iloc[0] == 0
     # a response already in the dictionary is kept, as SADCAT's singulariser does
-    kept = assoc.analyze("stereotype", make_table({"t": ["glasses"]}), dictionary={"Warmth": {"glasses": 1}},
-                         level="response")
+    kept = assoc.analyze(
+        "stereotype", make_table({"t": ["glasses"]}), dictionary={"Warmth": {"glasses": 1}}, level="response"
+    )
     assert kept["word_normalized"].iloc[0] == "glasses"
 
 
-@pytest.mark.parametrize("word, expected", [
-    ("nervous", "nervous"), ("religious", "religious"), ("generous", "generous"), ("famous", "famous"),
-    ("glass", "glass"), ("bus", "bus"), ("analysis", "analysis"), ("series", "series"), ("news", "news"),
-    ("politics", "politics"), ("people", "person"), ("women", "woman"), ("children", "child"), ("men", "man"),
-    ("immigrants", "immigrant"), ("thieves", "thief"), ("christians", "christian"), ("always", "always"),
-    ("is", "is"), ("smart", "smart"), ("hardworking", "hardworking"), ("u.s.", "u.s."),
-])
+@pytest.mark.parametrize(
+    "word, expected",
+    [
+        ("nervous", "nervous"),
+        ("religious", "religious"),
+        ("generous", "generous"),
+        ("famous", "famous"),
+        ("glass", "glass"),
+        ("bus", "bus"),
+        ("analysis", "analysis"),
+        ("series", "series"),
+        ("news", "news"),
+        ("politics", "politics"),
+        ("people", "person"),
+        ("women", "woman"),
+        ("children", "child"),
+        ("men", "man"),
+        ("immigrants", "immigrant"),
+        ("thieves", "thief"),
+        ("christians", "christian"),
+        ("always", "always"),
+        ("is", "is"),
+        ("smart", "smart"),
+        ("hardworking", "hardworking"),
+        ("u.s.", "u.s."),
+    ],
+)
 def test_hard_cases(word, expected):
     assert singular_word(word) == expected
 

@@ -29,20 +29,30 @@ def test_single_design_dict_and_fillings():
 def test_role_rule_target_filled_mask_is_attribute():
     filling = next(Stimuli.from_dict(OCCUPATION).fillings())
     assert filling.roles("Male", "man") == {
-        "target_group": "Occupation", "target": "nurse", "attribute_group": "Male", "attribute": "man",
-        "mask_group": "Male", "mask": "man"}
+        "target_group": "Occupation",
+        "target": "nurse",
+        "attribute_group": "Male",
+        "attribute": "man",
+        "mask_group": "Male",
+        "mask": "man",
+    }
 
 
 def test_role_rule_attrib_filled_mask_is_target():
     design = Design(queries=("[MASK] is {ATTRIB}.",), mask={"Male": ("He",)}, attribute={"Good": ("kind",)})
     roles = next(design.fillings()).roles("Male", "He")
     assert (roles["target_group"], roles["target"], roles["attribute_group"], roles["attribute"]) == (
-        "Male", "He", "Good", "kind")
+        "Male",
+        "He",
+        "Good",
+        "kind",
+    )
 
 
 def test_role_rule_both_and_neither():
-    both = Design(queries=("{TARGET} [MASK] {ATTRIB}.",), mask={"M": ("is",)}, target={"T": ("x",)},
-                  attribute={"A": ("y",)})
+    both = Design(
+        queries=("{TARGET} [MASK] {ATTRIB}.",), mask={"M": ("is",)}, target={"T": ("x",)}, attribute={"A": ("y",)}
+    )
     roles = next(both.fillings()).roles("M", "is")
     assert (roles["target"], roles["attribute"], roles["mask"]) == ("x", "y", "is")
     neither = Design(queries=("I am [MASK].",), mask={"US": ("American",)})
@@ -51,8 +61,12 @@ def test_role_rule_both_and_neither():
 
 
 def test_fillings_cross_targets_and_attributes():
-    design = Design(queries=("{TARGET} is [MASK] at {ATTRIB}.",), mask={"M": ("good",)},
-                    target={"T": ("Ann", "Bob")}, attribute={"A": ("math", "art", "law")})
+    design = Design(
+        queries=("{TARGET} is [MASK] at {ATTRIB}.",),
+        mask={"M": ("good",)},
+        target={"T": ("Ann", "Bob")},
+        attribute={"A": ("math", "art", "law")},
+    )
     assert len(list(design.fillings())) == 6
 
 
@@ -99,23 +113,26 @@ def test_select_designs_and_unknown_design():
         stimuli.select(["bb"])
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"queries": ["The man works as a {TARGET}."]}, None),  # no [MASK]: only scorers that need one refuse it
-    ({"queries": ["The [MASK] and [MASK] work as {TARGET}."]}, "2 \\[MASK\\]s"),
-    ({"target": {}}, "has a \\{TARGET\\} placeholder but no target groups"),
-    ({"target": {"Occupation": []}}, "target group 'Occupation' is empty"),
-    ({"target": {"Occupation": ["nurse", "nurse"]}}, "lists 'nurse' twice"),
-    ({"targets": {"Occupation": ["nurse"]}}, "unknown key 'targets'; did you mean 'target'"),
-    ({"queries": ["The [MASK] works as a {TARGTE}."]}, "unknown placeholder \\{TARGTE\\}; did you mean 'TARGET'"),
-    ({"queries": ["The [MASK] works as a {ATTRIB}."]}, "\\{ATTRIB\\} placeholder but no attribute groups"),
-    ({"queries": ["The [MASK] works."]}, "target groups are given but query 'The \\[MASK\\] works.' has no"),
-    ({"mask": {}}, "contain \\[MASK\\] but no mask groups"),
-    ({"mask": {"Male": ["man", ""]}}, "empty word"),
-    ({"mask": {"Male": [" man"]}}, "leading or trailing spaces"),
-    ({"mask": {"Male": {"range": [1900, 1800]}}}, "is empty"),
-    ({"mask": {"Male": [["nested"]]}}, "non-text item"),
-    ({"queries": ["dup [MASK] {TARGET}", "dup [MASK] {TARGET}"]}, "listed twice"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"queries": ["The man works as a {TARGET}."]}, None),  # no [MASK]: only scorers that need one refuse it
+        ({"queries": ["The [MASK] and [MASK] work as {TARGET}."]}, "2 \\[MASK\\]s"),
+        ({"target": {}}, "has a \\{TARGET\\} placeholder but no target groups"),
+        ({"target": {"Occupation": []}}, "target group 'Occupation' is empty"),
+        ({"target": {"Occupation": ["nurse", "nurse"]}}, "lists 'nurse' twice"),
+        ({"targets": {"Occupation": ["nurse"]}}, "unknown key 'targets'; did you mean 'target'"),
+        ({"queries": ["The [MASK] works as a {TARGTE}."]}, "unknown placeholder \\{TARGTE\\}; did you mean 'TARGET'"),
+        ({"queries": ["The [MASK] works as a {ATTRIB}."]}, "\\{ATTRIB\\} placeholder but no attribute groups"),
+        ({"queries": ["The [MASK] works."]}, "target groups are given but query 'The \\[MASK\\] works.' has no"),
+        ({"mask": {}}, "contain \\[MASK\\] but no mask groups"),
+        ({"mask": {"Male": ["man", ""]}}, "empty word"),
+        ({"mask": {"Male": [" man"]}}, "leading or trailing spaces"),
+        ({"mask": {"Male": {"range": [1900, 1800]}}}, "is empty"),
+        ({"mask": {"Male": [["nested"]]}}, "non-text item"),
+        ({"queries": ["dup [MASK] {TARGET}", "dup [MASK] {TARGET}"]}, "listed twice"),
+    ],
+)
 def test_validation_errors_name_the_problem(change, message):
     data = {**OCCUPATION, **change}
     if message is None:

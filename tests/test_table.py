@@ -86,13 +86,16 @@ def test_write_is_atomic_and_leaves_old_file_on_error(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda t: t.drop(columns=["measure"]), "lacks required column\\(s\\): measure"),
-    (lambda t: t.assign(target=[None, "x"]), "column 'target' has 1 missing value"),
-    (lambda t: t.assign(value=["a", "b"]), "column 'value' must be numeric"),
-    (lambda t: t.assign(model=[1, 2]), "column 'model' must hold text"),
-    (lambda t: t.assign(measure=["", "x"]), "'measure' is empty"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda t: t.drop(columns=["measure"]), "lacks required column\\(s\\): measure"),
+        (lambda t: t.assign(target=[None, "x"]), "column 'target' has 1 missing value"),
+        (lambda t: t.assign(value=["a", "b"]), "column 'value' must be numeric"),
+        (lambda t: t.assign(model=[1, 2]), "column 'model' must hold text"),
+        (lambda t: t.assign(measure=["", "x"]), "'measure' is empty"),
+    ],
+)
 def test_validation_errors(mutate, message):
     with pytest.raises(TableError, match=message):
         validate_table(mutate(_table()))
@@ -122,7 +125,8 @@ def test_normalise_fills_an_all_missing_measure_or_scorer_column():
 
     from assoc.table import normalise
 
-    frame = pd.DataFrame({"target": ["a", "b"], "measure": [np.nan, np.nan], "scorer": [np.nan, "x"],
-                          "value": [1.0, 2.0]})
+    frame = pd.DataFrame(
+        {"target": ["a", "b"], "measure": [np.nan, np.nan], "scorer": [np.nan, "x"], "value": [1.0, 2.0]}
+    )
     out = normalise(frame, scorer="s", measure="m")
     assert out["measure"].tolist() == ["m", "m"] and out["scorer"].tolist() == ["s", "x"]

@@ -40,19 +40,27 @@ class LengthUnits(Scorer):
     requires_models = True
     default_models = ("len",)
     extra_columns = {"design": "the design"}
-    options = (Option("scale", float, 1.0, "multiplier"), Option("per_unit", int, 2, "pairs per unit"),
-               Option("log", str, None, "call log file (default $ASSOC_TEST_UNIT_LOG)"),
-               Option("sleep", float, 0.0, "seconds slept per unit (added to $ASSOC_TEST_UNIT_SLEEP)"),
-               Option("fail_model", str, None, "a model whose load_worker raises (or $ASSOC_TEST_FAIL_MODEL)"),
-               Option("fail_flag", str, None, "with fail_model: raise only while this file exists"),
-               Option("die_at", str, None, "the key of a unit whose worker process kills itself the first time "
-                      "(a marker file next to the log remembers it)"),
-               *CACHE_OPTIONS)
+    options = (
+        Option("scale", float, 1.0, "multiplier"),
+        Option("per_unit", int, 2, "pairs per unit"),
+        Option("log", str, None, "call log file (default $ASSOC_TEST_UNIT_LOG)"),
+        Option("sleep", float, 0.0, "seconds slept per unit (added to $ASSOC_TEST_UNIT_SLEEP)"),
+        Option("fail_model", str, None, "a model whose load_worker raises (or $ASSOC_TEST_FAIL_MODEL)"),
+        Option("fail_flag", str, None, "with fail_model: raise only while this file exists"),
+        Option(
+            "die_at",
+            str,
+            None,
+            "the key of a unit whose worker process kills itself the first time "
+            "(a marker file next to the log remembers it)",
+        ),
+        *CACHE_OPTIONS,
+    )
 
     def plan(self, stimuli: Any, models: Any) -> list[WorkUnit]:
         pairs = [[d.name, *pair] for d in stimuli for pair in d.word_pairs()]
         size = self.params["per_unit"]
-        blocks = [pairs[i:i + size] for i in range(0, len(pairs), size)]
+        blocks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         return [WorkUnit(f"{m}#{i}", m, block, size=len(block)) for m in models for i, block in enumerate(blocks)]
 
     def load_worker(self, model: str) -> dict[str, Any]:
@@ -72,8 +80,18 @@ class LengthUnits(Scorer):
             if not os.path.exists(marker):
                 open(marker, "w").close()  # noqa: SIM115
                 os.kill(os.getpid(), signal.SIGKILL)  # a worker lost mid-study, as the OOM killer would do
-        return [dict(model=unit.model, design=d, target_group=tg, target=t, attribute_group=ag, attribute=a,
-                     value=self.params["scale"] * (len(t) - len(a))) for d, tg, t, ag, a in unit.payload]
+        return [
+            dict(
+                model=unit.model,
+                design=d,
+                target_group=tg,
+                target=t,
+                attribute_group=ag,
+                attribute=a,
+                value=self.params["scale"] * (len(t) - len(a)),
+            )
+            for d, tg, t, ag, a in unit.payload
+        ]
 
 
 @hookimpl

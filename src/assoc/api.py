@@ -67,8 +67,15 @@ def _model_identity(model: str) -> str:
     return str(path.resolve()) if path.exists() else model
 
 
-def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models: str | Sequence[str] | None = None,
-          *, progress: bool | None = None, executor: str | Executor | None = None, **options: Any) -> pd.DataFrame:
+def score(
+    scorer: str,
+    stimuli: Stimuli | str | Path | Mapping[str, Any],
+    models: str | Sequence[str] | None = None,
+    *,
+    progress: bool | None = None,
+    executor: str | Executor | None = None,
+    **options: Any,
+) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
 
     Parameters
@@ -122,11 +129,23 @@ def score(scorer: str, stimuli: Stimuli | str | Path | Mapping[str, Any], models
     run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None
     table = check_output(table, scorer_cls, loaded, chosen)
     plugin = reg.scorers[scorer].plugin
-    set_provenance(table, make_provenance(
-        kind="score", scorer=scorer, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
-        models=chosen, model_fingerprints=_fingerprints(instance, chosen), options=instance.params,
-        stimuli=loaded.name, stimuli_sha256=loaded.fingerprint(), citation=scorer_cls.citation, executor=executed,
-        **({"run": run} if run is not None else {})))
+    set_provenance(
+        table,
+        make_provenance(
+            kind="score",
+            scorer=scorer,
+            plugin=plugin,
+            plugin_version=plugins.plugin_version(plugin),
+            models=chosen,
+            model_fingerprints=_fingerprints(instance, chosen),
+            options=instance.params,
+            stimuli=loaded.name,
+            stimuli_sha256=loaded.fingerprint(),
+            citation=scorer_cls.citation,
+            executor=executed,
+            **({"run": run} if run is not None else {}),
+        ),
+    )
     return table
 
 
@@ -153,14 +172,20 @@ def _check_runs_on(scorer_cls: Any, executor: Any) -> None:
     """
     name = getattr(executor, "name", executor)
     if name not in (None, "local") and not scorer_cls.supports_units():
-        raise OptionError(f"scorer {scorer_cls.name!r} does not describe its work as units (Scorer.plan/run_unit), "
-                          f"so it runs only in this process: drop executor={name!r} (--executor)")
+        raise OptionError(
+            f"scorer {scorer_cls.name!r} does not describe its work as units (Scorer.plan/run_unit), "
+            f"so it runs only in this process: drop executor={name!r} (--executor)"
+        )
 
 
-def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
-            scorers: Mapping[str, Mapping[str, Any] | None] | Sequence[str], *,
-            models: Mapping[str, str | Sequence[str] | None] | None = None,
-            progress: bool | None = None, executor: str | Executor | None = None) -> pd.DataFrame:
+def compare(
+    stimuli: Stimuli | str | Path | Mapping[str, Any],
+    scorers: Mapping[str, Mapping[str, Any] | None] | Sequence[str],
+    *,
+    models: Mapping[str, str | Sequence[str] | None] | None = None,
+    progress: bool | None = None,
+    executor: str | Executor | None = None,
+) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 
     ``scorers`` maps scorer names to their options (``{"fmat": {"batch_size": 8}, "weat": {}}``),
@@ -207,8 +232,10 @@ def compare(stimuli: Stimuli | str | Path | Mapping[str, Any],
     # An extra column of one scorer is missing (NaN) on the other scorers' rows: "" would claim a value
     # (and would mix text into a bool column); write_table/read_table keep NaN in every format.
     combined = pd.concat(tables, ignore_index=True, sort=False)
-    set_provenance(combined, make_provenance(kind="compare", runs=provenance, stimuli=loaded.name,
-                                             stimuli_sha256=loaded.fingerprint()))
+    set_provenance(
+        combined,
+        make_provenance(kind="compare", runs=provenance, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint()),
+    )
     return combined
 
 
@@ -236,8 +263,17 @@ def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.D
         raise TableError(f"analysis {name!r} returned {type(result).__name__}, not a DataFrame")
     result = with_estimate(result, analysis_cls.estimate_column)
     plugin = reg.analyses[name].plugin
-    set_provenance(result, make_provenance(
-        kind="analysis", analysis=name, plugin=plugin, plugin_version=plugins.plugin_version(plugin),
-        options=instance.params, citation=analysis_cls.citation,
-        warnings=[str(w.message) for w in caught], input=get_provenance(data)))
+    set_provenance(
+        result,
+        make_provenance(
+            kind="analysis",
+            analysis=name,
+            plugin=plugin,
+            plugin_version=plugins.plugin_version(plugin),
+            options=instance.params,
+            citation=analysis_cls.citation,
+            warnings=[str(w.message) for w in caught],
+            input=get_provenance(data),
+        ),
+    )
     return result

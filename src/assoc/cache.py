@@ -107,8 +107,9 @@ class Namespace:
                 return dict(body)
         except (ValueError, KeyError, TypeError, AttributeError):
             pass
-        warnings.warn(f"corrupt cache file {pack} ignored and deleted; its results will be recomputed",
-                      CacheWarning, stacklevel=4)
+        warnings.warn(
+            f"corrupt cache file {pack} ignored and deleted; its results will be recomputed", CacheWarning, stacklevel=4
+        )
         try:
             pack.unlink()
         except OSError:
@@ -267,16 +268,24 @@ class ArrayStore:
             record = json.loads(meta.read_text(encoding="utf-8"))
             data_file = meta.parent / record["file"]
             with open(data_file, "rb") as handle:
-                ok = (record.get("format") == ARRAY_FORMAT and record["parts"] == json.loads(_encode(parts))
-                      and hashlib.file_digest(handle, "sha256").hexdigest() == record["sha256"])
+                ok = (
+                    record.get("format") == ARRAY_FORMAT
+                    and record["parts"] == json.loads(_encode(parts))
+                    and hashlib.file_digest(handle, "sha256").hexdigest() == record["sha256"]
+                )
             array = np.load(data_file, allow_pickle=False) if ok else None
-            ok = (ok and array is not None and list(array.shape) == record["shape"]
-                  and str(array.dtype) == record["dtype"])
+            ok = (
+                ok
+                and array is not None
+                and list(array.shape) == record["shape"]
+                and str(array.dtype) == record["dtype"]
+            )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             ok = False
         if not ok:
-            warnings.warn(f"corrupt cache entry {meta} ignored and deleted; it will be recomputed", CacheWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"corrupt cache entry {meta} ignored and deleted; it will be recomputed", CacheWarning, stacklevel=2
+            )
             for path in (meta, data_file):
                 if path is not None:
                     try:
@@ -297,8 +306,14 @@ class ArrayStore:
             np.save(handle, array, allow_pickle=False)
         with open(data_file, "rb") as handle:
             checksum = hashlib.file_digest(handle, "sha256").hexdigest()
-        record = {"format": ARRAY_FORMAT, "file": data_file.name, "sha256": checksum, "shape": list(array.shape),
-                  "dtype": str(array.dtype), "parts": json.loads(_encode(parts))}
+        record = {
+            "format": ARRAY_FORMAT,
+            "file": data_file.name,
+            "sha256": checksum,
+            "shape": list(array.shape),
+            "dtype": str(array.dtype),
+            "parts": json.loads(_encode(parts)),
+        }
         with atomic_write(meta, "w", encoding="utf-8") as handle:
             json.dump(record, handle, sort_keys=True, ensure_ascii=False, indent=1)
         for old in self.root.glob(f"{meta.stem}-*.npy"):  # data files of earlier versions of this entry

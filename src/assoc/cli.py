@@ -60,8 +60,14 @@ def cli() -> None:
     warnings.showwarning = _show_warning
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: Any = None, line: str | None = None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
     """Warnings on the command line are for users: one 'warning: ...' line, no source file or code."""
     click.echo(f"warning: {message}", err=True)
 
@@ -86,12 +92,20 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
 
 def _executor_options(command: Any) -> Any:
     """The --executor and --ray-address options of the commands that score."""
-    command = click.option("--ray-address", default=None, metavar="ADDRESS",
-                           help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local "
-                                "Ray started for the run).")(command)
-    return click.option("--executor", "-x", default="local", show_default=True, metavar="local|ray",
-                        help="Where the work runs: this process, or a Ray cluster "
-                             "(pip install 'assoc[ray]'; see docs/scale.md).")(command)
+    command = click.option(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray started for the run).",
+    )(command)
+    return click.option(
+        "--executor",
+        "-x",
+        default="local",
+        show_default=True,
+        metavar="local|ray",
+        help="Where the work runs: this process, or a Ray cluster (pip install 'assoc[ray]'; see docs/scale.md).",
+    )(command)
 
 
 @contextlib.contextmanager
@@ -117,8 +131,16 @@ def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
 @click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
-def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str, ...], out: str | None,
-          progress: bool | None, executor: str, ray_address: str | None) -> None:
+def score(
+    scorer: str,
+    stimuli: str,
+    models: tuple[str, ...],
+    options: tuple[str, ...],
+    out: str | None,
+    progress: bool | None,
+    executor: str,
+    ray_address: str | None,
+) -> None:
     """Score stimuli with a scorer and write the association table."""
     from . import api, plugins
     from .options import parse_cli_options
@@ -131,18 +153,34 @@ def score(scorer: str, stimuli: str, models: tuple[str, ...], options: tuple[str
 
 
 @cli.command()
-@click.option("--scorer", "-s", "scorer_names", required=True, multiple=True,
-              help="Scorer name; repeat for each method compared.")
+@click.option(
+    "--scorer", "-s", "scorer_names", required=True, multiple=True, help="Scorer name; repeat for each method compared."
+)
 @click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
-@click.option("--model", "-m", "models", multiple=True, metavar="SCORER=MODEL",
-              help="A model of one scorer; repeatable (default: the scorer's default models).")
-@click.option("--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE",
-              help="An option of one scorer; repeatable.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    metavar="SCORER=MODEL",
+    help="A model of one scorer; repeatable (default: the scorer's default models).",
+)
+@click.option(
+    "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
-def compare(scorer_names: tuple[str, ...], stimuli: str, models: tuple[str, ...], options: tuple[str, ...],
-            out: str | None, progress: bool | None, executor: str, ray_address: str | None) -> None:
+def compare(
+    scorer_names: tuple[str, ...],
+    stimuli: str,
+    models: tuple[str, ...],
+    options: tuple[str, ...],
+    out: str | None,
+    progress: bool | None,
+    executor: str,
+    ray_address: str | None,
+) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from . import api, plugins
     from .errors import OptionError
@@ -153,15 +191,17 @@ def compare(scorer_names: tuple[str, ...], stimuli: str, models: tuple[str, ...]
     for pair in models:
         scorer, sep, model = pair.partition("=")
         if not sep or scorer not in names or not model:
-            raise OptionError(f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), "
-                              f"got {pair!r}")
+            raise OptionError(
+                f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+            )
         chosen.setdefault(scorer, []).append(model)
     given: dict[str, list[str]] = {name: [] for name in names}
     for pair in options:
         scorer, sep, rest = pair.partition(".")
         if not sep or scorer not in names:
-            raise OptionError(f"--option expects SCORER.KEY=VALUE with one of the --scorer names "
-                              f"({', '.join(names)}), got {pair!r}")
+            raise OptionError(
+                f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+            )
         given[scorer].append(rest)
     plan: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -176,8 +216,14 @@ def compare(scorer_names: tuple[str, ...], stimuli: str, models: tuple[str, ...]
 
 @cli.command()
 @click.argument("name")
-@click.option("--table", "-t", "table_path", required=True, type=click.Path(dir_okay=False),
-              help="Input table (.csv, .parquet or .jsonl).")
+@click.option(
+    "--table",
+    "-t",
+    "table_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Input table (.csv, .parquet or .jsonl).",
+)
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Analysis option; repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
 def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | None) -> None:
@@ -202,14 +248,17 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
         from .plugins import failed_plugins
 
         broken = len(failed_plugins())
-        click.echo(f"no {kind} available" + (f" ({broken} plugin(s) failed to load: see `assoc plugins`)"
-                                             if broken else " (none installed)"))
+        click.echo(
+            f"no {kind} available"
+            + (f" ({broken} plugin(s) failed to load: see `assoc plugins`)" if broken else " (none installed)")
+        )
         return
     width = max(len(n) for n in entries)
     for name, entry in entries.items():
         if verbose:
-            owner = (f"\n  {entry.description}" if entry.description.startswith("CLASH: ")
-                     else f"\n  plugin: {entry.plugin}")
+            owner = (
+                f"\n  {entry.description}" if entry.description.startswith("CLASH: ") else f"\n  plugin: {entry.plugin}"
+            )
             click.echo(entry.obj.help_text() + owner + "\n")
         else:
             click.echo(f"{name:<{width}}  {entry.description}")
@@ -291,30 +340,49 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
     from .options import Option, positive
 
     return {
-        "estimates": (Option("estimate", str, None, "column with the estimates (default: detected)"),
-                      Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
-                      Option("reference", float, 0.0, "x position of the reference line"),
-                      Option("title", str, None, "figure title"),
-                      Option("max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)",
-                             check=positive),
-                      Option("compare", list, None, "column(s) of reference values drawn beside each estimate "
-                             "(e.g. published values)")),
-        "scores": (Option("by", str, "target_group", "column on the x axis"),
-                   Option("hue", str, "attribute_group", "column for the colours"),
-                   Option("facet", str, "model", "one panel per value of this column"),
-                   Option("title", str, None, "figure title")),
-        "agreement": (Option("items", list, ["context", "target", "attribute"], "columns that identify an item"),
-                      Option("raters", str, "model", "column whose values are compared"),
-                      Option("title", str, None, "figure title")),
-        "convergence": (Option("criteria", bool, True, "also show the external criteria as rows and columns"),
-                        Option("title", str, None, "figure title")),
+        "estimates": (
+            Option("estimate", str, None, "column with the estimates (default: detected)"),
+            Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
+            Option("reference", float, 0.0, "x position of the reference line"),
+            Option("title", str, None, "figure title"),
+            Option(
+                "max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)", check=positive
+            ),
+            Option(
+                "compare",
+                list,
+                None,
+                "column(s) of reference values drawn beside each estimate (e.g. published values)",
+            ),
+        ),
+        "scores": (
+            Option("by", str, "target_group", "column on the x axis"),
+            Option("hue", str, "attribute_group", "column for the colours"),
+            Option("facet", str, "model", "one panel per value of this column"),
+            Option("title", str, None, "figure title"),
+        ),
+        "agreement": (
+            Option("items", list, ["context", "target", "attribute"], "columns that identify an item"),
+            Option("raters", str, "model", "column whose values are compared"),
+            Option("title", str, None, "figure title"),
+        ),
+        "convergence": (
+            Option("criteria", bool, True, "also show the external criteria as rows and columns"),
+            Option("title", str, None, "figure title"),
+        ),
     }
 
 
 @cli.command(name="plot")
 @click.argument("kind", type=click.Choice(PLOT_KINDS))
-@click.option("--table", "-t", "table_path", required=True, type=click.Path(dir_okay=False),
-              help="A score table or an analysis result (.csv, .parquet or .jsonl).")
+@click.option(
+    "--table",
+    "-t",
+    "table_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="A score table or an analysis result (.csv, .parquet or .jsonl).",
+)
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Figure file (.png, .pdf or .svg).")
 def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str) -> None:
@@ -348,8 +416,10 @@ def _warn_broken(reg: Any) -> None:
     if broken:
         click.echo(f"warning: plugin(s) failed to load: {', '.join(broken)} (see `assoc plugins`)", err=True)
     for conflict in reg.conflicts:
-        click.echo(f"warning: {conflict}; using that name is an error (uninstall one, or choose plugins "
-                   "with ASSOC_PLUGINS)", err=True)
+        click.echo(
+            f"warning: {conflict}; using that name is an error (uninstall one, or choose plugins with ASSOC_PLUGINS)",
+            err=True,
+        )
 
 
 _COMMANDS_ADDED = False

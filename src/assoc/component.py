@@ -15,9 +15,12 @@ def options_signature(options: tuple[Option, ...]) -> inspect.Signature:
     ``inspect.signature`` and IDEs show it for every scorer and analysis class.
     """
     parameters = [
-        inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY,
-                          default=inspect.Parameter.empty if option.required else option.default,
-                          annotation=option.type)
+        inspect.Parameter(
+            option.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if option.required else option.default,
+            annotation=option.type,
+        )
         for option in options
     ]
     return inspect.Signature(parameters)
@@ -61,13 +64,13 @@ class Component:
             cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n\n" + options_docstring(cls.options) + "\n"
 
     def __init__(self, **options: Any) -> None:
-        self.params: dict[str, Any] = validate_options(type(self).options, options,
-                                                       owner=f"{self.kind} {type(self).name!r}")
+        self.params: dict[str, Any] = validate_options(
+            type(self).options, options, owner=f"{self.kind} {type(self).name!r}"
+        )
 
     def __repr__(self) -> str:
         defaults = {o.name: o.default for o in type(self).options}
-        args = ", ".join(f"{k}={_short_repr(v)}" for k, v in self.params.items()
-                         if not _same_value(v, defaults.get(k)))
+        args = ", ".join(f"{k}={_short_repr(v)}" for k, v in self.params.items() if not _same_value(v, defaults.get(k)))
         return f"{type(self).__name__}({args})"
 
     @classmethod

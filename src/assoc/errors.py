@@ -90,8 +90,9 @@ class ScorerOutputWarning(UserWarning):
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     """Sort key that orders the numbers inside names by value: weat1, weat2, ..., weat10 (case-insensitive)."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part.casefold())
-                 for part in re.split(r"(\d+)", name) if part)
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part.casefold()) for part in re.split(r"(\d+)", name) if part
+    )
 
 
 def closest_name(name: str, known: Iterable[str]) -> str | None:

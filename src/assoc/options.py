@@ -27,8 +27,15 @@ class _Required:
 #: Marker default for an option the user must give.
 REQUIRED: Any = _Required()
 
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-               list: "a list", dict: "a mapping", object: "a value"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "a mapping",
+    object: "a value",
+}
 
 
 @dataclass(frozen=True)
@@ -176,14 +183,19 @@ def _renamed(option: Option, old: str, value: Any, owner: str) -> Any:
         key = value.strip().lower() if isinstance(value, str) else value
         if key not in table:
             allowed = ", ".join(repr(k) for k in table)
-            raise OptionError(f"option {old!r} of {owner} (now {option.name!r}): unknown value {value!r} "
-                              f"(it took {allowed})")
+            raise OptionError(
+                f"option {old!r} of {owner} (now {option.name!r}): unknown value {value!r} (it took {allowed})"
+            )
         new_value = table[key]
-        warnings.warn(f"option {old!r} of {owner} is deprecated: write {option.name}={new_value!r} "
-                      f"instead of {old}={value!r}", DeprecationWarning, stacklevel=4)
+        warnings.warn(
+            f"option {old!r} of {owner} is deprecated: write {option.name}={new_value!r} instead of {old}={value!r}",
+            DeprecationWarning,
+            stacklevel=4,
+        )
         return new_value
-    warnings.warn(f"option {old!r} of {owner} is deprecated: it is now called {option.name!r}",
-                  DeprecationWarning, stacklevel=4)
+    warnings.warn(
+        f"option {old!r} of {owner} is deprecated: it is now called {option.name!r}", DeprecationWarning, stacklevel=4
+    )
     return value
 
 
@@ -195,8 +207,10 @@ def _apply_renames(options: Mapping[str, Option], given: Mapping[str, Any], owne
         if name in former and name not in options:
             option = former[name]
             if option.name in given:
-                raise OptionError(f"options {name!r} and {option.name!r} of {owner} are the same option "
-                                  f"({name!r} is its former name); give only {option.name!r}")
+                raise OptionError(
+                    f"options {name!r} and {option.name!r} of {owner} are the same option "
+                    f"({name!r} is its former name); give only {option.name!r}"
+                )
             out[option.name] = _renamed(option, name, value, owner)
         else:
             out[name] = value
@@ -217,9 +231,7 @@ def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: st
     if unknown:
         name = unknown[0]
         known = ", ".join(sorted(options)) or "none"
-        raise OptionError(
-            f"unknown option {name!r} for {owner}{did_you_mean(name, options)} (its options: {known})"
-        )
+        raise OptionError(f"unknown option {name!r} for {owner}{did_you_mean(name, options)} (its options: {known})")
     values: dict[str, Any] = {}
     for name, option in options.items():
         if name in given:
@@ -232,8 +244,9 @@ def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: st
         else:
             # A copy, so a component that changes its list or mapping never changes the
             # declared default (nor the options of every later instance).
-            values[name] = copy.deepcopy(option.default) if isinstance(option.default, (list, dict, set)) \
-                else option.default
+            values[name] = (
+                copy.deepcopy(option.default) if isinstance(option.default, (list, dict, set)) else option.default
+            )
     return values
 
 
@@ -291,6 +304,7 @@ def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) 
 
 # -- reusable ``check`` functions ---------------------------------------------------------------------
 
+
 def positive(value: float) -> float:
     """``check``: a number greater than 0 (sizes, counts of resamples)."""
     if value <= 0:
@@ -326,6 +340,11 @@ def column_list(value: Any) -> list[str]:
 #: units cached on disk (:meth:`assoc.scorer.Scorer.unit_cache`), so interrupted runs resume.
 CACHE_OPTIONS: tuple[Option, ...] = (
     Option("cache", bool, True, "reuse and store results on disk so interrupted runs resume"),
-    Option("cache_dir", str, None, "cache directory (default $ASSOC_CACHE_DIR, else the user cache directory: "
-           "~/.cache/assoc on Linux, ~/Library/Caches/assoc on macOS, %LOCALAPPDATA%\\assoc\\Cache on Windows)"),
+    Option(
+        "cache_dir",
+        str,
+        None,
+        "cache directory (default $ASSOC_CACHE_DIR, else the user cache directory: "
+        "~/.cache/assoc on Linux, ~/Library/Caches/assoc on macOS, %LOCALAPPDATA%\\assoc\\Cache on Windows)",
+    ),
 )

@@ -29,8 +29,26 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 ESTIMATE_COLUMNS = ("estimate", "effect_size", "icc", "alpha", "r", "d", "posterior", "mean_loglik", "value")
-LABEL_CANDIDATES = ("label", "design", "test", "term", "type", "model", "context", "target_group", "target",
-                    "attribute_group", "attribute", "x", "y", "a", "b", "kind", "group", "formula")
+LABEL_CANDIDATES = (
+    "label",
+    "design",
+    "test",
+    "term",
+    "type",
+    "model",
+    "context",
+    "target_group",
+    "target",
+    "attribute_group",
+    "attribute",
+    "x",
+    "y",
+    "a",
+    "b",
+    "kind",
+    "group",
+    "formula",
+)
 FIGURE_FORMATS = {".png", ".pdf", ".svg"}
 
 
@@ -79,9 +97,16 @@ def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = No
     return [" | ".join(str(v) for v in row) for row in result[list(label)].itertuples(index=False, name=None)]
 
 
-def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: Sequence[str] | str | None = None,
-                   reference: float | None = 0.0, title: str | None = None, max_rows: int = 100,
-                   compare: Sequence[str] | str | None = None) -> Figure:
+def plot_estimates(
+    result: pd.DataFrame,
+    *,
+    estimate: str | None = None,
+    label: Sequence[str] | str | None = None,
+    reference: float | None = 0.0,
+    title: str | None = None,
+    max_rows: int = 100,
+    compare: Sequence[str] | str | None = None,
+) -> Figure:
     """Forest plot: one row per estimate, with its confidence interval when ``ci_low``/``ci_high`` exist.
 
     ``estimate`` names the column (default: the first of ``estimate``, ``effect_size``,
@@ -95,8 +120,10 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
     import numpy as np
 
     if len(result) > max_rows:
-        raise TableError(f"{len(result)} estimates are too many for one forest plot (max_rows={max_rows}); "
-                         "filter the result first (e.g. one design or model), or raise max_rows")
+        raise TableError(
+            f"{len(result)} estimates are too many for one forest plot (max_rows={max_rows}); "
+            "filter the result first (e.g. one design or model), or raise max_rows"
+        )
     column = _estimate_column(result, estimate)
     compare = [compare] if isinstance(compare, str) else list(compare or [])
     missing = [c for c in compare if c not in result.columns]
@@ -115,8 +142,14 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
     ax.plot(values, positions, "o", color="C0", label=column)
     markers = "sD^v<>p*"
     for i, other in enumerate(compare):
-        ax.plot(result[other].to_numpy(dtype=float), positions, markers[i % len(markers)], mfc="none",
-                color=f"C{i + 1}", label=other)
+        ax.plot(
+            result[other].to_numpy(dtype=float),
+            positions,
+            markers[i % len(markers)],
+            mfc="none",
+            color=f"C{i + 1}",
+            label=other,
+        )
     if compare:
         ax.legend(loc="best", fontsize="small")
     ax.set_yticks(positions, labels)
@@ -129,8 +162,14 @@ def plot_estimates(result: pd.DataFrame, *, estimate: str | None = None, label: 
     return fig
 
 
-def plot_scores(table: pd.DataFrame, *, by: str = "target_group", hue: str | None = "attribute_group",
-                facet: str = "model", title: str | None = None) -> Figure:
+def plot_scores(
+    table: pd.DataFrame,
+    *,
+    by: str = "target_group",
+    hue: str | None = "attribute_group",
+    facet: str = "model",
+    title: str | None = None,
+) -> Figure:
     """Box plots of ``value`` by ``by`` (x axis) and ``hue`` (colour), one panel per ``facet`` value."""
     import numpy as np
 
@@ -139,8 +178,7 @@ def plot_scores(table: pd.DataFrame, *, by: str = "target_group", hue: str | Non
             raise TableError(f"column {column!r} not in the table")
     panels = list(dict.fromkeys(table[facet])) if facet else [None]
     fig = _new_figure(figsize=(max(5.0, 4.5 * len(panels)), 4.2))
-    axes = fig.subplots(1, len(panels), squeeze=False,
-                             sharey=True)
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)
     groups = list(dict.fromkeys(table[by]))
     hues = list(dict.fromkeys(table[hue])) if hue else [None]
     width = 0.8 / len(hues)
@@ -152,8 +190,13 @@ def plot_scores(table: pd.DataFrame, *, by: str = "target_group", hue: str | Non
             positions = np.arange(len(groups)) + (j - (len(hues) - 1) / 2) * width
             kept = [(p, d) for p, d in zip(positions, data) if len(d)]
             if kept:
-                box = ax.boxplot([d for _, d in kept], positions=[p for p, _ in kept], widths=width * 0.9,
-                                 patch_artist=True, manage_ticks=False)
+                box = ax.boxplot(
+                    [d for _, d in kept],
+                    positions=[p for p, _ in kept],
+                    widths=width * 0.9,
+                    patch_artist=True,
+                    manage_ticks=False,
+                )
                 for patch in box["boxes"]:
                     patch.set_facecolor(f"C{j}")
                     patch.set_alpha(0.6)
@@ -170,8 +213,9 @@ def plot_scores(table: pd.DataFrame, *, by: str = "target_group", hue: str | Non
     return fig
 
 
-def model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "target", "attribute"),
-                    raters: str = "model") -> pd.DataFrame:
+def model_agreement(
+    table: pd.DataFrame, *, items: Sequence[str] = ("context", "target", "attribute"), raters: str = "model"
+) -> pd.DataFrame:
     """Pearson correlations between raters (models) over the items all of them measured.
 
     Items are the unique combinations of the ``items`` columns (the ICC's default);
@@ -188,8 +232,13 @@ def model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "
     return wide.corr(method="pearson")
 
 
-def plot_model_agreement(table: pd.DataFrame, *, items: Sequence[str] = ("context", "target", "attribute"),
-                         raters: str = "model", title: str | None = None) -> Figure:
+def plot_model_agreement(
+    table: pd.DataFrame,
+    *,
+    items: Sequence[str] = ("context", "target", "attribute"),
+    raters: str = "model",
+    title: str | None = None,
+) -> Figure:
     """Heatmap of :func:`model_agreement`, with the correlations written in the cells."""
     corr = model_agreement(table, items=items, raters=raters)
     return _correlation_heatmap(corr, title=title or f"Agreement between {raters}s", colorbar="Pearson r")
@@ -205,12 +254,17 @@ def convergence_matrix(result: pd.DataFrame, *, criteria: bool = True) -> tuple[
     import pandas as pd
 
     if "kind" not in result.columns or not (result["kind"] == "correlation").any():
-        raise TableError("not a convergence result: it has no rows of kind 'correlation' "
-                         "(make it with assoc.analyze('convergence', table))")
+        raise TableError(
+            "not a convergence result: it has no rows of kind 'correlation' "
+            "(make it with assoc.analyze('convergence', table))"
+        )
     kinds = ["correlation", "criterion"] if criteria else ["correlation"]
     pairs = result[result["kind"].isin(kinds)]
-    names = list(dict.fromkeys([*pairs.loc[pairs["kind"] == "correlation", "x"],
-                                *pairs.loc[pairs["kind"] == "correlation", "y"]]))
+    names = list(
+        dict.fromkeys(
+            [*pairs.loc[pairs["kind"] == "correlation", "x"], *pairs.loc[pairs["kind"] == "correlation", "y"]]
+        )
+    )
     names += [c for c in dict.fromkeys(pairs.loc[pairs["kind"] == "criterion", "y"]) if c not in names]
     corr = pd.DataFrame(np.nan, index=names, columns=names)
     counts = pd.DataFrame(np.nan, index=names, columns=names)
@@ -231,12 +285,17 @@ def plot_convergence(result: pd.DataFrame, *, criteria: bool = True, title: str 
     kind = str(result["correlation"].dropna().iloc[0]) if "correlation" in result.columns else "pearson"
     contrast = str(result["contrast"].iloc[0]) if "contrast" in result.columns else ""
     label = "Spearman rho" if kind == "spearman" else "Pearson r"
-    return _correlation_heatmap(corr, counts=counts, colorbar=label,
-                                title=title or f"Convergence of methods{f' ({contrast})' if contrast else ''}")
+    return _correlation_heatmap(
+        corr,
+        counts=counts,
+        colorbar=label,
+        title=title or f"Convergence of methods{f' ({contrast})' if contrast else ''}",
+    )
 
 
-def _correlation_heatmap(corr: pd.DataFrame, *, title: str, colorbar: str,
-                         counts: pd.DataFrame | None = None) -> Figure:
+def _correlation_heatmap(
+    corr: pd.DataFrame, *, title: str, colorbar: str, counts: pd.DataFrame | None = None
+) -> Figure:
     """A correlation matrix as a heatmap on [-1, 1], each cell written (with its N when given)."""
     import numpy as np
 
@@ -255,8 +314,9 @@ def _correlation_heatmap(corr: pd.DataFrame, *, title: str, colorbar: str,
             text = f"{value:.2f}"
             if counts is not None and i != j and not np.isnan(counts.iat[i, j]):
                 text += f"\nN={int(counts.iat[i, j])}"
-            ax.text(j, i, text, ha="center", va="center", fontsize="small",
-                    color="white" if abs(value) > 0.6 else "black")  # legible on the dark ends of the scale
+            ax.text(
+                j, i, text, ha="center", va="center", fontsize="small", color="white" if abs(value) > 0.6 else "black"
+            )  # legible on the dark ends of the scale
     fig.colorbar(image, ax=ax, label=colorbar)
     ax.set_title(title)
     fig.tight_layout()

@@ -95,8 +95,12 @@ class PluginRegistry:
             allowed = None if allow is None else {p.strip() for p in allow.split(",") if p.strip()}
             for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
                 dist = getattr(entry_point, "dist", None)
-                info = PluginInfo(name=entry_point.name, module=entry_point.value,
-                                  distribution=dist.name if dist else "", version=dist.version if dist else "")
+                info = PluginInfo(
+                    name=entry_point.name,
+                    module=entry_point.value,
+                    distribution=dist.name if dist else "",
+                    version=dist.version if dist else "",
+                )
                 if entry_point.name in self.infos:
                     info.status, info.error = "failed", "another plugin is already registered under this name"
                     self.infos[f"{entry_point.name} ({entry_point.value})"] = info
@@ -131,17 +135,26 @@ class PluginRegistry:
         every other name keeps working.
         """
         clashes = self.clashes
-        for hook_name, registry, kind in (("register_scorers", self.scorers, "scorer"),
-                                          ("register_analyses", self.analyses, "analysis"),
-                                          ("register_stimuli", self.stimuli, "stimuli set")):
+        for hook_name, registry, kind in (
+            ("register_scorers", self.scorers, "scorer"),
+            ("register_analyses", self.analyses, "analysis"),
+            ("register_stimuli", self.stimuli, "stimuli set"),
+        ):
             hook = getattr(self.pm.hook, hook_name)
             for impl in hook.get_hookimpls():
                 plugin = impl.plugin_name
                 info = self.infos.get(plugin)
 
-                def register(obj: Any, loader: Any = None, description: str = "", *,
-                             _plugin: str = plugin, _registry: dict[str, Registered] = registry,
-                             _kind: str = kind, _info: PluginInfo | None = info) -> None:
+                def register(
+                    obj: Any,
+                    loader: Any = None,
+                    description: str = "",
+                    *,
+                    _plugin: str = plugin,
+                    _registry: dict[str, Registered] = registry,
+                    _kind: str = kind,
+                    _info: PluginInfo | None = info,
+                ) -> None:
                     if _kind == "stimuli set":
                         name, target, text = str(obj), loader, description
                         if not callable(target):
@@ -180,8 +193,9 @@ class PluginRegistry:
         self.load()
         owners = self.clashes.get((kind, name))
         if owners:
-            raise PluginError(f"{_clash_text(kind, name, owners)}. Uninstall one of them or restrict plugins "
-                              f"with {ENV_ALLOWLIST}.")
+            raise PluginError(
+                f"{_clash_text(kind, name, owners)}. Uninstall one of them or restrict plugins with {ENV_ALLOWLIST}."
+            )
         for conflict in self.conflicts:
             warnings.warn(f"{conflict} (using that name is an error)", PluginWarning, stacklevel=4)
 
@@ -211,13 +225,21 @@ def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> b
     plugin = impl.plugin_name
     if impl.hookwrapper or getattr(impl, "wrapper", False):
         if info is not None:
-            info.status, info.error = "failed", (f"{hook_name}: hookwrapper/wrapper implementations are not "
-                                                 "supported (assoc calls each plugin's hooks itself)")
+            info.status, info.error = (
+                "failed",
+                (
+                    f"{hook_name}: hookwrapper/wrapper implementations are not "
+                    "supported (assoc calls each plugin's hooks itself)"
+                ),
+            )
         return True
     if impl.tryfirst or impl.trylast:
-        warnings.warn(f"plugin {plugin!r}: tryfirst/trylast on {hook_name} has no effect (assoc calls each "
-                      "plugin's hooks itself; names are unique, so order does not matter)", PluginWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"plugin {plugin!r}: tryfirst/trylast on {hook_name} has no effect (assoc calls each "
+            "plugin's hooks itself; names are unique, so order does not matter)",
+            PluginWarning,
+            stacklevel=2,
+        )
     return False
 
 
@@ -265,8 +287,9 @@ def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
     have provided the name).
     """
     reg = registry()
-    clash_kind = ("scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses
-                  else "stimuli set")
+    clash_kind = (
+        "scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses else "stimuli set"
+    )
     reg.check_clash(clash_kind, name)
     if name not in registry_of:
         raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
@@ -287,8 +310,9 @@ def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
     """The loader of the bundled stimuli set ``name``."""
     reg = registry()
     if not reg.stimuli and not failed_plugins():
-        raise StimuliError(f"{name!r} is neither a stimuli file nor a bundled stimuli set "
-                           "(no bundled sets are installed)")
+        raise StimuliError(
+            f"{name!r} is neither a stimuli file nor a bundled stimuli set (no bundled sets are installed)"
+        )
     return _lookup(reg.stimuli, "stimuli set (or file)", name)
 
 

@@ -20,8 +20,15 @@ def default_enabled() -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
-def bar(iterable: Any = None, *, total: int | None = None, desc: str | None = None,
-        enabled: bool | None = None, unit: str = "it", leave: bool = False) -> Any:
+def bar(
+    iterable: Any = None,
+    *,
+    total: int | None = None,
+    desc: str | None = None,
+    enabled: bool | None = None,
+    unit: str = "it",
+    leave: bool = False,
+) -> Any:
     """Return a tqdm progress bar writing to standard error.
 
     ``enabled=None`` means "on when stderr is a terminal". A disabled bar still
@@ -31,8 +38,16 @@ def bar(iterable: Any = None, *, total: int | None = None, desc: str | None = No
 
     if enabled is None:
         enabled = default_enabled()
-    return tqdm(iterable, total=total, desc=desc, disable=not enabled, unit=unit,
-                leave=leave, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        disable=not enabled,
+        unit=unit,
+        leave=leave,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
 
 
 # Libraries whose bars and info logs reach standard error when a plugin loads a model. transformers and

@@ -125,8 +125,9 @@ class Scorer(Component):
         """Build the table from the rows of all units, in plan order (override to add warnings or columns)."""
         from .table import from_records
 
-        return from_records(rows, scorer=self.name, measure=self.measure or None,
-                            extra_columns=list(self.extra_columns))
+        return from_records(
+            rows, scorer=self.name, measure=self.measure or None, extra_columns=list(self.extra_columns)
+        )
 
     def unit_cache(self) -> ResultCache | None:
         """Where finished units' rows are cached, or None for no cache.

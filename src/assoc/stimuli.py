@@ -37,6 +37,7 @@ def set_bundle_resolver(resolver: BundleResolver | None) -> None:
     global _bundle_resolver
     _bundle_resolver = resolver
 
+
 MASK = "[MASK]"
 TARGET_SLOT = "{TARGET}"
 ATTRIB_SLOT = "{ATTRIB}"
@@ -58,8 +59,11 @@ def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[
         if set(value) != {"range"}:
             raise StimuliError(f"{where}: {kind} group {group!r} must be a list of words or {{range: [from, to]}}")
         bounds = value["range"]
-        if (not isinstance(bounds, (list, tuple)) or len(bounds) not in (2, 3)
-                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)):
+        if (
+            not isinstance(bounds, (list, tuple))
+            or len(bounds) not in (2, 3)
+            or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+        ):
             raise StimuliError(f"{where}: {kind} group {group!r}: range needs two or three integers [from, to, step]")
         start, stop = bounds[0], bounds[1]
         step = bounds[2] if len(bounds) == 3 else 1
@@ -67,9 +71,11 @@ def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[
             raise StimuliError(f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} is empty")
         count = (stop - start) // step + 1
         if count > MAX_RANGE_WORDS:
-            raise StimuliError(f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} has "
-                               f"{count:,} numbers; a group holds at most {MAX_RANGE_WORDS:,} (narrow the range or "
-                               "raise the step)")
+            raise StimuliError(
+                f"{where}: {kind} group {group!r}: range [{start}, {stop}] with step {step} has "
+                f"{count:,} numbers; a group holds at most {MAX_RANGE_WORDS:,} (narrow the range or "
+                "raise the step)"
+            )
         return tuple(str(n) for n in range(start, stop + 1, step))
     if isinstance(value, str):
         value = [value]
@@ -117,9 +123,12 @@ def _warn_about_shared_words(kind: str, groups: Mapping[str, tuple[str, ...]], w
         for word in words:
             other = first_group.setdefault(word, group)
             if other != group:
-                warnings.warn(f"{where}: word {word!r} is in both {kind} groups {other!r} and {group!r}; a word on "
-                              "both sides of a contrast cancels itself out and makes the contrast meaningless",
-                              StimuliWarning, stacklevel=2)
+                warnings.warn(
+                    f"{where}: word {word!r} is in both {kind} groups {other!r} and {group!r}; a word on "
+                    "both sides of a contrast cancels itself out and makes the contrast meaningless",
+                    StimuliWarning,
+                    stacklevel=2,
+                )
 
 
 @dataclass(frozen=True)
@@ -155,9 +164,14 @@ class Filling:
         * the query fills both: target and attribute are the fillers, and the
           option appears only in ``mask_group``/``mask``.
         """
-        row = {"target_group": self.target_group, "target": self.target,
-               "attribute_group": self.attribute_group, "attribute": self.attribute,
-               "mask_group": mask_group, "mask": option}
+        row = {
+            "target_group": self.target_group,
+            "target": self.target,
+            "attribute_group": self.attribute_group,
+            "attribute": self.attribute,
+            "mask_group": mask_group,
+            "mask": option,
+        }
         if self.fills_target and not self.fills_attribute:
             row["attribute_group"], row["attribute"] = mask_group, option
         elif self.fills_attribute and not self.fills_target:
@@ -296,8 +310,8 @@ class Design:
         targets = [(g, w) for g, words in self.target.items() for w in words] or [("", "")]
         attributes = [(g, w) for g, words in self.attribute.items() for w in words] or [("", "")]
         for query in self.queries:
-            for tg, tw in (targets if TARGET_SLOT in query else [("", "")]):
-                for ag, aw in (attributes if ATTRIB_SLOT in query else [("", "")]):
+            for tg, tw in targets if TARGET_SLOT in query else [("", "")]:
+                for ag, aw in attributes if ATTRIB_SLOT in query else [("", "")]:
                     text = query.replace(TARGET_SLOT, tw).replace(ATTRIB_SLOT, aw)
                     yield Filling(self.name, query, text, tg, tw, ag, aw)
 
@@ -368,16 +382,23 @@ def _design_from_dict(data: Any, default_name: str, where: str) -> Design:
     name = data.get("name", default_name)
     if not isinstance(name, str):
         raise StimuliError(f"{where}: name must be text, got {name!r}")
-    return Design(name=name, queries=queries, mask=data.get("mask") or {}, target=data.get("target") or {},
-                  attribute=data.get("attribute") or {}, description=data.get("description", "") or "",
-                  notes=data.get("notes") or ())
+    return Design(
+        name=name,
+        queries=queries,
+        mask=data.get("mask") or {},
+        target=data.get("target") or {},
+        attribute=data.get("attribute") or {},
+        description=data.get("description", "") or "",
+        notes=data.get("notes") or (),
+    )
 
 
 class Stimuli:
     """An ordered collection of :class:`Design` objects, validated on construction."""
 
-    def __init__(self, designs: Iterable[Design], name: str = "", description: str = "",
-                 meta: Mapping[str, Any] | None = None):
+    def __init__(
+        self, designs: Iterable[Design], name: str = "", description: str = "", meta: Mapping[str, Any] | None = None
+    ):
         self.designs: tuple[Design, ...] = tuple(designs)
         self.name = name
         self.description = description
@@ -410,8 +431,10 @@ class Stimuli:
             unknown = [key for key in data if key not in _FILE_KEYS]
             if unknown:
                 key = str(unknown[0])
-                raise StimuliError(f"{label}: unknown top-level key {key!r}{did_you_mean(key, _FILE_KEYS)} "
-                                   f"(allowed with designs: {', '.join(sorted(_FILE_KEYS))})")
+                raise StimuliError(
+                    f"{label}: unknown top-level key {key!r}{did_you_mean(key, _FILE_KEYS)} "
+                    f"(allowed with designs: {', '.join(sorted(_FILE_KEYS))})"
+                )
             raw = data["designs"]
             if isinstance(raw, Mapping):
                 raw = [{"name": key, **(value or {})} for key, value in raw.items()]
@@ -421,8 +444,9 @@ class Stimuli:
             meta = data.get("meta") or {}
             if data.get("citation"):
                 meta = {**meta, "citation": data["citation"]}
-            return cls(designs, name=name or str(data.get("name", "")), description=str(data.get("description", "")),
-                       meta=meta)
+            return cls(
+                designs, name=name or str(data.get("name", "")), description=str(data.get("description", "")), meta=meta
+            )
         design = _design_from_dict(dict(data), str(data.get("name", "") or name), label)
         return cls([design], name=name or design.name)
 
@@ -460,16 +484,17 @@ class Stimuli:
         if path.suffix.lower() in {".yaml", ".yml", ".json"} or path.exists():
             return cls.from_file(path)
         if _bundle_resolver is None:
-            raise StimuliError(f"{text!r} is neither a stimuli file nor a dict, and no registry of bundled "
-                               "stimuli sets is installed (import assoc)")
+            raise StimuliError(
+                f"{text!r} is neither a stimuli file nor a dict, and no registry of bundled "
+                "stimuli sets is installed (import assoc)"
+            )
         bundle, _, selection = text.partition(":")
         loaded = _bundle_resolver(bundle)()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
             return loaded
-        return loaded.select([part.strip() for part in selection.split(",") if part.strip()],
-                             name=text)
+        return loaded.select([part.strip() for part in selection.split(",") if part.strip()], name=text)
 
     # -- operations ---------------------------------------------------------------------------------
 
@@ -529,10 +554,15 @@ class Stimuli:
             for query in design.queries:
                 if MASK not in query:
                     other = re.search(r"<mask>|\[mask\]|\[MASK|MASK\]|<MASK>", query, flags=re.IGNORECASE)
-                    hint = (f" (write {other.group(0)!r} as [MASK]: the portable spelling, replaced by each "
-                            "model's own mask token when scoring)" if other else "")
-                    raise StimuliError(f"scorer {scorer!r} needs a [MASK] in every query; "
-                                       f"design {design.name!r} has {query!r}{hint}")
+                    hint = (
+                        f" (write {other.group(0)!r} as [MASK]: the portable spelling, replaced by each "
+                        "model's own mask token when scoring)"
+                        if other
+                        else ""
+                    )
+                    raise StimuliError(
+                        f"scorer {scorer!r} needs a [MASK] in every query; design {design.name!r} has {query!r}{hint}"
+                    )
 
     def fillings(self) -> Iterator[Filling]:
         """Every query filling of every design."""

@@ -40,8 +40,16 @@ from .io import atomic_path, atomic_write
 if TYPE_CHECKING:
     import pandas as pd
 
-TEXT_COLUMNS: tuple[str, ...] = ("scorer", "model", "context", "target_group", "target",
-                                 "attribute_group", "attribute", "measure")
+TEXT_COLUMNS: tuple[str, ...] = (
+    "scorer",
+    "model",
+    "context",
+    "target_group",
+    "target",
+    "attribute_group",
+    "attribute",
+    "measure",
+)
 COLUMNS: tuple[str, ...] = TEXT_COLUMNS + ("value",)
 PROVENANCE_KEY = "assoc"
 CSV_COLUMNS_KEY = "csv_columns"  # in a CSV file's sidecar, beside the provenance: what its extra columns hold
@@ -49,8 +57,9 @@ CSV_COLUMNS_KEY = "csv_columns"  # in a CSV file's sidecar, beside the provenanc
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "json"}
 
 
-def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: str | None = None,
-                 extra_columns: Sequence[str] = ()) -> pd.DataFrame:
+def from_records(
+    records: Iterable[Mapping[str, Any]], *, scorer: str, measure: str | None = None, extra_columns: Sequence[str] = ()
+) -> pd.DataFrame:
     """Build an association table from row dicts.
 
     Missing role columns become ``""``; ``scorer`` (and ``measure`` when given)
@@ -64,12 +73,19 @@ def from_records(records: Iterable[Mapping[str, Any]], *, scorer: str, measure: 
     # No rows (e.g. a design with targets but no attributes) is still a table: an empty one with the
     # required columns, so the core's message about empty output is the one the user sees.
     frame = pd.DataFrame(rows) if rows else pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
-    return normalise(frame, scorer=scorer, measure=measure, extra_columns=extra_columns,
-                     where=f"records of scorer {scorer!r}")
+    return normalise(
+        frame, scorer=scorer, measure=measure, extra_columns=extra_columns, where=f"records of scorer {scorer!r}"
+    )
 
 
-def normalise(frame: pd.DataFrame, *, scorer: str | None = None, measure: str | None = None,
-              extra_columns: Sequence[str] = (), where: str = "table") -> pd.DataFrame:
+def normalise(
+    frame: pd.DataFrame,
+    *,
+    scorer: str | None = None,
+    measure: str | None = None,
+    extra_columns: Sequence[str] = (),
+    where: str = "table",
+) -> pd.DataFrame:
     """Fill defaults, fix dtypes and order columns of a would-be association table.
 
     A role column that is absent, and a role cell that is ``None`` or NaN, become ``""``
@@ -127,9 +143,11 @@ def _numeric_values(values: pd.Series, where: str) -> pd.Series:
         converted = pd.to_numeric(values, errors="coerce")
         bad = converted.isna() & values.notna()
         position = int(bad.to_numpy().argmax())
-        raise TableError(f"{where}: column 'value' must hold numbers, found {values.iloc[position]!r} "
-                         f"(row {position}; {int(bad.sum())} row(s) in all). Use NaN for a missing "
-                         "measurement and an extra column for labels.") from None
+        raise TableError(
+            f"{where}: column 'value' must hold numbers, found {values.iloc[position]!r} "
+            f"(row {position}; {int(bad.sum())} row(s) in all). Use NaN for a missing "
+            "measurement and an extra column for labels."
+        ) from None
 
 
 def validate_table(table: Any, *, where: str = "table") -> None:
@@ -147,8 +165,9 @@ def validate_table(table: Any, *, where: str = "table") -> None:
         raise TableError(f"{where} must be a pandas DataFrame, got {type(table).__name__}")
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
-        raise TableError(f"{where} lacks required column(s): {', '.join(missing)} "
-                         f"(an association table needs {', '.join(COLUMNS)})")
+        raise TableError(
+            f"{where} lacks required column(s): {', '.join(missing)} (an association table needs {', '.join(COLUMNS)})"
+        )
     for column in TEXT_COLUMNS:
         series = table[column]
         if series.isna().any():
@@ -166,8 +185,10 @@ def validate_table(table: Any, *, where: str = "table") -> None:
     if infinite.any():
         first = table[infinite].iloc[0]
         shown = ", ".join(f"{c}={first[c]!r}" for c in TEXT_COLUMNS if first[c] != "")
-        raise TableError(f"{where}: column 'value' has {int(infinite.sum())} infinite value(s) (e.g. {shown}, "
-                         f"value={first['value']!r}); a measurement must be finite, or NaN when undefined")
+        raise TableError(
+            f"{where}: column 'value' has {int(infinite.sum())} infinite value(s) (e.g. {shown}, "
+            f"value={first['value']!r}); a measurement must be finite, or NaN when undefined"
+        )
     empty_measure = table["measure"] == ""
     if len(table) and empty_measure.any():
         raise TableError(f"{where}: column 'measure' is empty in {int(empty_measure.sum())} row(s)")
@@ -187,8 +208,9 @@ def _exact_floats() -> dict[str, str]:
 DATA_FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".json")
 
 
-def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] = (),
-                   all_text: bool = False) -> pd.DataFrame:
+def read_data_file(
+    path: str | Path, *, what: str, text_columns: Sequence[str] = (), all_text: bool = False
+) -> pd.DataFrame:
     """Read a user's data table (a criterion, a dictionary, ...) from .csv, .tsv, .parquet, .jsonl or .json.
 
     In CSV/TSV files ``text_columns`` are read as text; with ``all_text`` every column is
@@ -210,8 +232,9 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
             sep = "\t" if suffix == ".tsv" else ","
             if all_text:
                 return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-            return pd.read_csv(path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"],
-                               **_exact_floats())
+            return pd.read_csv(
+                path, sep=sep, dtype=text, keep_default_na=False, na_values=["", "NA", "NaN", "nan"], **_exact_floats()
+            )
         if suffix in {".parquet", ".pq"}:
             return pd.read_parquet(path)
         # .jsonl: one object per line; .json: one array of row objects
@@ -224,8 +247,18 @@ def read_data_file(path: str | Path, *, what: str, text_columns: Sequence[str] =
 
 #: Libraries whose version changes the numbers (model code, tokenizers, embeddings, word frequencies,
 #: statistics); :func:`library_versions` records those installed.
-PROVENANCE_LIBRARIES = ("numpy", "pandas", "scipy", "statsmodels", "torch", "transformers", "tokenizers",
-                        "sentence-transformers", "gensim", "wordfreq")
+PROVENANCE_LIBRARIES = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sentence-transformers",
+    "gensim",
+    "wordfreq",
+)
 
 
 def library_versions() -> dict[str, str]:
@@ -245,9 +278,13 @@ def make_provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: the given fields plus the assoc version, Python, platform and UTC time."""
     from . import __version__
 
-    record = {"assoc_version": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "python": platform.python_version(), "platform": platform.platform(),
-              "libraries": library_versions()}
+    record = {
+        "assoc_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "libraries": library_versions(),
+    }
     record.update(fields)
     return _jsonable(record)
 
@@ -281,6 +318,7 @@ def _json_default(value: Any) -> Any:
 
 
 # -- files ---------------------------------------------------------------------------------------------
+
 
 def table_format(path: str | Path) -> str:
     """``csv``, ``parquet``, ``jsonl`` or ``json`` from the file extension (clear error otherwise)."""
@@ -386,7 +424,7 @@ def _apply_column_schema(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, 
         raw = frame[column].astype(object).where(frame[column].notna(), "").astype(str)
         missing = np.zeros(len(frame), dtype=bool)
         for start, stop in entry.get("missing", []):
-            missing[int(start):int(stop)] = True
+            missing[int(start) : int(stop)] = True
         kind = entry.get("kind")
         if kind == "text":
             frame[column] = raw.astype(object).where(~missing, np.nan)
@@ -460,12 +498,15 @@ def _read_json(path: Path) -> pd.DataFrame:
         with open(path, encoding="utf-8") as handle:
             records = json.load(handle)
     except json.JSONDecodeError as exc:
-        hint = (" (it looks like JSON Lines, one object per line: name the file .jsonl)"
-                if "Extra data" in str(exc) else "")
+        hint = (
+            " (it looks like JSON Lines, one object per line: name the file .jsonl)" if "Extra data" in str(exc) else ""
+        )
         raise TableError(f"cannot read table {path}: not a JSON array of rows: {exc}{hint}") from None
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise TableError(f"cannot read table {path}: a .json table is one JSON array of row objects "
-                         "([{\"model\": ..., \"value\": ...}, ...])")
+        raise TableError(
+            f"cannot read table {path}: a .json table is one JSON array of row objects "
+            '([{"model": ..., "value": ...}, ...])'
+        )
     return _frame_of_records(records)
 
 
@@ -504,8 +545,13 @@ def read_table(path: str | Path) -> pd.DataFrame:
             provenance = _read_sidecar(path)
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
-            frame = pd.read_csv(path, keep_default_na=False, na_values={"value": ["", "NaN", "nan", "NA"]},
-                                dtype=text, **_exact_floats())
+            frame = pd.read_csv(
+                path,
+                keep_default_na=False,
+                na_values={"value": ["", "NaN", "nan", "NA"]},
+                dtype=text,
+                **_exact_floats(),
+            )
         elif fmt == "json":
             frame = _read_json(path)
         else:
@@ -540,8 +586,9 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     try:
         raw = sidecar.read_bytes()
     except OSError as exc:
-        warnings.warn(f"cannot read {sidecar} ({exc}); reading {path.name} without provenance", UserWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"cannot read {sidecar} ({exc}); reading {path.name} without provenance", UserWarning, stacklevel=3
+        )
         return {}
     return _parse_provenance(raw, str(sidecar), path)
 
@@ -554,12 +601,16 @@ def _parse_provenance(raw: bytes, what: str, path: Path) -> dict[str, Any]:
         data = json.loads(raw.decode("utf-8-sig"))
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        warnings.warn(f"{what} is not valid JSON ({reason}); reading {path.name} without provenance",
-                      UserWarning, stacklevel=4)
+        warnings.warn(
+            f"{what} is not valid JSON ({reason}); reading {path.name} without provenance", UserWarning, stacklevel=4
+        )
         return {}
     if not isinstance(data, dict):
-        warnings.warn(f"{what} does not hold a provenance record (a JSON object); reading {path.name} without "
-                      "provenance", UserWarning, stacklevel=4)
+        warnings.warn(
+            f"{what} does not hold a provenance record (a JSON object); reading {path.name} without provenance",
+            UserWarning,
+            stacklevel=4,
+        )
         return {}
     return data
 

@@ -56,8 +56,9 @@ class WorkUnit:
             raise PluginError(f"work unit {self.key!r}: size must be a non-negative integer, got {self.size!r}")
         for name, amount in dict(self.resources).items():
             if not isinstance(name, str) or not isinstance(amount, (int, float)) or amount < 0:
-                raise PluginError(f"work unit {self.key!r}: resources map names to non-negative numbers, "
-                                  f"got {name!r}: {amount!r}")
+                raise PluginError(
+                    f"work unit {self.key!r}: resources map names to non-negative numbers, got {name!r}: {amount!r}"
+                )
 
     def fingerprint(self) -> str:
         """A digest of the key, model and payload: the unit's cache key."""
@@ -80,8 +81,10 @@ class UnitError(AssocError):
 
     def __init__(self, unit: WorkUnit, cause: str, finished: int = 0):
         model = f"model {unit.model!r}" if unit.model else "no model"
-        super().__init__(f"work unit {unit.key!r} ({model}) failed: {cause}; {finished} finished unit(s) are kept "
-                         "in the cache, so running the same study again resumes from there")
+        super().__init__(
+            f"work unit {unit.key!r} ({model}) failed: {cause}; {finished} finished unit(s) are kept "
+            "in the cache, so running the same study again resumes from there"
+        )
         self.unit = unit
 
 
@@ -98,11 +101,14 @@ def check_plan(units: Any, models: Sequence[str], scorer: str) -> list[WorkUnit]
             raise PluginError(f"scorer {scorer!r}: two work units share the key {unit.key!r}")
         seen.add(unit.key)
         if unit.model and unit.model not in known:
-            raise PluginError(f"scorer {scorer!r}: work unit {unit.key!r} names model {unit.model!r}, "
-                              f"which is not one of the models being scored")
+            raise PluginError(
+                f"scorer {scorer!r}: work unit {unit.key!r} names model {unit.model!r}, "
+                f"which is not one of the models being scored"
+            )
         try:
             json.dumps(unit.payload, allow_nan=True)
         except (TypeError, ValueError) as exc:
-            raise PluginError(f"scorer {scorer!r}: the payload of work unit {unit.key!r} is not JSON-compatible "
-                              f"({exc})") from exc
+            raise PluginError(
+                f"scorer {scorer!r}: the payload of work unit {unit.key!r} is not JSON-compatible ({exc})"
+            ) from exc
     return list(units)

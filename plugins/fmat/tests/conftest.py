@@ -24,9 +24,11 @@ def tiny_models(tmp_path_factory):
     from assoc.testing.tiny_mlm import build_albert_sentencepiece, build_bert_wordpiece, build_roberta_bpe
 
     root = tmp_path_factory.mktemp("tiny-mlm")
-    return {"bert": str(build_bert_wordpiece(root / "bert")),
-            "roberta": str(build_roberta_bpe(root / "roberta")),
-            "albert": str(build_albert_sentencepiece(root / "albert"))}
+    return {
+        "bert": str(build_bert_wordpiece(root / "bert")),
+        "roberta": str(build_roberta_bpe(root / "roberta")),
+        "albert": str(build_albert_sentencepiece(root / "albert")),
+    }
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,16 @@ def test_planted_gender_occupation_association(tmp_path):
     from assoc.testing.tiny_mlm import train_planted_mlm
 
     model = str(train_planted_mlm(tmp_path / "planted"))
-    stimuli = {"designs": [{"name": "planted", "queries": ["[MASK] works as a {TARGET} ."],
-                            "mask": {"male": ["he"], "female": ["she"]},
-                            "target": {"Engineering": ["engineer"], "Care": ["nurse"]}}]}
+    stimuli = {
+        "designs": [
+            {
+                "name": "planted",
+                "queries": ["[MASK] works as a {TARGET} ."],
+                "mask": {"male": ["he"], "female": ["she"]},
+                "target": {"Engineering": ["engineer"], "Care": ["nurse"]},
+            }
+        ]
+    }
     table = assoc.score("fmat", stimuli, models=[model], cache=False)
     assert not table["oov"].any()
     per_target = assoc.analyze("lpr", table, target_pair=False).set_index("target")["value"]

@@ -10,12 +10,18 @@ import pytest
 from assoc.errors import ModelError
 from assoc.mlm import MaskRequest, load_masked_lm
 
-QUERIES = ["The [MASK] works as a nurse.", "[MASK] is a doctor.", "Most people [MASK] music and poetry a lot.",
-           "I [MASK] it."]
+QUERIES = [
+    "The [MASK] works as a nurse.",
+    "[MASK] is a doctor.",
+    "Most people [MASK] music and poetry a lot.",
+    "I [MASK] it.",
+]
 # The vocabulary string each word becomes inside a sentence (after a space), stated by hand per family.
-MID_TOKENS = {"bert": {"man": "man", "like": "like", "woman": "woman"},
-              "roberta": {"man": "Ġman", "like": "Ġlike", "woman": "Ġwoman"},
-              "albert": {"man": "▁man", "like": "▁like", "woman": "▁woman"}}
+MID_TOKENS = {
+    "bert": {"man": "man", "like": "like", "woman": "woman"},
+    "roberta": {"man": "Ġman", "like": "Ġlike", "woman": "Ġwoman"},
+    "albert": {"man": "▁man", "like": "▁like", "woman": "▁woman"},
+}
 FAMILIES = ["bert", "roberta", "albert"]
 
 
@@ -111,8 +117,12 @@ def test_packed_encoder_matches_each_sequence_run_alone(loaded, family):
 
     lm = loaded[family]
     m = lm.mask_token
-    texts = [f"{m} is a doctor.", f"The {m} works as a nurse and {m} likes it a lot.", f"{m}.",
-             f"Most people {m} music and poetry."]
+    texts = [
+        f"{m} is a doctor.",
+        f"The {m} works as a nurse and {m} likes it a lot.",
+        f"{m}.",
+        f"Most people {m} music and poetry.",
+    ]
     seqs = [lm.encode(t) for t in texts]
     assert len({len(s) for s in seqs}) >= 3  # different lengths: the batch is padded
     picks = [(b, p) for b, seq in enumerate(seqs) for p, t in enumerate(seq) if t == lm.mask_token_id]

@@ -62,8 +62,9 @@ def test_cli_commands(tiny_models, tmp_path):
     result = runner.invoke(cli, ["fmat", "vocab", "man", "individualism", "-m", tiny_models["bert"]])
     assert result.exit_code == 0 and "individual ##ism" in result.output
     out = tmp_path / "fills.csv"
-    result = runner.invoke(cli, ["fmat", "check", "The [MASK] works.", "-m", tiny_models["bert"], "-n", "3",
-                                 "--out", str(out)])
+    result = runner.invoke(
+        cli, ["fmat", "check", "The [MASK] works.", "-m", tiny_models["bert"], "-n", "3", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert len(out.read_text().strip().splitlines()) == 1 + 3
     result = runner.invoke(cli, ["fmat", "info", "-m", str(tmp_path / "nope" / "model")])

@@ -20,17 +20,35 @@ def _table(rows):
 def _target_query_table():
     """Query fills {TARGET}: the option is the attribute. Two target groups, two mask pairs."""
     q = "[MASK] is {TARGET}."
-    values = {("T1", "a1", "man"): -1.0, ("T1", "a1", "woman"): -3.0, ("T1", "a1", "boy"): -2.0,
-              ("T1", "a1", "girl"): -2.5, ("T2", "b1", "man"): -4.0, ("T2", "b1", "woman"): -1.5,
-              ("T2", "b1", "boy"): -0.5, ("T2", "b1", "girl"): -1.0}
+    values = {
+        ("T1", "a1", "man"): -1.0,
+        ("T1", "a1", "woman"): -3.0,
+        ("T1", "a1", "boy"): -2.0,
+        ("T1", "a1", "girl"): -2.5,
+        ("T2", "b1", "man"): -4.0,
+        ("T2", "b1", "woman"): -1.5,
+        ("T2", "b1", "boy"): -0.5,
+        ("T2", "b1", "girl"): -1.0,
+    }
     rows = []
     for model in ("m1", "m2"):
         shift = 0.0 if model == "m1" else 0.25
         for (tg, t, option), v in values.items():
             group = "male" if option in ("man", "boy") else "female"
-            rows.append({"model": model, "context": q, "target_group": tg, "target": t, "attribute_group": group,
-                         "attribute": option, "value": v + shift * (option == "man"), "design": "d",
-                         "mask_group": group, "mask": option})
+            rows.append(
+                {
+                    "model": model,
+                    "context": q,
+                    "target_group": tg,
+                    "target": t,
+                    "attribute_group": group,
+                    "attribute": option,
+                    "value": v + shift * (option == "man"),
+                    "design": "d",
+                    "mask_group": group,
+                    "mask": option,
+                }
+            )
     return _table(rows)
 
 
@@ -64,11 +82,27 @@ def test_no_mask_pair_keeps_log_probs():
 def test_attribute_query_pairs_attributes_and_role_of_mask():
     """Study 3A-like: query fills {ATTRIB}; the option is the target; LPR(w) = logP(w|career) - logP(w|family)."""
     q = "Most [MASK] {ATTRIB}."
-    v = {("Career", "lead teams", "men"): -2.0, ("Career", "lead teams", "women"): -3.0,
-         ("Family", "raise children", "men"): -3.5, ("Family", "raise children", "women"): -1.0}
-    rows = [{"model": "m", "context": q, "target_group": "male" if o == "men" else "female", "target": o,
-             "attribute_group": g, "attribute": a, "value": x, "design": "3A",
-             "mask_group": "male" if o == "men" else "female", "mask": o} for (g, a, o), x in v.items()]
+    v = {
+        ("Career", "lead teams", "men"): -2.0,
+        ("Career", "lead teams", "women"): -3.0,
+        ("Family", "raise children", "men"): -3.5,
+        ("Family", "raise children", "women"): -1.0,
+    }
+    rows = [
+        {
+            "model": "m",
+            "context": q,
+            "target_group": "male" if o == "men" else "female",
+            "target": o,
+            "attribute_group": g,
+            "attribute": a,
+            "value": x,
+            "design": "3A",
+            "mask_group": "male" if o == "men" else "female",
+            "mask": o,
+        }
+        for (g, a, o), x in v.items()
+    ]
     out = assoc.analyze("lpr", _table(rows), mask_pair=False)
     got = out.set_index("target")["value"]
     assert got["men"] == pytest.approx(-2.0 - -3.5) and got["women"] == pytest.approx(-3.0 - -1.0)
@@ -111,9 +145,16 @@ def test_nan_propagates_and_errors_are_clear():
 
 
 def test_on_real_scorer_output(tiny_models):
-    stimuli = {"designs": [{"name": "x", "queries": ["The [MASK] works as a {TARGET}."],
-                            "mask": {"male": ["man"], "female": ["woman"]},
-                            "target": {"A": ["nurse"], "B": ["doctor"]}}]}
+    stimuli = {
+        "designs": [
+            {
+                "name": "x",
+                "queries": ["The [MASK] works as a {TARGET}."],
+                "mask": {"male": ["man"], "female": ["woman"]},
+                "target": {"A": ["nurse"], "B": ["doctor"]},
+            }
+        ]
+    }
     table = assoc.score("fmat", stimuli, models=[tiny_models["bert"]], cache=False)
     out = assoc.analyze("lpr", table)
     v = table.set_index(["target", "mask"])["value"]

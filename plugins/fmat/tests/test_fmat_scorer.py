@@ -14,14 +14,25 @@ import assoc
 from assoc.errors import ModelError, StimuliError
 from assoc.mlm.words import OutOfVocabularyWarning
 
-STIMULI = {"designs": [{
-    "name": "occ", "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
-    "mask": {"male": ["man"], "female": ["woman"]},
-    "target": {"Occupation": ["nurse", "engineer"]}}]}
+STIMULI = {
+    "designs": [
+        {
+            "name": "occ",
+            "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+            "mask": {"male": ["man"], "female": ["woman"]},
+            "target": {"Occupation": ["nurse", "engineer"]},
+        }
+    ]
+}
 # What each option becomes, stated by hand: (family, query start?) -> token string
-TOKENS = {("bert", False): {"man": "man", "woman": "woman"}, ("bert", True): {"man": "man", "woman": "woman"},
-          ("roberta", False): {"man": "Ġman", "woman": "Ġwoman"}, ("roberta", True): {"man": "man", "woman": None},
-          ("albert", False): {"man": "▁man", "woman": "▁woman"}, ("albert", True): {"man": "▁man", "woman": "▁woman"}}
+TOKENS = {
+    ("bert", False): {"man": "man", "woman": "woman"},
+    ("bert", True): {"man": "man", "woman": "woman"},
+    ("roberta", False): {"man": "Ġman", "woman": "Ġwoman"},
+    ("roberta", True): {"man": "man", "woman": None},
+    ("albert", False): {"man": "▁man", "woman": "▁woman"},
+    ("albert", True): {"man": "▁man", "woman": "▁woman"},
+}
 
 
 def _pipeline_log_prob(pipe, text, token):
@@ -84,8 +95,13 @@ def test_multi_token_is_the_left_to_right_chain(tiny_models, loaded):
     import torch
 
     with pytest.warns(OutOfVocabularyWarning, match="exactly as token sequences"):
-        table = assoc.score("fmat", {"queries": ["They value [MASK] a lot."], "mask": {"x": ["individualism"]}},
-                            models=[tiny_models["bert"]], oov="multi_token", cache=False)
+        table = assoc.score(
+            "fmat",
+            {"queries": ["They value [MASK] a lot."], "mask": {"x": ["individualism"]}},
+            models=[tiny_models["bert"]],
+            oov="multi_token",
+            cache=False,
+        )
     lm = loaded["bert"]
     tok = lm.tokenizer
     m, a, b = tok.mask_token_id, tok.convert_tokens_to_ids("individual"), tok.convert_tokens_to_ids("##ism")
@@ -93,8 +109,10 @@ def test_multi_token_is_the_left_to_right_chain(tiny_models, loaded):
     tail = tok("a lot.", add_special_tokens=False)["input_ids"]
     cls, sep = tok.cls_token_id, tok.sep_token_id
     total = 0.0
-    for seq, pos, want in (([cls] + head + [m, m] + tail + [sep], len(head) + 1, a),
-                           ([cls] + head + [a, m] + tail + [sep], len(head) + 2, b)):
+    for seq, pos, want in (
+        ([cls] + head + [m, m] + tail + [sep], len(head) + 1, a),
+        ([cls] + head + [a, m] + tail + [sep], len(head) + 2, b),
+    ):
         with torch.no_grad():
             logits = lm.model(input_ids=torch.tensor([seq])).logits[0, pos].double()
         total += float(torch.log_softmax(logits, -1)[want])
@@ -106,8 +124,9 @@ def test_multi_token_is_the_left_to_right_chain(tiny_models, loaded):
 def test_add_tokens_scores_oov_words_with_a_temporary_token(tiny_models):
     stimuli = {"queries": ["They value [MASK] a lot."], "mask": {"a": ["individualism"], "b": ["freedom"]}}
     with pytest.warns(OutOfVocabularyWarning, match="temporary tokens"):
-        table = assoc.score("fmat", stimuli, models=[tiny_models["bert"]], oov="add_tokens", weight_decay=0.5,
-                            cache=False)
+        table = assoc.score(
+            "fmat", stimuli, models=[tiny_models["bert"]], oov="add_tokens", weight_decay=0.5, cache=False
+        )
     assert table["value"].notna().all() and list(table["oov"]) == [True, False]
     with pytest.warns(OutOfVocabularyWarning, match="NaN"):
         plain = assoc.score("fmat", stimuli, models=[tiny_models["bert"]], cache=False)
@@ -127,8 +146,13 @@ def test_year_range_options_report_missing_tokens(tiny_models):
 
 def test_token_override_per_model(tiny_models):
     model = tiny_models["roberta"]
-    table = assoc.score("fmat", {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}}, models=[model],
-                        token_overrides={model: {"woman": "Ġwoman"}}, cache=False)
+    table = assoc.score(
+        "fmat",
+        {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}},
+        models=[model],
+        token_overrides={model: {"woman": "Ġwoman"}},
+        cache=False,
+    )
     assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
 
 
@@ -137,8 +161,13 @@ def test_token_override_for_a_model_written_differently_still_applies(tiny_model
 
     model = tiny_models["roberta"]
     other_spelling = os.path.relpath(model) + os.sep  # the same directory, written another way
-    table = assoc.score("fmat", {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}},
-                        models=[other_spelling], token_overrides={model: {"woman": "Ġwoman"}}, cache=False)
+    table = assoc.score(
+        "fmat",
+        {"queries": ["[MASK] is a doctor."], "mask": {"f": ["woman"]}},
+        models=[other_spelling],
+        token_overrides={model: {"woman": "Ġwoman"}},
+        cache=False,
+    )
     assert table["token"].iloc[0] == "Ġwoman" and not table["oov"].iloc[0]
 
 
@@ -189,8 +218,11 @@ def test_clear_errors(tiny_models, tmp_path):
     with pytest.raises(StimuliError):
         assoc.score("fmat", {"queries": ["The [MASK] is."], "mask": {"a": [""]}}, models=[tiny_models["bert"]])
     with pytest.raises(StimuliError, match="exactly one"):
-        assoc.score("fmat", {"queries": ["The [MASK] is {TARGET}."], "mask": {"a": ["x"]},
-                             "target": {"t": ["a [MASK]"]}}, models=[tiny_models["bert"]])
+        assoc.score(
+            "fmat",
+            {"queries": ["The [MASK] is {TARGET}."], "mask": {"a": ["x"]}, "target": {"t": ["a [MASK]"]}},
+            models=[tiny_models["bert"]],
+        )
     with pytest.raises(ModelError, match="does not exist"):
         assoc.score("fmat", STIMULI, models=[str(tmp_path / "missing" / "model")])
 

@@ -12,11 +12,17 @@ from assoc.mlm.scorer import decode_items, encode_items
 from assoc.mlm.words import OutOfVocabularyWarning
 from assoc.stimuli import Stimuli
 
-STIMULI = {"designs": [
-    {"name": "occ", "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
-     "mask": {"male": ["man", "he"], "female": ["woman"]}, "target": {"Occupation": ["nurse", "engineer"]}},
-    {"name": "plain", "queries": ["A [MASK] sat down."], "mask": {"x": ["cat"], "y": ["dog"]}},
-]}
+STIMULI = {
+    "designs": [
+        {
+            "name": "occ",
+            "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+            "mask": {"male": ["man", "he"], "female": ["woman"]},
+            "target": {"Occupation": ["nurse", "engineer"]},
+        },
+        {"name": "plain", "queries": ["A [MASK] sat down."], "mask": {"x": ["cat"], "y": ["dog"]}},
+    ]
+}
 
 
 def test_payload_round_trip_keeps_every_item_in_order():
@@ -27,8 +33,15 @@ def test_payload_round_trip_keeps_every_item_in_order():
 
 
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
-@pytest.mark.parametrize("scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}), ("pll", {}),
-                                             ("pll", {"tokens_scored": "context", "per_token": True})])
+@pytest.mark.parametrize(
+    "scorer, options",
+    [
+        ("fmat", {}),
+        ("fmat", {"oov": "multi_token"}),
+        ("pll", {}),
+        ("pll", {"tokens_scored": "context", "per_token": True}),
+    ],
+)
 def test_one_filling_per_unit_gives_the_same_table(tiny_models, scorer, options):
     models = [tiny_models["roberta"], tiny_models["bert"]]
     whole = assoc.score(scorer, STIMULI, models, cache=False, **options)

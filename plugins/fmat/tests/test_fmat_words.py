@@ -59,7 +59,7 @@ def test_chain_steps_fill_left_to_right(loaded):
     m = lm.mask_token_id
     (s1, p1, t1), (s2, p2, t2) = chain_steps(wt, m)
     a, b = wt.token_ids
-    before, after = wt.masked_ids[:wt.position], wt.masked_ids[wt.position + 1:]
+    before, after = wt.masked_ids[: wt.position], wt.masked_ids[wt.position + 1 :]
     assert s1 == before + (m, m) + after and p1 == wt.position and t1 == a
     assert s2 == before + (a, m) + after and p2 == wt.position + 1 and t2 == b
 
@@ -79,8 +79,13 @@ def test_encode_many_equals_the_ordinary_tokenizer_call(tiny_models, family):
     from assoc.mlm.words import encode_many
 
     lm = load_masked_lm(tiny_models[family])  # own copy: the backend state is changed below
-    texts = [f"The {lm.mask_token} works as a nurse.", "He is a nurse.", "In 1999 she became a Doctor.",
-             f"{lm.mask_token} likes poetry and music a lot, said the woman.", "x"]
+    texts = [
+        f"The {lm.mask_token} works as a nurse.",
+        "He is a nurse.",
+        "In 1999 she became a Doctor.",
+        f"{lm.mask_token} likes poetry and music a lot, said the woman.",
+        "x",
+    ]
     expected = [tuple(ids) for ids in lm.tokenizer(texts, add_special_tokens=True)["input_ids"]]
     assert encode_many(lm.tokenizer, texts) == expected and encode_many(lm.tokenizer, []) == []
     lm.tokenizer.backend_tokenizer.enable_truncation(max_length=4)

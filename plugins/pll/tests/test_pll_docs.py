@@ -102,7 +102,8 @@ def test_page_examples_run_as_written(page, tiny_bert, small_watson, tmp_path, m
     (tmp_path / "choices.csv").write_text(choices, encoding="utf-8")
     variants = sorted({w for d in Stimuli.load("watson2023") for ws in d.mask.values() for w in ws})
     (tmp_path / "role_noun_counts.csv").write_text(
-        "variant,count\n" + "".join(f"{v},1\n" for v in variants), encoding="utf-8")
+        "variant,count\n" + "".join(f"{v},1\n" for v in variants), encoding="utf-8"
+    )
 
     variables: dict[str, str] = {}
     ran = 0

@@ -35,9 +35,11 @@ def test_plugin_registers_scorer_analyses_and_stimuli():
 
 
 def test_plugin_module_does_not_import_torch():
-    code = ("import sys, assoc_pll.plugin, assoc_pll.scorer, assoc_pll.analyses, assoc_pll.stimuli;"
-            "heavy = [m for m in ('torch', 'transformers', 'wordfreq') if m in sys.modules];"
-            "print(','.join(heavy))")
+    code = (
+        "import sys, assoc_pll.plugin, assoc_pll.scorer, assoc_pll.analyses, assoc_pll.stimuli;"
+        "heavy = [m for m in ('torch', 'transformers', 'wordfreq') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
 
@@ -49,8 +51,9 @@ def test_watson2023_designs_follow_the_paper():
     three = [d for d in stimuli if set(d.mask) == {"FEM", "MASC", "NEUT"}]
     two = [d for d in stimuli if set(d.mask) == {"FEM", "MASC_or_NEUT"}]
     assert len(three) == 14 and len(two) == 6
-    printed = {tuple(sorted(s["as_printed"])) for kind in ("three_way", "two_way")
-               for s in data["role_noun_sets"][kind]}
+    printed = {
+        tuple(sorted(s["as_printed"])) for kind in ("three_way", "two_way") for s in data["role_noun_sets"][kind]
+    }
     assert {tuple(sorted(w for ws in d.mask.values() for w in ws)) for d in stimuli} == printed
     for design in stimuli:
         assert design.target == {"male": tuple(data["names"]["male"]), "female": tuple(data["names"]["female"])}
@@ -88,13 +91,15 @@ def bert_dir(tmp_path_factory):
 
 
 SMALL = {
-    "designs": [{
-        "name": "firefighter",
-        "queries": ["{TARGET} is a [MASK] from {ATTRIB}."],
-        "mask": {"FEM": ["firewoman"], "MASC": ["fireman"], "NEUT": ["firefighter"]},
-        "target": {"female": ["Emily"], "male": ["John"]},
-        "attribute": {"state": ["Utah", "New York"]},
-    }]
+    "designs": [
+        {
+            "name": "firefighter",
+            "queries": ["{TARGET} is a [MASK] from {ATTRIB}."],
+            "mask": {"FEM": ["firewoman"], "MASC": ["fireman"], "NEUT": ["firefighter"]},
+            "target": {"female": ["Emily"], "male": ["John"]},
+            "attribute": {"state": ["Utah", "New York"]},
+        }
+    ]
 }
 
 
@@ -106,8 +111,7 @@ def test_scorer_conforms(bert_dir):
 def test_replication_pipeline_on_a_tiny_model(bert_dir, tmp_path):
     table = api.score("pll", SMALL, [bert_dir], progress=False, tokens_scored="context")
     counts = {"firewoman": 1, "fireman": 10, "firefighter": 5}
-    posterior = check_analysis("posterior", table, {"prior": "counts", "counts": counts,
-                                                    "average_over": ["attribute"]})
+    posterior = check_analysis("posterior", table, {"prior": "counts", "counts": counts, "average_over": ["attribute"]})
     assert len(posterior) == 2 * 3
     # recompute P(V|C) from the table's PLLs by hand, state by state, then average
     for name in ("Emily", "John"):
@@ -119,12 +123,14 @@ def test_replication_pipeline_on_a_tiny_model(bert_dir, tmp_path):
         got = posterior[posterior["target"] == name].set_index("mask")["posterior"]
         for variant in counts:
             assert got[variant] == pytest.approx((per_state[0][variant] + per_state[1][variant]) / 2, rel=1e-9)
-    choices = pd.DataFrame([{"design": "firefighter", "target": "Emily", "group": "prog", "mask": "firefighter",
-                             "count": 2}])
+    choices = pd.DataFrame(
+        [{"design": "firefighter", "target": "Emily", "group": "prog", "mask": "firefighter", "count": 2}]
+    )
     path = tmp_path / "choices.csv"
     choices.to_csv(path, index=False)
-    fit = check_analysis("loglik", table, {"prior": "counts", "counts": counts, "average_over": ["attribute"],
-                                           "choices": str(path)})
+    fit = check_analysis(
+        "loglik", table, {"prior": "counts", "counts": counts, "average_over": ["attribute"], "choices": str(path)}
+    )
     model_row = fit[(fit["predictor"] == "model")].iloc[0]
     emily = posterior[posterior["target"] == "Emily"].set_index("mask")["posterior"]
     assert model_row["mean_loglik"] == pytest.approx(math.log(emily["firefighter"]), rel=1e-9)

@@ -30,11 +30,24 @@ def pll_table(tokens_scored: str = "context", drop: tuple[str, str, str] | None 
         for group, variant in VARIANTS.items():
             if drop == (name, state, variant):
                 continue
-            rows.append({"scorer": "pll", "model": "m", "context": "{TARGET} is a [MASK] from {ATTRIB}.",
-                         "target_group": GENDER[name], "target": name, "attribute_group": "state",
-                         "attribute": state, "measure": "pll", "value": values[variant], "design": "fire",
-                         "mask_group": group, "mask": variant,
-                         "sentence": f"{name} is a {variant} from {state}.", "tokens_scored": tokens_scored})
+            rows.append(
+                {
+                    "scorer": "pll",
+                    "model": "m",
+                    "context": "{TARGET} is a [MASK] from {ATTRIB}.",
+                    "target_group": GENDER[name],
+                    "target": name,
+                    "attribute_group": "state",
+                    "attribute": state,
+                    "measure": "pll",
+                    "value": values[variant],
+                    "design": "fire",
+                    "mask_group": group,
+                    "mask": variant,
+                    "sentence": f"{name} is a {variant} from {state}.",
+                    "tokens_scored": tokens_scored,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -60,7 +73,7 @@ def test_bayes_posterior_does_not_underflow():
 def test_posterior_per_condition_with_count_prior():
     result = posterior_table(pll_table(), prior="counts", counts=COUNTS)
     assert len(result) == 12
-    for (name, state) in PLL:
+    for name, state in PLL:
         expected = by_hand(name, state)
         part = result[(result["target"] == name) & (result["attribute"] == state)]
         assert dict(zip(part["mask"], part["posterior"])) == pytest.approx(expected, rel=1e-10)
@@ -106,9 +119,22 @@ def test_option_in_the_attribute_column_is_part_of_the_variant():
     rows = []
     for name, values in (("Emily", (-3.0, -4.0)), ("John", (-5.0, -2.0))):
         for (group, word), value in zip((("FEM", "she"), ("MASC", "he")), values):
-            rows.append({"scorer": "pll", "model": "m", "context": "[MASK] met {TARGET}.", "target_group": "n",
-                         "target": name, "attribute_group": group, "attribute": word, "measure": "pll",
-                         "value": value, "design": "d", "mask_group": group, "mask": word})
+            rows.append(
+                {
+                    "scorer": "pll",
+                    "model": "m",
+                    "context": "[MASK] met {TARGET}.",
+                    "target_group": "n",
+                    "target": name,
+                    "attribute_group": group,
+                    "attribute": word,
+                    "measure": "pll",
+                    "value": value,
+                    "design": "d",
+                    "mask_group": group,
+                    "mask": word,
+                }
+            )
     result = posterior_table(pd.DataFrame(rows), prior="uniform").set_index(["target", "mask"])
     assert result.loc[("Emily", "she"), "posterior"] == pytest.approx(1 / (1 + math.exp(-1.0)))
     assert result.loc[("John", "he"), "posterior"] == pytest.approx(1 / (1 + math.exp(-3.0)))
@@ -194,14 +220,19 @@ def test_loglik_of_counts_by_hand():
 
 def test_loglik_of_proportions_weights_each_condition_equally():
     posterior = posterior_table(pll_table(), prior="uniform", average_over=["attribute"])
-    choices = pd.DataFrame([
-        {"design": "fire", "target": "Emily", "mask": "firefighter", "proportion": 0.75},
-        {"design": "fire", "target": "Emily", "mask": "firewoman", "proportion": 0.25},
-        {"design": "fire", "target": "John", "mask": "fireman", "proportion": 1.0},
-    ])
+    choices = pd.DataFrame(
+        [
+            {"design": "fire", "target": "Emily", "mask": "firefighter", "proportion": 0.75},
+            {"design": "fire", "target": "Emily", "mask": "firewoman", "proportion": 0.25},
+            {"design": "fire", "target": "John", "mask": "fireman", "proportion": 1.0},
+        ]
+    )
     p = posterior.set_index(["target", "mask"])["posterior"]
-    expected = (0.75 * math.log(p[("Emily", "firefighter")]) + 0.25 * math.log(p[("Emily", "firewoman")])
-                + math.log(p[("John", "fireman")])) / 2
+    expected = (
+        0.75 * math.log(p[("Emily", "firefighter")])
+        + 0.25 * math.log(p[("Emily", "firewoman")])
+        + math.log(p[("John", "fireman")])
+    ) / 2
     result = loglik_table(posterior, read_choices(choices), baseline=False)
     assert len(result) == 1 and result.iloc[0]["group"] == "all"
     assert result.iloc[0]["mean_loglik"] == pytest.approx(expected, rel=1e-10)
@@ -227,16 +258,19 @@ def test_analysis_classes_validate_options_and_run(tmp_path):
     assert set(got["averaged_over"]) == {"attribute"}
     path = tmp_path / "choices.csv"
     choices_frame().to_csv(path, index=False)
-    fit = LoglikAnalysis(prior="counts", counts=COUNTS, average_over=["attribute"], choices=str(path),
-                         by=["target_group"]).run(pll_table())
+    fit = LoglikAnalysis(
+        prior="counts", counts=COUNTS, average_over=["attribute"], choices=str(path), by=["target_group"]
+    ).run(pll_table())
     direct = loglik_table(got, read_choices(choices_frame()), by=["target_group"])
     assert list(fit["mean_loglik"]) == pytest.approx(list(direct["mean_loglik"]))
 
 
 def test_posterior_averaged_over_query_frames():
     one = pll_table()
-    other = one.assign(context="{TARGET}, from {ATTRIB}, is a [MASK]", value=one["value"] - one["mask"].map(
-        {"firewoman": 1.0, "fireman": 0.0, "firefighter": 2.0}))
+    other = one.assign(
+        context="{TARGET}, from {ATTRIB}, is a [MASK]",
+        value=one["value"] - one["mask"].map({"firewoman": 1.0, "fireman": 0.0, "firefighter": 2.0}),
+    )
     result = posterior_table(pd.concat([one, other]), prior="uniform", average_over=["context", "attribute"])
     assert len(result) == 6 and set(result["context"]) == {""} and set(result["n_averaged"]) == {4}
     shift = {"firewoman": -1.0, "fireman": 0.0, "firefighter": -2.0}
@@ -253,8 +287,11 @@ def test_posterior_averaged_over_query_frames():
 
 def test_loglik_errors_name_only_what_varies_and_designs_missing_from_the_table():
     one = pll_table()
-    other = one.assign(design="act", context="{TARGET} is an [MASK] from {ATTRIB}.",
-                       mask=one["mask"].map({"firewoman": "actress", "fireman": "actor", "firefighter": "act"}))
+    other = one.assign(
+        design="act",
+        context="{TARGET} is an [MASK] from {ATTRIB}.",
+        mask=one["mask"].map({"firewoman": "actress", "fireman": "actor", "firefighter": "act"}),
+    )
     posterior = posterior_table(pd.concat([one, other]), prior="uniform")  # per state: must be averaged
     # within one condition only the state varies; the two designs' different queries are not the problem
     with pytest.raises(DataError, match=r"also varies by attribute;") as caught:
@@ -262,7 +299,22 @@ def test_loglik_errors_name_only_what_varies_and_designs_missing_from_the_table(
     assert "context" not in str(caught.value)
     # choices of a design that was not scored (e.g. the two-way sets when scoring the three-way ones)
     averaged = posterior_table(one, prior="uniform", average_over=["attribute"])
-    more = pd.concat([choices_frame(), pd.DataFrame([{"design": "act", "target_group": "female", "target": "Emily",
-                                                      "group": "prog", "mask": "actress", "count": 2}])])
+    more = pd.concat(
+        [
+            choices_frame(),
+            pd.DataFrame(
+                [
+                    {
+                        "design": "act",
+                        "target_group": "female",
+                        "target": "Emily",
+                        "group": "prog",
+                        "mask": "actress",
+                        "count": 2,
+                    }
+                ]
+            ),
+        ]
+    )
     with pytest.raises(DataError, match=r"design\(s\) 'act' that are not in the table"):
         loglik_table(averaged, read_choices(more))

@@ -22,8 +22,11 @@ from assoc.stimuli import Design, Stimuli  # noqa: E402
 from assoc.testing import tiny_mlm  # noqa: E402
 
 FAMILIES = ("bert", "roberta", "albert")
-BUILDERS = {"bert": tiny_mlm.build_bert_wordpiece, "roberta": tiny_mlm.build_roberta_bpe,
-            "albert": tiny_mlm.build_albert_sentencepiece}
+BUILDERS = {
+    "bert": tiny_mlm.build_bert_wordpiece,
+    "roberta": tiny_mlm.build_roberta_bpe,
+    "albert": tiny_mlm.build_albert_sentencepiece,
+}
 TOL = 1e-5
 
 
@@ -50,6 +53,7 @@ def lms(model_dirs):
 
 
 # -- the independent reference ------------------------------------------------------------------
+
 
 def starts_word(family: str, token: str, index_in_content: int) -> bool:
     """Word starts as each tokenizer family marks them (valid for sentences without punctuation)."""
@@ -91,19 +95,18 @@ def hand_log_probs(lm, ids: list[int], plan: list[tuple[int, list[int]]]) -> lis
 def variant_token_positions(lm, tokens: list[str], variant: str) -> list[int]:
     """Where the variant's own tokenisation (after a preceding word) occurs in ``tokens``."""
     prefix = lm.tokenizer.tokenize("a")
-    pieces = lm.tokenizer.tokenize("a " + variant)[len(prefix):]
+    pieces = lm.tokenizer.tokenize("a " + variant)[len(prefix) :]
     for start in range(len(tokens) - len(pieces) + 1):
-        if tokens[start:start + len(pieces)] == pieces:
+        if tokens[start : start + len(pieces)] == pieces:
             return list(range(start, start + len(pieces)))
     raise AssertionError(f"{pieces} not found in {tokens}")
 
 
-SENTENCES = ["the crewmember is a firewoman from utah",
-             "she works as a nurse",
-             "most people like music"]
+SENTENCES = ["the crewmember is a firewoman from utah", "she works as a nurse", "most people like music"]
 
 
 # -- tests ----------------------------------------------------------------------------------------
+
 
 def test_bert_vocabulary_splits_words_into_pieces(lms):
     # Guards the tests below: the masking cases need real multi-piece words.
@@ -136,7 +139,7 @@ def test_word_l2r_masks_later_pieces_of_a_three_piece_word(lms):
     ids = lm.tokenizer(sentence)["input_ids"]
     tokens = lm.tokenizer.convert_ids_to_tokens(ids)
     crew = tokens.index("crew")
-    assert tokens[crew:crew + 3] == ["crew", "##me", "##mber"]
+    assert tokens[crew : crew + 3] == ["crew", "##me", "##mber"]
     plan = [(crew, [crew, crew + 1, crew + 2]), (crew + 1, [crew + 1, crew + 2]), (crew + 2, [crew + 2])]
     expected = hand_log_probs(lm, ids, plan)
     l2r = {t.position: t.log_prob for t in score_sentences(lm, [sentence], metric="word_l2r")[0].token_log_probs}
@@ -170,7 +173,7 @@ def test_word_l2r_with_the_variant_excluded(lms, family):
         assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(positions))
     if family == "bert":  # the masks really span three pieces, in the context and in the variant
         crew = tokens.index("crew")
-        assert tokens[crew:crew + 3] == ["crew", "##me", "##mber"]
+        assert tokens[crew : crew + 3] == ["crew", "##me", "##mber"]
         assert dict(hand_masks(family, tokens, "word_l2r", context))[crew] == [crew, crew + 1, crew + 2]
         assert len(own) >= 2
 
@@ -198,9 +201,13 @@ def test_context_tokens_exclude_the_variant(lms, family, variant):
 
 def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
     lm = lms["bert"]
-    design = Design(name="fire", queries=("{TARGET} is a [MASK] from {ATTRIB}.",),
-                    mask={"FEM": ("firewoman",), "NEUT": ("crew member",)},
-                    target={"female": ("Emily",), "male": ("John",)}, attribute={"state": ("Utah", "New York")})
+    design = Design(
+        name="fire",
+        queries=("{TARGET} is a [MASK] from {ATTRIB}.",),
+        mask={"FEM": ("firewoman",), "NEUT": ("crew member",)},
+        target={"female": ("Emily",), "male": ("John",)},
+        attribute={"state": ("Utah", "New York")},
+    )
     scorer = PLLScorer(tokens_scored="context", metric="word_l2r", per_token=True)
     table = scorer.score(Stimuli([design]), [model_dirs["bert"]], progress=False)
     assert len(table) == 2 * 2 * 2
@@ -210,7 +217,12 @@ def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
     row = row.iloc[0]
     assert row["sentence"] == "John is a crew member from New York."
     assert (row["context"], row["design"], row["target_group"], row["attribute_group"], row["mask_group"]) == (
-        "{TARGET} is a [MASK] from {ATTRIB}.", "fire", "male", "state", "NEUT")
+        "{TARGET} is a [MASK] from {ATTRIB}.",
+        "fire",
+        "male",
+        "state",
+        "NEUT",
+    )
     ids = lm.tokenizer(row["sentence"])["input_ids"]
     tokens = lm.tokenizer.convert_ids_to_tokens(ids)
     own = variant_token_positions(lm, tokens, "crew member")
@@ -333,11 +345,18 @@ def test_input_of_512_tokens_runs_under_a_small_budget(tmp_path, monkeypatch):
 
     from assoc.mlm import load_masked_lm
 
-    tokenizer = BertTokenizer(vocab=str(tiny_mlm.bert_uncased_vocab_file()), do_lower_case=True,
-                              model_max_length=512)
+    tokenizer = BertTokenizer(vocab=str(tiny_mlm.bert_uncased_vocab_file()), do_lower_case=True, model_max_length=512)
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-                                       num_attention_heads=2, intermediate_size=32, max_position_embeddings=512))
+    model = BertForMaskedLM(
+        BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=512,
+        )
+    )
     model.save_pretrained(tmp_path / "bert512")
     tokenizer.save_pretrained(tmp_path / "bert512")
     sentence = " ".join(["she works as a nurse"] * 102)  # 510 tokens + [CLS] + [SEP]

@@ -42,7 +42,7 @@ def test_caliskan_designs_follow_the_source():
         assert design.attribute[test["roles"]["A"]] == tuple(test["attributes"][test["roles"]["A"]])
     weat3 = stimuli.select(["weat3"]).designs[0]
     assert [len(v) for v in weat3.target.values()] == [32, 32]  # Caliskan's retained names
-    assert any("Chip" in note for note in weat3.notes)          # the excluded ones stay visible
+    assert any("Chip" in note for note in weat3.notes)  # the excluded ones stay visible
     assert any("failur" in note for note in stimuli.select(["weat10"]).designs[0].notes)
     assert assoc.Stimuli.load("caliskan:weat1,weat2").designs[1].name == "weat2"
 
@@ -52,7 +52,7 @@ def test_valnorm_designs_keep_defects_visible():
     assert len(stimuli) == 14
     es = stimuli.select(["es-instruments-weapons"]).designs[0]
     assert len(es.target["weapons"]) == 21 and len(es.attribute["pleasant"]) == 22
-    assert "fiddle" in es.target["instruments"]                 # untranslated word kept
+    assert "fiddle" in es.target["instruments"]  # untranslated word kept
     assert any("untranslated" in note for note in es.notes)
     tr = stimuli.select(["tr-flowers-insects"]).designs[0]
     assert "çarpmak pislik cinayet" in tr.attribute["unpleasant"]  # merged words kept as printed
@@ -60,8 +60,18 @@ def test_valnorm_designs_keep_defects_visible():
 
 
 # Caliskan, Bryson & Narayanan (2017), Table 1: WEAT d on GloVe 840B (Common Crawl, cased), all ten tests.
-CALISKAN_TABLE1_GLOVE_D = {"weat1": 1.50, "weat2": 1.53, "weat3": 1.41, "weat4": 1.50, "weat5": 1.28,
-                           "weat6": 1.81, "weat7": 1.06, "weat8": 1.24, "weat9": 1.38, "weat10": 1.21}
+CALISKAN_TABLE1_GLOVE_D = {
+    "weat1": 1.50,
+    "weat2": 1.53,
+    "weat3": 1.41,
+    "weat4": 1.50,
+    "weat5": 1.28,
+    "weat6": 1.81,
+    "weat7": 1.06,
+    "weat8": 1.24,
+    "weat9": 1.38,
+    "weat10": 1.21,
+}
 
 
 def test_published_values():
@@ -74,8 +84,9 @@ def test_published_values():
 
 def test_cli_shows_all_ten_published_values(glove, tmp_path):
     # the three tests Bao (2024) does not quote (the others are shown in the test below)
-    result = CliRunner().invoke(build_cli(), ["weat", "caliskan", "--tests", "weat4,weat5,weat9",
-                                              "--out", str(tmp_path / "r.csv")])
+    result = CliRunner().invoke(
+        build_cli(), ["weat", "caliskan", "--tests", "weat4,weat5,weat9", "--out", str(tmp_path / "r.csv")]
+    )
     assert result.exit_code == 0, result.output
     table = assoc.read_table(tmp_path / "r.csv").set_index("test")
     expected = {name: CALISKAN_TABLE1_GLOVE_D[name] for name in ("weat4", "weat5", "weat9")}
@@ -86,8 +97,9 @@ def test_cli_shows_all_ten_published_values(glove, tmp_path):
 
 
 def test_cli_caliskan_on_glove_matches_direct_computation(glove, tmp_path):
-    result = CliRunner().invoke(build_cli(), ["weat", "caliskan", "--tests", "weat6,weat9",
-                                              "--out", str(tmp_path / "r.csv")])
+    result = CliRunner().invoke(
+        build_cli(), ["weat", "caliskan", "--tests", "weat6,weat9", "--out", str(tmp_path / "r.csv")]
+    )
     assert result.exit_code == 0, result.output
     assert "weat6" in result.output and "1.81" in result.output  # published GloVe 840B d
     table = assoc.read_table(tmp_path / "r.csv").set_index("test")
@@ -108,20 +120,36 @@ def test_cli_caliskan_on_glove_matches_direct_computation(glove, tmp_path):
         pooled = sx + sy
         observed = sum(sx) - sum(sy)
         partitions = list(itertools.combinations(range(len(pooled)), len(sx)))
-        count = sum(1 for c in partitions
-                    if 2 * sum(pooled[i] for i in c) - sum(pooled) >= observed - 1e-12)
+        count = sum(1 for c in partitions if 2 * sum(pooled[i] for i in c) - sum(pooled) >= observed - 1e-12)
         assert table.loc[name, "d"] == pytest.approx(d, rel=1e-5)
         assert table.loc[name, "p"] == pytest.approx(count / len(partitions))
         assert table.loc[name, "p_method"] == "exact"
 
 
 def test_valnorm_with_a_csv(glove, tmp_path):
-    norms = pd.DataFrame({"word": ["love", "peace", "gift", "sunshine", "happy", "war", "disease", "murder",
-                                   "table", "notawordzzz", "hatred", "joy"],
-                          "valence": [8.0, 7.7, 7.5, 8.1, 8.5, 1.9, 2.0, 1.5, 5.2, 5.0, 1.8, 8.2]})
+    norms = pd.DataFrame(
+        {
+            "word": [
+                "love",
+                "peace",
+                "gift",
+                "sunshine",
+                "happy",
+                "war",
+                "disease",
+                "murder",
+                "table",
+                "notawordzzz",
+                "hatred",
+                "joy",
+            ],
+            "valence": [8.0, 7.7, 7.5, 8.1, 8.5, 1.9, 2.0, 1.5, 5.2, 5.0, 1.8, 8.2],
+        }
+    )
     norms.to_csv(tmp_path / "norms.csv", index=False)
-    result = CliRunner().invoke(build_cli(), ["weat", "valnorm", "--norms", str(tmp_path / "norms.csv"),
-                                              "--out", str(tmp_path / "wefat.csv")])
+    result = CliRunner().invoke(
+        build_cli(), ["weat", "valnorm", "--norms", str(tmp_path / "norms.csv"), "--out", str(tmp_path / "wefat.csv")]
+    )
     assert result.exit_code == 0, result.output
     scores = assoc.read_table(tmp_path / "wefat.csv").set_index("target")
     from assoc_weat.bundled import valnorm_attributes
@@ -133,12 +161,14 @@ def test_valnorm_with_a_csv(glove, tmp_path):
     for word in found["word"]:
         w = glove([word])[0]
         cos = np.concatenate([a, b]) @ w / np.linalg.norm(np.concatenate([a, b]), axis=1) / np.linalg.norm(w)
-        effects.append((cos[: len(a)].mean() - cos[len(a):].mean()) / cos.std(ddof=1))
+        effects.append((cos[: len(a)].mean() - cos[len(a) :].mean()) / cos.std(ddof=1))
         assert scores.loc[word, "effect_size"] == pytest.approx(effects[-1], rel=1e-5)
     reference = stats.pearsonr(effects, found["valence"])
-    summary = assoc.analyze("valnorm", assoc.score("weat", {"target": {"T": found["word"].tolist()},
-                                                          "attribute": attributes}),
-                            norms=str(tmp_path / "norms.csv")).iloc[0]
+    summary = assoc.analyze(
+        "valnorm",
+        assoc.score("weat", {"target": {"T": found["word"].tolist()}, "attribute": attributes}),
+        norms=str(tmp_path / "norms.csv"),
+    ).iloc[0]
     assert summary["n"] == 11
     assert summary["r"] == pytest.approx(reference.statistic)
     assert summary["p_value"] == pytest.approx(reference.pvalue)

@@ -17,6 +17,11 @@ BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), fl
 
 @pytest.mark.parametrize("number", range(1, len(BLOCKS) + 1))
 def test_example_runs_in_a_fresh_interpreter(number, tmp_path):
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", BLOCKS[number - 1]], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", BLOCKS[number - 1]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, f"docs/weat.md example {number} fails:\n{done.stderr[-2000:]}"

@@ -99,8 +99,8 @@ def cased(tmp_path):
 
 def test_case_rules(cased):
     assert cased.cased
-    assert cased.lookup("Paris")[1] == "Paris"           # auto: cased vocabulary, exact lookup
-    assert cased.lookup("THE")[0] is None                 # ... so "THE" is not "the"
+    assert cased.lookup("Paris")[1] == "Paris"  # auto: cased vocabulary, exact lookup
+    assert cased.lookup("THE")[0] is None  # ... so "THE" is not "the"
     assert cased.lookup("THE", case="lower")[1] == "the"
     np.testing.assert_allclose(cased.lookup("Paris", case="lower")[0], MATRIX[2])
 
@@ -143,8 +143,9 @@ def test_gensim_native_that_is_not_gensim_is_a_clear_error(tmp_path):
 def test_gensim_full_model_uses_its_word_vectors(tmp_path):
     from gensim.models import Word2Vec
 
-    model = Word2Vec([["paris", "is", "a", "city"], ["york", "is", "a", "city"]], vector_size=4, min_count=1,
-                     seed=1, workers=1)
+    model = Word2Vec(
+        [["paris", "is", "a", "city"], ["york", "is", "a", "city"]], vector_size=4, min_count=1, seed=1, workers=1
+    )
     model.save(str(tmp_path / "w2v.model"))
     with pytest.warns(UnsafeFormatWarning):
         vectors = load_file(tmp_path / "w2v.model")

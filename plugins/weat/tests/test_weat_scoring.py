@@ -14,10 +14,8 @@ from assoc_weat.scorer import OutOfVocabularyWarning
 import assoc
 from assoc.errors import DataError
 
-VOCAB = {"a1": (1, 0), "b1": (0, 1), "x1": (1, 0), "x2": (1, 1), "y1": (0, 1), "y2": (3, 4),
-         "extra": (5, 1)}
-STIMULI = {"name": "toy", "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"]},
-           "attribute": {"A": ["a1"], "B": ["b1"]}}
+VOCAB = {"a1": (1, 0), "b1": (0, 1), "x1": (1, 0), "x2": (1, 1), "y1": (0, 1), "y2": (3, 4), "extra": (5, 1)}
+STIMULI = {"name": "toy", "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}}
 
 
 @pytest.fixture()
@@ -68,16 +66,22 @@ def test_table_round_trip_through_csv(model, tmp_path):
 
 
 def test_mask_groups_act_as_attributes(model):
-    design = {"name": "fmat-style", "queries": ["[MASK] is {TARGET}."],
-              "mask": {"A": ["a1"], "B": ["b1"]}, "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"]}}
+    design = {
+        "name": "fmat-style",
+        "queries": ["[MASK] is {TARGET}."],
+        "mask": {"A": ["a1"], "B": ["b1"]},
+        "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"]},
+    }
     table = assoc.score("weat", design, [model])
     assert set(table["attribute_group"]) == {"A", "B"}
     assert assoc.analyze("weat", table).iloc[0]["statistic"] == pytest.approx(2.2)
 
 
 def test_out_of_vocabulary_words_are_listed_and_dropped(model):
-    stimuli = {"target": {"X": ["x1", "x2", "zz1", "x1b", "x1c"], "Y": ["y1", "y2"]},
-               "attribute": {"A": ["a1"], "B": ["b1"]}}
+    stimuli = {
+        "target": {"X": ["x1", "x2", "zz1", "x1b", "x1c"], "Y": ["y1", "y2"]},
+        "attribute": {"A": ["a1"], "B": ["b1"]},
+    }
     with pytest.raises(DataError, match=r"'X' lost 3 of 5 words.*zz1, x1b, x1c"):
         assoc.score("weat", stimuli, [model])
     with pytest.warns(OutOfVocabularyWarning, match=r"target group 'X': 3/5 missing \(zz1, x1b, x1c\)"):
@@ -89,8 +93,10 @@ def test_out_of_vocabulary_words_are_listed_and_dropped(model):
 
 
 def test_more_than_two_groups_need_names(model):
-    stimuli = {"target": {"X": ["x1", "x2"], "Y": ["y1", "y2"], "Z": ["extra"]},
-               "attribute": {"A": ["a1"], "B": ["b1"]}}
+    stimuli = {
+        "target": {"X": ["x1", "x2"], "Y": ["y1", "y2"], "Z": ["extra"]},
+        "attribute": {"A": ["a1"], "B": ["b1"]},
+    }
     table = assoc.score("weat", stimuli, [model])
     with pytest.raises(DataError, match="3 target groups"):
         assoc.analyze("weat", table)
@@ -103,10 +109,28 @@ def test_weat_on_any_association_table():
     s = {"x1": 1.0, "x2": 0.0, "y1": -1.0, "y2": -0.2}
     for target, value in s.items():
         for context, shift in (("q1", 0.3), ("q2", -0.3)):
-            rows.append({"model": "m", "context": context, "target_group": target[0].upper(), "target": target,
-                         "attribute_group": "A", "attribute": "he", "value": value + shift})
-            rows.append({"model": "m", "context": context, "target_group": target[0].upper(), "target": target,
-                         "attribute_group": "B", "attribute": "she", "value": 0.0 + shift})
+            rows.append(
+                {
+                    "model": "m",
+                    "context": context,
+                    "target_group": target[0].upper(),
+                    "target": target,
+                    "attribute_group": "A",
+                    "attribute": "he",
+                    "value": value + shift,
+                }
+            )
+            rows.append(
+                {
+                    "model": "m",
+                    "context": context,
+                    "target_group": target[0].upper(),
+                    "target": target,
+                    "attribute_group": "B",
+                    "attribute": "she",
+                    "value": 0.0 + shift,
+                }
+            )
     table = assoc.table.from_records(rows, scorer="fmat", measure="log_prob")
     result = assoc.analyze("weat", table).iloc[0]
     assert result["effect_size"] == pytest.approx(1.1 / math.sqrt(2.03 / 3))
@@ -188,8 +212,9 @@ def test_wefat_default_is_one_sided(model):
 def test_valnorm_needs_four_words(model, tmp_path):
     # Three words have norms; x2 = (1, 1) is equally close to a1 and b1 (SD 0): its WEFAT score is undefined.
     (tmp_path / "norms.csv").write_text("word,valence\nx1,8\nx2,6\ny1,2\n", encoding="utf-8")
-    table = assoc.score("weat", {"target": {"T": ["x1", "x2", "y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}},
-                        [model])
+    table = assoc.score(
+        "weat", {"target": {"T": ["x1", "x2", "y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}}, [model]
+    )
     with pytest.raises(DataError, match=r"only 2 target words .* \(3 have norms, 1 of them an undefined score"):
         assoc.analyze("valnorm", table, norms=str(tmp_path / "norms.csv"))
 
@@ -220,8 +245,9 @@ def test_cli_caliskan_out_records_sd_seed_and_provenance(tmp_path):
     from assoc.cli import build_cli
 
     out = tmp_path / "caliskan.csv"
-    result = CliRunner().invoke(build_cli(), ["weat", "caliskan", "--tests", "weat6", "--sd", "population",
-                                              "--seed", "3", "--out", str(out)])
+    result = CliRunner().invoke(
+        build_cli(), ["weat", "caliskan", "--tests", "weat6", "--sd", "population", "--seed", "3", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out)
     assert frame.loc[0, "sd"] == "population" and frame.loc[0, "model"] == "glove-6b-50d"
@@ -232,7 +258,8 @@ def test_cli_caliskan_out_records_sd_seed_and_provenance(tmp_path):
 
 def test_valnorm_lowercase_matching_refuses_norms_that_collide(model, tmp_path):
     (tmp_path / "norms.csv").write_text("word,valence\nX1,8\nx1,2\nx2,6\ny1,2\ny2,1\n", encoding="utf-8")
-    table = assoc.score("weat", {"target": {"T": ["x1", "x2", "y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}},
-                        [model])
+    table = assoc.score(
+        "weat", {"target": {"T": ["x1", "x2", "y1", "y2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}}, [model]
+    )
     with pytest.raises(DataError, match=r"1 word\(s\) differ only in case \('X1' / 'x1'\)"):
         assoc.analyze("valnorm", table, norms=str(tmp_path / "norms.csv"), case="lower")

@@ -42,5 +42,6 @@ def get_executor(spec: str | Executor | None = None, **options: Any) -> Executor
         return RayExecutor(**options)
     from assoc.errors import did_you_mean
 
-    raise OptionError(f"unknown executor {spec!r}{did_you_mean(str(spec), EXECUTORS)}; "
-                      f"use one of {', '.join(EXECUTORS)}")
+    raise OptionError(
+        f"unknown executor {spec!r}{did_you_mean(str(spec), EXECUTORS)}; use one of {', '.join(EXECUTORS)}"
+    )

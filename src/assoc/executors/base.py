@@ -86,8 +86,10 @@ class Worker:
             warnings.simplefilter("always")
             rows = self.scorer.run_unit(self.state, unit)
         if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-            raise PluginError(f"scorer {self.scorer.name!r}: run_unit() must return a list of row dicts for unit "
-                              f"{unit.key!r}, got {type(rows).__name__}")
+            raise PluginError(
+                f"scorer {self.scorer.name!r}: run_unit() must return a list of row dicts for unit "
+                f"{unit.key!r}, got {type(rows).__name__}"
+            )
         return UnitOutcome(unit.key, rows, [(category_name(w.category), str(w.message)) for w in caught])
 
     def close(self) -> None:

@@ -88,9 +88,15 @@ class RayExecutor(Executor):
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, max_workers: int | None = None,
-                 resources: Mapping[str, float] | None = None, max_retries: int = 3,
-                 init_options: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        max_workers: int | None = None,
+        resources: Mapping[str, float] | None = None,
+        max_retries: int = 3,
+        init_options: Mapping[str, Any] | None = None,
+    ):
         self.ray = import_ray()
         if max_workers is not None and (not isinstance(max_workers, int) or max_workers < 1):
             raise OptionError(f"max_workers must be a positive integer, got {max_workers!r}")
@@ -128,8 +134,9 @@ class RayExecutor(Executor):
         fits = [int(total.get(name, 0) // amount) for name, amount in need.items() if amount > 0]
         count = min(fits) if fits else n_units
         if count < 1:
-            raise OptionError(f"the Ray cluster cannot run a worker that needs {dict(need)} "
-                              f"(cluster resources: {dict(total)})")
+            raise OptionError(
+                f"the Ray cluster cannot run a worker that needs {dict(need)} (cluster resources: {dict(total)})"
+            )
         return max(1, min(count, n_units, self.max_workers or n_units))
 
     def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
@@ -151,8 +158,12 @@ class RayExecutor(Executor):
         for shape, members in shapes.items():
             need = dict(shape)
             count = self._workers_for(need, len(members))
-            options: dict[str, Any] = {"num_cpus": need.get("CPU", 0), "num_gpus": need.get("GPU", 0),
-                                       "max_restarts": self.max_retries, "max_task_retries": self.max_retries}
+            options: dict[str, Any] = {
+                "num_cpus": need.get("CPU", 0),
+                "num_gpus": need.get("GPU", 0),
+                "max_restarts": self.max_retries,
+                "max_task_retries": self.max_retries,
+            }
             custom = {k: v for k, v in need.items() if k not in ("CPU", "GPU")}
             if custom:
                 options["resources"] = custom
@@ -206,10 +217,18 @@ class RayExecutor(Executor):
                     raise UnitError(unit, f"{type(cause).__name__}: {cause}", finished) from cause
                 except RayActorError as exc:
                     if "creation task" in str(exc):  # the scorer could not even be unpickled on the worker
-                        raise UnitError(unit, f"its Ray worker could not start: {exc}; is the scorer's plugin "
-                                        "installed on every node of the cluster?", finished) from exc
-                    raise UnitError(unit, f"its worker died {self.max_retries + 1} time(s) ({exc}); a unit that "
-                                    "kills its worker every time usually runs out of memory", finished) from exc
+                        raise UnitError(
+                            unit,
+                            f"its Ray worker could not start: {exc}; is the scorer's plugin "
+                            "installed on every node of the cluster?",
+                            finished,
+                        ) from exc
+                    raise UnitError(
+                        unit,
+                        f"its worker died {self.max_retries + 1} time(s) ({exc}); a unit that "
+                        "kills its worker every time usually runs out of memory",
+                        finished,
+                    ) from exc
                 finished += 1
                 yield outcome
                 feed()

@@ -37,14 +37,21 @@ def unit_namespaces(scorer: Scorer, units: Sequence[WorkUnit]) -> dict[str, Name
     options = {k: v for k, v in scorer.params.items() if k not in ("cache", "cache_dir")}
     out = {}
     for model in dict.fromkeys(unit.model for unit in units):
-        out[model] = cache.namespace(kind="units", version=UNIT_CACHE_VERSION, scorer=scorer.name,
-                                     scorer_version=scorer.cache_version, options=options, model=model,
-                                     fingerprint=scorer.model_fingerprint(model) if model else "")
+        out[model] = cache.namespace(
+            kind="units",
+            version=UNIT_CACHE_VERSION,
+            scorer=scorer.name,
+            scorer_version=scorer.cache_version,
+            options=options,
+            model=model,
+            fingerprint=scorer.model_fingerprint(model) if model else "",
+        )
     return out
 
 
-def run_study(scorer: Scorer, stimuli: Stimuli, models: Sequence[str], *, executor: Executor,
-              progress: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
+def run_study(
+    scorer: Scorer, stimuli: Stimuli, models: Sequence[str], *, executor: Executor, progress: bool = False
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models`` through ``executor``.
 
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
@@ -87,8 +94,9 @@ def run_study(scorer: Scorer, stimuli: Stimuli, models: Sequence[str], *, execut
     if missing:
         from assoc.errors import PluginError
 
-        raise PluginError(f"executor {executor.name!r} finished without the rows of {len(missing)} unit(s) "
-                          f"(first: {missing[0]!r})")
+        raise PluginError(
+            f"executor {executor.name!r} finished without the rows of {len(missing)} unit(s) (first: {missing[0]!r})"
+        )
     rows = [row for unit in units for row in rows_of[unit.key]]
     table = scorer.merge(rows, list(models))
     record = {**executor.describe(), "units": len(units), "units_from_cache": cached}

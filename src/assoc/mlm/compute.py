@@ -32,13 +32,22 @@ def model_namespace(cache: ResultCache, lm: Any, kind: str, version: int, **part
     It holds everything that changes the numbers (the weights' fingerprint, dtype, device type)
     plus the caller's ``parts``.
     """
-    return cache.namespace(kind=kind, version=version, model=lm.fingerprint, dtype=lm.dtype,
-                           device=str(lm.device).split(":")[0], **parts)
+    return cache.namespace(
+        kind=kind, version=version, model=lm.fingerprint, dtype=lm.dtype, device=str(lm.device).split(":")[0], **parts
+    )
 
 
-def cached_log_probs(lm: Any, requests: Sequence[MaskRequest], namespace: Namespace | None, *, chunk: int,
-                     max_tokens: int | None = None, progress: bool = False, desc: str = "",
-                     unit: str = "seq") -> list[list[float]]:
+def cached_log_probs(
+    lm: Any,
+    requests: Sequence[MaskRequest],
+    namespace: Namespace | None,
+    *,
+    chunk: int,
+    max_tokens: int | None = None,
+    progress: bool = False,
+    desc: str = "",
+    unit: str = "seq",
+) -> list[list[float]]:
     """``log P(token | sequence)`` for every token id of every request, from the cache or the engine.
 
     Parameters
@@ -77,7 +86,7 @@ def cached_log_probs(lm: Any, requests: Sequence[MaskRequest], namespace: Namesp
     meter = bar(total=len(todo), desc=desc or f"log P {lm.name}", enabled=progress, unit=unit)
     try:
         for start in range(0, len(todo), chunk):
-            part = todo[start:start + chunk]
+            part = todo[start : start + chunk]
             results = lm.log_probs([requests[i] for i in part], max_tokens=max_tokens)
             fresh = {}
             for i, result in zip(part, results, strict=True):

@@ -35,8 +35,18 @@ class MaskedLM:
     weights: the Hub commit hash, or a sha256 of a local directory's files).
     """
 
-    def __init__(self, name: str, tokenizer: Any, model: Any, *, device: str, dtype: str, fingerprint: str,
-                 base_vocab_size: int | None = None, shared: bool = False):
+    def __init__(
+        self,
+        name: str,
+        tokenizer: Any,
+        model: Any,
+        *,
+        device: str,
+        dtype: str,
+        fingerprint: str,
+        base_vocab_size: int | None = None,
+        shared: bool = False,
+    ):
         self.name = name
         self.tokenizer = tokenizer
         self.model = model
@@ -51,8 +61,9 @@ class MaskedLM:
         self.added_tokens: dict[int, tuple[str, tuple[int, ...], float]] = {}
         self._head_only_masks = model.base_model is not model
         # Output classes before any temporary token (what remove_temporary_tokens restores).
-        self._base_vocab_size = (int(base_vocab_size) if base_vocab_size is not None
-                                 else int(model.get_input_embeddings().weight.shape[0]))
+        self._base_vocab_size = (
+            int(base_vocab_size) if base_vocab_size is not None else int(model.get_input_embeddings().weight.shape[0])
+        )
         self._vocab_tensors: dict[str, Any] = {}
         # Run the encoder packed, last layer at the requested positions only (None = not decided yet).
         # The decision belongs to the weights, so handles sharing a cached model share it.
@@ -151,8 +162,11 @@ class MaskedLM:
             # The loaded tensors themselves, so that removing the tokens restores them bit for bit
             # (copies equal in value but laid out differently in memory change float32 sums).
             # (transformers swaps the parameters' .data in place, so keep the tensors, not the parameters)
-            self._vocab_tensors = {name: p.data for name, p in model.named_parameters(remove_duplicate=False)
-                                   if p.dim() >= 1 and p.shape[0] == old_n}
+            self._vocab_tensors = {
+                name: p.data
+                for name, p in model.named_parameters(remove_duplicate=False)
+                if p.dim() >= 1 and p.shape[0] == old_n
+            }
         try:
             model.resize_token_embeddings(old_n + len(words), mean_resizing=False)
         except Exception as exc:  # noqa: BLE001 - any failure here means the architecture is unsupported
@@ -169,7 +183,7 @@ class MaskedLM:
         with torch.no_grad():
             for k, (word, subtokens) in enumerate(words):
                 new_id = old_n + k
-                weights = torch.tensor([weight_decay ** i for i in range(len(subtokens))], dtype=torch.float64)
+                weights = torch.tensor([weight_decay**i for i in range(len(subtokens))], dtype=torch.float64)
                 weights = (weights / weights.sum()).to(emb_in.dtype).to(emb_in.device)
                 index = torch.tensor(subtokens, device=emb_in.device)
                 emb_in[new_id] = (weights[:, None] * emb_in[index]).sum(0)
@@ -197,8 +211,9 @@ class MaskedLM:
         self.added_tokens.clear()
 
     # -- scoring ----------------------------------------------------------------------
-    def log_probs(self, requests: Sequence[MaskRequest], *, max_tokens: int | None = None,
-                  progress: bool = False) -> list[np.ndarray]:
+    def log_probs(
+        self, requests: Sequence[MaskRequest], *, max_tokens: int | None = None, progress: bool = False
+    ) -> list[np.ndarray]:
         """``log softmax(logits)[token_ids]`` at each request's position, as float64 arrays in request order.
 
         The log-softmax runs in float64 over the full output vocabulary (including any
@@ -225,8 +240,10 @@ class MaskedLM:
             if not isinstance(req, MaskRequest):
                 raise TypeError(f"log_probs expects MaskRequest objects, got {type(req).__name__}")
             if len(req.input_ids) > self.max_length:
-                raise ModelError(f"a sequence of {len(req.input_ids)} tokens is longer than model {self.name!r} "
-                                 f"accepts ({self.max_length} tokens including special tokens)")
+                raise ModelError(
+                    f"a sequence of {len(req.input_ids)} tokens is longer than model {self.name!r} "
+                    f"accepts ({self.max_length} tokens including special tokens)"
+                )
             if req.token_ids is not None and any(not 0 <= t < n_vocab for t in req.token_ids):
                 raise ModelError(f"token id outside the vocabulary of {self.name!r} (size {n_vocab})")
             row = row_of.setdefault(req.input_ids, len(row_of))
@@ -253,8 +270,14 @@ class MaskedLM:
             meter.close()
         return results  # type: ignore[return-value]
 
-    def _forward(self, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]], torch: Any,
-                 shortcut: bool | None = None) -> np.ndarray:
+    def _forward(
+        self,
+        model: Any,
+        seqs: list[tuple[int, ...]],
+        picks: list[tuple[int, int]],
+        torch: Any,
+        shortcut: bool | None = None,
+    ) -> np.ndarray:
         """Run one padded batch; return float64 log-softmax rows for the (batch row, position) picks.
 
         ``shortcut``: run the encoder without padding work and its last layer at the picked
@@ -277,6 +300,7 @@ class MaskedLM:
         fired: list[bool] = []
         encoder = _bert_encoder(model) if shortcut else None
         if self._head_only_masks:
+
             def keep_picked_positions(_module: Any, _args: Any, output: Any) -> Any:
                 fired.append(True)
                 picked = output[0][sel_b, sel_p].unsqueeze(0)
@@ -330,8 +354,9 @@ class MaskedLM:
 
             remembered = recall("packed-encoder", memo_key)
             if isinstance(remembered, bool):  # checked before on these weights with these libraries
-                self._shortcut = _SHORTCUT_VERIFIED[model] = (remembered and self._head_only_masks
-                                                              and _bert_encoder(model) is not None)
+                self._shortcut = _SHORTCUT_VERIFIED[model] = (
+                    remembered and self._head_only_masks and _bert_encoder(model) is not None
+                )
         if self._shortcut is None:
             self._shortcut = False
             if self._head_only_masks and _bert_encoder(model) is not None:
@@ -343,8 +368,9 @@ class MaskedLM:
                 except Exception:  # noqa: BLE001 - any failure means: not this model, use the full forward
                     fast = None
                 full = self._forward(model, probe, probe_picks, torch, shortcut=False)
-                self._shortcut = bool(fast is not None and fast.shape == full.shape
-                                      and np.max(np.abs(fast - full)) < 1e-5)
+                self._shortcut = bool(
+                    fast is not None and fast.shape == full.shape and np.max(np.abs(fast - full)) < 1e-5
+                )
             _SHORTCUT_VERIFIED[model] = self._shortcut
             if memo_key is not None:
                 from assoc.mlm.memo import remember
@@ -365,11 +391,20 @@ class MaskedLM:
         import transformers
 
         fingerprint = str(self.fingerprint)
-        if not (fingerprint.startswith("sha256:") or (fingerprint.startswith("hf:") and "@" in fingerprint
-                                                       and len(fingerprint.rsplit("@", 1)[1]) == 40)):
+        if not (
+            fingerprint.startswith("sha256:")
+            or (fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40)
+        ):
             return None
-        return [fingerprint, type(model).__name__, self.dtype, str(self.device).split(":")[0], platform.machine(),
-                torch.__version__, transformers.__version__]
+        return [
+            fingerprint,
+            type(model).__name__,
+            self.dtype,
+            str(self.device).split(":")[0],
+            platform.machine(),
+            torch.__version__,
+            transformers.__version__,
+        ]
 
     def _model(self) -> Any:
         if self.model is None:
@@ -395,13 +430,18 @@ def _bert_layer_ok(layer: Any, torch: Any) -> bool:
     if core is None or not all(isinstance(getattr(core, n, None), torch.nn.Linear) for n in ("query", "key", "value")):
         return False
     if not isinstance(getattr(attention, "output", None), torch.nn.Module) or not callable(
-            getattr(layer, "feed_forward_chunk", None)):
+        getattr(layer, "feed_forward_chunk", None)
+    ):
         return False
-    if getattr(layer, "is_decoder", False) or getattr(layer, "add_cross_attention", False) or getattr(
-            core, "is_causal", False):
+    if (
+        getattr(layer, "is_decoder", False)
+        or getattr(layer, "add_cross_attention", False)
+        or getattr(core, "is_causal", False)
+    ):
         return False
     if not isinstance(getattr(core, "num_attention_heads", None), int) or not isinstance(
-            getattr(core, "attention_head_size", None), int):
+        getattr(core, "attention_head_size", None), int
+    ):
         return False
     if any(isinstance(m, torch.nn.Embedding) for m in core.modules()):  # relative position embeddings
         return False
@@ -431,7 +471,7 @@ def _bert_encoder(model: Any) -> Any:
 
 def _attend(core: Any, query: Any, key: Any, value: Any, mask: Any, torch: Any) -> Any:
     """Scaled dot-product attention of (n, heads, q, size) queries; ``mask`` (n, 1, 1, T) marks real keys."""
-    scale = getattr(core, "scaling", core.attention_head_size ** -0.5)
+    scale = getattr(core, "scaling", core.attention_head_size**-0.5)
     return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scale)
 
 
@@ -449,8 +489,8 @@ def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any,
     """
     batch, length, _ = hidden.shape
     mask = valid.view(batch, 1, 1, length)
-    where = valid.reshape(-1).nonzero().squeeze(1)                              # packed row -> b * T + p
-    flat = hidden.reshape(batch * length, -1).index_select(0, where)            # (N, H)
+    where = valid.reshape(-1).nonzero().squeeze(1)  # packed row -> b * T + p
+    flat = hidden.reshape(batch * length, -1).index_select(0, where)  # (N, H)
     # index of (b, p) in the packed matrix: rows are right-padded, so real tokens are a prefix
     lengths = valid.sum(1)
     picked_at = (torch.cumsum(lengths, 0) - lengths)[sel_b] + sel_p
@@ -462,7 +502,7 @@ def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any,
         if name not in buffers or buffers[name].shape[1] != x.shape[1]:
             buffers[name] = x.new_zeros(batch * length, x.shape[1])
         out = buffers[name].index_copy_(0, where, x)
-        return out.view(batch, length, heads, size).transpose(1, 2)            # (B, heads, T, size)
+        return out.view(batch, length, heads, size).transpose(1, 2)  # (B, heads, T, size)
 
     for i, layer in enumerate(layers):
         core = layer.attention.self
@@ -471,11 +511,11 @@ def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any,
         value = padded("value", core.value(flat), heads, size)
         if i < len(layers) - 1:
             query = padded("query", core.query(flat), heads, size)
-            context = _attend(core, query, key, value, mask, torch)            # (B, heads, T, size)
+            context = _attend(core, query, key, value, mask, torch)  # (B, heads, T, size)
             context = context.transpose(1, 2).reshape(batch * length, heads * size).index_select(0, where)
             flat = layer.feed_forward_chunk(layer.attention.output(context, flat))
         else:
-            picked = flat[picked_at]                                            # (n, H)
+            picked = flat[picked_at]  # (n, H)
             n = picked.shape[0]
             query = core.query(picked).view(n, heads, 1, size)
             context = _attend(core, query, key[sel_b], value[sel_b], mask[sel_b], torch).reshape(n, heads * size)
@@ -488,8 +528,9 @@ def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any,
 BATCH_OVERHEAD_TOKENS = 96
 
 
-def plan_batches(lengths: Sequence[int], max_tokens: int,
-                 overhead: int = BATCH_OVERHEAD_TOKENS) -> list[tuple[int, int]]:
+def plan_batches(
+    lengths: Sequence[int], max_tokens: int, overhead: int = BATCH_OVERHEAD_TOKENS
+) -> list[tuple[int, int]]:
     """Split rows of non-increasing ``lengths`` into ``[start, stop)`` batches.
 
     Each batch's padded size (rows x its first, longest row) stays at or under
@@ -532,8 +573,20 @@ def _first_attr(config: Any, *names: str) -> int | None:
 
 # Families whose position ids start after the padding index, so the last
 # (padding_idx + 1) position embeddings cannot be used.
-_OFFSET_POSITION_TYPES = {"roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod",
-                          "roberta-prelayernorm", "xlm-roberta-xl", "mpnet", "ibert", "luke", "markuplm"}
+_OFFSET_POSITION_TYPES = {
+    "roberta",
+    "xlm-roberta",
+    "camembert",
+    "longformer",
+    "data2vec-text",
+    "xmod",
+    "roberta-prelayernorm",
+    "xlm-roberta-xl",
+    "mpnet",
+    "ibert",
+    "luke",
+    "markuplm",
+}
 
 
 def _max_length(tokenizer: Any, config: Any) -> int:

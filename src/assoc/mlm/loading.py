@@ -53,8 +53,7 @@ def torch_dtype(dtype: str):
 
 def looks_like_path(model: str) -> bool:
     """True when ``model`` can only be a file-system path (not a Hub id)."""
-    return (model.startswith(("/", "./", "../", "~", "\\")) or model.count("/") > 1
-            or Path(model).expanduser().exists())
+    return model.startswith(("/", "./", "../", "~", "\\")) or model.count("/") > 1 or Path(model).expanduser().exists()
 
 
 def local_fingerprint(directory: Path) -> str:
@@ -127,13 +126,17 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
         if _is_weights_error(exc):
             named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ModelError(f"cannot load fill-mask model {model!r}: {named} is corrupt or unreadable "
-                             f"({reason})") from exc
+            raise ModelError(
+                f"cannot load fill-mask model {model!r}: {named} is corrupt or unreadable ({reason})"
+            ) from exc
         if isinstance(exc, RuntimeError):
             raise  # not a file problem we know: a bug, keep the traceback
         offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
-        where = ("a local directory" if path.is_dir() else
-                 "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else ""))
+        where = (
+            "a local directory"
+            if path.is_dir()
+            else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
+        )
         raise ModelError(f"cannot load fill-mask model {model!r} as {where}: {str(exc).splitlines()[0]}") from exc
     finally:
         if bars_were_on:
@@ -165,8 +168,11 @@ def _is_weights_error(exc: BaseException) -> bool:
     import pickle
 
     name = type(exc).__name__
-    return name == "SafetensorError" or isinstance(exc, pickle.UnpicklingError) or (
-        isinstance(exc, RuntimeError) and ("PytorchStreamReader" in str(exc) or "safetensors" in str(exc).lower()))
+    return (
+        name == "SafetensorError"
+        or isinstance(exc, pickle.UnpicklingError)
+        or (isinstance(exc, RuntimeError) and ("PytorchStreamReader" in str(exc) or "safetensors" in str(exc).lower()))
+    )
 
 
 def _weight_files(directory: Path) -> list[str]:
@@ -214,7 +220,7 @@ class _Entry:
     fingerprint: str
     device: str
     stamp: tuple | None  # local directory: (relative name, size, mtime) of each file, to notice rewrites
-    vocab_size: int      # output classes as loaded (temporary tokens are removed back to this)
+    vocab_size: int  # output classes as loaded (temporary tokens are removed back to this)
     nbytes: int
 
 
@@ -263,15 +269,29 @@ class MaskedLMCache:
                 entry = None
             if entry is None:
                 self._make_room(key.device, self._largest(key.device))
-                tokenizer, lm, fingerprint, resolved = load_parts(model, device=device, dtype=dtype,
-                                                                  revision=revision)
-                entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp,
-                               int(lm.get_input_embeddings().weight.shape[0]), _model_bytes(lm))
+                tokenizer, lm, fingerprint, resolved = load_parts(model, device=device, dtype=dtype, revision=revision)
+                entry = _Entry(
+                    tokenizer,
+                    lm,
+                    fingerprint,
+                    resolved,
+                    stamp,
+                    int(lm.get_input_embeddings().weight.shape[0]),
+                    _model_bytes(lm),
+                )
                 self._entries[key] = entry
                 self._make_room(key.device, 0, keep=key)
             self._entries.move_to_end(key)
-            masked = MaskedLM(model.strip(), entry.tokenizer, entry.model, device=entry.device, dtype=dtype,
-                              fingerprint=entry.fingerprint, base_vocab_size=entry.vocab_size, shared=True)
+            masked = MaskedLM(
+                model.strip(),
+                entry.tokenizer,
+                entry.model,
+                device=entry.device,
+                dtype=dtype,
+                fingerprint=entry.fingerprint,
+                base_vocab_size=entry.vocab_size,
+                shared=True,
+            )
             if masked.vocab_size != entry.vocab_size:  # temporary tokens left by a caller that did not remove them
                 masked.remove_temporary_tokens()
             return masked
@@ -281,17 +301,28 @@ class MaskedLMCache:
         with self._lock:
             return list(self._entries)
 
-    def release(self, model: str | None = None, *, device: str | None = None, dtype: str | None = None,
-                revision: str | None = None) -> int:
+    def release(
+        self,
+        model: str | None = None,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        revision: str | None = None,
+    ) -> int:
         """Drop the models that match every given field (all of them when none is given); return how many.
 
         ``model`` matches a Hub id as typed or any spelling of a local directory.
         """
         wanted = _normalised_name(model) if model is not None else None
         with self._lock:
-            gone = [key for key in self._entries
-                    if (wanted is None or key.model == wanted) and (device is None or key.device == device)
-                    and (dtype is None or key.dtype == dtype) and (revision is None or key.revision == revision)]
+            gone = [
+                key
+                for key in self._entries
+                if (wanted is None or key.model == wanted)
+                and (device is None or key.device == device)
+                and (dtype is None or key.dtype == dtype)
+                and (revision is None or key.revision == revision)
+            ]
             for key in gone:
                 del self._entries[key]
         if gone:
@@ -339,11 +370,15 @@ def _normalised_name(model: str) -> str:
 
 
 def _directory_stamp(directory: Path) -> tuple:
-    files = sorted(p for p in directory.rglob("*")
-                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts))
+    files = sorted(
+        p
+        for p in directory.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts)
+    )
     stats = [(p, p.stat()) for p in files]
-    return tuple((str(p.relative_to(directory)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-                 for p, st in stats)
+    return tuple(
+        (str(p.relative_to(directory)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) for p, st in stats
+    )
 
 
 def _model_bytes(model: Any) -> int:
@@ -392,8 +427,9 @@ def cached_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32",
     return MODEL_CACHE.get(model, device=device, dtype=dtype, revision=revision)
 
 
-def release_masked_lms(model: str | None = None, *, device: str | None = None, dtype: str | None = None,
-                       revision: str | None = None) -> int:
+def release_masked_lms(
+    model: str | None = None, *, device: str | None = None, dtype: str | None = None, revision: str | None = None
+) -> int:
     """Free the models this process keeps loaded (all, or those matching the given fields); return how many."""
     return MODEL_CACHE.release(model, device=device, dtype=dtype, revision=revision)
 

@@ -21,26 +21,39 @@ def default_max_tokens(device: str) -> int:
 def check_device(value: str) -> str:
     """``check`` for the ``device`` option: cpu, cuda, cuda:N, mps or auto."""
     value = value.strip().lower()
-    if not (value in {"cpu", "auto", "mps"} or value == "cuda" or
-            (value.startswith("cuda:") and value[5:].isdigit())):
+    if not (value in {"cpu", "auto", "mps"} or value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit())):
         raise ValueError(f"must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {value!r}")
     return value
 
 
 #: The batch-budget option of every masked-LM scorer (``None``: :func:`default_max_tokens` of the device).
 MAX_TOKENS_OPTION = Option(
-    "max_tokens", int, None, f"token budget of one forward batch (rows x longest row); default {CPU_BUDGET} on a "
+    "max_tokens",
+    int,
+    None,
+    f"token budget of one forward batch (rows x longest row); default {CPU_BUDGET} on a "
     f"CPU (faster there: batches stay in cache), {GPU_BUDGET} on a GPU; lower it to use less memory",
-    check=positive)
+    check=positive,
+)
 
 MODEL_OPTIONS: tuple[Option, ...] = (
-    Option("device", str, "cpu", "'cpu', 'cuda', 'cuda:N', 'mps' or 'auto' (CUDA when available)",
-           check=check_device),
-    Option("dtype", str, "float32", "weights' precision; float16/bfloat16 are faster on GPUs but change "
-           "log probabilities in the 3rd-4th digit (see docs/fmat.md)", choices=DTYPES),
+    Option("device", str, "cpu", "'cpu', 'cuda', 'cuda:N', 'mps' or 'auto' (CUDA when available)", check=check_device),
+    Option(
+        "dtype",
+        str,
+        "float32",
+        "weights' precision; float16/bfloat16 are faster on GPUs but change "
+        "log probabilities in the 3rd-4th digit (see docs/fmat.md)",
+        choices=DTYPES,
+    ),
     Option("revision", str, None, "Hugging Face revision (branch, tag or commit) of every model"),
-    Option("unit_size", int, 512, "filled queries per work unit: the grain of progress, resuming and scheduling "
-           "on an executor (raise it on GPUs, where 512 queries take milliseconds; see docs/scale.md)",
-           check=positive),
+    Option(
+        "unit_size",
+        int,
+        512,
+        "filled queries per work unit: the grain of progress, resuming and scheduling "
+        "on an executor (raise it on GPUs, where 512 queries take milliseconds; see docs/scale.md)",
+        check=positive,
+    ),
     *CACHE_OPTIONS,
 )

@@ -29,4 +29,5 @@ class MaskRequest:
             raise ValueError("MaskRequest.input_ids is empty")
         if not 0 <= self.position < len(self.input_ids):
             raise ValueError(
-                f"MaskRequest.position {self.position} is outside the sequence of length {len(self.input_ids)}")
+                f"MaskRequest.position {self.position} is outside the sequence of length {len(self.input_ids)}"
+            )

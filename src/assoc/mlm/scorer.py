@@ -53,8 +53,16 @@ def encode_items(items: Sequence[MaskItem], masks: dict[str, dict[str, tuple[str
         if not blocks or blocks[-1][0] != filling.design:
             mask = [[group, list(options)] for group, options in masks[filling.design].items()]
             blocks.append([filling.design, mask, []])
-        blocks[-1][2].append([filling.query, filling.text, filling.target_group, filling.target,
-                              filling.attribute_group, filling.attribute])
+        blocks[-1][2].append(
+            [
+                filling.query,
+                filling.text,
+                filling.target_group,
+                filling.target,
+                filling.attribute_group,
+                filling.attribute,
+            ]
+        )
     return blocks
 
 
@@ -114,8 +122,11 @@ class MaskedLMScorer(Scorer):
             blocks[-1].append(item)
         payloads = [(encode_items(block, masks), len(block)) for block in blocks]
         resources = self.unit_resources()
-        return [WorkUnit(key=f"{model}#{i}", model=model, payload=payload, size=size, resources=resources)
-                for model in models for i, (payload, size) in enumerate(payloads)]
+        return [
+            WorkUnit(key=f"{model}#{i}", model=model, payload=payload, size=size, resources=resources)
+            for model in models
+            for i, (payload, size) in enumerate(payloads)
+        ]
 
     def load_worker(self, model: str) -> MaskedLMWorker:
         """Take ``model`` from the process's model cache and open the engine's result cache.

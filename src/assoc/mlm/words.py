@@ -83,8 +83,9 @@ def word_tokens(lm: Any, text: str, word: str, *, override: str | None = None) -
     return word_tokens_many(lm, text, [word], overrides={word: override} if override else None)[0]
 
 
-def word_tokens_many(lm: Any, text: str, words: Sequence[str],
-                     overrides: dict[str, str] | None = None) -> list[WordTokens]:
+def word_tokens_many(
+    lm: Any, text: str, words: Sequence[str], overrides: dict[str, str] | None = None
+) -> list[WordTokens]:
     """:func:`word_tokens` for several candidate words of one query (one batched tokenizer call)."""
     found = word_tokens_batch(lm, {text: list(words)}, overrides)
     return [found[(text, word)] for word in words]
@@ -121,8 +122,9 @@ def encode_many(tokenizer: Any, texts: Sequence[str]) -> list[tuple[int, ...]]:
     return [tuple(int(i) for i in ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
 
 
-def word_tokens_batch(lm: Any, words_of: Mapping[str, Sequence[str]],
-                      overrides: dict[str, str] | None = None) -> dict[tuple[str, str], WordTokens]:
+def word_tokens_batch(
+    lm: Any, words_of: Mapping[str, Sequence[str]], overrides: dict[str, str] | None = None
+) -> dict[tuple[str, str], WordTokens]:
     """:func:`word_tokens` for every ``(query, candidate word)`` of ``words_of`` ({query: words}).
 
     Two batched tokenizer calls in all (the masked queries, then every filled query, see
@@ -145,15 +147,15 @@ def word_tokens_batch(lm: Any, words_of: Mapping[str, Sequence[str]],
         position = mask_position(lm, text, masked)
         for word in words_of[text]:
             if word in overrides:
-                out[(text, word)] = WordTokens(word, masked, position, (override_token_id(lm, overrides[word]),),
-                                               overridden=True)
+                out[(text, word)] = WordTokens(
+                    word, masked, position, (override_token_id(lm, overrides[word]),), overridden=True
+                )
                 continue
             out[(text, word)] = _diff(lm, text, word, masked, position, filled_of[(text, word)])
     return out
 
 
-def _diff(lm: Any, text: str, word: str, masked: tuple[int, ...], position: int,
-          filled: tuple[int, ...]) -> WordTokens:
+def _diff(lm: Any, text: str, word: str, masked: tuple[int, ...], position: int, filled: tuple[int, ...]) -> WordTokens:
     # Longest common prefix and suffix; each side keeps at least one token in the middle.
     head = 0
     limit = min(len(masked), len(filled)) - 1
@@ -163,8 +165,8 @@ def _diff(lm: Any, text: str, word: str, masked: tuple[int, ...], position: int,
     limit = min(len(masked), len(filled)) - head - 1
     while tail < limit and masked[-1 - tail] == filled[-1 - tail]:
         tail += 1
-    middle_masked = masked[head: len(masked) - tail]
-    middle_filled = filled[head: len(filled) - tail]
+    middle_masked = masked[head : len(masked) - tail]
+    middle_filled = filled[head : len(filled) - tail]
     if middle_masked == (lm.mask_token_id,) and head == position:
         return WordTokens(word, masked, position, middle_filled)
     # The word merged with its neighbours: take the filled tokens that are not shared with the
@@ -186,6 +188,6 @@ def chain_steps(tokens: WordTokens, mask_token_id: int) -> list[tuple[tuple[int,
     k = len(sub)
     steps = []
     for j in range(k):
-        seq = ids[:pos] + sub[:j] + (mask_token_id,) * (k - j) + ids[pos + 1:]
+        seq = ids[:pos] + sub[:j] + (mask_token_id,) * (k - j) + ids[pos + 1 :]
         steps.append((seq, pos + j, sub[j]))
     return steps

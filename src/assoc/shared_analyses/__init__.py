@@ -19,10 +19,35 @@ from .standardize import StandardizeAnalysis
 from .stereotype import StereotypeAnalysis
 from .valence_models import ValenceModelsAnalysis
 
-ANALYSES = (ICCAnalysis, AlphaAnalysis, CorrelateAnalysis, StandardizeAnalysis, EffectSizeAnalysis,
-            LMMAnalysis, RegressAnalysis, StereotypeAnalysis, ConvergenceAnalysis, DifferentiabilityAnalysis,
-            EmmeansAnalysis, ValenceModelsAnalysis, CorrelationTableAnalysis)
+ANALYSES = (
+    ICCAnalysis,
+    AlphaAnalysis,
+    CorrelateAnalysis,
+    StandardizeAnalysis,
+    EffectSizeAnalysis,
+    LMMAnalysis,
+    RegressAnalysis,
+    StereotypeAnalysis,
+    ConvergenceAnalysis,
+    DifferentiabilityAnalysis,
+    EmmeansAnalysis,
+    ValenceModelsAnalysis,
+    CorrelationTableAnalysis,
+)
 
-__all__ = ["ANALYSES", "AlphaAnalysis", "ConvergenceAnalysis", "CorrelateAnalysis", "CorrelationTableAnalysis",
-           "DifferentiabilityAnalysis", "EffectSizeAnalysis", "EmmeansAnalysis", "ICCAnalysis", "LMMAnalysis",
-           "RegressAnalysis", "StandardizeAnalysis", "StereotypeAnalysis", "ValenceModelsAnalysis"]
+__all__ = [
+    "ANALYSES",
+    "AlphaAnalysis",
+    "ConvergenceAnalysis",
+    "CorrelateAnalysis",
+    "CorrelationTableAnalysis",
+    "DifferentiabilityAnalysis",
+    "EffectSizeAnalysis",
+    "EmmeansAnalysis",
+    "ICCAnalysis",
+    "LMMAnalysis",
+    "RegressAnalysis",
+    "StandardizeAnalysis",
+    "StereotypeAnalysis",
+    "ValenceModelsAnalysis",
+]

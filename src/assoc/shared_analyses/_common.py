@@ -19,8 +19,16 @@ if TYPE_CHECKING:
 
 #: Columns that identify what a value measures (besides the model), in table order. Query-based
 #: scorers add design and the [MASK] candidate; other tables lack them.
-ROLE_COLUMNS: tuple[str, ...] = ("design", "context", "target_group", "target", "attribute_group", "attribute",
-                                 "mask_group", "mask")
+ROLE_COLUMNS: tuple[str, ...] = (
+    "design",
+    "context",
+    "target_group",
+    "target",
+    "attribute_group",
+    "attribute",
+    "mask_group",
+    "mask",
+)
 #: The column each role column is nested in (a query belongs to one design, a word to one group).
 PARENT_COLUMN = {"context": "design", "target": "target_group", "attribute": "attribute_group", "mask": "mask_group"}
 
@@ -40,8 +48,9 @@ def require_columns(table: pd.DataFrame, columns: Sequence[str], *, what: str) -
         )
 
 
-def groups(table: pd.DataFrame, by: Sequence[str], *, skip_missing: bool = False,
-           what: str = "") -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
+def groups(
+    table: pd.DataFrame, by: Sequence[str], *, skip_missing: bool = False, what: str = ""
+) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
     """Yield ``({column: value}, rows)`` for each group of ``by`` (the whole table when ``by`` is empty).
 
     ``skip_missing``: leave out groups whose ``value`` is missing in every row (e.g. a model
@@ -66,8 +75,10 @@ def groups(table: pd.DataFrame, by: Sequence[str], *, skip_missing: bool = False
         shown = "; ".join(", ".join(f"{c}={v}" for c, v in label.items()) for label in skipped)
         if not kept:
             raise DataError(f"{what or 'analysis'}: every value is missing in every group ({shown})")
-        warnings.warn(f"{what or 'analysis'}: left out {len(skipped)} group(s) whose values are all missing: {shown}",
-                      stacklevel=2)
+        warnings.warn(
+            f"{what or 'analysis'}: left out {len(skipped)} group(s) whose values are all missing: {shown}",
+            stacklevel=2,
+        )
 
 
 def drop_levels_without_values(part: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
@@ -164,16 +175,25 @@ def numeric_columns(frame: pd.DataFrame, requested: Sequence[str] | None, *, exc
         if bad:
             raise DataError(f"criterion column(s) {', '.join(map(repr, bad))} are not numeric")
         return list(requested)
-    chosen = [c for c in frame.columns if c not in exclude and ptypes.is_numeric_dtype(frame[c])
-              and not ptypes.is_bool_dtype(frame[c])]
+    chosen = [
+        c
+        for c in frame.columns
+        if c not in exclude and ptypes.is_numeric_dtype(frame[c]) and not ptypes.is_bool_dtype(frame[c])
+    ]
     if not chosen:
         raise DataError("the criterion table has no numeric column besides the key")
     return chosen
 
 
-def join_criterion(table: pd.DataFrame, *, criterion: Any, key: str, criterion_key: str | None,
-                   aggregate_by: Sequence[str], criterion_columns: Sequence[str] | None
-                   ) -> tuple[pd.DataFrame, list[str], int]:
+def join_criterion(
+    table: pd.DataFrame,
+    *,
+    criterion: Any,
+    key: str,
+    criterion_key: str | None,
+    aggregate_by: Sequence[str],
+    criterion_columns: Sequence[str] | None,
+) -> tuple[pd.DataFrame, list[str], int]:
     """Average ``value`` per ``aggregate_by + [key]``, then inner-join the criterion columns.
 
     Returns the joined frame (column ``value`` is the mean score, ``n_values`` the number
@@ -187,9 +207,12 @@ def join_criterion(table: pd.DataFrame, *, criterion: Any, key: str, criterion_k
     clash = [c for c in columns if c in table.columns or c in aggregate_by or c in ("value", "n_values")]
     if clash:
         raise DataError(f"criterion column(s) {', '.join(map(repr, clash))} clash with table columns; rename them")
-    scores = (table.assign(_key=table[key].astype(str))
-              .groupby([*aggregate_by, "_key"], sort=True, dropna=False)["value"]
-              .agg(value="mean", n_values="count").reset_index())
+    scores = (
+        table.assign(_key=table[key].astype(str))
+        .groupby([*aggregate_by, "_key"], sort=True, dropna=False)["value"]
+        .agg(value="mean", n_values="count")
+        .reset_index()
+    )
     right = frame[[ckey, *columns]].rename(columns={ckey: "_key"})
     joined = scores.merge(right, on="_key", how="inner").rename(columns={"_key": key})
     unmatched = int(len(set(scores["_key"]) - set(right["_key"])))
@@ -201,8 +224,9 @@ def join_criterion(table: pd.DataFrame, *, criterion: Any, key: str, criterion_k
     return joined, columns, unmatched
 
 
-def merge_criterion_rows(frame: pd.DataFrame, *, criterion: Any, key: str, criterion_key: str | None
-                         ) -> tuple[pd.DataFrame, list[str], int]:
+def merge_criterion_rows(
+    frame: pd.DataFrame, *, criterion: Any, key: str, criterion_key: str | None
+) -> tuple[pd.DataFrame, list[str], int]:
     """Add the criterion table's numeric columns to every row of ``frame`` (inner join on ``key``).
 
     Returns the merged rows, the added columns, and the number of distinct key values of
@@ -230,8 +254,13 @@ def _optional_criterion(value: Any) -> Any:
 
 #: Options of the model-fitting analyses (``lmm``, ``regress``) that join a table of predictors.
 PREDICTOR_TABLE_OPTIONS = (
-    Option("criterion", object, None, "optional table of predictors joined on 'key' (path, DataFrame or mapping)",
-           check=_optional_criterion),
+    Option(
+        "criterion",
+        object,
+        None,
+        "optional table of predictors joined on 'key' (path, DataFrame or mapping)",
+        check=_optional_criterion,
+    ),
     Option("key", str, "target", "column to join the criterion table on"),
     Option("criterion_key", str, None, "key column of the criterion table (default: same as key)"),
 )

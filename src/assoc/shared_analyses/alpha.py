@@ -21,6 +21,7 @@ from ._common import (
 if TYPE_CHECKING:
     import pandas as pd
 
+
 class AlphaAnalysis(Analysis):
     """Cronbach's alpha treating the values of one column as the items of a scale.
 
@@ -38,14 +39,27 @@ class AlphaAnalysis(Analysis):
     name = "alpha"
     estimate_column = "alpha"
     description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."
-    citation = ("Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests. Psychometrika, "
-                "16(3), 297-334; Feldt, L. S. (1965). Psychometrika, 30(3), 357-370.")
+    citation = (
+        "Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests. Psychometrika, "
+        "16(3), 297-334; Feldt, L. S. (1965). Psychometrika, 30(3), 357-370."
+    )
     options = (
         Option("item", str, "context", "column whose values are the items (context = queries, target, attribute)"),
-        Option("cases", list, None, "columns identifying the cases (default: the other role columns present, "
-               "except the one the item column is nested in, e.g. design for context)", check=column_list),
-        Option("by", list, None, "columns to compute separate alphas for (default: measure, model, and design "
-               "when the table has it)", check=column_list),
+        Option(
+            "cases",
+            list,
+            None,
+            "columns identifying the cases (default: the other role columns present, "
+            "except the one the item column is nested in, e.g. design for context)",
+            check=column_list,
+        ),
+        Option(
+            "by",
+            list,
+            None,
+            "columns to compute separate alphas for (default: measure, model, and design when the table has it)",
+            check=column_list,
+        ),
         Option("confidence", float, 0.95, "confidence level of Feldt's interval", check=confidence_level),
     )
 
@@ -84,14 +98,27 @@ class AlphaAnalysis(Analysis):
                 hint = ""
                 if item == "context" and wide.shape[1] == 1 and not str(wide.columns[0]):
                     hint = "; the table has no queries (context is empty): use item=target or item=attribute"
-                raise DataError(f"alpha needs at least 2 items (values of {item!r}) with values{where}, found "
-                                f"{wide.shape[1]}" + (f" after dropping {len(empty_items)} without any value"
-                                                      if empty_items else "") + hint)
+                raise DataError(
+                    f"alpha needs at least 2 items (values of {item!r}) with values{where}, found "
+                    f"{wide.shape[1]}"
+                    + (f" after dropping {len(empty_items)} without any value" if empty_items else "")
+                    + hint
+                )
             if len(wide) < 2:
-                raise DataError(f"alpha needs at least 2 complete cases{where}; {len(wide)} left after dropping "
-                                f"{dropped} incomplete one(s)")
+                raise DataError(
+                    f"alpha needs at least 2 complete cases{where}; {len(wide)} left after dropping "
+                    f"{dropped} incomplete one(s)"
+                )
             result = cronbach_alpha(wide.to_numpy(), confidence=p["confidence"])
-            rows.append({**key, "item": item, "cases": ",".join(cases), **result.as_dict(),
-                         "n_cases_dropped": dropped, "n_items_dropped": len(empty_items),
-                         "items_dropped": ",".join(empty_items)})
+            rows.append(
+                {
+                    **key,
+                    "item": item,
+                    "cases": ",".join(cases),
+                    **result.as_dict(),
+                    "n_cases_dropped": dropped,
+                    "n_items_dropped": len(empty_items),
+                    "items_dropped": ",".join(empty_items),
+                }
+            )
         return pd.DataFrame(rows)

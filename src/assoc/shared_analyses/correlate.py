@@ -32,23 +32,38 @@ class CorrelateAnalysis(Analysis):
     name = "correlate"
     estimate_column = "r"
     description = "Correlations of scores with an external criterion (r, Fisher-z CI, p, N) and Williams' t."
-    citation = ("Steiger, J. H. (1980). Tests for comparing elements of a correlation matrix. Psychological "
-                "Bulletin, 87(2), 245-251; Williams, E. J. (1959). JRSS B, 21(2), 396-399.")
+    citation = (
+        "Steiger, J. H. (1980). Tests for comparing elements of a correlation matrix. Psychological "
+        "Bulletin, 87(2), 245-251; Williams, E. J. (1959). JRSS B, 21(2), 396-399."
+    )
     options = (
-        Option("criterion", object, REQUIRED,
-               "criterion table: a .csv/.tsv/.parquet/.jsonl path, a DataFrame, or a mapping key -> value",
-               check=criterion_source),
+        Option(
+            "criterion",
+            object,
+            REQUIRED,
+            "criterion table: a .csv/.tsv/.parquet/.jsonl path, a DataFrame, or a mapping key -> value",
+            check=criterion_source,
+        ),
         Option("key", str, "target", "column of the association table to join on (e.g. target)"),
         Option("criterion_key", str, None, "key column of the criterion table (default: same as key)"),
-        Option("criterion_columns", list, None, "criterion columns to correlate with (default: all numeric)",
-               check=column_list),
+        Option(
+            "criterion_columns",
+            list,
+            None,
+            "criterion columns to correlate with (default: all numeric)",
+            check=column_list,
+        ),
         Option("by", list, ["measure", "model"], "columns to correlate separately for", check=column_list),
         Option("method", str, "pearson", "pearson or spearman", choices=("pearson", "spearman")),
-        Option("alternative", str, "two-sided", "two-sided, greater or less",
-               choices=("two-sided", "greater", "less")),
+        Option("alternative", str, "two-sided", "two-sided, greater or less", choices=("two-sided", "greater", "less")),
         Option("confidence", float, 0.95, "confidence level of the Fisher-z interval", check=confidence_level),
-        Option("compare", str, "none", "Williams' t between criteria, between groups, or none",
-               choices=("none", "criteria", "groups")),
+        Option(
+            "compare",
+            str,
+            "none",
+            "Williams' t between criteria, between groups, or none",
+            choices=("none", "criteria", "groups"),
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -64,15 +79,34 @@ class CorrelateAnalysis(Analysis):
             raise DataError(f"correlate: the key column {key!r} cannot also be a 'by' column")
         single_measure_check(table, [*by, key], what="correlate")
         joined, criteria, unmatched = join_criterion(
-            table, criterion=p["criterion"], key=key, criterion_key=p["criterion_key"], aggregate_by=by,
-            criterion_columns=p["criterion_columns"])
+            table,
+            criterion=p["criterion"],
+            key=key,
+            criterion_key=p["criterion_key"],
+            aggregate_by=by,
+            criterion_columns=p["criterion_columns"],
+        )
         rows: list[dict[str, Any]] = []
         for group_key, part in groups(joined, by):
             for name in criteria:
-                res = correlation(part["value"].to_numpy(), part[name].to_numpy(), method=p["method"],
-                                  confidence=p["confidence"], alternative=p["alternative"])
-                rows.append({"kind": "correlation", **group_key, "key": key, "x": "value", "y": name,
-                             **res.as_dict(), "n_keys_without_criterion": unmatched})
+                res = correlation(
+                    part["value"].to_numpy(),
+                    part[name].to_numpy(),
+                    method=p["method"],
+                    confidence=p["confidence"],
+                    alternative=p["alternative"],
+                )
+                rows.append(
+                    {
+                        "kind": "correlation",
+                        **group_key,
+                        "key": key,
+                        "x": "value",
+                        "y": name,
+                        **res.as_dict(),
+                        "n_keys_without_criterion": unmatched,
+                    }
+                )
         if p["compare"] == "criteria":
             rows += self._compare_criteria(joined, criteria, by)
         elif p["compare"] == "groups":
@@ -88,8 +122,17 @@ class CorrelateAnalysis(Analysis):
         for group_key, part in groups(joined, by):
             for first, second in combinations(criteria, 2):
                 complete = part[["value", first, second]].dropna()
-                rows.append(self._williams(group_key, complete["value"], complete[first], complete[second],
-                                           first=first, second=second, shared="value"))
+                rows.append(
+                    self._williams(
+                        group_key,
+                        complete["value"],
+                        complete[first],
+                        complete[second],
+                        first=first,
+                        second=second,
+                        shared="value",
+                    )
+                )
         return rows
 
     def _compare_groups(self, joined: pd.DataFrame, criteria: list[str], by: list[str]) -> list[dict]:
@@ -104,21 +147,37 @@ class CorrelateAnalysis(Analysis):
         rows = []
         for name in criteria:
             for (key_a, a), (key_b, b) in combinations(parts, 2):
-                both = (a[[key, "value", name]].merge(b[[key, "value"]], on=key, suffixes=("_a", "_b"))
-                        .dropna())
+                both = a[[key, "value", name]].merge(b[[key, "value"]], on=key, suffixes=("_a", "_b")).dropna()
                 label_a = " ".join(f"{k}={v}" for k, v in key_a.items())
                 label_b = " ".join(f"{k}={v}" for k, v in key_b.items())
-                rows.append(self._williams({}, both[name], both["value_a"], both["value_b"],
-                                           first=label_a, second=label_b, shared=name))
+                rows.append(
+                    self._williams(
+                        {}, both[name], both["value_a"], both["value_b"], first=label_a, second=label_b, shared=name
+                    )
+                )
         return rows
 
-    def _williams(self, group_key: dict, shared_values, first_values, second_values, *, first: str,
-                  second: str, shared: str) -> dict:
+    def _williams(
+        self, group_key: dict, shared_values, first_values, second_values, *, first: str, second: str, shared: str
+    ) -> dict:
         """Williams' t of r(shared, first) vs r(shared, second) on the same complete cases."""
         from assoc.stats.correlation import williams_test
 
         p = self.params
-        res = williams_test(shared_values.to_numpy(), first_values.to_numpy(), second_values.to_numpy(),
-                            method=p["method"], alternative=p["alternative"])
-        return {"kind": "williams", **group_key, "key": p["key"], "x": first, "y": second, "shared": shared,
-                "method": p["method"], **res.as_dict()}
+        res = williams_test(
+            shared_values.to_numpy(),
+            first_values.to_numpy(),
+            second_values.to_numpy(),
+            method=p["method"],
+            alternative=p["alternative"],
+        )
+        return {
+            "kind": "williams",
+            **group_key,
+            "key": p["key"],
+            "x": first,
+            "y": second,
+            "shared": shared,
+            "method": p["method"],
+            **res.as_dict(),
+        }

@@ -33,19 +33,34 @@ class DifferentiabilityAnalysis(Analysis):
     name = "differentiability"
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
-    description = ("Differentiability of stereotype direction and representativeness: marginal R^2 of "
-                   "representativeness ~ direction + direction^2 with category random intercepts.")
-    citation = ("Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
-                "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
-                "doi:10.1093/pnasnexus/pgae493; Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and "
-                "Evolution, 4(2), 133-142. doi:10.1111/j.2041-210x.2012.00261.x")
+    description = (
+        "Differentiability of stereotype direction and representativeness: marginal R^2 of "
+        "representativeness ~ direction + direction^2 with category random intercepts."
+    )
+    citation = (
+        "Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
+        "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
+        "doi:10.1093/pnasnexus/pgae493; Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and "
+        "Evolution, 4(2), 133-142. doi:10.1111/j.2041-210x.2012.00261.x"
+    )
     options = (
-        Option("dimensions", list, None, "dimensions to analyse, any case (default: all in the table)",
-               check=column_list),
-        Option("random", list, ["target_group"], "grouping column(s) with random intercepts (the category); "
-               "an empty list fits OLS", check=column_list),
-        Option("by", list, None, "columns to fit separate models for (default: scorer and model, those present)",
-               check=column_list),
+        Option(
+            "dimensions", list, None, "dimensions to analyse, any case (default: all in the table)", check=column_list
+        ),
+        Option(
+            "random",
+            list,
+            ["target_group"],
+            "grouping column(s) with random intercepts (the category); an empty list fits OLS",
+            check=column_list,
+        ),
+        Option(
+            "by",
+            list,
+            None,
+            "columns to fit separate models for (default: scorer and model, those present)",
+            check=column_list,
+        ),
         Option("quadratic", bool, True, "include direction^2 (the paper's model); false: linear only"),
         Option("reml", bool, True, "estimate the mixed model by REML (true, lme4's default) or ML"),
         Option("confidence", float, 0.95, "confidence level of the coefficient intervals"),
@@ -74,42 +89,97 @@ class DifferentiabilityAnalysis(Analysis):
         for key, part in groups(wide, by):
             for dim in dimensions:
                 try:
-                    res = fit_differentiability(part[f"{dim}_representativeness"], part[f"{dim}_direction"],
-                                                part[random[0]] if random else None, quadratic=p["quadratic"],
-                                                reml=p["reml"])
+                    res = fit_differentiability(
+                        part[f"{dim}_representativeness"],
+                        part[f"{dim}_direction"],
+                        part[random[0]] if random else None,
+                        quadratic=p["quadratic"],
+                        reml=p["reml"],
+                    )
                 except DataError as exc:  # too few terms with a direction here: reported, the others go on
                     label = ", ".join(f"{k}={v}" for k, v in key.items())
                     failures.append(f"{label + ', ' if label else ''}{dim}: {exc}")
                     n_dir = int(part[f"{dim}_direction"].notna().sum())
                     for term in ("marginal", "conditional"):
-                        rows.append({**key, "dimension": dim, "kind": "r2", "term": term, "estimate": float("nan"),
-                                     "n_terms": n_dir, "n_without_direction": len(part) - n_dir,
-                                     "converged": False, "warnings": str(exc)})
+                        rows.append(
+                            {
+                                **key,
+                                "dimension": dim,
+                                "kind": "r2",
+                                "term": term,
+                                "estimate": float("nan"),
+                                "n_terms": n_dir,
+                                "n_without_direction": len(part) - n_dir,
+                                "converged": False,
+                                "warnings": str(exc),
+                            }
+                        )
                     continue
-                common = {**key, "dimension": dim, "n_terms": res.n_terms,
-                          "n_without_direction": res.n_without_direction, "n_groups": res.n_groups,
-                          "method": ("REML" if p["reml"] else "ML") if random else "OLS",
-                          "converged": bool(getattr(res.fit, "converged", True)), "warnings": "; ".join(res.warnings)}
+                common = {
+                    **key,
+                    "dimension": dim,
+                    "n_terms": res.n_terms,
+                    "n_without_direction": res.n_without_direction,
+                    "n_groups": res.n_groups,
+                    "method": ("REML" if p["reml"] else "ML") if random else "OLS",
+                    "converged": bool(getattr(res.fit, "converged", True)),
+                    "warnings": "; ".join(res.warnings),
+                }
                 rows.append({**common, "kind": "r2", "term": "marginal", "estimate": res.r2_marginal})
                 rows.append({**common, "kind": "r2", "term": "conditional", "estimate": res.r2_conditional})
                 if isinstance(res.fit, MixedFit):
                     coefficients = res.fit.fixed_effects(p["confidence"]).rename(columns={"z": "statistic"})
                     for name, variance in res.fit.variance_components().items():
-                        rows.append({**common, "kind": "variance", "term": "category" if name != "residual"
-                                     else name, "estimate": variance})
+                        rows.append(
+                            {
+                                **common,
+                                "kind": "variance",
+                                "term": "category" if name != "residual" else name,
+                                "estimate": variance,
+                            }
+                        )
                 else:
                     coefficients = res.fit.coefficients(p["confidence"]).rename(columns={"t": "statistic"})
                 for _, c in coefficients.iterrows():
-                    rows.append({**common, "kind": "fixed", "term": c["term"], "estimate": c["estimate"],
-                                 "se": c["se"], "statistic": c["statistic"], "p_value": c["p_value"],
-                                 "ci_low": c["ci_low"], "ci_high": c["ci_high"]})
+                    rows.append(
+                        {
+                            **common,
+                            "kind": "fixed",
+                            "term": c["term"],
+                            "estimate": c["estimate"],
+                            "se": c["se"],
+                            "statistic": c["statistic"],
+                            "p_value": c["p_value"],
+                            "ci_low": c["ci_low"],
+                            "ci_high": c["ci_high"],
+                        }
+                    )
         if failures:
             if not any(r["kind"] == "fixed" for r in rows):  # no model at all
                 raise DataError("; ".join(failures))
             import warnings
 
-            warnings.warn(f"differentiability: no model for {len(failures)} group/dimension(s): "
-                          + "; ".join(failures), RuntimeWarning, stacklevel=2)
-        columns = [*by, "dimension", "kind", "term", "estimate", "se", "statistic", "p_value", "ci_low", "ci_high",
-                   "n_terms", "n_without_direction", "n_groups", "method", "converged", "warnings"]
+            warnings.warn(
+                f"differentiability: no model for {len(failures)} group/dimension(s): " + "; ".join(failures),
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        columns = [
+            *by,
+            "dimension",
+            "kind",
+            "term",
+            "estimate",
+            "se",
+            "statistic",
+            "p_value",
+            "ci_low",
+            "ci_high",
+            "n_terms",
+            "n_without_direction",
+            "n_groups",
+            "method",
+            "converged",
+            "warnings",
+        ]
         return pd.DataFrame(rows).reindex(columns=columns)

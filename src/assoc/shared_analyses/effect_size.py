@@ -59,35 +59,66 @@ class EffectSizeAnalysis(Analysis):
     name = "effect_size"
     estimate_column = "d"
     description = "Standardised mean difference (pooled SD, SD of all values, or fixed SD) with permutation p."
-    citation = ("Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences (2nd ed.); "
-                "Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Science, 356(6334), 183-186; "
-                "Bao, H.-W.-S. (2024). Journal of Personality and Social Psychology. doi:10.1037/pspa0000396")
+    citation = (
+        "Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences (2nd ed.); "
+        "Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Science, 356(6334), 183-186; "
+        "Bao, H.-W.-S. (2024). Journal of Personality and Social Psychology. doi:10.1037/pspa0000396"
+    )
     options = (
         Option("by", str, "target_group", "column whose two values are compared"),
-        Option("groups", list, None, "the two values of 'by' to compare, x then y (default: the two values "
-               "present, in order of first appearance)", check=_one_or_two_values),
-        Option("within", list, ["measure", "model"], "columns to compute separate effect sizes for",
-               check=column_list),
-        Option("mu", float, None, "compare one group's mean with this constant (e.g. 0 for LPR) instead of "
-               "two groups"),
-        Option("unit", list, None, "columns to average values over first (e.g. target); default: each row",
-               check=column_list),
-        Option("sd", object, "pooled", "pooled, all (WEAT), sqrt2 (FMAT LPR) or a positive number",
-               check=_sd_choice),
+        Option(
+            "groups",
+            list,
+            None,
+            "the two values of 'by' to compare, x then y (default: the two values "
+            "present, in order of first appearance)",
+            check=_one_or_two_values,
+        ),
+        Option("within", list, ["measure", "model"], "columns to compute separate effect sizes for", check=column_list),
+        Option("mu", float, None, "compare one group's mean with this constant (e.g. 0 for LPR) instead of two groups"),
+        Option(
+            "unit",
+            list,
+            None,
+            "columns to average values over first (e.g. target); default: each row",
+            check=column_list,
+        ),
+        Option("sd", object, "pooled", "pooled, all (WEAT), sqrt2 (FMAT LPR) or a positive number", check=_sd_choice),
         Option("ddof", int, 1, "1: sample SD, 0: population SD (pooled and all)", choices=(0, 1)),
-        Option("test", str, None, "permutation (two groups: the permutation test of the mean difference), t "
-               "(one group against 'mu': the one-sample t test) or none; default: the one that applies",
-               choices=("permutation", "t", "none")),
-        Option("alternative", str, "two-sided", "two-sided, greater (x > y) or less",
-               choices=("two-sided", "greater", "less")),
-        Option("exact_limit", int, 100_000, "enumerate all partitions when there are at most this many",
-               check=non_negative),
-        Option("n_resamples", int, 10_000, "random partitions for a sampled permutation test (p resolution 1/(n+1))",
-               check=positive),
+        Option(
+            "test",
+            str,
+            None,
+            "permutation (two groups: the permutation test of the mean difference), t "
+            "(one group against 'mu': the one-sample t test) or none; default: the one that applies",
+            choices=("permutation", "t", "none"),
+        ),
+        Option(
+            "alternative",
+            str,
+            "two-sided",
+            "two-sided, greater (x > y) or less",
+            choices=("two-sided", "greater", "less"),
+        ),
+        Option(
+            "exact_limit", int, 100_000, "enumerate all partitions when there are at most this many", check=non_negative
+        ),
+        Option(
+            "n_resamples",
+            int,
+            10_000,
+            "random partitions for a sampled permutation test (p resolution 1/(n+1))",
+            check=positive,
+        ),
         Option("n_bootstrap", int, 5_000, "bootstrap resamples for the CI of d (0: no CI)", check=non_negative),
         Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
-        Option("seed", int, 0, "random seed of the sampled test and the bootstrap (reproducible by default)",
-               check=non_negative),
+        Option(
+            "seed",
+            int,
+            0,
+            "random seed of the sampled test and the bootstrap (reproducible by default)",
+            check=non_negative,
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -114,8 +145,12 @@ class EffectSizeAnalysis(Analysis):
             if any(values.size < 2 for values, _ in samples):
                 sizes = ", ".join(f"{name!r}: {values.size}" for name, (values, _) in zip(names, samples))
                 raise DataError(f"effect_size needs at least 2 non-missing observations per group{where} ({sizes})")
-            row: dict[str, Any] = {**key, "by": by, "unit": ",".join(unit) if unit else "row",
-                                   "n_missing": sum(missing for _, missing in samples)}
+            row: dict[str, Any] = {
+                **key,
+                "by": by,
+                "unit": ",".join(unit) if unit else "row",
+                "n_missing": sum(missing for _, missing in samples),
+            }
             if p["mu"] is None:
                 row.update(self._two_sample(samples[0][0], samples[1][0], names))
             else:
@@ -135,13 +170,18 @@ class EffectSizeAnalysis(Analysis):
             p["test"] = "t" if one_sample else "permutation"
         elif p["test"] == "permutation" and one_sample:
             # Before 0.1.1 this combination silently ran the one-sample t test; it still does, but says so.
-            warnings.warn("effect_size: test='permutation' with 'mu' runs the one-sample t test (a permutation "
-                          "test needs two groups); write test='t'. This will become an error.",
-                          DeprecationWarning, stacklevel=4)
+            warnings.warn(
+                "effect_size: test='permutation' with 'mu' runs the one-sample t test (a permutation "
+                "test needs two groups); write test='t'. This will become an error.",
+                DeprecationWarning,
+                stacklevel=4,
+            )
             p["test"] = "t"
         elif p["test"] == "t" and not one_sample:
-            raise OptionError("effect_size: test='t' is the one-sample t test against 'mu'; give 'mu', or use "
-                              "test='permutation' to compare two groups")
+            raise OptionError(
+                "effect_size: test='t' is the one-sample t test against 'mu'; give 'mu', or use "
+                "test='permutation' to compare two groups"
+            )
 
     def _two_sample(self, x, y, names) -> dict[str, Any]:
         """D between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
@@ -158,25 +198,47 @@ class EffectSizeAnalysis(Analysis):
         p = self.params
         sd, ddof = p["sd"], p["ddof"]
         row: dict[str, Any] = {
-            "group_x": names[0], "group_y": names[1], "n_x": int(x.size), "n_y": int(y.size),
-            "mean_x": float(x.mean()), "mean_y": float(y.mean()), "difference": float(x.mean() - y.mean()),
-            "sd": sd if isinstance(sd, str) else "fixed", "ddof": ddof if isinstance(sd, str) else None,
+            "group_x": names[0],
+            "group_y": names[1],
+            "n_x": int(x.size),
+            "n_y": int(y.size),
+            "mean_x": float(x.mean()),
+            "mean_y": float(y.mean()),
+            "difference": float(x.mean() - y.mean()),
+            "sd": sd if isinstance(sd, str) else "fixed",
+            "ddof": ddof if isinstance(sd, str) else None,
             "sd_value": standardizer(x, y, sd=sd, ddof=ddof),
             "d": standardized_mean_difference(x, y, sd=sd, ddof=ddof),
         }
         if p["n_bootstrap"] > 0:
-            ci = bootstrap_interval(x, y, lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof),
-                                    level=p["confidence"], n_resamples=p["n_bootstrap"], seed=p["seed"],
-                                    option="n_bootstrap")
+            ci = bootstrap_interval(
+                x,
+                y,
+                lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof),
+                level=p["confidence"],
+                n_resamples=p["n_bootstrap"],
+                seed=p["seed"],
+                option="n_bootstrap",
+            )
             row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
         else:
             row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
         if p["test"] == "permutation":
             test = two_sample_permutation_test(
-                x, y, statistic="mean_difference", alternative=p["alternative"], exact_limit=p["exact_limit"],
-                n_resamples=p["n_resamples"], seed=p["seed"])
-            row.update(p_value=test.p_value, p_method=test.method, n_permutations=test.n_permutations,
-                       alternative=test.alternative)
+                x,
+                y,
+                statistic="mean_difference",
+                alternative=p["alternative"],
+                exact_limit=p["exact_limit"],
+                n_resamples=p["n_resamples"],
+                seed=p["seed"],
+            )
+            row.update(
+                p_value=test.p_value,
+                p_method=test.method,
+                n_permutations=test.n_permutations,
+                alternative=test.alternative,
+            )
             sampled = test.method == "sampled"
         else:
             sampled = False
@@ -210,24 +272,44 @@ class EffectSizeAnalysis(Analysis):
 
         sd_value = float(sd) if fixed else float(np.std(x, ddof=ddof))
         row: dict[str, Any] = {
-            "group_x": name, "group_y": None, "mu": mu, "n_x": int(x.size), "n_y": 0,
-            "mean_x": float(x.mean()), "mean_y": None, "difference": float(x.mean() - mu),
-            "sd": "fixed" if fixed else "sample", "ddof": None if fixed else ddof, "sd_value": sd_value,
-            "d": float("nan") if (not fixed and negligible_spread(sd_value, x))
-            else float((x.mean() - mu) / sd_value),
+            "group_x": name,
+            "group_y": None,
+            "mu": mu,
+            "n_x": int(x.size),
+            "n_y": 0,
+            "mean_x": float(x.mean()),
+            "mean_y": None,
+            "difference": float(x.mean() - mu),
+            "sd": "fixed" if fixed else "sample",
+            "ddof": None if fixed else ddof,
+            "sd_value": sd_value,
+            "d": float("nan") if (not fixed and negligible_spread(sd_value, x)) else float((x.mean() - mu) / sd_value),
         }
         if p["n_bootstrap"] > 0:
             # the second sample is a dummy: bootstrap_interval resamples each sample within itself
-            ci = bootstrap_interval(x, np.array([mu]), d_rows, level=p["confidence"],
-                                    n_resamples=p["n_bootstrap"], seed=p["seed"], option="n_bootstrap")
+            ci = bootstrap_interval(
+                x,
+                np.array([mu]),
+                d_rows,
+                level=p["confidence"],
+                n_resamples=p["n_bootstrap"],
+                seed=p["seed"],
+                option="n_bootstrap",
+            )
             row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
         else:
             row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
         if p["test"] == "t":
             res = stats.ttest_1samp(x, mu, alternative=p["alternative"])
-            row.update(t=float(res.statistic), df=int(x.size - 1), p_value=float(res.pvalue), p_method="t-test",
-                       n_permutations=0, alternative=p["alternative"])
-        row["seed"] = p["seed"] if p["n_bootstrap"] > 0 else None   # the seed of the bootstrap CI
+            row.update(
+                t=float(res.statistic),
+                df=int(x.size - 1),
+                p_value=float(res.pvalue),
+                p_method="t-test",
+                n_permutations=0,
+                alternative=p["alternative"],
+            )
+        row["seed"] = p["seed"] if p["n_bootstrap"] > 0 else None  # the seed of the bootstrap CI
         return row
 
     def _group_names(self, table: pd.DataFrame, by: str) -> list[Any]:
@@ -240,8 +322,10 @@ class EffectSizeAnalysis(Analysis):
             if one_sample and len(wanted) != 1:
                 raise DataError(f"effect_size: with 'mu' (one sample) name one group, got {wanted}")
             if not one_sample and len(wanted) != 2:
-                raise DataError(f"effect_size: name two groups (x, y) to compare, got {wanted}; "
-                                f"or set 'mu' to compare one group with a constant")
+                raise DataError(
+                    f"effect_size: name two groups (x, y) to compare, got {wanted}; "
+                    f"or set 'mu' to compare one group with a constant"
+                )
             absent = [g for g in wanted if g not in present]
             if absent:
                 raise DataError(f"effect_size: column {by!r} has no value(s) {absent} (it has {present})")
@@ -250,8 +334,10 @@ class EffectSizeAnalysis(Analysis):
             return list(wanted)
         expected = 1 if one_sample else 2
         if len(present) != expected:
-            raise DataError(f"effect_size: column {by!r} has {len(present)} values {present}; "
-                            f"name the {'one group' if one_sample else 'two'} to compare with the 'groups' option")
+            raise DataError(
+                f"effect_size: column {by!r} has {len(present)} values {present}; "
+                f"name the {'one group' if one_sample else 'two'} to compare with the 'groups' option"
+            )
         return present
 
     @staticmethod

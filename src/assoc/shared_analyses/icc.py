@@ -38,19 +38,37 @@ class ICCAnalysis(Analysis):
     name = "icc"
     estimate_column = "icc"
     description = "Intraclass correlation (agreement/consistency, single/average) with models as raters."
-    citation = ("McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation "
-                "coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30")
+    citation = (
+        "McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation "
+        "coefficients. Psychological Methods, 1(1), 30-46. doi:10.1037/1082-989X.1.1.30"
+    )
     options = (
-        Option("items", list, None,
-               "columns whose combinations are the items (default: every role column present: design, context, "
-               "target_group, target, attribute_group, attribute, mask_group, mask)", check=column_list),
+        Option(
+            "items",
+            list,
+            None,
+            "columns whose combinations are the items (default: every role column present: design, context, "
+            "target_group, target, attribute_group, attribute, mask_group, mask)",
+            check=column_list,
+        ),
         Option("raters", list, ["model"], "columns whose combinations are the raters", check=column_list),
-        Option("by", list, ["measure"], "columns to compute separate ICCs for (e.g. measure, scorer)",
-               check=column_list),
-        Option("model", str, "twoway", "ANOVA model: twoway (irr/FMAT default), oneway, or all",
-               choices=("twoway", "oneway", "all")),
-        Option("type", str, "all", "agreement, consistency or all (two-way model)",
-               choices=("agreement", "consistency", "all")),
+        Option(
+            "by", list, ["measure"], "columns to compute separate ICCs for (e.g. measure, scorer)", check=column_list
+        ),
+        Option(
+            "model",
+            str,
+            "twoway",
+            "ANOVA model: twoway (irr/FMAT default), oneway, or all",
+            choices=("twoway", "oneway", "all"),
+        ),
+        Option(
+            "type",
+            str,
+            "all",
+            "agreement, consistency or all (two-way model)",
+            choices=("agreement", "consistency", "all"),
+        ),
         Option("unit", str, "all", "single, average or all", choices=("single", "average", "all")),
         Option("confidence", float, 0.95, "confidence level of the intervals", check=confidence_level),
     )
@@ -76,27 +94,40 @@ class ICCAnalysis(Analysis):
             # vocabulary) would make every item incomplete: leave it out, and say so.
             part, empty_raters = drop_levels_without_values(part, raters)
             if empty_raters:
-                warnings.warn(f"icc: left out rater(s) without any value{f' in group {key}' if key else ''}: "
-                              f"{', '.join(empty_raters)}", stacklevel=2)
+                warnings.warn(
+                    f"icc: left out rater(s) without any value{f' in group {key}' if key else ''}: "
+                    f"{', '.join(empty_raters)}",
+                    stacklevel=2,
+                )
             rater_values = part[raters].drop_duplicates()
             if len(rater_values) < 2:
                 raise DataError(
                     f"icc needs at least 2 raters (distinct values of {', '.join(raters)})"
-                    + (f" in group {key}" if key else "") + f", found {len(rater_values)}"
+                    + (f" in group {key}" if key else "")
+                    + f", found {len(rater_values)}"
                 )
             wide, dropped = ratings_matrix(part, items=items, raters=raters)
             if len(wide) < 2:
                 raise DataError(
-                    "icc needs at least 2 items rated by every rater" + (f" in group {key}" if key else "")
+                    "icc needs at least 2 items rated by every rater"
+                    + (f" in group {key}" if key else "")
                     + f"; {len(wide)} complete item(s) left after dropping {dropped} incomplete one(s)"
                 )
             for result in intraclass_correlations(wide.to_numpy(), confidence=p["confidence"]):
                 if not self._wanted(result):
                     continue
-                rows.append({**key, **result.as_dict(), "n_items_dropped": dropped,
-                             "items": ",".join(items), "raters": ",".join(raters),
-                             "rater_names": ",".join(" ".join(map(str, c)) if isinstance(c, tuple) else str(c)
-                                                     for c in wide.columns)})
+                rows.append(
+                    {
+                        **key,
+                        **result.as_dict(),
+                        "n_items_dropped": dropped,
+                        "items": ",".join(items),
+                        "raters": ",".join(raters),
+                        "rater_names": ",".join(
+                            " ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in wide.columns
+                        ),
+                    }
+                )
         return pd.DataFrame(rows)
 
     def _wanted(self, result: ICCResult) -> bool:

@@ -41,13 +41,21 @@ class LMMAnalysis(Analysis):
 
     name = "lmm"
     description = "Linear mixed models (random intercepts for models), R^2 (Nakagawa & Schielzeth), LRT and AIC."
-    citation = ("Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and Evolution, 4(2), 133-142. "
-                "doi:10.1111/j.2041-210x.2012.00261.x")
+    citation = (
+        "Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and Evolution, 4(2), 133-142. "
+        "doi:10.1111/j.2041-210x.2012.00261.x"
+    )
     options = (
-        Option("formula", str, REQUIRED, "model formula over the table's columns, e.g. 'value ~ attribute_group'",
-               check=_formula),
-        Option("nested", list, [], "further formulas, each compared with the previous one by LRT and AIC",
-               check=_formulas),
+        Option(
+            "formula",
+            str,
+            REQUIRED,
+            "model formula over the table's columns, e.g. 'value ~ attribute_group'",
+            check=_formula,
+        ),
+        Option(
+            "nested", list, [], "further formulas, each compared with the previous one by LRT and AIC", check=_formulas
+        ),
         Option("random", list, ["model"], "grouping columns with random intercepts", check=column_list),
         Option("reml", bool, True, "estimate by REML (true) or ML (false); comparisons always use ML"),
         Option("confidence", float, 0.95, "confidence level of the Wald intervals", check=confidence_level),
@@ -64,8 +72,9 @@ class LMMAnalysis(Analysis):
         p = self.params
         data, unmatched = table, 0
         if p["criterion"] is not None:
-            data, _, unmatched = merge_criterion_rows(table, criterion=p["criterion"], key=p["key"],
-                                                      criterion_key=p["criterion_key"])
+            data, _, unmatched = merge_criterion_rows(
+                table, criterion=p["criterion"], key=p["key"], criterion_key=p["criterion_key"]
+            )
         random = p["random"]
         require_columns(data, random, what="lmm")
         formulas = [p["formula"], *p["nested"]]
@@ -91,16 +100,34 @@ class LMMAnalysis(Analysis):
             fit = fit_mixed(complete, formula, random, reml=p["reml"])
             ml = fit if not p["reml"] else fit_mixed(complete, formula, random, reml=False)
             ml_fits.append(ml)
-            common = {"formula": formula, "n_obs": fit.n_obs, "n_rows_dropped": n_dropped,
-                      "n_keys_without_criterion": unmatched,
-                      "n_groups": ",".join(f"{k}={v}" for k, v in fit.n_groups.items())}
-            est_info = {"method": "REML" if fit.reml else "ML", "converged": fit.converged,
-                        "warnings": "; ".join(fit.warnings)}
+            common = {
+                "formula": formula,
+                "n_obs": fit.n_obs,
+                "n_rows_dropped": n_dropped,
+                "n_keys_without_criterion": unmatched,
+                "n_groups": ",".join(f"{k}={v}" for k, v in fit.n_groups.items()),
+            }
+            est_info = {
+                "method": "REML" if fit.reml else "ML",
+                "converged": fit.converged,
+                "warnings": "; ".join(fit.warnings),
+            }
             for _, fe in fit.fixed_effects(p["confidence"]).iterrows():
-                rows.append({**common, "kind": "fixed", "term": fe["term"], "estimate": fe["estimate"],
-                             "se": fe["se"], "statistic": fe["z"], "p_value": fe["p_value"],
-                             "ci_low": fe["ci_low"], "ci_high": fe["ci_high"], "confidence": p["confidence"],
-                             **est_info})
+                rows.append(
+                    {
+                        **common,
+                        "kind": "fixed",
+                        "term": fe["term"],
+                        "estimate": fe["estimate"],
+                        "se": fe["se"],
+                        "statistic": fe["z"],
+                        "p_value": fe["p_value"],
+                        "ci_low": fe["ci_low"],
+                        "ci_high": fe["ci_high"],
+                        "confidence": p["confidence"],
+                        **est_info,
+                    }
+                )
             for name, variance in fit.variance_components().items():
                 rows.append({**common, "kind": "variance", "term": name, "estimate": variance, **est_info})
             marginal, conditional = fit.r_squared()
@@ -111,12 +138,43 @@ class LMMAnalysis(Analysis):
                 rows.append({**common, "kind": "fit", "term": term, "estimate": value, "df": ml.n_params, **ml_info})
         for (prev_f, prev), (this_f, this) in zip(zip(formulas, ml_fits), zip(formulas[1:], ml_fits[1:])):
             lrt = likelihood_ratio_test(prev, this)
-            rows.append({"formula": this_f, "kind": "lrt", "term": f"{prev_f} vs {this_f}", "estimate": lrt.delta_aic,
-                         "statistic": lrt.chi2, "df": lrt.df, "p_value": lrt.p_value, "delta_aic": lrt.delta_aic,
-                         "delta_bic": lrt.delta_bic, "n_obs": this.n_obs, "method": "ML",
-                         "converged": prev.converged and this.converged,
-                         "warnings": "; ".join([*prev.warnings, *this.warnings])})
-        columns = ["formula", "kind", "term", "estimate", "se", "statistic", "df", "p_value", "ci_low", "ci_high",
-                   "confidence", "delta_aic", "delta_bic", "n_obs", "n_groups", "n_rows_dropped",
-                   "n_keys_without_criterion", "method", "converged", "warnings"]
+            rows.append(
+                {
+                    "formula": this_f,
+                    "kind": "lrt",
+                    "term": f"{prev_f} vs {this_f}",
+                    "estimate": lrt.delta_aic,
+                    "statistic": lrt.chi2,
+                    "df": lrt.df,
+                    "p_value": lrt.p_value,
+                    "delta_aic": lrt.delta_aic,
+                    "delta_bic": lrt.delta_bic,
+                    "n_obs": this.n_obs,
+                    "method": "ML",
+                    "converged": prev.converged and this.converged,
+                    "warnings": "; ".join([*prev.warnings, *this.warnings]),
+                }
+            )
+        columns = [
+            "formula",
+            "kind",
+            "term",
+            "estimate",
+            "se",
+            "statistic",
+            "df",
+            "p_value",
+            "ci_low",
+            "ci_high",
+            "confidence",
+            "delta_aic",
+            "delta_bic",
+            "n_obs",
+            "n_groups",
+            "n_rows_dropped",
+            "n_keys_without_criterion",
+            "method",
+            "converged",
+            "warnings",
+        ]
         return pd.DataFrame(rows).reindex(columns=columns)

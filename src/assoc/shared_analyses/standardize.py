@@ -24,11 +24,18 @@ class StandardizeAnalysis(Analysis):
 
     name = "standardize"
     description = "z-scores of the values within groups (e.g. model x query, as in FMAT Study 1)."
-    citation = ("Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and "
-                "Social Psychology. doi:10.1037/pspa0000396")
+    citation = (
+        "Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and "
+        "Social Psychology. doi:10.1037/pspa0000396"
+    )
     options = (
-        Option("within", list, ["measure", "model", "context"],
-               "columns defining the groups to standardise within (empty: the whole table)", check=column_list),
+        Option(
+            "within",
+            list,
+            ["measure", "model", "context"],
+            "columns defining the groups to standardise within (empty: the whole table)",
+            check=column_list,
+        ),
         Option("ddof", int, 1, "1: sample SD (R's scale), 0: population SD", choices=(0, 1)),
         Option("suffix", str, "_z", "appended to the measure name"),
     )

@@ -50,8 +50,10 @@ def dictionary_dimensions(requested: list[str], known: list[str]) -> list[str]:
         elif name.casefold() in by_key:
             chosen.append(by_key[name.casefold()])
         else:
-            raise DataError(f"stereotype: the dictionary has no dimension {name!r} "
-                            f"(it has {', '.join(map(repr, known))})" + did_you_mean(name, known))
+            raise DataError(
+                f"stereotype: the dictionary has no dimension {name!r} "
+                f"(it has {', '.join(map(repr, known))})" + did_you_mean(name, known)
+            )
     return chosen
 
 
@@ -78,34 +80,76 @@ class StereotypeAnalysis(Analysis):
     """
 
     name = "stereotype"
-    description = ("Stereotype representativeness (0-1) and direction (-1..1) per term and dimension, "
-                   "by dictionary coding of listed/associated words.")
-    citation = ("Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
-                "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
-                "doi:10.1093/pnasnexus/pgae493")
+    description = (
+        "Stereotype representativeness (0-1) and direction (-1..1) per term and dimension, "
+        "by dictionary coding of listed/associated words."
+    )
+    citation = (
+        "Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
+        "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
+        "doi:10.1093/pnasnexus/pgae493"
+    )
     options = (
-        Option("dictionary", object, REQUIRED,
-               "the dictionary: SADCAT's Dictionaries.rda (or any .rda/.rds data frame) or a .csv/.tsv/.parquet/"
-               ".jsonl file (long: word, dimension, direction; or wide as SADCAT: word, <dimension>_dict, "
-               "<dimension>_dict_hi/_lo, <dimension>_dir), a DataFrame, or a mapping {dimension: {word: direction}}",
-               check=_dictionary_source),
+        Option(
+            "dictionary",
+            object,
+            REQUIRED,
+            "the dictionary: SADCAT's Dictionaries.rda (or any .rda/.rds data frame) or a .csv/.tsv/.parquet/"
+            ".jsonl file (long: word, dimension, direction; or wide as SADCAT: word, <dimension>_dict, "
+            "<dimension>_dict_hi/_lo, <dimension>_dir), a DataFrame, or a mapping {dimension: {word: direction}}",
+            check=_dictionary_source,
+        ),
         Option("dictionary_word", str, "word", "the word column of the dictionary table"),
-        Option("dictionary_object", str, None, "the data frame of an .rda file to read (default: Dictionaries, "
-               "or the file's only data frame)"),
+        Option(
+            "dictionary_object",
+            str,
+            None,
+            "the data frame of an .rda file to read (default: Dictionaries, or the file's only data frame)",
+        ),
         Option("word", str, "attribute", "column of the table holding the listed/associated word"),
-        Option("dimensions", list, None, "dimensions to code (default: every dimension of the dictionary)",
-               check=column_list),
-        Option("by", list, None, "columns identifying a term, whose responses are coded together (default: "
-               "scorer, model, design, context, target_group, target, those present)", check=column_list),
-        Option("normalize", bool, True, "lowercase and replace dashes by spaces in responses and dictionary "
-               "(the paper's preprocessing)"),
-        Option("singularize", bool, True, "turn plural responses into singulars before matching (the paper's "
-               "preprocessing; a response already in the dictionary is kept; see assoc.stats.singular)"),
+        Option(
+            "dimensions",
+            list,
+            None,
+            "dimensions to code (default: every dimension of the dictionary)",
+            check=column_list,
+        ),
+        Option(
+            "by",
+            list,
+            None,
+            "columns identifying a term, whose responses are coded together (default: "
+            "scorer, model, design, context, target_group, target, those present)",
+            check=column_list,
+        ),
+        Option(
+            "normalize",
+            bool,
+            True,
+            "lowercase and replace dashes by spaces in responses and dictionary (the paper's preprocessing)",
+        ),
+        Option(
+            "singularize",
+            bool,
+            True,
+            "turn plural responses into singulars before matching (the paper's "
+            "preprocessing; a response already in the dictionary is kept; see assoc.stats.singular)",
+        ),
         Option("deduplicate", bool, True, "count a term's repeated responses once (the paper removes them)"),
-        Option("level", str, "term", "term: estimates per term; response: each input row with its codes",
-               choices=("term", "response")),
-        Option("shape", str, "long", "term level: long (an association table, one row per estimate) or wide "
-               "(one row per term)", choices=("long", "wide")),
+        Option(
+            "level",
+            str,
+            "term",
+            "term: estimates per term; response: each input row with its codes",
+            choices=("term", "response"),
+        ),
+        Option(
+            "shape",
+            str,
+            "long",
+            "term level: long (an association table, one row per estimate) or wide (one row per term)",
+            choices=("long", "wide"),
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -119,14 +163,19 @@ class StereotypeAnalysis(Analysis):
         require_columns(table, [word, *by], what="stereotype")
         reserved = {word, "measure", "value", "attribute_group", "attribute"} & set(by)
         if reserved:
-            raise DataError(f"stereotype: column(s) {sorted(reserved)} cannot identify a term ('by'): the output "
-                            f"sets them (attribute_group = dimension, measure = representativeness/direction)")
+            raise DataError(
+                f"stereotype: column(s) {sorted(reserved)} cannot identify a term ('by'): the output "
+                f"sets them (attribute_group = dimension, measure = representativeness/direction)"
+            )
         if "measure" in table.columns and table["measure"].nunique() > 1:
-            raise DataError(f"stereotype: the table holds several measures "
-                            f"({', '.join(sorted(table['measure'].astype(str).unique()))}); the same words would be "
-                            f"coded once per measure: filter the table to one measure first")
-        dictionary = load_dictionary(p["dictionary"], word_column=p["dictionary_word"], normalize=p["normalize"],
-                                     r_object=p["dictionary_object"])
+            raise DataError(
+                f"stereotype: the table holds several measures "
+                f"({', '.join(sorted(table['measure'].astype(str).unique()))}); the same words would be "
+                f"coded once per measure: filter the table to one measure first"
+            )
+        dictionary = load_dictionary(
+            p["dictionary"], word_column=p["dictionary_word"], normalize=p["normalize"], r_object=p["dictionary_object"]
+        )
         if dictionary.notes:
             import warnings
 
@@ -135,8 +184,11 @@ class StereotypeAnalysis(Analysis):
                 f"and counted once: {'; '.join(dictionary.notes[:5])}",
                 stacklevel=2,
             )
-        dimensions = (dictionary_dimensions(p["dimensions"], dictionary.dimensions)
-                      if p["dimensions"] is not None else dictionary.dimensions)
+        dimensions = (
+            dictionary_dimensions(p["dimensions"], dictionary.dimensions)
+            if p["dimensions"] is not None
+            else dictionary.dimensions
+        )
         stems = [column_stem(d) for d in dimensions]
         if len(set(stems)) != len(stems):
             raise DataError(f"stereotype: dimensions {dimensions} give the same column names {stems}; rename them")
@@ -144,8 +196,9 @@ class StereotypeAnalysis(Analysis):
         data = table.copy()
         words = data[word].astype(str)
         empty = data[word].isna() | (words.str.strip() == "")
-        data["word_normalized"] = [normalize_word(w, normalize=p["normalize"]) if not e else ""
-                                   for w, e in zip(words, empty)]
+        data["word_normalized"] = [
+            normalize_word(w, normalize=p["normalize"]) if not e else "" for w, e in zip(words, empty)
+        ]
         if p["singularize"]:
             from assoc.stats.singular import singularize
 
@@ -191,23 +244,37 @@ class StereotypeAnalysis(Analysis):
         wide_rows: list[dict[str, Any]] = []
         for key, part in groups(data, by):
             used = part[~part["is_empty"] & ~part["is_duplicate"]]
-            counts = {"n_rows": len(part), "n_empty": int(part["is_empty"].sum()),
-                      "n_duplicates_removed": int(part["is_duplicate"].sum())}
+            counts = {
+                "n_rows": len(part),
+                "n_empty": int(part["is_empty"].sum()),
+                "n_duplicates_removed": int(part["is_duplicate"].sum()),
+            }
             if used.empty:
                 raise DataError(f"stereotype: term {key} has no non-empty response in column {p['word']!r}")
             codes = code_words(used["word_normalized"].tolist(), dictionary, dimensions)
             wide = {**key, "n_responses": len(used), **counts}
             for dimension, stem in zip(dimensions, stems):
                 res = aggregate(*codes[dimension])
-                common = {**key, "attribute_group": dimension, "attribute": "", "dimension": dimension,
-                          "n_responses": res.n_responses, "n_in_dictionary": res.n_in_dictionary,
-                          "n_with_direction": res.n_with_direction, **counts}
+                common = {
+                    **key,
+                    "attribute_group": dimension,
+                    "attribute": "",
+                    "dimension": dimension,
+                    "n_responses": res.n_responses,
+                    "n_in_dictionary": res.n_in_dictionary,
+                    "n_with_direction": res.n_with_direction,
+                    **counts,
+                }
                 long_rows.append({**common, "measure": "representativeness", "value": res.representativeness})
                 long_rows.append({**common, "measure": "direction", "value": res.direction})
-                wide.update({f"{stem}_representativeness": res.representativeness,
-                             f"{stem}_direction": res.direction,
-                             f"{stem}_n_in_dictionary": res.n_in_dictionary,
-                             f"{stem}_n_with_direction": res.n_with_direction})
+                wide.update(
+                    {
+                        f"{stem}_representativeness": res.representativeness,
+                        f"{stem}_direction": res.direction,
+                        f"{stem}_n_in_dictionary": res.n_in_dictionary,
+                        f"{stem}_n_with_direction": res.n_with_direction,
+                    }
+                )
             wide_rows.append(wide)
         if p["shape"] == "wide":
             out = pd.DataFrame(wide_rows)
@@ -227,8 +294,9 @@ ESTIMATE_SUFFIXES = ("_representativeness", "_direction")
 
 def is_stereotype_long(table: pd.DataFrame) -> bool:
     """True for the long output of the ``stereotype`` analysis (estimates in ``measure``/``value`` rows)."""
-    return ({"measure", "attribute_group", "value"} <= set(table.columns)
-            and bool(set(table["measure"].astype(str)) & {"representativeness", "direction"}))
+    return {"measure", "attribute_group", "value"} <= set(table.columns) and bool(
+        set(table["measure"].astype(str)) & {"representativeness", "direction"}
+    )
 
 
 def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, list[str]]:
@@ -242,19 +310,26 @@ def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, li
 
     from assoc.errors import TableError
 
-    stems = [c[: -len("_representativeness")] for c in table.columns
-             if str(c).endswith("_representativeness") and f"{c[: -len('_representativeness')]}_direction" in table]
+    stems = [
+        c[: -len("_representativeness")]
+        for c in table.columns
+        if str(c).endswith("_representativeness") and f"{c[: -len('_representativeness')]}_direction" in table
+    ]
     if stems:
         return table, stems
     if not is_stereotype_long(table):
-        raise TableError(f"{what}: expected the output of the 'stereotype' analysis (long: measure "
-                         f"representativeness/direction per attribute_group, or wide: <dimension>_representativeness "
-                         f"and <dimension>_direction columns); got columns {', '.join(map(str, table.columns))}")
+        raise TableError(
+            f"{what}: expected the output of the 'stereotype' analysis (long: measure "
+            f"representativeness/direction per attribute_group, or wide: <dimension>_representativeness "
+            f"and <dimension>_direction columns); got columns {', '.join(map(str, table.columns))}"
+        )
     long = table[table["measure"].isin(["representativeness", "direction"])]
     keys = [c for c in TERM_COLUMNS if c in long.columns]
     if long.duplicated([*keys, "attribute_group", "measure"]).any():
-        raise TableError(f"{what}: several rows per term, dimension and measure; the term columns "
-                         f"{keys} do not identify a term (was 'stereotype' run with other 'by' columns?)")
+        raise TableError(
+            f"{what}: several rows per term, dimension and measure; the term columns "
+            f"{keys} do not identify a term (was 'stereotype' run with other 'by' columns?)"
+        )
     dims = list(dict.fromkeys(long["attribute_group"].astype(str)))
     wide = long.assign(_column=[f"{column_stem(d)}_{m}" for d, m in zip(long["attribute_group"], long["measure"])])
     wide = wide.pivot(index=keys, columns="_column", values="value").reset_index()
@@ -276,7 +351,9 @@ def pick_dimensions(requested: list[str] | None, stems: list[str], *, what: str)
     for name in requested:
         stem = column_stem(name)
         if stem not in stems:
-            raise DataError(f"{what}: no dimension {name!r} in the table (it has {', '.join(map(repr, stems))})"
-                            + did_you_mean(stem, stems))
+            raise DataError(
+                f"{what}: no dimension {name!r} in the table (it has {', '.join(map(repr, stems))})"
+                + did_you_mean(stem, stems)
+            )
         chosen.append(stem)
     return chosen

@@ -32,19 +32,39 @@ class ValenceModelsAnalysis(Analysis):
     name = "valence_models"
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
-    description = ("Nested mixed models of valence on stereotype direction, representativeness and their "
-                   "interaction: chi^2 and AIC/Delta AIC between successive models.")
-    citation = ("Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
-                "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
-                "doi:10.1093/pnasnexus/pgae493")
+    description = (
+        "Nested mixed models of valence on stereotype direction, representativeness and their "
+        "interaction: chi^2 and AIC/Delta AIC between successive models."
+    )
+    citation = (
+        "Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
+        "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
+        "doi:10.1093/pnasnexus/pgae493"
+    )
     options = (
         Option("valence", str, REQUIRED, "the valence column (in the table, or in the criterion table)"),
-        Option("dimensions", list, None, "dimensions, any case (default: all in the table; the paper: Warmth, "
-               "Competence)", check=column_list),
-        Option("random", list, ["target_group"], "grouping column(s) with random intercepts (the category); "
-               "an empty list fits OLS (e.g. one term per category)", check=column_list),
-        Option("by", list, None, "columns to fit separate models for (default: scorer and model, those present)",
-               check=column_list),
+        Option(
+            "dimensions",
+            list,
+            None,
+            "dimensions, any case (default: all in the table; the paper: Warmth, Competence)",
+            check=column_list,
+        ),
+        Option(
+            "random",
+            list,
+            ["target_group"],
+            "grouping column(s) with random intercepts (the category); "
+            "an empty list fits OLS (e.g. one term per category)",
+            check=column_list,
+        ),
+        Option(
+            "by",
+            list,
+            None,
+            "columns to fit separate models for (default: scorer and model, those present)",
+            check=column_list,
+        ),
         Option("reml", bool, True, "coefficients from REML fits (lme4's default); comparisons always use ML"),
         Option("confidence", float, 0.95, "confidence level of the coefficient intervals", check=confidence_level),
         *PREDICTOR_TABLE_OPTIONS,
@@ -66,13 +86,16 @@ class ValenceModelsAnalysis(Analysis):
         wide, stems = stereotype_wide(table, what="valence_models")
         unmatched = 0
         if p["criterion"] is not None:
-            wide, _, unmatched = merge_criterion_rows(wide, criterion=p["criterion"], key=p["key"],
-                                                      criterion_key=p["criterion_key"])
+            wide, _, unmatched = merge_criterion_rows(
+                wide, criterion=p["criterion"], key=p["key"], criterion_key=p["criterion_key"]
+            )
         dims = pick_dimensions(p["dimensions"], stems, what="valence_models")
         valence = p["valence"]
         if not valence.isidentifier():
-            raise DataError(f"valence_models: the valence column name {valence!r} must be a Python identifier "
-                            f"(letters, digits, '_'); rename it")
+            raise DataError(
+                f"valence_models: the valence column name {valence!r} must be a Python identifier "
+                f"(letters, digits, '_'); rename it"
+            )
         by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in wide.columns]
         require_columns(wide, [valence, *p["random"], *by], what="valence_models")
         formulas = nested_valence_formulas(valence, dims)
@@ -80,8 +103,12 @@ class ValenceModelsAnalysis(Analysis):
         rows: list[dict[str, Any]] = []
         for key, part in groups(wide, by):
             complete = part.dropna(subset=used).reset_index(drop=True)
-            common = {**key, "n_obs": len(complete), "n_terms_dropped": len(part) - len(complete),
-                      "n_keys_without_criterion": unmatched}
+            common = {
+                **key,
+                "n_obs": len(complete),
+                "n_terms_dropped": len(part) - len(complete),
+                "n_keys_without_criterion": unmatched,
+            }
             ml_fits: list[Any] = []
             for number, formula in enumerate(formulas, 1):
                 fit: Any
@@ -99,22 +126,72 @@ class ValenceModelsAnalysis(Analysis):
                     marginal = conditional = float(fit.result.rsquared)
                     notes, converged = [], True
                 ml_fits.append(ml)
-                info = {**common, "step": number, "formula": formula, "converged": converged,
-                        "warnings": "; ".join(dict.fromkeys(notes))}
+                info = {
+                    **common,
+                    "step": number,
+                    "formula": formula,
+                    "converged": converged,
+                    "warnings": "; ".join(dict.fromkeys(notes)),
+                }
                 for _, fe in coefficients.iterrows():
-                    rows.append({**info, "kind": "fixed", "term": fe["term"], "estimate": fe["estimate"],
-                                 "se": fe["se"], "statistic": fe["statistic"], "p_value": fe["p_value"],
-                                 "ci_low": fe["ci_low"], "ci_high": fe["ci_high"]})
-                for term, value in (("r2_marginal", marginal), ("r2_conditional", conditional),
-                                    ("loglik", ml.loglik), ("AIC", ml.aic()), ("BIC", ml.bic())):
+                    rows.append(
+                        {
+                            **info,
+                            "kind": "fixed",
+                            "term": fe["term"],
+                            "estimate": fe["estimate"],
+                            "se": fe["se"],
+                            "statistic": fe["statistic"],
+                            "p_value": fe["p_value"],
+                            "ci_low": fe["ci_low"],
+                            "ci_high": fe["ci_high"],
+                        }
+                    )
+                for term, value in (
+                    ("r2_marginal", marginal),
+                    ("r2_conditional", conditional),
+                    ("loglik", ml.loglik),
+                    ("AIC", ml.aic()),
+                    ("BIC", ml.bic()),
+                ):
                     rows.append({**info, "kind": "fit", "term": term, "estimate": value})
                 if number > 1:
                     lrt = likelihood_ratio_test(ml_fits[-2], ml)
-                    rows.append({**info, "kind": "comparison", "term": f"model {number - 1} vs {number}",
-                                 "estimate": lrt.chi2, "chi2": lrt.chi2, "df": lrt.df, "p_value": lrt.p_value,
-                                 "delta_aic": lrt.delta_aic, "delta_bic": lrt.delta_bic,
-                                 "aic_decrease_ge_2": bool(lrt.delta_aic <= -AIC_RULE_POINTS)})
-        columns = [*by, "step", "kind", "term", "estimate", "se", "statistic", "p_value", "ci_low", "ci_high", "chi2",
-                   "df", "delta_aic", "delta_bic", "aic_decrease_ge_2", "formula", "n_obs", "n_terms_dropped",
-                   "n_keys_without_criterion", "converged", "warnings"]
+                    rows.append(
+                        {
+                            **info,
+                            "kind": "comparison",
+                            "term": f"model {number - 1} vs {number}",
+                            "estimate": lrt.chi2,
+                            "chi2": lrt.chi2,
+                            "df": lrt.df,
+                            "p_value": lrt.p_value,
+                            "delta_aic": lrt.delta_aic,
+                            "delta_bic": lrt.delta_bic,
+                            "aic_decrease_ge_2": bool(lrt.delta_aic <= -AIC_RULE_POINTS),
+                        }
+                    )
+        columns = [
+            *by,
+            "step",
+            "kind",
+            "term",
+            "estimate",
+            "se",
+            "statistic",
+            "p_value",
+            "ci_low",
+            "ci_high",
+            "chi2",
+            "df",
+            "delta_aic",
+            "delta_bic",
+            "aic_decrease_ge_2",
+            "formula",
+            "n_obs",
+            "n_terms_dropped",
+            "n_keys_without_criterion",
+            "converged",
+            "warnings",
+        ]
         return pd.DataFrame(rows).reindex(columns=columns)

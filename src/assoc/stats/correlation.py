@@ -134,8 +134,9 @@ def correlation(
     return CorrelationResult(method, r, low, high, confidence, float(t), df, p, alternative, n)
 
 
-def fisher_interval(r: float, se: float, confidence: float = 0.95, *,
-                    alternative: str = "two-sided") -> tuple[float, float]:
+def fisher_interval(
+    r: float, se: float, confidence: float = 0.95, *, alternative: str = "two-sided"
+) -> tuple[float, float]:
     """Fisher's (1921) interval ``tanh(atanh(r) -/+ z_{1-gamma/2} se)``.
 
     For a one-sided ``alternative`` the interval is one-sided, as ``scipy.stats.pearsonr``'s
@@ -170,12 +171,19 @@ def williams_t(r_jk: float, r_jh: float, r_kh: float, n: int, *, alternative: st
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (r_jk - r_jh) * np.sqrt((n - 1) * (1 + r_kh) / denominator)
     df = n - 3
-    return WilliamsResult(float(r_jk), float(r_jh), float(r_kh), float(t), df, _t_p_value(t, df, alternative),
-                          alternative, int(n))
+    return WilliamsResult(
+        float(r_jk), float(r_jh), float(r_kh), float(t), df, _t_p_value(t, df, alternative), alternative, int(n)
+    )
 
 
-def williams_test(shared: np.ndarray, first: np.ndarray, second: np.ndarray, *, method: str = "pearson",
-                  alternative: str = "two-sided") -> WilliamsResult:
+def williams_test(
+    shared: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    *,
+    method: str = "pearson",
+    alternative: str = "two-sided",
+) -> WilliamsResult:
     """Williams' t of r(shared, first) vs r(shared, second), all three correlations on the same cases.
 
     Cases where any of the three variables is NaN are dropped first, so ``n`` counts the

@@ -91,13 +91,15 @@ def _direction(value: Any, *, word: str, dimension: str) -> float:
     if value is None or (isinstance(value, str) and value.strip().upper() in {"", "NA", "NAN"}):
         return math.nan
     if isinstance(value, bool):
-        raise DataError(f"dictionary: direction of {word!r} on {dimension!r} must be a number in [-1, 1], "
-                        f"got {value!r}")
+        raise DataError(
+            f"dictionary: direction of {word!r} on {dimension!r} must be a number in [-1, 1], got {value!r}"
+        )
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise DataError(f"dictionary: direction of {word!r} on {dimension!r} must be a number in [-1, 1] or empty, "
-                        f"got {value!r}") from None
+        raise DataError(
+            f"dictionary: direction of {word!r} on {dimension!r} must be a number in [-1, 1] or empty, got {value!r}"
+        ) from None
     if math.isnan(number):
         return math.nan
     if not -1.0 <= number <= 1.0:
@@ -122,8 +124,15 @@ def _membership(value: Any, *, word: str, column: str) -> bool | None:
     raise DataError(f"dictionary: column {column!r} must hold 0 or 1, got {value!r} for {word!r}")
 
 
-def _add(entries: dict[str, dict[str, float]], dimension: str, raw_word: Any, direction: float, *,
-         normalize: bool, notes: list[str]) -> None:
+def _add(
+    entries: dict[str, dict[str, float]],
+    dimension: str,
+    raw_word: Any,
+    direction: float,
+    *,
+    normalize: bool,
+    notes: list[str],
+) -> None:
     if raw_word is None or (isinstance(raw_word, float) and math.isnan(raw_word)):
         raise DataError(f"dictionary: a word of dimension {dimension!r} is missing")
     word = normalize_word(raw_word, normalize=normalize)
@@ -134,15 +143,18 @@ def _add(entries: dict[str, dict[str, float]], dimension: str, raw_word: Any, di
         old = words[word]
         same = (math.isnan(old) and math.isnan(direction)) or old == direction
         if not same:
-            raise DataError(f"dictionary: {word!r} is listed twice on {dimension!r} with different directions "
-                            f"({old} and {direction})" + (" after normalisation" if normalize else ""))
+            raise DataError(
+                f"dictionary: {word!r} is listed twice on {dimension!r} with different directions "
+                f"({old} and {direction})" + (" after normalisation" if normalize else "")
+            )
         notes.append(f"{word!r} listed more than once on {dimension!r}")
         return
     words[word] = direction
 
 
-def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool = True,
-                    r_object: str | None = None) -> Dictionary:
+def load_dictionary(
+    source: Any, *, word_column: str = "word", normalize: bool = True, r_object: str | None = None
+) -> Dictionary:
     """Read content dictionaries from a file, a DataFrame or a mapping.
 
     Accepted shapes (words are normalised with :func:`normalize_word` unless ``normalize`` is false):
@@ -170,18 +182,27 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
             raise DataError("dictionary: the mapping is empty")
         for dimension, words in source.items():
             if not isinstance(words, Mapping):
-                raise DataError(f"dictionary: dimension {dimension!r} must map words to directions, "
-                                f"got {type(words).__name__}")
+                raise DataError(
+                    f"dictionary: dimension {dimension!r} must map words to directions, got {type(words).__name__}"
+                )
             entries.setdefault(str(dimension), {})
             for raw, value in words.items():
-                _add(entries, str(dimension), raw, _direction(value, word=str(raw), dimension=str(dimension)),
-                     normalize=normalize, notes=notes)
+                _add(
+                    entries,
+                    str(dimension),
+                    raw,
+                    _direction(value, word=str(raw), dimension=str(dimension)),
+                    normalize=normalize,
+                    notes=notes,
+                )
         return Dictionary(entries, normalize, tuple(notes))
     frame = _read_frame(source, word_column, r_object)
     if word_column not in frame.columns:
-        raise DataError(f"dictionary: no word column {word_column!r} "
-                        f"(its columns: {', '.join(map(str, frame.columns))}); "
-                        "name it with the 'dictionary_word' option")
+        raise DataError(
+            f"dictionary: no word column {word_column!r} "
+            f"(its columns: {', '.join(map(str, frame.columns))}); "
+            "name it with the 'dictionary_word' option"
+        )
     if "dimension" in frame.columns:
         has_direction = "direction" in frame.columns
         directions = frame["direction"] if has_direction else [None] * len(frame)
@@ -190,15 +211,16 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
             dimension = str(raw_dimension).strip()
             if not dimension or dimension.lower() in {"nan", "none"}:
                 raise DataError(f"dictionary: the dimension of {word!r} is missing")
-            direction = (_direction(raw_direction, word=str(word), dimension=dimension)
-                         if has_direction else math.nan)
+            direction = _direction(raw_direction, word=str(word), dimension=dimension) if has_direction else math.nan
             _add(entries, dimension, word, direction, normalize=normalize, notes=notes)
     else:
         dimensions = [str(c)[: -len("_dict")] for c in frame.columns if str(c).endswith("_dict")]
         if not dimensions:
-            raise DataError("dictionary: no dimension columns: expected a long table (columns word, dimension, "
-                            "direction) or a wide one (word, <dimension>_dict, <dimension>_dir, as SADCAT's "
-                            f"Dictionaries); got columns {', '.join(map(str, frame.columns))}")
+            raise DataError(
+                "dictionary: no dimension columns: expected a long table (columns word, dimension, "
+                "direction) or a wide one (word, <dimension>_dict, <dimension>_dir, as SADCAT's "
+                f"Dictionaries); got columns {', '.join(map(str, frame.columns))}"
+            )
         orphans = [c for c in frame.columns if str(c).endswith("_dir") and str(c)[: -len("_dir")] not in dimensions]
         if orphans:
             raise DataError(f"dictionary: column(s) {', '.join(map(repr, orphans))} have no matching '_dict' column")
@@ -208,8 +230,14 @@ def load_dictionary(source: Any, *, word_column: str = "word", normalize: bool =
             for word, member, direction in zip(frame[word_column], frame[f"{dimension}_dict"], directions):
                 is_member = _membership(member, word=str(word), column=f"{dimension}_dict")
                 if is_member:  # None (NA) is not a member
-                    _add(entries, dimension, word, _direction(direction, word=str(word), dimension=dimension),
-                         normalize=normalize, notes=notes)
+                    _add(
+                        entries,
+                        dimension,
+                        word,
+                        _direction(direction, word=str(word), dimension=dimension),
+                        normalize=normalize,
+                        notes=notes,
+                    )
     if not entries:
         raise DataError("dictionary: it has no entries")
     return Dictionary(entries, normalize, tuple(notes))
@@ -239,8 +267,9 @@ def _wide_directions(frame: pd.DataFrame, dimension: str, word_column: str) -> l
 R_DATA_SUFFIXES = (".rda", ".rdata", ".rds")
 
 
-def read_r_data_frame(path: str | Path, *, name: str | None = None, prefer: str = "Dictionaries",
-                      what: str = "dictionary") -> pd.DataFrame:
+def read_r_data_frame(
+    path: str | Path, *, name: str | None = None, prefer: str = "Dictionaries", what: str = "dictionary"
+) -> pd.DataFrame:
     """The data frame ``name`` of an R data file (.rda/.RData from ``save()``, .rds from ``saveRDS()``).
 
     Without ``name``, the object ``prefer`` if the file has it, else its only data frame. Read
@@ -261,11 +290,21 @@ def read_r_data_frame(path: str | Path, *, name: str | None = None, prefer: str 
                 objects = {path.stem: rdata.read_rds(path)}
             else:
                 objects = rdata.read_rda(path)
-        except (ValueError, NotImplementedError, EOFError, OSError, KeyError, IndexError, TypeError,
-                AssertionError, struct.error) as exc:  # what rdata's parser raises on a damaged file
+        except (
+            ValueError,
+            NotImplementedError,
+            EOFError,
+            OSError,
+            KeyError,
+            IndexError,
+            TypeError,
+            AssertionError,
+            struct.error,
+        ) as exc:  # what rdata's parser raises on a damaged file
             notes = "".join(f"; {w.message}" for w in caught)
-            raise DataError(f"cannot read the {what} {path} as an R data file: {type(exc).__name__}: {exc}"
-                            f"{notes}") from None
+            raise DataError(
+                f"cannot read the {what} {path} as an R data file: {type(exc).__name__}: {exc}{notes}"
+            ) from None
     for w in caught:
         warnings.warn(f"reading {path}: {w.message}", stacklevel=2)
     frames = {k: v for k, v in objects.items() if isinstance(v, pd.DataFrame)}
@@ -274,8 +313,9 @@ def read_r_data_frame(path: str | Path, *, name: str | None = None, prefer: str 
         if name not in objects:
             from assoc.errors import did_you_mean
 
-            raise DataError(f"the {what} {path} has no object {name!r} (it holds {described})"
-                            + did_you_mean(name, list(objects)))
+            raise DataError(
+                f"the {what} {path} has no object {name!r} (it holds {described})" + did_you_mean(name, list(objects))
+            )
         if name not in frames:
             raise DataError(f"the object {name!r} of {path} is a {type(objects[name]).__name__}, not a data frame")
         return frames[name]
@@ -284,8 +324,10 @@ def read_r_data_frame(path: str | Path, *, name: str | None = None, prefer: str 
     if prefer in frames:
         return frames[prefer]
     if len(frames) > 1:
-        raise DataError(f"the {what} {path} holds several data frames ({', '.join(frames)}); name one with the "
-                        f"'dictionary_object' option")
+        raise DataError(
+            f"the {what} {path} holds several data frames ({', '.join(frames)}); name one with the "
+            f"'dictionary_object' option"
+        )
     return next(iter(frames.values()))
 
 

@@ -57,9 +57,14 @@ class DifferentiabilityFit:
     warnings: list[str] = field(default_factory=list)
 
 
-def fit_differentiability(representativeness: Sequence[float], direction: Sequence[float],
-                          groups: Sequence[Any] | None, *, quadratic: bool = True,
-                          reml: bool = True) -> DifferentiabilityFit:
+def fit_differentiability(
+    representativeness: Sequence[float],
+    direction: Sequence[float],
+    groups: Sequence[Any] | None,
+    *,
+    quadratic: bool = True,
+    reml: bool = True,
+) -> DifferentiabilityFit:
     """Fit ``repr ~ dir (+ dir^2)`` with random intercepts per group (module docstring).
 
     Parameters
@@ -76,8 +81,12 @@ def fit_differentiability(representativeness: Sequence[float], direction: Sequen
     from assoc.stats.mixed import fit_mixed
     from assoc.stats.regression import fit_ols
 
-    frame = pd.DataFrame({"representativeness": pd.to_numeric(pd.Series(list(representativeness)), errors="raise"),
-                          "direction": pd.to_numeric(pd.Series(list(direction)), errors="raise")})
+    frame = pd.DataFrame(
+        {
+            "representativeness": pd.to_numeric(pd.Series(list(representativeness)), errors="raise"),
+            "direction": pd.to_numeric(pd.Series(list(direction)), errors="raise"),
+        }
+    )
     if groups is not None:
         frame["category"] = list(groups)
     missing = frame["direction"].isna() | frame["representativeness"].isna()
@@ -85,16 +94,27 @@ def fit_differentiability(representativeness: Sequence[float], direction: Sequen
     formula = FORMULA if quadratic else LINEAR_FORMULA
     n_coef = 3 if quadratic else 2
     if len(data) <= n_coef + 1:
-        raise DataError(f"differentiability: {len(data)} term(s) with a direction; the model {formula!r} needs "
-                        f"more than {n_coef + 1}")
+        raise DataError(
+            f"differentiability: {len(data)} term(s) with a direction; the model {formula!r} needs "
+            f"more than {n_coef + 1}"
+        )
     if data["direction"].nunique() < n_coef:
-        raise DataError(f"differentiability: direction takes {data['direction'].nunique()} distinct value(s); "
-                        f"the model {formula!r} needs at least {n_coef}")
+        raise DataError(
+            f"differentiability: direction takes {data['direction'].nunique()} distinct value(s); "
+            f"the model {formula!r} needs at least {n_coef}"
+        )
     if groups is None:
         ols = fit_ols(data, formula)
         r2 = float(ols.result.rsquared)
         return DifferentiabilityFit(ols, r2, r2, len(data), int(missing.sum()), 0)
     mixed = fit_mixed(data, formula, ["category"], reml=reml)
     marginal, conditional = mixed.r_squared()
-    return DifferentiabilityFit(mixed, marginal, conditional, len(data), int(missing.sum()),
-                                int(data["category"].nunique()), list(mixed.warnings))
+    return DifferentiabilityFit(
+        mixed,
+        marginal,
+        conditional,
+        len(data),
+        int(missing.sum()),
+        int(data["category"].nunique()),
+        list(mixed.warnings),
+    )

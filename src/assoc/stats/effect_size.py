@@ -42,7 +42,6 @@ from assoc.stats.samples import as_sample, negligible_spread
 SDChoice = Literal["pooled", "all"] | float
 
 
-
 def standardized_mean_difference(
     x: np.ndarray | list[float],
     y: np.ndarray | list[float],

@@ -110,8 +110,13 @@ def _fit_parts(fit: Any) -> tuple[Any, np.ndarray, np.ndarray, float, dict[str, 
         return res, beta, cov, math.inf, fit.variance_components()
     if isinstance(fit, OLSFit):
         res = fit.result
-        return (res, np.asarray(res.params, dtype=float), np.asarray(res.cov_params(), dtype=float),
-                float(res.df_resid), {"residual": float(res.scale)})
+        return (
+            res,
+            np.asarray(res.params, dtype=float),
+            np.asarray(res.cov_params(), dtype=float),
+            float(res.df_resid),
+            {"residual": float(res.scale)},
+        )
     raise DataError(f"marginal means need an OLSFit or a MixedFit, got {type(fit).__name__}")
 
 
@@ -141,9 +146,17 @@ def _levels(series: pd.Series) -> list[Any]:
     return sorted(series.dropna().unique(), key=str)
 
 
-def marginal_means(fit: Any, data: pd.DataFrame, factor: str, *, columns: Sequence[str] | None = None,
-                   adjust: str = "tukey", confidence: float = 0.95, alpha: float = 0.05,
-                   d_sigma: str = "total") -> MarginalMeans:
+def marginal_means(
+    fit: Any,
+    data: pd.DataFrame,
+    factor: str,
+    *,
+    columns: Sequence[str] | None = None,
+    adjust: str = "tukey",
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    d_sigma: str = "total",
+) -> MarginalMeans:
     """EMMs of ``factor``'s levels, all pairwise differences, Cohen's d and letters (module docstring).
 
     Parameters
@@ -185,7 +198,7 @@ def marginal_means(fit: Any, data: pd.DataFrame, factor: str, *, columns: Sequen
     if len(levels) < 2:
         raise DataError(f"the factor {factor!r} needs at least 2 levels to compare, got {levels}")
     # statsmodels >= 0.15 keeps patsy's DesignInfo as model_spec, older versions as design_info
-    design_info = (getattr(res.model.data, "model_spec", None) or getattr(res.model.data, "design_info", None))
+    design_info = getattr(res.model.data, "model_spec", None) or getattr(res.model.data, "design_info", None)
     if design_info is None:
         raise DataError("marginal means need a model fitted from a formula")
     x_grid = np.asarray(patsy.build_design_matrices([design_info], grid)[0], dtype=float)
@@ -196,8 +209,17 @@ def marginal_means(fit: Any, data: pd.DataFrame, factor: str, *, columns: Sequen
     se = np.sqrt(np.einsum("ij,jk,ik->i", rows, cov, rows))
     crit = _t_quantile(1 - (1 - confidence) / 2, df)
     counts = data[factor].value_counts()
-    means = pd.DataFrame({"level": levels, "emmean": emm, "se": se, "df": df, "ci_low": emm - crit * se,
-                          "ci_high": emm + crit * se, "n": [int(counts.get(level, 0)) for level in levels]})
+    means = pd.DataFrame(
+        {
+            "level": levels,
+            "emmean": emm,
+            "se": se,
+            "df": df,
+            "ci_low": emm - crit * se,
+            "ci_high": emm + crit * se,
+            "n": [int(counts.get(level, 0)) for level in levels],
+        }
+    )
 
     variance = components["residual"] if d_sigma == "residual" else float(sum(components.values()))
     sigma = math.sqrt(variance)
@@ -209,11 +231,25 @@ def marginal_means(fit: Any, data: pd.DataFrame, factor: str, *, columns: Sequen
         estimate = float(c @ beta)
         c_se = float(math.sqrt(c @ cov @ c))
         statistic = estimate / c_se
-        records.append({"level_1": levels[i], "level_2": levels[j], "estimate": estimate, "se": c_se, "df": df,
-                        "statistic": statistic, "p_unadjusted": _two_sided_p(statistic, df)})
+        records.append(
+            {
+                "level_1": levels[i],
+                "level_2": levels[j],
+                "estimate": estimate,
+                "se": c_se,
+                "df": df,
+                "statistic": statistic,
+                "p_unadjusted": _two_sided_p(statistic, df),
+            }
+        )
     contrasts = pd.DataFrame(records)
-    contrasts["p_value"] = adjust_p_values(contrasts["p_unadjusted"].to_numpy(), contrasts["statistic"].to_numpy(),
-                                           method=adjust, n_levels=len(levels), df=df)
+    contrasts["p_value"] = adjust_p_values(
+        contrasts["p_unadjusted"].to_numpy(),
+        contrasts["statistic"].to_numpy(),
+        method=adjust,
+        n_levels=len(levels),
+        df=df,
+    )
     half = _interval_critical(adjust, confidence, len(levels), m, df) * contrasts["se"]
     contrasts["ci_low"] = contrasts["estimate"] - half
     contrasts["ci_high"] = contrasts["estimate"] + half
@@ -221,8 +257,15 @@ def marginal_means(fit: Any, data: pd.DataFrame, factor: str, *, columns: Sequen
     significant = [(levels[i], levels[j]) for (i, j), p in zip(pairs, contrasts["p_value"]) if p < alpha]
     letters = compact_letter_display(levels, emm, significant)
     means["letters"] = [letters[level] for level in levels]
-    return MarginalMeans(factor=factor, means=means, contrasts=contrasts, adjust=adjust, confidence=confidence,
-                         sigma=sigma, d_sigma=d_sigma)
+    return MarginalMeans(
+        factor=factor,
+        means=means,
+        contrasts=contrasts,
+        adjust=adjust,
+        confidence=confidence,
+        sigma=sigma,
+        d_sigma=d_sigma,
+    )
 
 
 def _t_quantile(q: float, df: float) -> float:
@@ -259,8 +302,9 @@ def _interval_critical(method: str, confidence: float, n_levels: int, m: int, df
     return _t_quantile(1 - alpha / 2, df)
 
 
-def compact_letter_display(levels: Sequence[Any], means: Sequence[float],
-                           significant: Sequence[tuple[Any, Any]]) -> dict[Any, str]:
+def compact_letter_display(
+    levels: Sequence[Any], means: Sequence[float], significant: Sequence[tuple[Any, Any]]
+) -> dict[Any, str]:
     """Letters per level such that two levels share a letter iff they do not differ significantly.
 
     Piepho's (2004) insert-and-absorb algorithm; letters ordered by each group's lowest mean
@@ -293,5 +337,4 @@ def compact_letter_display(levels: Sequence[Any], means: Sequence[float],
     alphabet = string.ascii_lowercase + string.ascii_uppercase
     if len(groups) > len(alphabet):
         raise DataError(f"compact letter display: {len(groups)} letter groups exceed the {len(alphabet)} letters")
-    return {level: "".join(alphabet[g] for g, group in enumerate(groups) if index[level] in group)
-            for level in levels}
+    return {level: "".join(alphabet[g] for g, group in enumerate(groups) if index[level] in group) for level in levels}

@@ -153,23 +153,109 @@ def intraclass_correlations(ratings: np.ndarray, *, confidence: float = 0.95) ->
         high_a1 = n * (f2_low * msr - mse) / (k * msc + (k * n - k - n) * mse + n * f2_low * msr)
 
         rows = [
-            ("oneway", "agreement", "single", "ICC(1)", "ICC(1,1)", icc1, f_oneway, df1, df_w, p_oneway,
-             (f1_low - 1) / (f1_low + k - 1), (f1_high - 1) / (f1_high + k - 1)),
-            ("twoway", "agreement", "single", "ICC(A,1)", "ICC(2,1)", icc_a1, f_twoway, df1, df_e, p_twoway,
-             low_a1, high_a1),
-            ("twoway", "consistency", "single", "ICC(C,1)", "ICC(3,1)", icc_c1, f_twoway, df1, df_e, p_twoway,
-             (f3_low - 1) / (f3_low + k - 1), (f3_high - 1) / (f3_high + k - 1)),
-            ("oneway", "agreement", "average", "ICC(k)", "ICC(1,k)", icc1k, f_oneway, df1, df_w, p_oneway,
-             1 - 1 / f1_low, 1 - 1 / f1_high),
-            ("twoway", "agreement", "average", "ICC(A,k)", "ICC(2,k)", icc_ak, f_twoway, df1, df_e, p_twoway,
-             low_a1 * k / (1 + low_a1 * (k - 1)), high_a1 * k / (1 + high_a1 * (k - 1))),
-            ("twoway", "consistency", "average", "ICC(C,k)", "ICC(3,k)", icc_ck, f_twoway, df1, df_e, p_twoway,
-             1 - 1 / f3_low, 1 - 1 / f3_high),
+            (
+                "oneway",
+                "agreement",
+                "single",
+                "ICC(1)",
+                "ICC(1,1)",
+                icc1,
+                f_oneway,
+                df1,
+                df_w,
+                p_oneway,
+                (f1_low - 1) / (f1_low + k - 1),
+                (f1_high - 1) / (f1_high + k - 1),
+            ),
+            (
+                "twoway",
+                "agreement",
+                "single",
+                "ICC(A,1)",
+                "ICC(2,1)",
+                icc_a1,
+                f_twoway,
+                df1,
+                df_e,
+                p_twoway,
+                low_a1,
+                high_a1,
+            ),
+            (
+                "twoway",
+                "consistency",
+                "single",
+                "ICC(C,1)",
+                "ICC(3,1)",
+                icc_c1,
+                f_twoway,
+                df1,
+                df_e,
+                p_twoway,
+                (f3_low - 1) / (f3_low + k - 1),
+                (f3_high - 1) / (f3_high + k - 1),
+            ),
+            (
+                "oneway",
+                "agreement",
+                "average",
+                "ICC(k)",
+                "ICC(1,k)",
+                icc1k,
+                f_oneway,
+                df1,
+                df_w,
+                p_oneway,
+                1 - 1 / f1_low,
+                1 - 1 / f1_high,
+            ),
+            (
+                "twoway",
+                "agreement",
+                "average",
+                "ICC(A,k)",
+                "ICC(2,k)",
+                icc_ak,
+                f_twoway,
+                df1,
+                df_e,
+                p_twoway,
+                low_a1 * k / (1 + low_a1 * (k - 1)),
+                high_a1 * k / (1 + high_a1 * (k - 1)),
+            ),
+            (
+                "twoway",
+                "consistency",
+                "average",
+                "ICC(C,k)",
+                "ICC(3,k)",
+                icc_ck,
+                f_twoway,
+                df1,
+                df_e,
+                p_twoway,
+                1 - 1 / f3_low,
+                1 - 1 / f3_high,
+            ),
         ]
     return [
-        ICCResult(model=m, type=t, unit=u, label=lab, shrout_fleiss=sf, icc=float(val), f=float(fv),
-                  df1=float(d1), df2=float(d2), p_value=float(p), ci_low=float(lo), ci_high=float(hi),
-                  confidence=confidence, n_items=n, n_raters=k)
+        ICCResult(
+            model=m,
+            type=t,
+            unit=u,
+            label=lab,
+            shrout_fleiss=sf,
+            icc=float(val),
+            f=float(fv),
+            df1=float(d1),
+            df2=float(d2),
+            p_value=float(p),
+            ci_low=float(lo),
+            ci_high=float(hi),
+            confidence=confidence,
+            n_items=n,
+            n_raters=k,
+        )
         for m, t, u, lab, sf, val, fv, d1, d2, p, lo, hi in rows
     ]
 
@@ -196,10 +282,14 @@ def ratings_matrix(
     if duplicated.any():
         example = table.loc[duplicated, keys].iloc[0].to_dict()
         cells = table.loc[duplicated].groupby(keys, sort=False, dropna=False)
-        differ = [c for c in table.columns if c not in (*keys, value)
-                  and bool((cells[c].nunique(dropna=False) > 1).any())]
-        hint = (f"the rows of a cell differ in {', '.join(differ)}: add it to the item columns"
-                if differ else "add the column that tells them apart to the item columns")
+        differ = [
+            c for c in table.columns if c not in (*keys, value) and bool((cells[c].nunique(dropna=False) > 1).any())
+        ]
+        hint = (
+            f"the rows of a cell differ in {', '.join(differ)}: add it to the item columns"
+            if differ
+            else "add the column that tells them apart to the item columns"
+        )
         raise DataError(
             f"{int(duplicated.sum())} rows share the same cell (e.g. {example}): the columns "
             f"{', '.join(items)} do not identify one measurement per value of {', '.join(raters)}; "

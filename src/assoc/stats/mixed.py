@@ -92,11 +92,17 @@ class MixedFit(InformationCriteria):
         se = pd.Series(np.asarray(res.bse_fe), index=beta.index)
         z = beta / se
         crit = stats.norm.ppf(1 - (1 - confidence) / 2)
-        return pd.DataFrame({
-            "term": beta.index, "estimate": beta.to_numpy(), "se": se.to_numpy(), "z": z.to_numpy(),
-            "p_value": 2 * stats.norm.sf(np.abs(z.to_numpy())),
-            "ci_low": (beta - crit * se).to_numpy(), "ci_high": (beta + crit * se).to_numpy(),
-        })
+        return pd.DataFrame(
+            {
+                "term": beta.index,
+                "estimate": beta.to_numpy(),
+                "se": se.to_numpy(),
+                "z": z.to_numpy(),
+                "p_value": 2 * stats.norm.sf(np.abs(z.to_numpy())),
+                "ci_low": (beta - crit * se).to_numpy(),
+                "ci_high": (beta + crit * se).to_numpy(),
+            }
+        )
 
     def r_squared(self) -> tuple[float, float]:
         """(marginal, conditional) R^2 of Nakagawa & Schielzeth (2013); see the module docstring."""
@@ -172,10 +178,20 @@ def fit_mixed(data: pd.DataFrame, formula: str, random: Sequence[str], *, reml: 
     if not result.converged and not any("converge" in m.lower() for m in found):
         messages.append("ConvergenceWarning: the optimiser did not report convergence")
     if messages:
-        warnings.warn(f"mixed model {formula!r} ({'REML' if reml else 'ML'}): " + "; ".join(messages),
-                      RuntimeWarning, stacklevel=2)
-    return MixedFit(formula=formula, random=random, reml=reml, result=result, n_obs=int(result.nobs),
-                    n_groups=n_groups, warnings=messages)
+        warnings.warn(
+            f"mixed model {formula!r} ({'REML' if reml else 'ML'}): " + "; ".join(messages),
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return MixedFit(
+        formula=formula,
+        random=random,
+        reml=reml,
+        result=result,
+        n_obs=int(result.nobs),
+        n_groups=n_groups,
+        warnings=messages,
+    )
 
 
 @dataclass(frozen=True)
@@ -201,14 +217,23 @@ def likelihood_ratio_test(reduced: MixedFit | Any, full: MixedFit | Any) -> Like
         raise DataError(f"the models were fitted on different rows ({reduced.n_obs} vs {full.n_obs})")
     df = full.n_params - reduced.n_params
     if df <= 0:
-        raise DataError(f"the second model must have more parameters than the first to be compared "
-                        f"(got {reduced.n_params} and {full.n_params}); list nested models from small to large")
+        raise DataError(
+            f"the second model must have more parameters than the first to be compared "
+            f"(got {reduced.n_params} and {full.n_params}); list nested models from small to large"
+        )
     if isinstance(reduced, MixedFit) and isinstance(full, MixedFit):
         from assoc.stats.regression import design_is_nested
 
         if not design_is_nested(np.asarray(reduced.result.model.exog), np.asarray(full.result.model.exog)):
-            raise DataError(f"{reduced.formula!r} is not nested in {full.formula!r}: its fixed effects are not "
-                            f"combinations of the fuller model's, so the likelihood-ratio test does not apply")
+            raise DataError(
+                f"{reduced.formula!r} is not nested in {full.formula!r}: its fixed effects are not "
+                f"combinations of the fuller model's, so the likelihood-ratio test does not apply"
+            )
     chi2 = 2 * (full.loglik - reduced.loglik)
-    return LikelihoodRatio(chi2=float(chi2), df=int(df), p_value=float(stats.chi2.sf(max(chi2, 0.0), df)),
-                           delta_aic=float(full.aic() - reduced.aic()), delta_bic=float(full.bic() - reduced.bic()))
+    return LikelihoodRatio(
+        chi2=float(chi2),
+        df=int(df),
+        p_value=float(stats.chi2.sf(max(chi2, 0.0), df)),
+        delta_aic=float(full.aic() - reduced.aic()),
+        delta_bic=float(full.bic() - reduced.bic()),
+    )

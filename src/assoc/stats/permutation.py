@@ -242,8 +242,7 @@ def rowwise_permutation_test(
     tolerance = _TIE_TOLERANCE * np.maximum(scale, np.finfo(float).tiny)
 
     # every partition is applied to all rows: that is the work per resample
-    blocks, method, n_permutations, correction = _partitions(n, n_x, exact_limit, n_resamples, seed,
-                                                             rows=arr.shape[0])
+    blocks, method, n_permutations, correction = _partitions(n, n_x, exact_limit, n_resamples, seed, rows=arr.shape[0])
 
     # T = sum_x * (1/n_x + 1/n_y) - total/n_y is increasing in sum_x, so T >= T_obs - tol is
     # sum_x >= a threshold per row (and likewise for <=): no T array per block.
@@ -274,7 +273,7 @@ def _rebalanced(blocks, rows: int):
     """Re-cut a stream of (x_index, y_index) blocks into blocks of at most ``rows`` partitions."""
     for x_index, y_index in blocks:
         for start in range(0, x_index.shape[0], rows):
-            yield x_index[start:start + rows], y_index[start:start + rows]
+            yield x_index[start : start + rows], y_index[start : start + rows]
 
 
 def normal_approximation_test(
@@ -332,14 +331,18 @@ def _resolve_statistic(statistic: Statistic) -> PartitionStatistic:
     if callable(statistic):
         return lambda pooled, xi, yi: _call_user_statistic(statistic, pooled, xi, yi)
     if statistic == "mean_difference":
+
         def mean_difference(pooled: np.ndarray, xi: np.ndarray, yi: np.ndarray) -> np.ndarray:
             sum_x = pooled[xi].sum(axis=1)
             return sum_x / xi.shape[1] - (pooled.sum() - sum_x) / yi.shape[1]
+
         return mean_difference
     if statistic == "sum_difference":
+
         def sum_difference(pooled: np.ndarray, xi: np.ndarray, yi: np.ndarray) -> np.ndarray:
             # sum(y) = total - sum(x): one gather per partition instead of two.
             return 2.0 * pooled[xi].sum(axis=1) - pooled.sum()
+
         return sum_difference
     raise OptionError(f"statistic must be 'mean_difference', 'sum_difference' or a callable, not {statistic!r}")
 
@@ -373,9 +376,11 @@ def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any,
     n_partitions = count_partitions(n_x, n - n_x)
     if n_partitions <= exact_limit:
         if n_partitions > MAX_EXACT_PARTITIONS:
-            raise OptionError(f"an exact test would enumerate {n_partitions:,} partitions (more than "
-                              f"{MAX_EXACT_PARTITIONS:,}, hours of work); lower exact_limit to use "
-                              "a sampled test")
+            raise OptionError(
+                f"an exact test would enumerate {n_partitions:,} partitions (more than "
+                f"{MAX_EXACT_PARTITIONS:,}, hours of work); lower exact_limit to use "
+                "a sampled test"
+            )
         return _exact_blocks(n, n_x), "exact", n_partitions, 0
     check_resampling_size(n_resamples, n * rows, option="n_resamples")
     blocks = _sampled_blocks(n, n_x, int(n_resamples), _generator(seed))

@@ -76,11 +76,18 @@ class OLSFit(InformationCriteria):
         """term, estimate, se, t, df, p_value, ci_low, ci_high."""
         res = self.result
         ci = res.conf_int(alpha=1 - confidence)
-        return pd.DataFrame({
-            "term": res.params.index, "estimate": res.params.to_numpy(), "se": res.bse.to_numpy(),
-            "t": res.tvalues.to_numpy(), "df": float(res.df_resid), "p_value": res.pvalues.to_numpy(),
-            "ci_low": ci.iloc[:, 0].to_numpy(), "ci_high": ci.iloc[:, 1].to_numpy(),
-        })
+        return pd.DataFrame(
+            {
+                "term": res.params.index,
+                "estimate": res.params.to_numpy(),
+                "se": res.bse.to_numpy(),
+                "t": res.tvalues.to_numpy(),
+                "df": float(res.df_resid),
+                "p_value": res.pvalues.to_numpy(),
+                "ci_low": ci.iloc[:, 0].to_numpy(),
+                "ci_high": ci.iloc[:, 1].to_numpy(),
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -108,8 +115,10 @@ def fit_ols(data: pd.DataFrame, formula: str) -> OLSFit:
     except (PatsyError, ValueError, KeyError, np.linalg.LinAlgError) as exc:
         raise DataError(f"cannot fit the regression {formula!r}: {exc}") from None
     if result.df_resid <= 0:
-        raise DataError(f"the regression {formula!r} has no residual degrees of freedom "
-                        f"({int(result.nobs)} rows, {result.params.size} coefficients)")
+        raise DataError(
+            f"the regression {formula!r} has no residual degrees of freedom "
+            f"({int(result.nobs)} rows, {result.params.size} coefficients)"
+        )
     return OLSFit(formula=formula, result=result)
 
 
@@ -119,19 +128,29 @@ def compare_nested(reduced: OLSFit, full: OLSFit) -> NestedComparison:
         raise DataError(f"the models were fitted on different rows ({reduced.n_obs} vs {full.n_obs})")
     df1 = full.n_coefficients - reduced.n_coefficients
     if df1 <= 0:
-        raise DataError(f"the second model must have more coefficients than the first "
-                        f"(got {reduced.n_coefficients} and {full.n_coefficients}); list models from small to large")
+        raise DataError(
+            f"the second model must have more coefficients than the first "
+            f"(got {reduced.n_coefficients} and {full.n_coefficients}); list models from small to large"
+        )
     if not design_is_nested(np.asarray(reduced.result.model.exog), np.asarray(full.result.model.exog)):
-        raise DataError(f"{reduced.formula!r} is not nested in {full.formula!r}: its predictors are not "
-                        f"combinations of the fuller model's, so the F and likelihood-ratio tests do not apply")
+        raise DataError(
+            f"{reduced.formula!r} is not nested in {full.formula!r}: its predictors are not "
+            f"combinations of the fuller model's, so the F and likelihood-ratio tests do not apply"
+        )
     # statsmodels' tests: degrees of freedom from the designs' ranks (df_resid), so a
     # rank-deficient design is not credited with coefficients it cannot estimate.
     f, p_f, df_f = full.result.compare_f_test(reduced.result)
     chi2, p_lrt, _ = full.result.compare_lr_test(reduced.result)
     return NestedComparison(
-        delta_r2=float(full.result.rsquared - reduced.result.rsquared), f=float(f), df1=int(round(df_f)),
-        df2=int(round(full.result.df_resid)), p_f=float(p_f), chi2=float(chi2), p_lrt=float(p_lrt),
-        delta_aic=float(full.aic() - reduced.aic()), delta_bic=float(full.bic() - reduced.bic()),
+        delta_r2=float(full.result.rsquared - reduced.result.rsquared),
+        f=float(f),
+        df1=int(round(df_f)),
+        df2=int(round(full.result.df_resid)),
+        p_f=float(p_f),
+        chi2=float(chi2),
+        p_lrt=float(p_lrt),
+        delta_aic=float(full.aic() - reduced.aic()),
+        delta_bic=float(full.bic() - reduced.bic()),
     )
 
 

@@ -68,8 +68,9 @@ def _lemminflect() -> Any:
     except ImportError:  # pragma: no cover - a declared dependency
         from assoc.errors import DataError
 
-        raise DataError("singularisation needs the package lemminflect: pip install lemminflect "
-                        "(or pass singularize=False)") from None
+        raise DataError(
+            "singularisation needs the package lemminflect: pip install lemminflect (or pass singularize=False)"
+        ) from None
     return lemminflect
 
 

@@ -43,8 +43,7 @@ def zscore(values: np.ndarray, *, ddof: int = 1) -> np.ndarray:
     return (x - mean) / sd
 
 
-def zscore_within(frame: pd.DataFrame, *, within: Sequence[str], column: str = "value",
-                  ddof: int = 1) -> pd.Series:
+def zscore_within(frame: pd.DataFrame, *, within: Sequence[str], column: str = "value", ddof: int = 1) -> pd.Series:
     """z-scores of ``frame[column]`` computed separately within each group of ``within``.
 
     With no ``within`` columns the whole column is standardised at once. Returns a Series

@@ -128,18 +128,31 @@ def weat(
     s_x = association_scores(sim_xa, sim_xb)
     s_y = association_scores(sim_ya, sim_yb)
     test: PermutationResult = two_sample_permutation_test(
-        s_x, s_y, statistic="sum_difference", alternative=alternative,
-        exact_limit=exact_limit, n_resamples=n_resamples, seed=seed,
+        s_x,
+        s_y,
+        statistic="sum_difference",
+        alternative=alternative,
+        exact_limit=exact_limit,
+        n_resamples=n_resamples,
+        seed=seed,
     )
     d = standardized_mean_difference(s_x, s_y, sd="all", ddof=ddof)
     ci = None
     if n_bootstrap:
-        ci = _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, ddof=ddof, n_resamples=n_bootstrap,
-                             level=level, seed=seed)
+        ci = _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, ddof=ddof, n_resamples=n_bootstrap, level=level, seed=seed)
     return WEATResult(
-        statistic=test.statistic, effect_size=d, sd=SD_NAMES[ddof], p_value=test.p_value,
-        p_method=test.method, n_permutations=test.n_permutations, alternative=alternative,
-        n_x=s_x.size, n_y=s_y.size, mean_x=float(s_x.mean()), mean_y=float(s_y.mean()), ci=ci,
+        statistic=test.statistic,
+        effect_size=d,
+        sd=SD_NAMES[ddof],
+        p_value=test.p_value,
+        p_method=test.method,
+        n_permutations=test.n_permutations,
+        alternative=alternative,
+        n_x=s_x.size,
+        n_y=s_y.size,
+        mean_x=float(s_x.mean()),
+        mean_y=float(s_y.mean()),
+        ci=ci,
     )
 
 
@@ -151,8 +164,11 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
     check_resampling_size(n_resamples, sum(sim_xa.shape) + sum(sim_yb.shape), option="n_bootstrap")
     # A separate stream from the permutation test's, still determined by the seed; a Generator
     # (numpy's convention) is used as it is, continuing after the permutation test's draws.
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(
-        None if seed is None else [int(seed), 1])
+    rng = (
+        seed
+        if isinstance(seed, np.random.Generator)
+        else np.random.default_rng(None if seed is None else [int(seed), 1])
+    )
     n_x, n_a = sim_xa.shape
     n_y, n_b = sim_yb.shape
     block = max(1, 4_000_000 // ((n_x + n_y) * (n_a + n_b)))
@@ -272,15 +288,18 @@ def wefat(
         )
     # All words at once, on shared partitions (vectorised over words and partitions).
     test = rowwise_permutation_test(
-        both, n_a, alternative=alternative, exact_limit=exact_limit if method == "exact" else 0,
-        n_resamples=n_resamples, seed=seed,
+        both,
+        n_a,
+        alternative=alternative,
+        exact_limit=exact_limit if method == "exact" else 0,
+        n_resamples=n_resamples,
+        seed=seed,
     )
     p_values, n_permutations = test.p_value, test.n_permutations
     return WEFATResult(association, effect, p_values, SD_NAMES[ddof], method, n_permutations, alternative, n_a, n_b)
 
 
-def _normal_p_values(association: np.ndarray, both: np.ndarray, n_a: int, n_b: int, alternative: str
-                     ) -> np.ndarray:
+def _normal_p_values(association: np.ndarray, both: np.ndarray, n_a: int, n_b: int, alternative: str) -> np.ndarray:
     """Row-wise :func:`~assoc.stats.permutation.normal_approximation_test` (same formula, all words at once)."""
     from scipy import stats
 
@@ -304,8 +323,10 @@ def _matrix(values: np.ndarray, label: str) -> np.ndarray:
     if arr.ndim != 2 or 0 in arr.shape:
         raise DataError(f"{label} must be a non-empty 2-D array (words × attribute words), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise DataError(f"{label} contains {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s); "
-                        "drop out-of-vocabulary words first")
+        raise DataError(
+            f"{label} contains {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s); "
+            "drop out-of-vocabulary words first"
+        )
     return arr
 
 

@@ -84,8 +84,14 @@ def check_table(table: Any, *, scorer: str | None = None, expect_rows: int | Non
                 _fail(f"provenance does not survive a {suffix} round trip")
 
 
-def check_scorer(name: str, stimuli: Any, models: Sequence[str] | None = None,
-                 options: Mapping[str, Any] | None = None, *, expect_rows: int | None = None) -> Any:
+def check_scorer(
+    name: str,
+    stimuli: Any,
+    models: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    expect_rows: int | None = None,
+) -> Any:
     """Run the registered scorer ``name`` through the contract; return its table.
 
     Checks: it is registered through the plugin system; its class documents

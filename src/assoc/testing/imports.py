@@ -14,8 +14,24 @@ import textwrap
 from collections.abc import Sequence
 
 HEAVY_MODULES: tuple[str, ...] = (
-    "numpy", "pandas", "scipy", "statsmodels", "pyarrow", "matplotlib", "sklearn", "torch", "transformers",
-    "tokenizers", "sentence_transformers", "gensim", "tensorflow", "jax", "spacy", "nltk", "openai", "ray",
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "pyarrow",
+    "matplotlib",
+    "sklearn",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sentence_transformers",
+    "gensim",
+    "tensorflow",
+    "jax",
+    "spacy",
+    "nltk",
+    "openai",
+    "ray",
 )
 
 # Runs in a fresh interpreter: what `assoc` itself imports is the baseline, then the plugin's module is
@@ -59,19 +75,20 @@ def check_plugin_imports(plugin: str, *, heavy: Sequence[str] = HEAVY_MODULES, t
         def test_start_up_stays_cheap():
             check_plugin_imports("my_plugin")
     """
-    result = subprocess.run([sys.executable, "-c", _PROBE, plugin], capture_output=True, text=True,
-                            timeout=timeout)
+    result = subprocess.run([sys.executable, "-c", _PROBE, plugin], capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise AssertionError(f"importing plugin {plugin!r} or running its hooks failed: {last}")
     report = json.loads(result.stdout.strip().splitlines()[-1])
     if report.get("missing"):
-        raise AssertionError(f"no plugin or module {plugin!r} is installed (entry points of group 'assoc', "
-                             "or an importable module name)")
+        raise AssertionError(
+            f"no plugin or module {plugin!r} is installed (entry points of group 'assoc', or an importable module name)"
+        )
     pulled = [name for name in heavy if name in report["imported"]]
     if pulled:
         raise AssertionError(
             f"loading plugin {plugin!r} (module {report['module']}, and its hooks) imports {', '.join(pulled)}; "
             "every assoc command, --help included, would pay for that. Import heavy libraries inside the "
             "functions and methods that use them, and keep the modules your hooks import (e.g. the scorer's "
-            "module) free of them at top level.")
+            "module) free of them at top level."
+        )

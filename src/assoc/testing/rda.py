@@ -58,8 +58,7 @@ def _vector(values: Sequence[Any] | pd.Series | np.ndarray) -> bytes:
     items = list(values)
     present = [v for v in items if not _is_missing(v)]
     if any(isinstance(v, str) for v in present):
-        return _int(STRSXP) + _int(len(items)) + b"".join(_charsxp(None if _is_missing(v) else str(v))
-                                                            for v in items)
+        return _int(STRSXP) + _int(len(items)) + b"".join(_charsxp(None if _is_missing(v) else str(v)) for v in items)
     if present and all(isinstance(v, (bool, np.bool_)) for v in present):
         body = b"".join(_int(NA_INTEGER if _is_missing(v) else int(bool(v))) for v in items)
         return _int(LGLSXP) + _int(len(items)) + body
@@ -79,11 +78,13 @@ def _pairlist(entries: Sequence[tuple[str, bytes]]) -> bytes:
 
 def _data_frame(frame: pd.DataFrame) -> bytes:
     columns = [_vector(frame[c].astype(object).where(frame[c].notna(), None).tolist()) for c in frame.columns]
-    attributes = _pairlist([
-        ("names", _vector([str(c) for c in frame.columns])),
-        ("class", _vector(["data.frame"])),
-        ("row.names", _int(INTSXP) + _int(2) + _int(NA_INTEGER) + _int(-len(frame))),
-    ])
+    attributes = _pairlist(
+        [
+            ("names", _vector([str(c) for c in frame.columns])),
+            ("class", _vector(["data.frame"])),
+            ("row.names", _int(INTSXP) + _int(2) + _int(NA_INTEGER) + _int(-len(frame))),
+        ]
+    )
     return _int(VECSXP | IS_OBJECT | HAS_ATTR) + _int(len(columns)) + b"".join(columns) + attributes
 
 

@@ -72,17 +72,24 @@ def _small(config_cls, seed: int, **kwargs):
     return config_cls(**kwargs)
 
 
-def build_bert_wordpiece(directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2,
-                         seed: int = 0) -> Path:
+def build_bert_wordpiece(
+    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0
+) -> Path:
     """Tiny BERT (random weights) with the real uncased WordPiece vocabulary (30,522 tokens)."""
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
     out = Path(directory)
     tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=128)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
-                        num_attention_heads=2, intermediate_size=hidden * 2, max_position_embeddings=128,
-                        pad_token_id=tokenizer.pad_token_id)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     torch.manual_seed(seed)
     model = BertForMaskedLM(config)
     _spread_output_bias(model, seed)
@@ -95,8 +102,13 @@ def _train_bpe(lines: list[str], vocab_size: int):
     from tokenizers import ByteLevelBPETokenizer
 
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+    bpe.train_from_iterator(
+        lines,
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        show_progress=False,
+    )
     vocab = bpe.get_vocab()
     model_json = __import__("json").loads(bpe._tokenizer.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model_json["merges"]]
@@ -115,18 +127,27 @@ def roberta_tokenizer(lines: list[str] | None = None, vocab_size: int = 400):
     return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=mask, model_max_length=64)  # type: ignore[arg-type]
 
 
-def build_roberta_bpe(directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0,
-                      vocab_size: int = 400) -> Path:
+def build_roberta_bpe(
+    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0, vocab_size: int = 400
+) -> Path:
     """Tiny RoBERTa (random weights) with a byte-level BPE tokenizer and a ``<mask>`` that strips its left space."""
     import torch
     from transformers import RobertaConfig, RobertaForMaskedLM
 
     out = Path(directory)
     tokenizer = roberta_tokenizer(vocab_size=vocab_size)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
-                           num_attention_heads=2, intermediate_size=hidden * 2, max_position_embeddings=66,
-                           pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2,
-                           type_vocab_size=1)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=66,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=0,
+        eos_token_id=2,
+        type_vocab_size=1,
+    )
     torch.manual_seed(seed)
     model = RobertaForMaskedLM(config)
     _spread_output_bias(model, seed)
@@ -135,8 +156,9 @@ def build_roberta_bpe(directory: str | os.PathLike[str], *, hidden: int = 32, la
     return out
 
 
-def build_albert_sentencepiece(directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2,
-                               seed: int = 0, vocab_size: int = 250) -> Path:
+def build_albert_sentencepiece(
+    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0, vocab_size: int = 250
+) -> Path:
     """Tiny ALBERT (random weights) with a SentencePiece unigram tokenizer (``▁`` prefix, lower-cased)."""
     import tempfile
 
@@ -149,17 +171,34 @@ def build_albert_sentencepiece(directory: str | os.PathLike[str], *, hidden: int
         corpus = Path(tmp) / "corpus.txt"
         corpus.write_text("\n".join(line.lower() for line in tiny_corpus()), encoding="utf-8")
         spm.SentencePieceTrainer.train(
-            input=str(corpus), model_prefix=str(Path(tmp) / "sp"), vocab_size=vocab_size, model_type="bpe",
-            pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"],
-            character_coverage=1.0, minloglevel=2, num_threads=1)
+            input=str(corpus),
+            model_prefix=str(Path(tmp) / "sp"),
+            vocab_size=vocab_size,
+            model_type="bpe",
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"],
+            character_coverage=1.0,
+            minloglevel=2,
+            num_threads=1,
+        )
         processor = spm.SentencePieceProcessor(model_file=str(Path(tmp) / "sp.model"))
         # A unigram trainer prunes a tiny repetitive corpus down to characters, so the pieces come
         # from SentencePiece BPE; equal scores make the Unigram tokenizer prefer the fewest pieces.
         pieces = [(processor.id_to_piece(i), 0.0 if i < 5 else -1.0) for i in range(processor.get_piece_size())]
     tokenizer = AlbertTokenizer(vocab=pieces, model_max_length=64)
-    config = AlbertConfig(vocab_size=len(tokenizer), embedding_size=16, hidden_size=hidden, num_hidden_layers=layers,
-                          num_attention_heads=2, intermediate_size=hidden * 2, max_position_embeddings=64,
-                          pad_token_id=0)
+    config = AlbertConfig(
+        vocab_size=len(tokenizer),
+        embedding_size=16,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+    )
     torch.manual_seed(seed)
     model = AlbertForMaskedLM(config)
     _spread_output_bias(model, seed)
@@ -183,8 +222,10 @@ def _spread_output_bias(model, seed: int) -> None:
 
 PLANTED_SENTENCES = {
     # (pronoun, role): share of sentences with that role that use the pronoun
-    ("he", "engineer"): 0.9, ("she", "engineer"): 0.1,
-    ("he", "nurse"): 0.1, ("she", "nurse"): 0.9,
+    ("he", "engineer"): 0.9,
+    ("she", "engineer"): 0.1,
+    ("he", "nurse"): 0.1,
+    ("she", "nurse"): 0.9,
 }
 
 
@@ -214,10 +255,20 @@ def train_planted_mlm(directory: str | os.PathLike[str], *, steps: int = 150, se
     torch.manual_seed(seed)
     lines = planted_corpus(seed=seed)
     tokenizer = roberta_tokenizer(lines + tiny_corpus(300, seed), vocab_size=300)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=34, pad_token_id=tokenizer.pad_token_id,
-                           bos_token_id=0, eos_token_id=2, type_vocab_size=1, hidden_dropout_prob=0.0,
-                           attention_probs_dropout_prob=0.0)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=34,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=0,
+        eos_token_id=2,
+        type_vocab_size=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     model = RobertaForMaskedLM(config)
     encoded = [tokenizer(line)["input_ids"] for line in lines]
     longest = max(len(e) for e in encoded)
@@ -260,8 +311,9 @@ def _train_steps(model, optimizer, tokenizer, ids, attention, gen, steps, torch)
 ARCHITECTURES = ("bert", "distilbert", "electra", "deberta-v2", "modernbert", "xlm-roberta", "camembert")
 
 
-def build_architecture(directory: str | os.PathLike[str], architecture: str, *, hidden: int = 32,
-                       seed: int = 0) -> Path:
+def build_architecture(
+    directory: str | os.PathLike[str], architecture: str, *, hidden: int = 32, seed: int = 0
+) -> Path:
     """Build a tiny masked LM.
 
     A tiny random-weight masked LM of another architecture (DistilBERT, ELECTRA generator,
@@ -278,19 +330,43 @@ def build_architecture(directory: str | os.PathLike[str], architecture: str, *, 
     tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=120)
     common = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     if architecture == "distilbert":
-        config = AutoConfig.for_model("distilbert", dim=hidden, n_layers=2, n_heads=2, hidden_dim=2 * hidden,
-                                      max_position_embeddings=128, **common)
+        config = AutoConfig.for_model(
+            "distilbert",
+            dim=hidden,
+            n_layers=2,
+            n_heads=2,
+            hidden_dim=2 * hidden,
+            max_position_embeddings=128,
+            **common,
+        )
     elif architecture == "modernbert":
-        config = AutoConfig.for_model("modernbert", hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
-                                      intermediate_size=2 * hidden, max_position_embeddings=128,
-                                      global_attn_every_n_layers=1, local_attention=16,
-                                      bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
-                                      cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
-                                      **common)
+        config = AutoConfig.for_model(
+            "modernbert",
+            hidden_size=hidden,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=2 * hidden,
+            max_position_embeddings=128,
+            global_attn_every_n_layers=1,
+            local_attention=16,
+            bos_token_id=tokenizer.cls_token_id,
+            eos_token_id=tokenizer.sep_token_id,
+            cls_token_id=tokenizer.cls_token_id,
+            sep_token_id=tokenizer.sep_token_id,
+            **common,
+        )
     else:
         extra = {"embedding_size": hidden} if architecture == "electra" else {}
-        config = AutoConfig.for_model(architecture, hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
-                                      intermediate_size=2 * hidden, max_position_embeddings=130, **extra, **common)
+        config = AutoConfig.for_model(
+            architecture,
+            hidden_size=hidden,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=2 * hidden,
+            max_position_embeddings=130,
+            **extra,
+            **common,
+        )
     torch.manual_seed(seed)
     model = AutoModelForMaskedLM.from_config(config)
     _spread_output_bias(model, seed)

@@ -11,7 +11,7 @@ def test_conforms_to_the_table_contract():
 def test_value_by_hand():
     # " an","ant","nt " vs " an","ant","ntl","tle","ler","er ": 2 shared trigrams, norms sqrt(3) and sqrt(6)
     table = assoc.score("char_ngram", {"target": {"T": ["ant"]}, "attribute": {"A": ["antler"]}})
-    assert table["value"].item() == pytest.approx(2 / 18 ** 0.5)
+    assert table["value"].item() == pytest.approx(2 / 18**0.5)
 
 
 def test_start_up_stays_cheap():

@@ -19,11 +19,18 @@ def _emit(frame, output: str | None) -> None:
             click.echo(frame.to_string(index=False))
 
 
-_model_option = click.option("-m", "--model", "models", multiple=True, required=True,
-                             help="Hugging Face id or local directory (repeat for several models).")
+_model_option = click.option(
+    "-m",
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    help="Hugging Face id or local directory (repeat for several models).",
+)
 _device_option = click.option("--device", default="cpu", show_default=True, help="cpu, cuda, cuda:N or auto.")
-_revision_option = click.option("--revision", default=None,
-                                help="Hugging Face revision (branch, tag or commit) of every model.")
+_revision_option = click.option(
+    "--revision", default=None, help="Hugging Face revision (branch, tag or commit) of every model."
+)
 _output_option = click.option("--out", "output", default=None, help="Write a CSV file instead of printing.")
 
 
@@ -49,8 +56,13 @@ def check_command(queries, models, top_n, device, revision, output) -> None:
 @fmat_group.command("vocab")
 @click.argument("words", nargs=-1, required=True)
 @_model_option
-@click.option("-q", "--query", default="The word is [MASK].", show_default=True,
-              help="Context whose [MASK] the words fill (position matters for Ġ/▁ prefixes).")
+@click.option(
+    "-q",
+    "--query",
+    default="The word is [MASK].",
+    show_default=True,
+    help="Context whose [MASK] the words fill (position matters for Ġ/▁ prefixes).",
+)
 @_device_option
 @_revision_option
 @_output_option

@@ -38,8 +38,14 @@ def expand_words(words: Iterable[Any]) -> list[str]:
     return out
 
 
-def vocab_check(words: Iterable[Any], models: str | Sequence[str], *, query: str = DEFAULT_VOCAB_QUERY,
-                device: str = "cpu", revision: str | None = None) -> Any:
+def vocab_check(
+    words: Iterable[Any],
+    models: str | Sequence[str],
+    *,
+    query: str = DEFAULT_VOCAB_QUERY,
+    device: str = "cpu",
+    revision: str | None = None,
+) -> Any:
     """Whether each word is a single vocabulary token at the ``[MASK]`` of ``query``, per model (``BERT_vocab``).
 
     The token is decided by the tokenizer in context (case, ``Ġ``/``▁`` prefixes):
@@ -61,9 +67,15 @@ def vocab_check(words: Iterable[Any], models: str | Sequence[str], *, query: str
     for model in _models(models):
         with cached_masked_lm(model, device=device, revision=revision) as lm:
             for wt in word_tokens_many(lm, query, words):
-                rows.append({"model": model, "word": wt.word, "in_vocab": wt.in_vocab,
-                             "token": " ".join(lm.token_string(t) for t in wt.token_ids),
-                             "n_tokens": len(wt.token_ids)})
+                rows.append(
+                    {
+                        "model": model,
+                        "word": wt.word,
+                        "in_vocab": wt.in_vocab,
+                        "token": " ".join(lm.token_string(t) for t in wt.token_ids),
+                        "n_tokens": len(wt.token_ids),
+                    }
+                )
     return pd.DataFrame(rows, columns=["model", "word", "in_vocab", "token", "n_tokens"])
 
 
@@ -80,8 +92,14 @@ def model_info(models: str | Sequence[str], *, device: str = "cpu", revision: st
     return pd.DataFrame(rows)
 
 
-def fill_mask_check(queries: str | Sequence[str], models: str | Sequence[str], *, top_n: int = 5,
-                    device: str = "cpu", revision: str | None = None) -> Any:
+def fill_mask_check(
+    queries: str | Sequence[str],
+    models: str | Sequence[str],
+    *,
+    top_n: int = 5,
+    device: str = "cpu",
+    revision: str | None = None,
+) -> Any:
     """The ``top_n`` most probable fills of each query's ``[MASK]``, per model (``fill_mask_check``).
 
     Columns: model, query, rank, token (vocabulary string), word (decoded), log_prob, prob.
@@ -104,8 +122,15 @@ def fill_mask_check(queries: str | Sequence[str], models: str | Sequence[str], *
             for query, vector in zip(queries, results, strict=True):
                 best = np.argsort(-vector, kind="stable")[:top_n]
                 for rank, token_id in enumerate(best, start=1):
-                    rows.append({"model": model, "query": query, "rank": rank,
-                                 "token": lm.token_string(int(token_id)),
-                                 "word": lm.tokenizer.decode([int(token_id)]).strip(),
-                                 "log_prob": float(vector[token_id]), "prob": math.exp(float(vector[token_id]))})
+                    rows.append(
+                        {
+                            "model": model,
+                            "query": query,
+                            "rank": rank,
+                            "token": lm.token_string(int(token_id)),
+                            "word": lm.tokenizer.decode([int(token_id)]).strip(),
+                            "log_prob": float(vector[token_id]),
+                            "prob": math.exp(float(vector[token_id])),
+                        }
+                    )
     return pd.DataFrame(rows, columns=["model", "query", "rank", "token", "word", "log_prob", "prob"])

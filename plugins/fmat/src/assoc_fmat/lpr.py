@@ -42,10 +42,25 @@ from . import CITATION
 # "attribute" hold only what fills those placeholders ("" otherwise), "mask_group"/"mask" the candidate.
 # The roles of the output table are assigned from them at the end (see the module docstring).
 _PLACEHOLDER = {"target": "{TARGET}", "attrib": "{ATTRIB}"}
-_WORK = ["scorer", "model", "design", "context", "mask_group", "mask", "target_group", "target",
-         "attribute_group", "attribute", "value", "contrast"]
-_SIDES = {"mask": ("mask_group", "mask"), "target": ("target_group", "target"),
-          "attrib": ("attribute_group", "attribute")}
+_WORK = [
+    "scorer",
+    "model",
+    "design",
+    "context",
+    "mask_group",
+    "mask",
+    "target_group",
+    "target",
+    "attribute_group",
+    "attribute",
+    "value",
+    "contrast",
+]
+_SIDES = {
+    "mask": ("mask_group", "mask"),
+    "target": ("target_group", "target"),
+    "attrib": ("attribute_group", "attribute"),
+}
 
 
 def _check_sigma(value: float) -> float:
@@ -64,21 +79,43 @@ class LPRAnalysis(Analysis):
         Option("mask_pair", bool, True, "contrast the two [MASK] groups, words paired by position"),
         Option("target_pair", bool, True, "contrast the two {TARGET} groups, words paired by position"),
         Option("attrib_pair", bool, True, "contrast the two {ATTRIB} groups, words paired by position"),
-        Option("standardize", str, "none", "'none', 'z' (z-score within model x design x query) or 'sigma' "
-               "(divide by sigma)", choices=("none", "z", "sigma")),
-        Option("sigma", float, LPR_POPULATION_SD, "population SD of LPRs used by standardize='sigma' (Bao, "
-               "2024: sqrt(2), printed as 1.414)", check=_check_sigma),
+        Option(
+            "standardize",
+            str,
+            "none",
+            "'none', 'z' (z-score within model x design x query) or 'sigma' (divide by sigma)",
+            choices=("none", "z", "sigma"),
+        ),
+        Option(
+            "sigma",
+            float,
+            LPR_POPULATION_SD,
+            "population SD of LPRs used by standardize='sigma' (Bao, 2024: sqrt(2), printed as 1.414)",
+            check=_check_sigma,
+        ),
     )
 
     def run(self, table: Any) -> Any:
         """Compute the LPR summaries of an fmat table."""
-        return lpr(table, mask_pair=self.params["mask_pair"], target_pair=self.params["target_pair"],
-                   attrib_pair=self.params["attrib_pair"], standardize=self.params["standardize"],
-                   sigma=self.params["sigma"])
+        return lpr(
+            table,
+            mask_pair=self.params["mask_pair"],
+            target_pair=self.params["target_pair"],
+            attrib_pair=self.params["attrib_pair"],
+            standardize=self.params["standardize"],
+            sigma=self.params["sigma"],
+        )
 
 
-def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_pair: bool = True,
-        standardize: str = "none", sigma: float = LPR_POPULATION_SD) -> Any:
+def lpr(
+    table: Any,
+    *,
+    mask_pair: bool = True,
+    target_pair: bool = True,
+    attrib_pair: bool = True,
+    standardize: str = "none",
+    sigma: float = LPR_POPULATION_SD,
+) -> Any:
     """LPR table from an fmat log-probability table (see the module docstring)."""
     import numpy as np
 
@@ -109,18 +146,34 @@ def lpr(table: Any, *, mask_pair: bool = True, target_pair: bool = True, attrib_
     records = []
     for row in work.itertuples(index=False):
         fills_t, fills_a = "{TARGET}" in row.context, "{ATTRIB}" in row.context
-        target_group, target, attribute_group, attribute = (row.target_group, row.target, row.attribute_group,
-                                                            row.attribute)
+        target_group, target, attribute_group, attribute = (
+            row.target_group,
+            row.target,
+            row.attribute_group,
+            row.attribute,
+        )
         if fills_t and not fills_a:  # the [MASK] candidate is the attribute
             attribute_group, attribute = row.mask_group, row.mask
         elif not fills_t:  # the [MASK] candidate is the target
             target_group, target = row.mask_group, row.mask
-        records.append({"scorer": row.scorer, "model": row.model, "context": row.context,
-                        "target_group": target_group, "target": target, "attribute_group": attribute_group,
-                        "attribute": attribute, "measure": "lpr",
-                        "value": float(row.value) if np.isfinite(row.value) else float("nan"),
-                        "design": row.design, "mask_group": row.mask_group, "mask": row.mask,
-                        "contrast": row.contrast or "none", "standardize": standardize})
+        records.append(
+            {
+                "scorer": row.scorer,
+                "model": row.model,
+                "context": row.context,
+                "target_group": target_group,
+                "target": target,
+                "attribute_group": attribute_group,
+                "attribute": attribute,
+                "measure": "lpr",
+                "value": float(row.value) if np.isfinite(row.value) else float("nan"),
+                "design": row.design,
+                "mask_group": row.mask_group,
+                "mask": row.mask,
+                "contrast": row.contrast or "none",
+                "standardize": standardize,
+            }
+        )
     extra = ["design", "mask_group", "mask", "contrast", "standardize"]
     return from_records(records, scorer="fmat", measure="lpr", extra_columns=extra)
 
@@ -168,17 +221,24 @@ def _pair(work: Any, side: str) -> Any:
             kept.append(rows)  # one target/attribute group: nothing to contrast
             continue
         if len(groups) != 2:
-            raise DataError(f"lpr: {side} pairing needs exactly two {side} groups, design {design!r} has "
-                            f"{len(groups)} ({', '.join(groups)}); set {side}_pair=false")
+            raise DataError(
+                f"lpr: {side} pairing needs exactly two {side} groups, design {design!r} has "
+                f"{len(groups)} ({', '.join(groups)}); set {side}_pair=false"
+            )
         words = {g: list(dict.fromkeys(rows.loc[rows[gcol] == g, wcol])) for g in groups}
         if len(words[groups[0]]) != len(words[groups[1]]):
-            raise DataError(f"lpr: {side} groups of design {design!r} must have equally many words to be paired "
-                            f"by position: {groups[0]} has {len(words[groups[0]])}, {groups[1]} has "
-                            f"{len(words[groups[1]])}; set {side}_pair=false")
+            raise DataError(
+                f"lpr: {side} groups of design {design!r} must have equally many words to be paired "
+                f"by position: {groups[0]} has {len(words[groups[0]])}, {groups[1]} has "
+                f"{len(words[groups[1]])}; set {side}_pair=false"
+            )
         index = {(g, w): i for g in groups for i, w in enumerate(words[g])}
         rows = rows.assign(_i=[index[(g, w)] for g, w in zip(rows[gcol], rows[wcol], strict=True)])
-        keys = [c for c in ("model", "design", "context", *(col for pair in _SIDES.values() for col in pair))
-                if c not in (gcol, wcol)]
+        keys = [
+            c
+            for c in ("model", "design", "context", *(col for pair in _SIDES.values() for col in pair))
+            if c not in (gcol, wcol)
+        ]
         left = rows[rows[gcol] == groups[0]]
         right = rows[rows[gcol] == groups[1]]
         try:

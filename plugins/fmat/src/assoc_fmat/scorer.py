@@ -22,7 +22,7 @@ EXTRA_COLUMNS = {
     "mask": "the [MASK] candidate word as written in the stimuli",
     "sentence": "the query with {TARGET}/{ATTRIB} filled in ([MASK] kept)",
     "token": "the vocabulary token(s) the option becomes at the mask position, as the tokenizer spells them "
-             "(e.g. 'Ġman', '▁man', 'man'); several space-separated tokens when the option is out of vocabulary",
+    "(e.g. 'Ġman', '▁man', 'man'); several space-separated tokens when the option is out of vocabulary",
     "oov": "True when the option is not a single token of the model's vocabulary",
     "n_tokens": "number of tokens the option becomes at the mask position (1 = in vocabulary)",
 }
@@ -108,8 +108,16 @@ class FMATScorer(MaskedLMScorer):
         from .scoring import score_model
 
         p = self.params
-        return score_model(state.lm, decode_items(unit.payload), oov=p["oov"], weight_decay=p["weight_decay"],
-                           tokens=p["token_overrides"], max_tokens=p["max_tokens"], cache=state.cache, warn=False)
+        return score_model(
+            state.lm,
+            decode_items(unit.payload),
+            oov=p["oov"],
+            weight_decay=p["weight_decay"],
+            tokens=p["token_overrides"],
+            max_tokens=p["max_tokens"],
+            cache=state.cache,
+            warn=False,
+        )
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
         """The table of all units' rows, with one out-of-vocabulary warning per model."""

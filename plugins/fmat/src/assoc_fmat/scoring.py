@@ -57,15 +57,19 @@ def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], wor
     for key, value in (tokens or {}).items():
         if isinstance(value, Mapping):
             if not any(same_model(key, m) for m in models):
-                raise OptionError(f"option 'token_overrides': {key!r} is not one of the models being scored "
-                                  f"({', '.join(map(repr, models))}); write {{model: {{word: token}}}} with the "
-                                  "model exactly as given to models=/--model, or {word: token} for every model")
+                raise OptionError(
+                    f"option 'token_overrides': {key!r} is not one of the models being scored "
+                    f"({', '.join(map(repr, models))}); write {{model: {{word: token}}}} with the "
+                    "model exactly as given to models=/--model, or {word: token} for every model"
+                )
             unknown = [str(w) for w in value if str(w) not in words]
         else:
             unknown = [str(key)] if str(key) not in words else []
         if unknown:
-            raise OptionError(f"option 'token_overrides': {', '.join(map(repr, unknown))} is not a [MASK] candidate "
-                              "of the stimuli (overrides are keyed by the candidate word as written, case included)")
+            raise OptionError(
+                f"option 'token_overrides': {', '.join(map(repr, unknown))} is not a [MASK] candidate "
+                "of the stimuli (overrides are keyed by the candidate word as written, case included)"
+            )
 
 
 def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
@@ -84,10 +88,19 @@ def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str
     return out
 
 
-def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_decay: float = 1.0,
-                tokens: Mapping[str, Any] | None = None, max_tokens: int | None = None,
-                cache: Any = None, progress: bool = False, namespace: Namespace | None = None,
-                warn: bool = True) -> list[dict[str, Any]]:
+def score_model(
+    lm: Any,
+    items: Sequence[Item],
+    *,
+    oov: str = "nan",
+    weight_decay: float = 1.0,
+    tokens: Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    cache: Any = None,
+    progress: bool = False,
+    namespace: Namespace | None = None,
+    warn: bool = True,
+) -> list[dict[str, Any]]:
     """Table rows (dicts) with ``value = log P(option | filled query)`` for model ``lm``.
 
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
@@ -108,8 +121,12 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
             opts.append(item.option)
     word_tokens: dict[tuple[str, str], WordTokens] = word_tokens_batch(lm, options_of, overrides)
     if warn:
-        warn_about_tokens(lm.name, {wt.word for wt in word_tokens.values() if not wt.in_vocab},
-                          {wt.word for wt in word_tokens.values() if wt.context_changed}, oov)
+        warn_about_tokens(
+            lm.name,
+            {wt.word for wt in word_tokens.values() if not wt.in_vocab},
+            {wt.word for wt in word_tokens.values() if wt.context_changed},
+            oov,
+        )
 
     added: dict[tuple[str, tuple[int, ...]], int] = {}
     if oov == "add_tokens":
@@ -129,18 +146,27 @@ def score_model(lm: Any, items: Sequence[Item], *, oov: str = "nan", weight_deca
         wt = word_tokens[(item.filling.text, item.option)]
         steps = _steps(wt, oov, added, lm.mask_token_id)
         value = math.fsum(log_prob[(seq, pos, tok)] for seq, pos, tok in steps) if steps else math.nan
-        row = {"model": lm.name, "context": item.filling.query, **item.filling.roles(item.mask_group, item.option),
-               "design": item.filling.design, "sentence": item.filling.text,
-               "token": " ".join(lm.token_string(t) for t in wt.token_ids),
-               "oov": not wt.in_vocab, "n_tokens": len(wt.token_ids), "measure": "log_prob", "value": value}
+        row = {
+            "model": lm.name,
+            "context": item.filling.query,
+            **item.filling.roles(item.mask_group, item.option),
+            "design": item.filling.design,
+            "sentence": item.filling.text,
+            "token": " ".join(lm.token_string(t) for t in wt.token_ids),
+            "oov": not wt.in_vocab,
+            "n_tokens": len(wt.token_ids),
+            "measure": "log_prob",
+            "value": value,
+        }
         if not warn:
             row["context_changed"] = wt.context_changed
         rows.append(row)
     return rows
 
 
-def _steps(wt: WordTokens, oov: str, added: Mapping[tuple[str, tuple[int, ...]], int],
-           mask_token_id: int) -> list[tuple[tuple[int, ...], int, int]]:
+def _steps(
+    wt: WordTokens, oov: str, added: Mapping[tuple[str, tuple[int, ...]], int], mask_token_id: int
+) -> list[tuple[tuple[int, ...], int, int]]:
     if wt.in_vocab:
         return [(wt.masked_ids, wt.position, wt.token_ids[0])]
     if oov == "add_tokens":
@@ -150,23 +176,39 @@ def _steps(wt: WordTokens, oov: str, added: Mapping[tuple[str, tuple[int, ...]],
     return []
 
 
-def fmat_namespace(cache: Any, lm: Any, added: Mapping[tuple[str, tuple[int, ...]], int],
-                   weight_decay: float) -> Namespace:
+def fmat_namespace(
+    cache: Any, lm: Any, added: Mapping[tuple[str, tuple[int, ...]], int], weight_decay: float
+) -> Namespace:
     """The cache namespace of ``lm``'s fmat log probabilities (the temporary tokens change the softmax)."""
     from assoc.mlm.compute import model_namespace
 
-    return model_namespace(cache, lm, "fmat-log-prob", CACHE_VERSION,
-                           added=[[w, list(s), weight_decay] for (w, s) in sorted(added)])
+    return model_namespace(
+        cache, lm, "fmat-log-prob", CACHE_VERSION, added=[[w, list(s), weight_decay] for (w, s) in sorted(added)]
+    )
 
 
-def _compute(lm: Any, wanted: Mapping[tuple[tuple[int, ...], int], set[int]], namespace: Namespace | None, *,
-             max_tokens: int | None, progress: bool) -> dict[tuple[tuple[int, ...], int, int], float]:
+def _compute(
+    lm: Any,
+    wanted: Mapping[tuple[tuple[int, ...], int], set[int]],
+    namespace: Namespace | None,
+    *,
+    max_tokens: int | None,
+    progress: bool,
+) -> dict[tuple[tuple[int, ...], int, int], float]:
     from assoc.mlm import MaskRequest
     from assoc.mlm.compute import cached_log_probs
 
     requests = [MaskRequest(seq, pos, tuple(sorted(toks))) for (seq, pos), toks in wanted.items()]
-    values = cached_log_probs(lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress,
-                              desc=f"fmat {lm.name}", unit="seq")
+    values = cached_log_probs(
+        lm,
+        requests,
+        namespace,
+        chunk=CHUNK,
+        max_tokens=max_tokens,
+        progress=progress,
+        desc=f"fmat {lm.name}",
+        unit="seq",
+    )
     out: dict[tuple[tuple[int, ...], int, int], float] = {}
     for request, found in zip(requests, values, strict=True):
         for tok, value in zip(request.token_ids or (), found, strict=True):
@@ -182,12 +224,21 @@ def warn_about_tokens(model: str, missing: Iterable[str], merged: Iterable[str],
     """
     missing, merged = sorted(set(missing)), sorted(set(merged))
     if missing:
-        handled = {"nan": "their values are NaN (choose oov='add_tokens' or oov='multi_token' to score them)",
-                   "add_tokens": "they were added as temporary tokens (FMAT add.tokens; see docs/fmat.md)",
-                   "multi_token": "they were scored exactly as token sequences (oov='multi_token')"}[oov]
-        warnings.warn(f"model {model!r}: {len(missing)} candidate word(s) are not single tokens of its "
-                      f"vocabulary: {', '.join(missing)}; {handled}", OutOfVocabularyWarning, stacklevel=3)
+        handled = {
+            "nan": "their values are NaN (choose oov='add_tokens' or oov='multi_token' to score them)",
+            "add_tokens": "they were added as temporary tokens (FMAT add.tokens; see docs/fmat.md)",
+            "multi_token": "they were scored exactly as token sequences (oov='multi_token')",
+        }[oov]
+        warnings.warn(
+            f"model {model!r}: {len(missing)} candidate word(s) are not single tokens of its "
+            f"vocabulary: {', '.join(missing)}; {handled}",
+            OutOfVocabularyWarning,
+            stacklevel=3,
+        )
     if merged:
-        warnings.warn(f"model {model!r}: candidate word(s) {', '.join(merged)} change the tokens next to the mask "
-                      "when filled in (e.g. no space before or after [MASK]); check these queries",
-                      OutOfVocabularyWarning, stacklevel=3)
+        warnings.warn(
+            f"model {model!r}: candidate word(s) {', '.join(merged)} change the tokens next to the mask "
+            "when filled in (e.g. no space before or after [MASK]); check these queries",
+            OutOfVocabularyWarning,
+            stacklevel=3,
+        )

@@ -72,11 +72,17 @@ def study_designs(study: Mapping[str, Any]) -> list[Design]:
             notes.append(f"perceiver: {query['perceiver']}")
         if study.get("attrib_pairing"):
             notes.append(f"attribute pairing: {study['attrib_pairing']}")
-        designs.append(Design(
-            name=f"{study['id']}-{query['id']}", queries=(query["template"],), mask=mask or {},
-            target=_groups(study.get("targets") or {}) if "{TARGET}" in query["template"] else {},
-            attribute=_groups(study.get("attrib") or {}) if "{ATTRIB}" in query["template"] else {},
-            description=study["title"], notes=tuple(notes)))
+        designs.append(
+            Design(
+                name=f"{study['id']}-{query['id']}",
+                queries=(query["template"],),
+                mask=mask or {},
+                target=_groups(study.get("targets") or {}) if "{TARGET}" in query["template"] else {},
+                attribute=_groups(study.get("attrib") or {}) if "{ATTRIB}" in query["template"] else {},
+                description=study["title"],
+                notes=tuple(notes),
+            )
+        )
     return designs
 
 
@@ -113,9 +119,12 @@ def load_bao2024(studies: Iterable[str] | None = None) -> Stimuli:
             missing[study["id"]] = " ".join(str(study.get("missing_items", "its items are not printed")).split())
             continue
         designs.extend(study_designs(study))
-    stimuli = Bao2024Stimuli(designs, name="bao2024",
-                             description="Bao (2024) FMAT studies 2A-4D (1A-1C: items not printed)",
-                             meta={"citation": raw["meta"]["citation"]})
+    stimuli = Bao2024Stimuli(
+        designs,
+        name="bao2024",
+        description="Bao (2024) FMAT studies 2A-4D (1A-1C: items not printed)",
+        meta={"citation": raw["meta"]["citation"]},
+    )
     stimuli.missing = missing
     if studies is not None:
         return stimuli.select(list(studies), name="bao2024:" + ",".join(studies))

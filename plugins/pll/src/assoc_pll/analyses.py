@@ -15,9 +15,11 @@ from .prior import DEFAULT_FLOOR, PRIOR_SOURCES
 if TYPE_CHECKING:
     import pandas as pd
 
-WATSON = ("Watson, J., Beekhuizen, B., & Stevenson, S. (2023). What social attitudes about gender does BERT "
-          "encode? Leveraging insights from psycholinguistics. Proceedings of the 61st Annual Meeting of the "
-          "Association for Computational Linguistics (ACL 2023)")
+WATSON = (
+    "Watson, J., Beekhuizen, B., & Stevenson, S. (2023). What social attitudes about gender does BERT "
+    "encode? Leveraging insights from psycholinguistics. Proceedings of the 61st Annual Meeting of the "
+    "Association for Computational Linguistics (ACL 2023)"
+)
 
 
 def _counts_source(value: Any) -> Any:
@@ -42,16 +44,36 @@ def _choices_source(value: Any) -> Any:
 
 
 PRIOR_OPTIONS = (
-    Option("prior", str, "wordfreq", "where P(V) comes from: 'wordfreq' (offline word frequencies), 'counts' "
-           "(option counts) or 'uniform'", choices=PRIOR_SOURCES),
-    Option("counts", object, None, "with prior='counts': a CSV with columns variant,count or a mapping "
-           "variant -> count", check=_counts_source),
+    Option(
+        "prior",
+        str,
+        "wordfreq",
+        "where P(V) comes from: 'wordfreq' (offline word frequencies), 'counts' (option counts) or 'uniform'",
+        choices=PRIOR_SOURCES,
+    ),
+    Option(
+        "counts",
+        object,
+        None,
+        "with prior='counts': a CSV with columns variant,count or a mapping variant -> count",
+        check=_counts_source,
+    ),
     Option("lang", str, "en", "language of the wordfreq frequencies"),
-    Option("floor", float, DEFAULT_FLOOR, "frequency given to variants wordfreq does not list (frequency 0)",
-           check=positive),
-    Option("average_over", list, [], "what P(V|C) is averaged over: the fillers of 'attribute' and/or "
-           "'target' (Watson et al.: attribute, the 50 states), and/or the query frames ('context')",
-           check=_roles),
+    Option(
+        "floor",
+        float,
+        DEFAULT_FLOOR,
+        "frequency given to variants wordfreq does not list (frequency 0)",
+        check=positive,
+    ),
+    Option(
+        "average_over",
+        list,
+        [],
+        "what P(V|C) is averaged over: the fillers of 'attribute' and/or "
+        "'target' (Watson et al.: attribute, the 50 states), and/or the query frames ('context')",
+        check=_roles,
+    ),
 )
 
 
@@ -66,16 +88,24 @@ class PosteriorAnalysis(Analysis):
 
     name = "posterior"
     estimate_column = "posterior"
-    description = ("Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
-                   "table (tokens_scored=context) and a frequency prior (Watson et al. 2023)")
+    description = (
+        "Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
+        "table (tokens_scored=context) and a frequency prior (Watson et al. 2023)"
+    )
     citation = WATSON
     options = PRIOR_OPTIONS
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Compute P(V|C) for each variant of each design and condition."""
         p = self.params
-        return posterior_table(table, prior=p["prior"], counts=p["counts"], lang=p["lang"], floor=p["floor"],
-                               average_over=p["average_over"])
+        return posterior_table(
+            table,
+            prior=p["prior"],
+            counts=p["counts"],
+            lang=p["lang"],
+            floor=p["floor"],
+            average_over=p["average_over"],
+        )
 
 
 class LoglikAnalysis(Analysis):
@@ -90,21 +120,38 @@ class LoglikAnalysis(Analysis):
 
     name = "loglik"
     estimate_column = "mean_loglik"
-    description = ("Average log-likelihood of human choices (CSV of counts or proportions per variant and "
-                   "condition) under P(V|C), per participant group (Watson et al. 2023, Tables 1 and 5)")
+    description = (
+        "Average log-likelihood of human choices (CSV of counts or proportions per variant and "
+        "condition) under P(V|C), per participant group (Watson et al. 2023, Tables 1 and 5)"
+    )
     citation = WATSON
     options = PRIOR_OPTIONS + (
-        Option("choices", object, REQUIRED, "CSV (or data frame) of human choices: design, mask, optional "
-               "group and condition columns (target_group, target, ...), count or proportion",
-               check=_choices_source),
-        Option("by", list, [], "condition columns to break the fit down by (e.g. target_group); an 'all' row "
-               "is always included"),
+        Option(
+            "choices",
+            object,
+            REQUIRED,
+            "CSV (or data frame) of human choices: design, mask, optional "
+            "group and condition columns (target_group, target, ...), count or proportion",
+            check=_choices_source,
+        ),
+        Option(
+            "by",
+            list,
+            [],
+            "condition columns to break the fit down by (e.g. target_group); an 'all' row is always included",
+        ),
         Option("baseline", bool, True, "also report the fit of the frequency prior alone (predictor 'prior')"),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Compute the weighted mean log-likelihood of the observed human choices."""
         p = self.params
-        posterior = posterior_table(table, prior=p["prior"], counts=p["counts"], lang=p["lang"],
-                                    floor=p["floor"], average_over=p["average_over"])
+        posterior = posterior_table(
+            table,
+            prior=p["prior"],
+            counts=p["counts"],
+            lang=p["lang"],
+            floor=p["floor"],
+            average_over=p["average_over"],
+        )
         return loglik_table(posterior, read_choices(p["choices"]), by=p["by"], baseline=p["baseline"])

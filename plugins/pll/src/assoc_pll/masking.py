@@ -60,8 +60,7 @@ def encode_sentence(tokenizer: Any, text: str, max_length: int | None = None) ->
             f"{type(tokenizer).__name__} is a slow tokenizer"
         )
     # verbose=False: the length check below gives the user the one message that matters
-    encoding = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True, truncation=False,
-                         verbose=False)
+    encoding = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True, truncation=False, verbose=False)
     input_ids = tuple(int(i) for i in encoding["input_ids"])
     if max_length is not None and len(input_ids) > max_length:
         shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
@@ -109,8 +108,9 @@ def variant_positions(encoded: EncodedSentence, span: tuple[int, int]) -> frozen
     return frozenset(inside)
 
 
-def positions_to_score(encoded: EncodedSentence, which: str = "all",
-                       span: tuple[int, int] | None = None) -> tuple[int, ...]:
+def positions_to_score(
+    encoded: EncodedSentence, which: str = "all", span: tuple[int, int] | None = None
+) -> tuple[int, ...]:
     """The token positions whose log-probabilities a PLL sums.
 
     ``which``: ``"all"`` (every non-special token), ``"context"`` (all but the
@@ -133,8 +133,9 @@ def positions_to_score(encoded: EncodedSentence, which: str = "all",
     return chosen
 
 
-def masked_copy(encoded: EncodedSentence, position: int, mask_token_id: int,
-                metric: str = "original") -> tuple[int, ...]:
+def masked_copy(
+    encoded: EncodedSentence, position: int, mask_token_id: int, metric: str = "original"
+) -> tuple[int, ...]:
     """``input_ids`` with the token at ``position`` masked.
 
     ``input_ids`` with the token at ``position`` masked (and, for ``word_l2r``, the
@@ -155,7 +156,8 @@ def masked_copy(encoded: EncodedSentence, position: int, mask_token_id: int,
     return tuple(ids)
 
 
-def masked_copies(encoded: EncodedSentence, positions: Sequence[int], mask_token_id: int,
-                  metric: str = "original") -> list[tuple[int, ...]]:
+def masked_copies(
+    encoded: EncodedSentence, positions: Sequence[int], mask_token_id: int, metric: str = "original"
+) -> list[tuple[int, ...]]:
     """One masked copy per scored position (see :func:`masked_copy`)."""
     return [masked_copy(encoded, p, mask_token_id, metric) for p in positions]

@@ -125,18 +125,19 @@ def score_sentences(
     results = []
     for enc, positions, keys in zip(encoded, plans, keys_per_sentence):
         per_token = tuple(
-            TokenLogProb(position=p, token=enc.tokens[p], log_prob=log_probs[k])
-            for p, k in zip(positions, keys)
+            TokenLogProb(position=p, token=enc.tokens[p], log_prob=log_probs[k]) for p, k in zip(positions, keys)
         )
-        results.append(SentencePLL(
-            sentence=enc.text,
-            pll=math.fsum(t.log_prob for t in per_token),
-            n_scored=len(per_token),
-            n_tokens=enc.n_tokens,
-            metric=metric,
-            tokens_scored=tokens,
-            token_log_probs=per_token,
-        ))
+        results.append(
+            SentencePLL(
+                sentence=enc.text,
+                pll=math.fsum(t.log_prob for t in per_token),
+                n_scored=len(per_token),
+                n_tokens=enc.n_tokens,
+                metric=metric,
+                tokens_scored=tokens,
+                token_log_probs=per_token,
+            )
+        )
     return results
 
 
@@ -149,6 +150,14 @@ def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int | None
     from assoc.mlm.compute import cached_log_probs, model_namespace
 
     namespace = model_namespace(cache, lm, "pll-log-prob", CACHE_VERSION) if cache is not None else None
-    values = cached_log_probs(lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress,
-                              desc=f"pll {lm.name}", unit="token")
+    values = cached_log_probs(
+        lm,
+        requests,
+        namespace,
+        chunk=CHUNK,
+        max_tokens=max_tokens,
+        progress=progress,
+        desc=f"pll {lm.name}",
+        unit="token",
+    )
     return [found[0] for found in values]

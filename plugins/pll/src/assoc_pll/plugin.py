@@ -37,7 +37,13 @@ def register_stimuli(register: RegisterStimuli) -> None:
     """Register the bundled Watson et al. (2023) stimuli."""
     from .stimuli import load_watson2023, load_watson2023_they
 
-    register("watson2023", load_watson2023,
-             "Watson, Beekhuizen & Stevenson (2023): 20 role-noun sets x 24 names x 50 U.S. states")
-    register("watson2023_they", load_watson2023_they,
-             "Watson et al. (2023) singular-they frame with the paper's example antecedents (illustration)")
+    register(
+        "watson2023",
+        load_watson2023,
+        "Watson, Beekhuizen & Stevenson (2023): 20 role-noun sets x 24 names x 50 U.S. states",
+    )
+    register(
+        "watson2023_they",
+        load_watson2023_they,
+        "Watson et al. (2023) singular-they frame with the paper's example antecedents (illustration)",
+    )

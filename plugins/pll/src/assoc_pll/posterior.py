@@ -72,8 +72,10 @@ def _condition_frame(table: pd.DataFrame) -> pd.DataFrame:
     """
     missing = [c for c in ("design", "mask_group", "mask") if c not in table.columns]
     if missing:
-        raise TableError(f"the table lacks column(s) {', '.join(missing)}: the posterior needs a table "
-                         "from a query-based scorer (pll)")
+        raise TableError(
+            f"the table lacks column(s) {', '.join(missing)}: the posterior needs a table "
+            "from a query-based scorer (pll)"
+        )
     frame = table.copy()
     for role in ROLES:
         carries_option = (frame[f"{role}_group"] == frame["mask_group"]) & (frame[role] == frame["mask"])
@@ -111,7 +113,8 @@ def posterior_table(
             raise DataError(
                 f"the posterior P(V|C) needs PLLs of the context tokens only (pll option tokens_scored='context'); "
                 f"this table scored {', '.join(map(repr, bad))} tokens, which would count the variant's own "
-                "tokens as evidence")
+                "tokens as evidence"
+            )
     if rows["value"].isna().any():
         first = rows[rows["value"].isna()].iloc[0]
         raise DataError(f"missing PLL for variant {first['mask']!r} in {first.get('sentence', first['context'])!r}")
@@ -124,45 +127,78 @@ def posterior_table(
     for (model, design), per_design in frame.groupby(["model", "design"], sort=False):
         variants = list(dict.fromkeys(zip(per_design["mask_group"], per_design["mask"])))
         if len(variants) < 2:
-            raise DataError(f"design {design!r}, model {model!r} has only one variant "
-                            f"({', '.join(repr(v) for _, v in variants)}); P(V|C) compares the variants of a set, "
-                            "so a set needs at least two [MASK] candidates")
+            raise DataError(
+                f"design {design!r}, model {model!r} has only one variant "
+                f"({', '.join(repr(v) for _, v in variants)}); P(V|C) compares the variants of a set, "
+                "so a set needs at least two [MASK] candidates"
+            )
         priors = prior_probabilities(freqs[v].frequency for _, v in variants)
         for key, condition in per_design.groupby(keys, sort=False):
             found = list(zip(condition["mask_group"], condition["mask"]))
             if len(found) != len(set(found)):
-                raise DataError(f"design {design!r}, model {model!r}: a variant occurs twice in condition "
-                                f"{dict(zip(keys, key))}; combine tables of one scorer run (one metric) only")
+                raise DataError(
+                    f"design {design!r}, model {model!r}: a variant occurs twice in condition "
+                    f"{dict(zip(keys, key))}; combine tables of one scorer run (one metric) only"
+                )
             lacking = [v for v in variants if v not in set(found)]
             if lacking:
-                raise DataError(f"design {design!r}, model {model!r}: condition {dict(zip(keys, key))} lacks "
-                                f"variant(s) {', '.join(repr(v) for _, v in lacking)} that other conditions have")
+                raise DataError(
+                    f"design {design!r}, model {model!r}: condition {dict(zip(keys, key))} lacks "
+                    f"variant(s) {', '.join(repr(v) for _, v in lacking)} that other conditions have"
+                )
             by_variant = dict(zip(found, condition["value"].astype(float)))
             loglik = [by_variant[v] for v in variants]
             post = bayes_posterior(loglik, priors)
             for (group, variant), ll, p, q in zip(variants, loglik, priors, post):
                 f = freqs[variant]
-                out.append({**dict(zip(keys, key)), "mask_group": group, "mask": variant,
-                            "log_likelihood": ll, "frequency": f.frequency, "frequency_floored": f.floored,
-                            "prior": p, "posterior": float(q)})
+                out.append(
+                    {
+                        **dict(zip(keys, key)),
+                        "mask_group": group,
+                        "mask": variant,
+                        "log_likelihood": ll,
+                        "frequency": f.frequency,
+                        "frequency_floored": f.floored,
+                        "prior": p,
+                        "posterior": float(q),
+                    }
+                )
     result = pd.DataFrame(out)
     result["n_averaged"] = 1
     if average_over:
         result[list(average_over)] = ""
         group_keys = keys + ["mask_group", "mask"]
-        result = (result.groupby(group_keys, sort=False)
-                  .agg(log_likelihood=("log_likelihood", "mean"), frequency=("frequency", "first"),
-                       frequency_floored=("frequency_floored", "first"), prior=("prior", "first"),
-                       posterior_sd=("posterior", lambda s: float(s.std(ddof=1)) if len(s) > 1 else float("nan")),
-                       posterior=("posterior", "mean"), n_averaged=("posterior", "size"))
-                  .reset_index())
+        result = (
+            result.groupby(group_keys, sort=False)
+            .agg(
+                log_likelihood=("log_likelihood", "mean"),
+                frequency=("frequency", "first"),
+                frequency_floored=("frequency_floored", "first"),
+                prior=("prior", "first"),
+                posterior_sd=("posterior", lambda s: float(s.std(ddof=1)) if len(s) > 1 else float("nan")),
+                posterior=("posterior", "mean"),
+                n_averaged=("posterior", "size"),
+            )
+            .reset_index()
+        )
         result["averaged_over"] = ",".join(average_over)
     else:
         result["posterior_sd"] = float("nan")
         result["averaged_over"] = ""
     result["prior_source"] = prior
-    columns = keys + ["mask_group", "mask", "log_likelihood", "frequency", "frequency_floored", "prior",
-                      "posterior", "posterior_sd", "n_averaged", "averaged_over", "prior_source"]
+    columns = keys + [
+        "mask_group",
+        "mask",
+        "log_likelihood",
+        "frequency",
+        "frequency_floored",
+        "prior",
+        "posterior",
+        "posterior_sd",
+        "n_averaged",
+        "averaged_over",
+        "prior_source",
+    ]
     return result[columns]
 
 
@@ -206,8 +242,9 @@ def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence[str] = (),
-                 baseline: bool = True) -> pd.DataFrame:
+def loglik_table(
+    posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence[str] = (), baseline: bool = True
+) -> pd.DataFrame:
     """Average log-likelihood of human choices under P(V|C), per model and participant group.
 
     ``posterior`` comes from :func:`posterior_table`; ``choices`` from :func:`read_choices`.
@@ -223,8 +260,9 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
     for column in by:
         if column not in match and column != "group":
             raise DataError(f"cannot break down by {column!r}: the choices have no such condition column")
-    weight_name = "count" if "count" in choices.columns else ("proportion" if "proportion" in choices.columns
-                                                              else "rows")
+    weight_name = (
+        "count" if "count" in choices.columns else ("proportion" if "proportion" in choices.columns else "rows")
+    )
     out = []
     for model, per_model in posterior.groupby("model", sort=False):
         keys = match + ["mask"]
@@ -232,12 +270,16 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
         if dup.any():
             # what varies within one condition of the choices (not across designs, whose queries differ)
             within = per_model.loc[dup].groupby(keys, sort=False, dropna=False)
-            varying = [c for c in FILLER_COLUMNS + ("context",) if c not in match
-                       and bool((within[c].nunique(dropna=False) > 1).any())]
+            varying = [
+                c
+                for c in FILLER_COLUMNS + ("context",)
+                if c not in match and bool((within[c].nunique(dropna=False) > 1).any())
+            ]
             raise DataError(
                 f"model {model!r}: the choices identify a condition by {', '.join(match)}, but the model's "
                 f"posterior also varies by {', '.join(varying) or 'context'}; average over it "
-                "(option average_over) or add those columns to the choices")
+                "(option average_over) or add those columns to the choices"
+            )
         merged = choices.merge(per_model[keys + ["posterior", "prior"]], on=keys, how="left")
         unmatched = merged[merged["posterior"].isna()]
         if not unmatched.empty:
@@ -246,10 +288,13 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
                 raise DataError(
                     f"model {model!r}: the choices name design(s) {', '.join(map(repr, absent))} that are not in "
                     f"the table (it has {', '.join(map(repr, dict.fromkeys(per_model['design'])))}); keep only the "
-                    "choices of the scored designs (e.g. split the choices of three-way and two-way sets)")
+                    "choices of the scored designs (e.g. split the choices of three-way and two-way sets)"
+                )
             first = unmatched.iloc[0]
-            raise DataError(f"model {model!r}: no model posterior for the choice of {first['mask']!r} in "
-                            f"{ {c: first[c] for c in match} }; check design names and variant spellings")
+            raise DataError(
+                f"model {model!r}: no model posterior for the choice of {first['mask']!r} in "
+                f"{ {c: first[c] for c in match} }; check design names and variant spellings"
+            )
         for predictor in (("model", "posterior"), ("prior", "prior")) if baseline else (("model", "posterior"),):
             label, column = predictor
             logp = np.log(merged[column].astype(float))
@@ -262,12 +307,17 @@ def loglik_table(posterior: pd.DataFrame, choices: pd.DataFrame, *, by: Sequence
                     total = float(part["weight"].sum())
                     if not total > 0:
                         continue
-                    out.append({
-                        "model": model, "predictor": label, "group": key[0], "by": name,
-                        "level": key[1] if column_by else "all",
-                        "mean_loglik": float(part["_ll"].sum()) / total,
-                        "n_observations": total if weight_name != "proportion" else float("nan"),
-                        "n_choice_rows": int(len(part)),
-                        "weights": weight_name,
-                    })
+                    out.append(
+                        {
+                            "model": model,
+                            "predictor": label,
+                            "group": key[0],
+                            "by": name,
+                            "level": key[1] if column_by else "all",
+                            "mean_loglik": float(part["_ll"].sum()) / total,
+                            "n_observations": total if weight_name != "proportion" else float("nan"),
+                            "n_choice_rows": int(len(part)),
+                            "weights": weight_name,
+                        }
+                    )
     return pd.DataFrame(out)

@@ -41,8 +41,9 @@ class Frequency:
     floored: bool = False
 
 
-def wordfreq_frequencies(variants: Iterable[str], lang: str = "en",
-                         floor: float = DEFAULT_FLOOR) -> dict[str, Frequency]:
+def wordfreq_frequencies(
+    variants: Iterable[str], lang: str = "en", floor: float = DEFAULT_FLOOR
+) -> dict[str, Frequency]:
     """Frequencies from ``wordfreq.word_frequency(variant, lang)``; zeros replaced by ``floor``."""
     try:
         import wordfreq
@@ -77,8 +78,10 @@ def read_counts(source: str | Path | Mapping[str, Any]) -> dict[str, float]:
         frame = read_data_file(path, what="prior counts", all_text=True)
         fields = set(map(str, frame.columns))
         if not {"variant", "count"} <= fields:
-            raise DataError(f"prior counts file {path} needs columns 'variant' and 'count' "
-                            f"(has {', '.join(sorted(fields)) or 'none'})")
+            raise DataError(
+                f"prior counts file {path} needs columns 'variant' and 'count' "
+                f"(has {', '.join(sorted(fields)) or 'none'})"
+            )
         items = list(zip(frame["variant"], frame["count"]))
         where = str(path)
     counts: dict[str, float] = {}
@@ -96,9 +99,14 @@ def read_counts(source: str | Path | Mapping[str, Any]) -> dict[str, float]:
     return counts
 
 
-def variant_frequencies(variants: Iterable[str], source: str = "wordfreq", *,
-                        counts: str | Path | Mapping[str, Any] | None = None,
-                        lang: str = "en", floor: float = DEFAULT_FLOOR) -> dict[str, Frequency]:
+def variant_frequencies(
+    variants: Iterable[str],
+    source: str = "wordfreq",
+    *,
+    counts: str | Path | Mapping[str, Any] | None = None,
+    lang: str = "en",
+    floor: float = DEFAULT_FLOOR,
+) -> dict[str, Frequency]:
     """The frequency f(V) of every variant from ``source`` (see the module docstring)."""
     variants = list(dict.fromkeys(variants))
     if source == "uniform":

@@ -43,8 +43,12 @@ def sentence_rows(items: Sequence[MaskItem]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in items:
         sentence, span = item.sentence()
-        row: dict[str, str] = {"context": item.filling.query, **item.roles(), "design": item.filling.design,
-                               "sentence": sentence}
+        row: dict[str, str] = {
+            "context": item.filling.query,
+            **item.roles(),
+            "design": item.filling.design,
+            "sentence": sentence,
+        }
         out.append({"row": row, "span": span})
     return out
 
@@ -60,8 +64,10 @@ class PLLScorer(MaskedLMScorer):
     """
 
     name = "pll"
-    description = ("Pseudo-log-likelihood of each sentence with [MASK] filled by each candidate (masked LMs; "
-                   "whole sentence, or the context given the option)")
+    description = (
+        "Pseudo-log-likelihood of each sentence with [MASK] filled by each candidate (masked LMs; "
+        "whole sentence, or the context given the option)"
+    )
     citation = CITATION
     measure = "pll"
     requires_models = True
@@ -73,7 +79,7 @@ class PLLScorer(MaskedLMScorer):
         "sentence": "the scored sentence: the query with the variant and {TARGET}/{ATTRIB} filled",
         "pll_metric": "masking metric: original (Salazar et al. 2020) or word_l2r (Kauf & Ivanova 2023)",
         "tokens_scored": "which tokens' log-probabilities are summed: all, context (all but the variant's: "
-                         "log P(C|V)) or variant",
+        "log P(C|V)) or variant",
         "n_scored": "number of tokens scored",
         "n_tokens": "number of tokens in the sentence (without special tokens)",
         "pll_sum": "sum of the scored tokens' log-probabilities (natural log)",
@@ -81,14 +87,31 @@ class PLLScorer(MaskedLMScorer):
         "token_log_probs": "(option per_token) JSON list of [position, token, log_prob] of the scored tokens",
     }
     options = (
-        Option("metric", str, "original", "masking metric: 'original' masks one token at a time; 'word_l2r' "
-               "also masks the later sub-tokens of the same word", choices=METRICS),
-        Option("tokens_scored", str, "all", "tokens to score: 'all', 'context' (exclude the variant's tokens: log "
-               "P(C|V), as Nangia et al. 2020 and Watson et al. 2023) or 'variant' (the output column of the same "
-               "name)",
-               choices=TOKEN_SELECTIONS, renamed_from=("tokens",)),
-        Option("reduction", str, "sum", "the value column: 'sum' (the PLL) or 'mean' (PLL per scored token)",
-               choices=("sum", "mean")),
+        Option(
+            "metric",
+            str,
+            "original",
+            "masking metric: 'original' masks one token at a time; 'word_l2r' "
+            "also masks the later sub-tokens of the same word",
+            choices=METRICS,
+        ),
+        Option(
+            "tokens_scored",
+            str,
+            "all",
+            "tokens to score: 'all', 'context' (exclude the variant's tokens: log "
+            "P(C|V), as Nangia et al. 2020 and Watson et al. 2023) or 'variant' (the output column of the same "
+            "name)",
+            choices=TOKEN_SELECTIONS,
+            renamed_from=("tokens",),
+        ),
+        Option(
+            "reduction",
+            str,
+            "sum",
+            "the value column: 'sum' (the PLL) or 'mean' (PLL per scored token)",
+            choices=("sum", "mean"),
+        ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
         MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
@@ -116,18 +139,32 @@ class PLLScorer(MaskedLMScorer):
         p = self.params
         items = sentence_rows(decode_items(unit.payload))
         results = score_sentences(
-            state.lm, [it["row"]["sentence"] for it in items], [it["span"] for it in items],
-            metric=p["metric"], tokens=p["tokens_scored"], max_tokens=p["max_tokens"], cache=state.cache)
+            state.lm,
+            [it["row"]["sentence"] for it in items],
+            [it["span"] for it in items],
+            metric=p["metric"],
+            tokens=p["tokens_scored"],
+            max_tokens=p["max_tokens"],
+            cache=state.cache,
+        )
         records = []
         for item, result in zip(items, results, strict=True):
-            row = {"model": unit.model, **item["row"], "measure": self.measure,
-                   "value": result.pll if p["reduction"] == "sum" else result.mean,
-                   "pll_metric": result.metric, "tokens_scored": result.tokens_scored,
-                   "n_scored": result.n_scored, "n_tokens": result.n_tokens,
-                   "pll_sum": result.pll, "pll_mean": result.mean}
+            row = {
+                "model": unit.model,
+                **item["row"],
+                "measure": self.measure,
+                "value": result.pll if p["reduction"] == "sum" else result.mean,
+                "pll_metric": result.metric,
+                "tokens_scored": result.tokens_scored,
+                "n_scored": result.n_scored,
+                "n_tokens": result.n_tokens,
+                "pll_sum": result.pll,
+                "pll_mean": result.mean,
+            }
             if p["per_token"]:
                 row["token_log_probs"] = json.dumps(
-                    [[t.position, t.token, t.log_prob] for t in result.token_log_probs], ensure_ascii=False)
+                    [[t.position, t.token, t.log_prob] for t in result.token_log_probs], ensure_ascii=False
+                )
             records.append(row)
         return records
 

@@ -55,39 +55,47 @@ def role_noun_designs() -> list[Design]:
         for entry in part["role_noun_sets"][kind]:
             unmarked = entry[groups[-1]]
             article = "an" if unmarked in _AN_SETS else "a"
-            designs.append(Design(
-                name=_set_name(unmarked),
-                # No final period: the authors' code builds f"{name} is {determiner} {role} from {state}".
-                queries=(f"{{TARGET}} is {article} [MASK] from {{ATTRIB}}",),
-                mask={group: (entry[group],) for group in groups},
-                target=names,
-                attribute=states,
-                description=f"Watson et al. (2023) {kind.replace('_', '-')} role-noun set "
-                            f"{', '.join(entry['as_printed'])}",
-            ))
+            designs.append(
+                Design(
+                    name=_set_name(unmarked),
+                    # No final period: the authors' code builds f"{name} is {determiner} {role} from {state}".
+                    queries=(f"{{TARGET}} is {article} [MASK] from {{ATTRIB}}",),
+                    mask={group: (entry[group],) for group in groups},
+                    target=names,
+                    attribute=states,
+                    description=f"Watson et al. (2023) {kind.replace('_', '-')} role-noun set "
+                    f"{', '.join(entry['as_printed'])}",
+                )
+            )
     return designs
 
 
 def load_watson2023() -> Stimuli:
     """The 20 role-noun designs of Watson et al. (2023)."""
     data = watson2023_data()
-    return Stimuli(role_noun_designs(), name="watson2023",
-                   description="Watson, Beekhuizen & Stevenson (2023) role-noun sets x 24 names x 50 states",
-                   meta={"citation": data["meta"]["citation"]})
+    return Stimuli(
+        role_noun_designs(),
+        name="watson2023",
+        description="Watson, Beekhuizen & Stevenson (2023) role-noun sets x 24 names x 50 states",
+        meta={"citation": data["meta"]["citation"]},
+    )
 
 
 def load_watson2023_they() -> Stimuli:
     """The singular-they frame with the antecedent examples of Watson et al.'s Table 3."""
     part = watson2023_data()["part2_singular_they"]
-    examples = {row["type"]: row["example"] for row in part["antecedent_types_table3"]
-                if row["type"] != "Inanimate Control"}
+    examples = {
+        row["type"]: row["example"] for row in part["antecedent_types_table3"] if row["type"] != "Inanimate Control"
+    }
     design = Design(
         name="they_examples",
         queries=("{TARGET} said [MASK] would be coming late to dinner.",),
         mask={"they": ("they",)},
-        target={kind.lower().replace(", ", "_").replace(" ", "_").replace("-", "_"): (example,)
-                for kind, example in examples.items()},
+        target={
+            kind.lower().replace(", ", "_").replace(" ", "_").replace("-", "_"): (example,)
+            for kind, example in examples.items()
+        },
         description="Singular-they frame of Camilliere et al. (2021) / Watson et al. (2023), one printed "
-                    "example antecedent per type (the 335 original items are unpublished)",
+        "example antecedent per type (the 335 original items are unpublished)",
     )
     return Stimuli([design], name="watson2023_they", meta={"citation": watson2023_data()["meta"]["citation"]})

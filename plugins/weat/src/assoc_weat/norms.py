@@ -80,8 +80,9 @@ def _to_norms(words: pd.Series, valences: pd.Series, source: str) -> Norms:
     numbers = pd.to_numeric(valences, errors="coerce")
     bad = words[numbers.isna() | (words == "")]
     if len(bad):
-        raise DataError(f"valence norms {source}: {len(bad)} row(s) without a word or a numeric valence "
-                        f"(first: {bad.iloc[0]!r})")
+        raise DataError(
+            f"valence norms {source}: {len(bad)} row(s) without a word or a numeric valence (first: {bad.iloc[0]!r})"
+        )
     duplicated = words[words.duplicated()]
     if len(duplicated):
         raise DataError(f"valence norms {source}: word {duplicated.iloc[0]!r} appears more than once")

@@ -40,8 +40,11 @@ def register_stimuli(register: RegisterStimuli) -> None:
     from .bundled import load_caliskan, load_valnorm
 
     register("caliskan", load_caliskan, "Caliskan, Bryson & Narayanan (2017): the 10 WEAT tests, weat1..weat10")
-    register("valnorm", load_valnorm,
-             "Toney & Caliskan (2021) ValNorm lists, 7 languages: <lang>-flowers-insects, <lang>-instruments-weapons")
+    register(
+        "valnorm",
+        load_valnorm,
+        "Toney & Caliskan (2021) ValNorm lists, 7 languages: <lang>-flowers-insects, <lang>-instruments-weapons",
+    )
 
 
 @hookimpl

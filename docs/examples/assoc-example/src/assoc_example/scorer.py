@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def char_ngrams(word: str, n: int, lowercase: bool = True) -> Counter[str]:
     """Counts of the character n-grams of ``word`` padded with spaces (so short words still have n-grams)."""
     padded = f" {word.lower() if lowercase else word} "
-    return Counter(padded[i:i + n] for i in range(len(padded) - n + 1))
+    return Counter(padded[i : i + n] for i in range(len(padded) - n + 1))
 
 
 def cosine(a: Counter[str], b: Counter[str]) -> float:
@@ -54,9 +54,17 @@ class CharNgramScorer(Scorer):
                 for target_group, target, attribute_group, attribute in design.word_pairs():
                     lower = self.params["lowercase"]
                     value = cosine(char_ngrams(target, n, lower), char_ngrams(attribute, n, lower))
-                    rows.append({"model": model, "target_group": target_group, "target": target,
-                                 "attribute_group": attribute_group, "attribute": attribute,
-                                 "value": value, "n": n})
+                    rows.append(
+                        {
+                            "model": model,
+                            "target_group": target_group,
+                            "target": target,
+                            "attribute_group": attribute_group,
+                            "attribute": attribute,
+                            "value": value,
+                            "n": n,
+                        }
+                    )
         return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=["n"])
 
     @staticmethod
