@@ -38,6 +38,21 @@ def role_columns(table: pd.DataFrame, *, exclude: Sequence[str] = ()) -> list[st
     return [c for c in ROLE_COLUMNS if c in table.columns and c not in exclude]
 
 
+#: The ``by`` option of the analyses that fit one model per group; resolved by :func:`by_columns`.
+MODEL_BY_OPTION = Option(
+    "by",
+    list,
+    None,
+    "columns to fit separate models for (default: scorer and model, those present)",
+    check=column_list,
+)
+
+
+def by_columns(by: Sequence[str] | None, frame: pd.DataFrame) -> list[str]:
+    """The ``by`` columns as given, or by default ``scorer`` and ``model`` where ``frame`` has them."""
+    return list(by) if by is not None else [c for c in ("scorer", "model") if c in frame.columns]
+
+
 def require_columns(table: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
     """Raise :class:`TableError` naming the columns of ``what`` the table lacks."""
     missing = [c for c in columns if c not in table.columns]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import column_list, confidence_level, groups, require_columns
+from ._common import by_columns, column_list, confidence_level, groups, require_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,7 +137,7 @@ class CorrelationTableAnalysis(Analysis):
                 else read_data_file(second, what="second table", text_columns=[second_key])
             )
         second = self._wide(second)
-        by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in first.columns]
+        by = by_columns(p["by"], first)
         require_columns(first, [key, *by], what="correlation_table")
         if second_key not in second.columns:
             raise DataError(

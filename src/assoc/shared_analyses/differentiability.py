@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import Option
 
-from ._common import column_list, groups, require_columns
+from ._common import MODEL_BY_OPTION, by_columns, column_list, groups, require_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,13 +54,7 @@ class DifferentiabilityAnalysis(Analysis):
             "grouping column(s) with random intercepts (the category); an empty list fits OLS",
             check=column_list,
         ),
-        Option(
-            "by",
-            list,
-            None,
-            "columns to fit separate models for (default: scorer and model, those present)",
-            check=column_list,
-        ),
+        MODEL_BY_OPTION,
         Option("quadratic", bool, True, "include direction^2 (the paper's model); false: linear only"),
         Option("reml", bool, True, "estimate the mixed model by REML (true, lme4's default) or ML"),
         Option("confidence", float, 0.95, "confidence level of the coefficient intervals"),
@@ -79,7 +73,7 @@ class DifferentiabilityAnalysis(Analysis):
         p = self.params
         wide, stems = stereotype_wide(table, what="differentiability")
         dimensions = pick_dimensions(p["dimensions"], stems, what="differentiability")
-        by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in wide.columns]
+        by = by_columns(p["by"], wide)
         random = p["random"]
         if len(random) > 1:
             raise DataError("differentiability: give at most one random-intercept column (the category)")

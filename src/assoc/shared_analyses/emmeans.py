@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import column_list, confidence_level, groups, require_columns
+from ._common import MODEL_BY_OPTION, by_columns, column_list, confidence_level, groups, require_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,13 +72,7 @@ class EmmeansAnalysis(Analysis):
             "compare only these levels of the factor (the data is restricted first)",
             check=column_list,
         ),
-        Option(
-            "by",
-            list,
-            None,
-            "columns to fit separate models for (default: scorer and model, those present)",
-            check=column_list,
-        ),
+        MODEL_BY_OPTION,
         Option(
             "adjust",
             str,
@@ -120,7 +114,7 @@ class EmmeansAnalysis(Analysis):
             )
         factor = p["factor"]
         formula = p["formula"] or f"{p['outcome']} ~ C({factor})"
-        by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in data.columns]
+        by = by_columns(p["by"], data)
         require_columns(data, [factor, *p["random"], *by], what="emmeans")
         if p["levels"] is not None:
             unknown = [v for v in p["levels"] if v not in set(data[factor].astype(str))]

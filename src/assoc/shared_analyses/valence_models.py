@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis import Analysis
 from assoc.options import REQUIRED, Option
 
-from ._common import PREDICTOR_TABLE_OPTIONS, column_list, confidence_level, groups, require_columns
+from ._common import (
+    MODEL_BY_OPTION,
+    PREDICTOR_TABLE_OPTIONS,
+    by_columns,
+    column_list,
+    confidence_level,
+    groups,
+    require_columns,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,13 +66,7 @@ class ValenceModelsAnalysis(Analysis):
             "an empty list fits OLS (e.g. one term per category)",
             check=column_list,
         ),
-        Option(
-            "by",
-            list,
-            None,
-            "columns to fit separate models for (default: scorer and model, those present)",
-            check=column_list,
-        ),
+        MODEL_BY_OPTION,
         Option("reml", bool, True, "coefficients from REML fits (lme4's default); comparisons always use ML"),
         Option("confidence", float, 0.95, "confidence level of the coefficient intervals", check=confidence_level),
         *PREDICTOR_TABLE_OPTIONS,
@@ -96,7 +98,7 @@ class ValenceModelsAnalysis(Analysis):
                 f"valence_models: the valence column name {valence!r} must be a Python identifier "
                 f"(letters, digits, '_'); rename it"
             )
-        by = p["by"] if p["by"] is not None else [c for c in ("scorer", "model") if c in wide.columns]
+        by = by_columns(p["by"], wide)
         require_columns(wide, [valence, *p["random"], *by], what="valence_models")
         formulas = nested_valence_formulas(valence, dims)
         used = [valence, *p["random"], *(f"{d}_{m}" for d in dims for m in ("direction", "representativeness"))]

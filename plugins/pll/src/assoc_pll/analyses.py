@@ -77,6 +77,18 @@ PRIOR_OPTIONS = (
 )
 
 
+def posterior_from_options(table: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
+    """P(V|C) of a ``pll`` table with the prior that ``params`` (the :data:`PRIOR_OPTIONS`) describe."""
+    return posterior_table(
+        table,
+        prior=params["prior"],
+        counts=params["counts"],
+        lang=params["lang"],
+        floor=params["floor"],
+        average_over=params["average_over"],
+    )
+
+
 class PosteriorAnalysis(Analysis):
     """Posterior probability of each variant given its context (Bayes' rule).
 
@@ -97,15 +109,7 @@ class PosteriorAnalysis(Analysis):
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Compute P(V|C) for each variant of each design and condition."""
-        p = self.params
-        return posterior_table(
-            table,
-            prior=p["prior"],
-            counts=p["counts"],
-            lang=p["lang"],
-            floor=p["floor"],
-            average_over=p["average_over"],
-        )
+        return posterior_from_options(table, self.params)
 
 
 class LoglikAnalysis(Analysis):
@@ -146,12 +150,5 @@ class LoglikAnalysis(Analysis):
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Compute the weighted mean log-likelihood of the observed human choices."""
         p = self.params
-        posterior = posterior_table(
-            table,
-            prior=p["prior"],
-            counts=p["counts"],
-            lang=p["lang"],
-            floor=p["floor"],
-            average_over=p["average_over"],
-        )
+        posterior = posterior_from_options(table, p)
         return loglik_table(posterior, read_choices(p["choices"]), by=p["by"], baseline=p["baseline"])
