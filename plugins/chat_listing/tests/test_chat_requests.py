@@ -68,8 +68,11 @@ def test_prompts_match_the_shared_stimuli_file():
 
 def test_robustness_prompt_and_custom_prompts(server):
     score(server, listing_prompt="robustness", system_prompt="", n_items=5)
-    body = server.chat_requests()[0].body
-    assert body["messages"] == [{"role": "user", "content": "List 5 characteristics that you believe describe nurses."}]
+    # requests run concurrently, so they reach the server in any order: find the one for "nurses"
+    messages = [r.body["messages"] for r in server.chat_requests()]
+    nurses = [m for m in messages if "nurses" in m[-1]["content"]]
+    assert nurses == [[{"role": "user", "content": "List 5 characteristics that you believe describe nurses."}]]
+    assert all(len(m) == 1 and m[0]["role"] == "user" for m in messages)  # no system message when it is empty
     server.reset()
     table = score(
         server, listing_prompt="Name {n_items} traits of [target]!", n_items=3, samples=2, seed=7, max_tokens=100

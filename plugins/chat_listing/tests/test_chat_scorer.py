@@ -91,6 +91,7 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
         texts += [str(w.message) for w in caught]
         # the key did reach the server (so this test is not vacuous)
         assert {r.headers.get("authorization") for r in server.chat_requests()} == {f"Bearer {SECRET}"}
+        assert "Nicolas, G., & Caliskan, A. (2024)" in str(table.assoc.cite())
         assoc.write_table(table, tmp_path / "chat.csv")
         assoc.write_table(table, tmp_path / "chat.parquet")
         texts.append(repr(table.attrs))

@@ -110,6 +110,7 @@ def test_scorer_conforms(bert_dir):
 
 def test_replication_pipeline_on_a_tiny_model(bert_dir, tmp_path):
     table = api.score("pll", SMALL, [bert_dir], progress=False, tokens_scored="context")
+    assert "Salazar, J., Liang, D." in str(table.assoc.cite())
     counts = {"firewoman": 1, "fireman": 10, "firefighter": 5}
     posterior = check_analysis("posterior", table, {"prior": "counts", "counts": counts, "average_over": ["attribute"]})
     assert len(posterior) == 2 * 3

@@ -38,6 +38,7 @@ def brute_force_top(model, term, vocabulary, k, ceiling):
 def test_top_words_match_brute_force(minilm, cache_dir):
     table = assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=10, progress=False)
     assert set(table["attribute_group"]) == {"top_words"} and set(table["measure"]) == {"cosine"}
+    assert "Nicolas, G., & Caliskan, A. (2024)" in str(table.assoc.cite())
     for term in ["nurse", "doctor", "teenagers"]:
         rows = table[table["target"] == term].sort_values("rank")
         words, cosines, n_above = brute_force_top(minilm, term, SMALL_VOCABULARY, 10, 0.7)
@@ -135,6 +136,7 @@ SEAT = {
 def test_seat_mode_is_a_weat_table_and_weat_matches_by_hand(minilm, cache_dir):
     table = assoc.score("sbert_cosine", SEAT, [MODEL], template="This is {word}.", progress=False)
     assert len(table) == 36 and set(table["context"]) == {"This is {word}."}
+    assert "May, C., Wang, A." in str(table.assoc.cite())
     texts = {w: f"This is {w}." for group in (*SEAT["target"].values(), *SEAT["attribute"].values()) for w in group}
     vectors = {w: v.astype(np.float64) for w, v in zip(texts, embed(minilm, list(texts.values())))}
 
@@ -165,6 +167,7 @@ def test_valence_by_hand(minilm, cache_dir):
     weat1 = Stimuli.load("caliskan:weat1").designs[0]
     table = assoc.score("sbert_valence", TERMS, [MODEL], progress=False)
     assert set(table["measure"]) == {"valence"} and (table["n_positive"] == 25).all()
+    assert "Nicolas, G., & Caliskan, A. (2024)" in str(table.assoc.cite())
     positive = embed(minilm, weat1.attribute["Pleasant"]).astype(np.float64)
     negative = embed(minilm, weat1.attribute["Unpleasant"]).astype(np.float64)
     vector = positive.mean(axis=0) - negative.mean(axis=0)

@@ -27,6 +27,7 @@ def model(tmp_path):
 
 def test_table_holds_cosines(model):
     table = assoc.score("weat", STIMULI, [model])
+    assert "Caliskan" in str(table.assoc.cite())
     # provenance identifies the embedding by the sha256 of its files (matrix, then vocabulary)
     import hashlib
     from pathlib import Path

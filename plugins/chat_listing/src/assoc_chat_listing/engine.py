@@ -305,19 +305,33 @@ async def _send_all(
                 report.count_retry(reason)
                 await asyncio.sleep(wait if wait is not None else _backoff(attempt, settings, rng))
 
+    stopped = asyncio.Event()
+
+    async def guarded(request: ChatRequest) -> None:
+        try:
+            await one(request)
+        finally:
+            if stop:
+                stopped.set()
+
     start = time.perf_counter()
     try:
-        tasks = [asyncio.ensure_future(one(r)) for r in requests]
-        pending = set(tasks)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                task.result()
-            if stop:
-                for task in pending:
+        tasks = [asyncio.ensure_future(guarded(r)) for r in requests]
+        # One wait on "all done" or "stop", not an asyncio.wait over every pending task after each
+        # completion: that re-registers a callback on each of n tasks n times (O(n^2); about a third of
+        # the client's CPU at 2,000 requests).
+        everything = asyncio.gather(*tasks)
+        stop_wait = asyncio.ensure_future(stopped.wait())
+        try:
+            await asyncio.wait({everything, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop_wait.cancel()
+            if not everything.done():
+                for task in tasks:
                     task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                break
+                await asyncio.gather(*tasks, return_exceptions=True)
+        if not stop:
+            everything.result()  # an unexpected error inside a request is raised here
     finally:
         report.seconds = time.perf_counter() - start
         await client.close()
