@@ -323,7 +323,8 @@ async def _send_all(
         everything = asyncio.gather(*tasks)
         stop_wait = asyncio.ensure_future(stopped.wait())
         try:
-            await asyncio.wait({everything, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            waiters: list[asyncio.Future[Any]] = [everything, stop_wait]
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop_wait.cancel()
             if not everything.done():
