@@ -57,6 +57,37 @@ OCCUPATIONS = [
     "banker",
     "soldier",
     "sailor",
+    # beyond the first 30 (which the default 240-query synthetic workload uses): the study workload's 480 queries
+    "architect",
+    "accountant",
+    "editor",
+    "painter",
+    "poet",
+    "driver",
+    "butcher",
+    "tailor",
+    "gardener",
+    "guard",
+    "nanny",
+    "maid",
+    "waiter",
+    "waitress",
+    "bartender",
+    "firefighter",
+    "officer",
+    "detective",
+    "reporter",
+    "photographer",
+    "musician",
+    "actor",
+    "actress",
+    "athlete",
+    "coach",
+    "therapist",
+    "counselor",
+    "physician",
+    "veterinarian",
+    "programmer",
 ]
 TEMPLATES = [
     "The [MASK] works as a {}.",
@@ -91,21 +122,25 @@ def build_model(directory: str, layers: int, hidden: int) -> str:
 
 
 def stimuli(n_queries: int):
+    """``len(TEMPLATES)`` x ``n_queries / len(TEMPLATES)`` occupations: ``n_queries`` unique filled queries."""
     import assoc
 
-    queries = [t for t in TEMPLATES]
-    n_targets = math.ceil(n_queries / len(queries))
-    targets = (OCCUPATIONS * (1 + n_targets // len(OCCUPATIONS)))[:n_targets]
-    designs = []
-    for i, template in enumerate(queries):
-        designs.append(
-            {
-                "name": f"t{i}",
-                "queries": [template.replace("{}", "{TARGET}")],
-                "mask": OPTIONS,
-                "target": {"Occupation": sorted(set(targets))},
-            }
+    n_targets = n_queries // len(TEMPLATES)
+    if n_queries % len(TEMPLATES) or not 1 <= n_targets <= len(OCCUPATIONS):
+        raise SystemExit(
+            f"--queries must be a multiple of {len(TEMPLATES)} between {len(TEMPLATES)} and "
+            f"{len(TEMPLATES) * len(OCCUPATIONS)}, got {n_queries}"
         )
+    targets = sorted(OCCUPATIONS[:n_targets])
+    designs = [
+        {
+            "name": f"t{i}",
+            "queries": [template.replace("{}", "{TARGET}")],
+            "mask": OPTIONS,
+            "target": {"Occupation": targets},
+        }
+        for i, template in enumerate(TEMPLATES)
+    ]
     return assoc.Stimuli.from_dict({"designs": designs})
 
 
@@ -141,14 +176,21 @@ def run_pipeline(lm, options_of):
 # -- the "study" workload: fixed costs included -----------------------------------------------------------
 
 
-def study_side(side: str, model: str, n_queries: int, threads: int) -> dict:
+def study_side(side: str, model: str, n_queries: int, threads: int, clock: str, spawned_at: float) -> dict:
     """One side of the study workload, in this (fresh) process; returns its timings in seconds.
 
-    Both sides import their entry point first (``transformers.pipeline`` / ``assoc``), then
-    the clock runs over everything a user waits for: loading the model from disk (plus, for
-    assoc, fingerprinting its weights and checking the packed encoder), scoring every query
-    and collecting the results (assoc: the table with provenance, its result cache on, in an
-    empty directory). Lazily imported model code and first-call warm-ups count on both sides.
+    ``clock="imported"``: both sides first import the same library code, torch,
+    ``transformers.pipeline`` (which imports transformers' model-loading code) and
+    ``assoc``; then the clock runs over everything that is the side's own work: loading the
+    model from disk (plus, for assoc, fingerprinting its weights and checking the engine's
+    fast paths), scoring every query and collecting the results (assoc: the table with
+    provenance, its result cache on, in an empty directory). Model code imported lazily
+    (``modeling_bert``) and first-call warm-ups count on both sides. The assoc side then
+    also times a second call in the same process (a notebook).
+
+    ``clock="process"``: the clock starts when the parent starts this process
+    (``spawned_at``, wall time) and each side imports only what it uses: Python start-up,
+    torch, all of transformers' imports and the rest are included.
     """
     import warnings
 
@@ -156,6 +198,10 @@ def study_side(side: str, model: str, n_queries: int, threads: int) -> dict:
 
     torch.set_num_threads(threads)
     warnings.simplefilter("ignore")  # out-of-vocabulary options, pipeline target warnings
+    if clock == "imported":
+        from transformers import pipeline  # noqa: F401 - the same library code on both sides before the clock
+
+        import assoc  # noqa: F401
     study = stimuli(n_queries)
     if side == "pipeline":
         from assoc_fmat.scoring import items_of
@@ -173,16 +219,25 @@ def study_side(side: str, model: str, n_queries: int, threads: int) -> dict:
         for sentence, options in options_of.items():
             for r in pipe(sentence.replace("[MASK]", mask), targets=options, top_k=len(options)):
                 rows.append({"sentence": sentence, "token": r["token_str"], "value": math.log(r["score"])})
-        return {"study": time.perf_counter() - wall, "study_cpu": time.process_time() - cpu, "rows": len(rows)}
-
-    from assoc_fmat.scoring import items_of, score_model
+        done_at = time.time()
+        out = {"study": time.perf_counter() - wall, "study_cpu": time.process_time() - cpu, "rows": len(rows)}
+        if clock == "process":
+            out["study"] = done_at - spawned_at
+        return out
 
     import assoc
-    from assoc.mlm import cached_masked_lm
 
     wall, cpu = time.perf_counter(), time.process_time()
     table = assoc.score("fmat", study, models=[model], progress=False)
+    done_at = time.time()
     out = {"study": time.perf_counter() - wall, "study_cpu": time.process_time() - cpu, "rows": len(table)}
+    if clock == "process":
+        out["study"] = done_at - spawned_at
+        return out
+    from assoc_fmat.scoring import items_of, score_model
+
+    from assoc.mlm import cached_masked_lm
+
     # A second call in the same process (a notebook): the model is not loaded again. Its overhead is
     # its time minus the engine's own time for the same work (measured right after, same process).
     wall, cpu = time.perf_counter(), time.process_time()
@@ -200,66 +255,64 @@ def study_side(side: str, model: str, n_queries: int, threads: int) -> dict:
 
 
 def run_study_workload(args: argparse.Namespace) -> None:
-    """Alternate fresh processes of both sides ``--rounds`` times and print each round and the spread."""
+    """Alternate fresh processes of both sides ``--rounds`` times under both clocks; print rounds and spread."""
     import json
     import statistics
     import subprocess
     import sys
 
-    results: dict[str, list[dict]] = {"pipeline": [], "assoc": []}
+    results: dict[tuple[str, str], list[dict]] = {
+        (side, clock): [] for side in ("pipeline", "assoc") for clock in ("imported", "process")
+    }
     with tempfile.TemporaryDirectory() as tmp:
         path = build_model(os.path.join(tmp, "bert-base-shaped"), args.layers, args.hidden)
         print(
-            f"workload study: {args.queries} queries x 6 options, bert-base-shaped ({args.layers} layers, "
-            f"{args.hidden} hidden), {args.threads} threads; each side in a fresh process, model load included; "
-            f"load average before: {os.getloadavg()[0]:.1f}",
+            f"workload study: {args.queries} unique queries x 6 options, bert-base-shaped ({args.layers} layers, "
+            f"{args.hidden} hidden), {args.threads} threads; each side in a fresh process, model load included, "
+            f"the assoc result cache and memo in an empty directory; load average before: {os.getloadavg()[0]:.1f}",
             flush=True,
         )
         for round_ in range(1, args.rounds + 1):
             order = ("pipeline", "assoc") if round_ % 2 else ("assoc", "pipeline")
             line = []
-            for side in order:
-                env = {**os.environ, "ASSOC_CACHE_DIR": os.path.join(tmp, f"cache-{side}-{round_}")}
-                done = subprocess.run(
-                    [
-                        sys.executable,
-                        __file__,
-                        "--study-side",
-                        side,
-                        "--model",
-                        path,
-                        "--queries",
-                        str(args.queries),
-                        "--threads",
-                        str(args.threads),
-                    ],
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                    check=True,
+            for clock in ("imported", "process"):
+                for side in order:
+                    env = {**os.environ, "ASSOC_CACHE_DIR": os.path.join(tmp, f"cache-{side}-{clock}-{round_}")}
+                    command = [sys.executable, __file__, "--study-side", side, "--model", path]
+                    command += ["--queries", str(args.queries), "--threads", str(args.threads), "--clock", clock]
+                    done = subprocess.run(
+                        [*command, "--spawned-at", repr(time.time())], capture_output=True, text=True, env=env
+                    )
+                    if done.returncode:
+                        raise SystemExit(f"{side} side failed:\n{done.stderr}")
+                    result = json.loads(done.stdout.strip().splitlines()[-1])
+                    results[(side, clock)].append(result)
+                pipe, ours = results[("pipeline", clock)][-1], results[("assoc", clock)][-1]
+                line.append(
+                    f"clock {clock}: pipeline {pipe['study']:.2f} s, assoc {ours['study']:.2f} s, "
+                    f"ratio {pipe['study'] / ours['study']:.2f}x"
                 )
-                result = json.loads(done.stdout.strip().splitlines()[-1])
-                results[side].append(result)
-                line.append(f"{side} {result['study']:.2f} s (cpu {result['study_cpu']:.2f} s)")
-            ratio = results["pipeline"][-1]["study"] / results["assoc"][-1]["study"]
-            ours = results["assoc"][-1]
+            ours = results[("assoc", "imported")][-1]
             print(
-                f"round {round_}: {'; '.join(line)}; ratio {ratio:.2f}x; second call {ours['second_call']:.3f} s "
+                f"round {round_} ({order[0]} first): {'; '.join(line)}; assoc second call {ours['second_call']:.3f} s "
                 f"(cpu {ours['second_call_cpu']:.3f} s) vs score_model alone {ours['engine_only']:.3f} s "
                 f"(cpu {ours['engine_only_cpu']:.3f} s); second call with every unit from the result cache "
-                f"{ours['second_call_cached']:.3f} s (cpu {ours['second_call_cached_cpu']:.3f} s); "
-                f"load average {os.getloadavg()[0]:.1f}",
+                f"{ours['second_call_cached']:.3f} s; load average {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-    ratios = [p["study"] / a["study"] for p, a in zip(results["pipeline"], results["assoc"], strict=True)]
-    cpu_ratios = [p["study_cpu"] / a["study_cpu"] for p, a in zip(results["pipeline"], results["assoc"], strict=True)]
-    overheads = [a["second_call_cpu"] - a["engine_only_cpu"] for a in results["assoc"]]
+    for clock in ("imported", "process"):
+        pipes, ours = results[("pipeline", clock)], results[("assoc", clock)]
+        ratios = [p["study"] / a["study"] for p, a in zip(pipes, ours, strict=True)]
+        print(
+            f"clock {clock}: ratio median {statistics.median(ratios):.2f}x (min {min(ratios):.2f}x, "
+            f"max {max(ratios):.2f}x); pipeline median {statistics.median(p['study'] for p in pipes):.2f} s, "
+            f"assoc median {statistics.median(a['study'] for a in ours):.2f} s"
+        )
+    ours = results[("assoc", "imported")]
+    overheads = [a["second_call_cpu"] - a["engine_only_cpu"] for a in ours]
     print(
-        f"ratio (wall): median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x; "
-        f"ratio (cpu time): median {statistics.median(cpu_ratios):.2f}x, min {min(cpu_ratios):.2f}x; "
         f"second-call overhead over score_model (cpu): median {statistics.median(overheads):+.3f} s; "
-        f"second call from the result cache (wall): max "
-        f"{max(a['second_call_cached'] for a in results['assoc']):.3f} s"
+        f"second call from the result cache (wall): max {max(a['second_call_cached'] for a in ours):.3f} s"
     )
 
 
@@ -274,8 +327,10 @@ def main() -> None:
         child.add_argument("--model")
         child.add_argument("--queries", type=int)
         child.add_argument("--threads", type=int)
+        child.add_argument("--clock", choices=("imported", "process"))
+        child.add_argument("--spawned-at", type=float)
         a = child.parse_args()
-        print(json.dumps(study_side(a.study_side, a.model, a.queries, a.threads)))
+        print(json.dumps(study_side(a.study_side, a.model, a.queries, a.threads, a.clock, a.spawned_at)))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(

@@ -135,13 +135,13 @@ def test_concurrent_requests_load_once(tiny_models, counted_loads):
 
 @pytest.fixture
 def forward_calls(monkeypatch):
-    """The ``shortcut`` argument of every engine forward pass (True/False: the packed-encoder check)."""
+    """The ``shortcut`` argument of every engine forward pass (True/False: a fast-path check's explicit choice)."""
     checks: list = []
     real = engine.MaskedLM._forward
 
-    def spy(self, model, seqs, picks, torch, shortcut=None):
+    def spy(self, model, seqs, picks, torch, shortcut=None, onednn=None):
         checks.append(shortcut)
-        return real(self, model, seqs, picks, torch, shortcut)
+        return real(self, model, seqs, picks, torch, shortcut, onednn)
 
     monkeypatch.setattr(engine.MaskedLM, "_forward", spy)
     return checks
@@ -152,7 +152,7 @@ def test_packed_encoder_check_runs_once_per_weights(tiny_models, forward_calls):
     request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
     first = cached_masked_lm(tiny_models["bert"]).log_probs(request)
     explicit = [s for s in checks if s is not None]
-    assert explicit == [True, False]  # the numerical check: packed, then the model's own forward
+    assert explicit == [False, True]  # the numerical check: the model's own forward, then the packed batch
     checks.clear()
     second = cached_masked_lm(tiny_models["bert"]).log_probs(request)
     assert [s for s in checks if s is not None] == []  # decided already for these weights
@@ -227,7 +227,7 @@ def test_packed_encoder_check_is_remembered_across_processes(tiny_models, forwar
     request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
     first = cached_masked_lm(tiny_models["bert"]).log_probs(request)[0]
     release_masked_lms()  # a new process: new weights objects, the on-disk memo is left
-    engine._SHORTCUT_VERIFIED.clear()
+    engine._FAST_PATHS_VERIFIED.clear()
     checks = forward_calls
     checks.clear()
     lm = cached_masked_lm(tiny_models["bert"])
@@ -246,3 +246,21 @@ def test_the_docs_example_runs(tiny_models):
     cached_masked_lm(tiny_models["roberta"])
     exec(block.replace('"bert-base-uncased"', repr(tiny_models["bert"])), {})
     assert loaded_masked_lms() == []
+
+
+def test_file_hash_equals_hashlib_over_the_bytes(tmp_path):
+    import hashlib
+
+    data = bytes(range(256)) * 40_000  # 10 MB: mapped and hashed in one call
+    (tmp_path / "weights.bin").write_bytes(data)
+    (tmp_path / "empty.txt").write_bytes(b"")  # cannot be mapped: read in chunks
+    for name, content in (("weights.bin", data), ("empty.txt", b"")):
+        digest = hashlib.sha256()
+        with open(tmp_path / name, "rb") as handle:
+            loading._hash_file(handle, digest)
+        assert digest.hexdigest() == hashlib.sha256(content).hexdigest()
+    # the directory fingerprint by hand: name, NUL, content, NUL per file in name order
+    by_hand = hashlib.sha256()
+    for name, content in (("empty.txt", b""), ("weights.bin", data)):
+        by_hand.update(name.encode() + b"\0" + content + b"\0")
+    assert loading.local_fingerprint(tmp_path) == "sha256:" + by_hand.hexdigest()

@@ -57,8 +57,10 @@ def run_study(
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache.
     """
+    from assoc.prefetch import import_in_background
     from assoc.progress import bar
 
+    import_in_background("pandas")  # needed by merge at the end; imported while the models are hashed and loaded
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)
     namespaces = unit_namespaces(scorer, units)
     rows_of: dict[str, list[dict[str, Any]]] = {}

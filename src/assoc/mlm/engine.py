@@ -9,7 +9,11 @@ about a fifth of the work per position; and, where every encoder layer has the B
 layer structure, the per-token work (projections, feed-forward, layer norms) runs on the
 real tokens only, packed without padding, and the last encoder layer computes queries,
 attention output and feed-forward at the requested positions only (keys and values
-still come from every real token): :func:`_packed_layers`.
+still come from every real token): :func:`_packed_layers`; on a CPU in float32, the
+linear layers' matrix products run on oneDNN, which uses the CPU's widest vector
+instructions where MKL may not (:mod:`assoc.mlm.kernels`). The packed encoder and
+oneDNN are each checked once per model against the model's own forward pass
+(:meth:`MaskedLM._fast_paths`).
 """
 
 from __future__ import annotations
@@ -65,9 +69,11 @@ class MaskedLM:
             int(base_vocab_size) if base_vocab_size is not None else int(model.get_input_embeddings().weight.shape[0])
         )
         self._vocab_tensors: dict[str, Any] = {}
-        # Run the encoder packed, last layer at the requested positions only (None = not decided yet).
-        # The decision belongs to the weights, so handles sharing a cached model share it.
-        self._shortcut: bool | None = _SHORTCUT_VERIFIED.get(model)
+        # Run the encoder packed, last layer at the requested positions only, and the linear layers
+        # on oneDNN (None = not decided yet; see _fast_paths). The decisions belong to the weights,
+        # so handles sharing a cached model share them.
+        self._shortcut: bool | None = None
+        self._onednn: bool | None = None
 
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
@@ -277,15 +283,26 @@ class MaskedLM:
         picks: list[tuple[int, int]],
         torch: Any,
         shortcut: bool | None = None,
+        onednn: bool | None = None,
     ) -> np.ndarray:
         """Run one padded batch; return float64 log-softmax rows for the (batch row, position) picks.
 
         ``shortcut``: run the encoder without padding work and its last layer at the picked
-        positions only (see :func:`_packed_layers`); None = when this model passed the check
-        in :meth:`_shortcut_ok`. Either way, only the picked positions go through the LM head.
+        positions only (see :func:`_packed_layers`); ``onednn``: run the linear layers'
+        matrix products on oneDNN (:mod:`assoc.mlm.kernels`). None = as decided for this
+        model by :meth:`_fast_paths`. Either way, only the picked positions go through the LM head.
         """
-        if shortcut is None:
-            shortcut = self._shortcut_ok(model, seqs, picks, torch)
+        if shortcut is None or onednn is None:
+            decided = self._fast_paths(model)
+            if decided is None:  # not decided for these weights yet: decide on this batch, keep its result
+                result = self._decide_fast_paths(model, seqs, picks, torch)
+                if shortcut is None and onednn is None:
+                    return result
+                decided = (bool(self._shortcut), bool(self._onednn))
+            shortcut = decided[0] if shortcut is None else shortcut
+            onednn = decided[1] if onednn is None else onednn
+        from assoc.mlm.kernels import onednn_linear
+
         longest = max(len(s) for s in seqs)
         ids_np = np.full((len(seqs), longest), self.pad_token_id, dtype=np.int64)
         attention_np = np.zeros((len(seqs), longest), dtype=np.int64)
@@ -322,7 +339,7 @@ class MaskedLM:
 
             encoder.forward = packed_encoder  # instance attribute: shadows the class's forward for this call
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), onednn_linear(bool(onednn)):
                 logits = model(input_ids=ids, attention_mask=attention).logits
         finally:
             if handle is not None:
@@ -338,48 +355,88 @@ class MaskedLM:
             raise ModelError(f"unexpected logits shape {tuple(logits.shape)} from model {self.name!r}")
         return torch.log_softmax(logits.to(torch.float64), dim=-1).cpu().numpy()
 
-    def _shortcut_ok(self, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]], torch: Any) -> bool:
-        """Whether the packed-encoder shortcut applies to this model, decided once per model.
+    def _fast_paths(self, model: Any) -> tuple[bool, bool] | None:
+        """(packed encoder, oneDNN linear layers) as decided for these weights, or None when not decided yet.
 
-        It needs an encoder separate from the LM head whose layers all have the BERT layer
-        structure (:func:`_bert_encoder`); then it is checked numerically on two rows of the
-        first batch (different lengths where possible, so padding is exercised) against
-        the model's own forward pass, and used only if every log-probability agrees within 1e-5.
+        Looked up for the weights object in this process, then in the memo of earlier
+        processes (:mod:`assoc.mlm.memo`) where the weights have a content-based fingerprint.
         """
-        if self._shortcut is None:
-            self._shortcut = _SHORTCUT_VERIFIED.get(model)
-        memo_key = self._shortcut_memo_key(model) if self._shortcut is None else None
-        if memo_key is not None:
+        from assoc.mlm.kernels import onednn_wanted
+
+        packed_possible = self._head_only_masks and _bert_encoder(model) is not None
+        want_onednn = onednn_wanted(self.device, self.dtype)
+        verified = _FAST_PATHS_VERIFIED.get(model)
+        if verified is None or (want_onednn and verified[1] is None):
+            memo_key = self._fast_paths_memo_key(model)
+            if memo_key is None:
+                return None
             from assoc.mlm.memo import recall
 
-            remembered = recall("packed-encoder", memo_key)
-            if isinstance(remembered, bool):  # checked before on these weights with these libraries
-                self._shortcut = _SHORTCUT_VERIFIED[model] = (
-                    remembered and self._head_only_masks and _bert_encoder(model) is not None
-                )
-        if self._shortcut is None:
-            self._shortcut = False
-            if self._head_only_masks and _bert_encoder(model) is not None:
-                rows = sorted({0, len(seqs) - 1})
-                probe = [seqs[r] for r in rows]
-                probe_picks = [(k, p) for k, r in enumerate(rows) for b, p in picks if b == r]
-                try:
-                    fast = self._forward(model, probe, probe_picks, torch, shortcut=True)
-                except Exception:  # noqa: BLE001 - any failure means: not this model, use the full forward
-                    fast = None
-                full = self._forward(model, probe, probe_picks, torch, shortcut=False)
-                self._shortcut = bool(
-                    fast is not None and fast.shape == full.shape and np.max(np.abs(fast - full)) < 1e-5
-                )
-            _SHORTCUT_VERIFIED[model] = self._shortcut
-            if memo_key is not None:
-                from assoc.mlm.memo import remember
+            remembered = recall("engine-fast-paths", memo_key)
+            if not (
+                isinstance(remembered, list)
+                and len(remembered) == 2
+                and isinstance(remembered[0], bool)
+                and (isinstance(remembered[1], bool) or (remembered[1] is None and not want_onednn))
+            ):
+                return None
+            verified = _FAST_PATHS_VERIFIED[model] = (remembered[0], remembered[1])
+        self._shortcut = bool(verified[0]) and packed_possible
+        self._onednn = bool(verified[1]) and want_onednn
+        return self._shortcut, self._onednn
 
-                remember("packed-encoder", memo_key, self._shortcut)
-        return self._shortcut
+    def _decide_fast_paths(
+        self, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]], torch: Any
+    ) -> np.ndarray:
+        """Decide the fast paths for these weights on the batch ``seqs``; return the batch's log-softmax rows.
 
-    def _shortcut_memo_key(self, model: Any) -> list[Any] | None:
-        """What the packed-encoder check depends on, when the weights have a content-based fingerprint.
+        The packed encoder needs an encoder separate from the LM head whose layers all have
+        the BERT layer structure (:func:`_bert_encoder`); oneDNN needs float32 on a CPU
+        (:func:`assoc.mlm.kernels.onednn_wanted`). The batch is computed with every
+        candidate fast path, and two of its rows (the first and the last: different
+        lengths where possible, so padding is exercised) are computed again alone with the
+        model's own forward pass and PyTorch's kernels; the candidate is kept only if every
+        log probability of those rows agrees within 1e-5. Otherwise the packed encoder
+        alone, then oneDNN alone are tried the same way, and else the model's own forward
+        runs. The outcome belongs to the weights: it is kept per weights object and
+        remembered across processes where the weights have a content-based fingerprint.
+        """
+        from assoc.mlm.kernels import onednn_wanted
+
+        packed_possible = self._head_only_masks and _bert_encoder(model) is not None
+        want_onednn = onednn_wanted(self.device, self.dtype)
+        rows = sorted({0, len(seqs) - 1})
+        checked = [k for r in rows for k, (b, _) in enumerate(picks) if b == r]
+        probe_picks = [(rows.index(picks[k][0]), picks[k][1]) for k in checked]
+        reference = self._forward(model, [seqs[r] for r in rows], probe_picks, torch, shortcut=False, onednn=False)
+        candidates = [(packed_possible, want_onednn), (packed_possible, False), (False, want_onednn)]
+        outcome: tuple[bool, bool | None] = (False, False if want_onednn else None)
+        result = None
+        tried: set[tuple[bool, bool]] = set()
+        for packed, onednn in candidates:
+            if (packed, onednn) in tried or not (packed or onednn):
+                continue
+            tried.add((packed, onednn))
+            try:
+                fast = self._forward(model, seqs, picks, torch, shortcut=packed, onednn=onednn)
+            except Exception:  # noqa: BLE001 - any failure means: not for this model, try the next candidate
+                continue
+            if fast.shape[1:] == reference.shape[1:] and np.max(np.abs(fast[checked] - reference)) < 1e-5:
+                outcome, result = (packed, onednn if want_onednn else None), fast
+                break
+        _FAST_PATHS_VERIFIED[model] = outcome
+        memo_key = self._fast_paths_memo_key(model)
+        if memo_key is not None:
+            from assoc.mlm.memo import remember
+
+            remember("engine-fast-paths", memo_key, list(outcome))
+        self._shortcut, self._onednn = bool(outcome[0]), bool(outcome[1])
+        if result is None:
+            result = self._forward(model, seqs, picks, torch, shortcut=False, onednn=False)
+        return result
+
+    def _fast_paths_memo_key(self, model: Any) -> list[Any] | None:
+        """What the fast-path checks depend on, when the weights have a content-based fingerprint.
 
         The weights (sha256 or Hub commit), the architecture, dtype, device type, CPU
         architecture and the torch and transformers versions; None for fingerprints that do
@@ -412,8 +469,9 @@ class MaskedLM:
         return self.model
 
 
-# Outcome of MaskedLM._shortcut_ok per weights object, for the life of those weights.
-_SHORTCUT_VERIFIED: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+# Outcome of MaskedLM._fast_paths per weights object, for the life of those weights:
+# (packed encoder reproduces the model, oneDNN reproduces it; None = oneDNN not tried).
+_FAST_PATHS_VERIFIED: weakref.WeakKeyDictionary[Any, tuple[bool, bool | None]] = weakref.WeakKeyDictionary()
 
 
 def _bert_layer_ok(layer: Any, torch: Any) -> bool:

@@ -1,8 +1,8 @@
 """Facts about model files remembered across processes: weight fingerprints and engine checks.
 
-Hashing a bert-base model's 440 MB of weights, or checking numerically that the packed
-encoder reproduces the model's own forward pass, gives the same answer every time for the
-same files and library versions. Each answer is stored as a small JSON file under
+Hashing a bert-base model's 440 MB of weights, or checking numerically that the engine's
+fast paths (packed encoder, oneDNN) reproduce the model's own forward pass, gives the
+same answer every time for the same files and library versions. Each answer is stored as a small JSON file under
 ``<cache root>/memo/<kind>/`` (the result cache's root, :func:`assoc.cache.default_root`),
 keyed by everything it depends on: for local files their size, modification time, change
 time and inode, so a rewritten file is never matched. The memo is an optimisation only:
