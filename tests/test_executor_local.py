@@ -17,6 +17,7 @@ from assoc.errors import OptionError, PluginError
 from assoc.executors import get_executor
 from assoc.executors.run import run_study
 from assoc.stimuli import Stimuli
+from assoc.testing.docs import code_blocks, run_blocks
 from assoc.units import WorkUnit, check_plan
 
 HERE = Path(__file__).parent
@@ -192,17 +193,13 @@ def test_run_study_with_a_scorer_instance(units_plugin):
 
 def test_the_work_unit_example_of_write_a_plugin_runs():
     """docs/write-a-plugin.md section 6 runs as written (with the n-gram helpers of its section 3)."""
-    import re
 
-    page = (HERE.parent / "docs" / "write-a-plugin.md").read_text(encoding="utf-8")
-    section = page.split("## 6. Scale out: work units", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    blocks = code_blocks(HERE.parent / "docs" / "write-a-plugin.md", section="## 6. Scale out: work units")
     assert len(blocks) == 2
     from assoc_example.scorer import char_ngrams, cosine
 
     namespace = {"__name__": "docs_units", "char_ngrams": char_ngrams, "cosine": cosine}
-    for block in blocks:
-        exec(compile(block, "write-a-plugin.md section 6", "exec"), namespace)
+    run_blocks(blocks, name="write-a-plugin.md section 6", namespace=namespace)
     table = namespace["table"]
     assert list(table["value"]) == [
         pytest.approx(cosine(char_ngrams(t, n), char_ngrams(a, n)))

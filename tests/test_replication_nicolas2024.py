@@ -13,18 +13,18 @@ temporary directory.
 from __future__ import annotations
 
 import math
-import re
-import warnings
 from pathlib import Path
 
 import pytest
+
+from assoc.testing.docs import code_blocks, run_blocks
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "replication" / "nicolas2024.md"
 SBERT_CALL = 'assoc.score("sbert_topwords", stimuli, "all-MiniLM-L6-v2"'
 
 
 def _blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
+    return code_blocks(PAGE)
 
 
 def test_page_has_the_pipeline_and_the_analyses():
@@ -61,16 +61,8 @@ def test_page_runs_end_to_end(offline_env):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("assoc_sbert_topwords")
     pytest.importorskip("assoc_chat_listing")
-    namespace: dict = {"__name__": "docs_nicolas2024"}
-    blocks = _blocks()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for number, block in enumerate(blocks, 1):
-            block = block.replace(SBERT_CALL, SBERT_CALL + ", vocabulary_size=2000")
-            try:
-                exec(compile(block, f"nicolas2024.md example {number}", "exec"), namespace)
-            except Exception as exc:  # pragma: no cover - the message is the point
-                pytest.fail(f"nicolas2024.md, example {number} fails: {type(exc).__name__}: {exc}\n{block}")
+    blocks = [block.replace(SBERT_CALL, SBERT_CALL + ", vocabulary_size=2000") for block in _blocks()]
+    namespace = run_blocks(blocks, name="nicolas2024.md", namespace={"__name__": "docs_nicolas2024"})
     coded = namespace["coded"]
     assert set(coded["scorer"]) == {"sbert_topwords", "chat_listing"}
     assert set(coded["attribute_group"]) == {"Warmth", "Competence"}

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
+
+from assoc.testing.docs import code_blocks, run_blocks
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "chat.md"
 
 
 def test_python_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
+    blocks = code_blocks(PAGE)
     assert len(blocks) >= 3
-    namespace: dict = {"__name__": "docs_chat"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for number, block in enumerate(blocks, 1):
-            exec(compile(block, f"docs/chat.md example {number}", "exec"), namespace)
+    namespace = run_blocks(blocks, name="docs/chat.md", namespace={"__name__": "docs_chat"})
     out = capsys.readouterr().out
     assert "not appropriate" not in out or "refusal" in out  # the refusal is reported, never listed
     table = namespace["table"]

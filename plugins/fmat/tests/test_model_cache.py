@@ -236,12 +236,12 @@ def test_packed_encoder_check_is_remembered_across_processes(tiny_models, forwar
 
 
 def test_the_docs_example_runs(tiny_models):
-    import re
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[3] / "docs" / "fmat.md").read_text(encoding="utf-8")
-    section = page.split("## Loaded models stay loaded", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    from assoc.testing.docs import code_blocks
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "fmat.md"
+    (block,) = code_blocks(page, section="## Loaded models stay loaded")
     cached_masked_lm(tiny_models["bert"])
     cached_masked_lm(tiny_models["roberta"])
     exec(block.replace('"bert-base-uncased"', repr(tiny_models["bert"])), {})

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from assoc.testing.docs import code_blocks
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -32,7 +34,7 @@ MODEL = "bert-base-uncased"
 
 
 def blocks(page: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), flags=re.S)
+    return code_blocks(DOCS / page, language)
 
 
 def shell_steps(block: str) -> list[tuple[str, ...]]:

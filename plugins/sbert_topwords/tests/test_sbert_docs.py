@@ -1,15 +1,16 @@
 """Every Python example of docs/sbert.md runs on its own, as pasted into a fresh interpreter (offline)."""
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from assoc.testing.docs import code_blocks
+
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "sbert.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
+BLOCKS = code_blocks(PAGE)
 
 
 def test_page_has_examples():

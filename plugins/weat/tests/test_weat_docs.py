@@ -4,15 +4,16 @@ tests/test_docs_examples.py runs a page's blocks in one process, where an earlie
 may already have imported what a later one needs (e.g. the submodule ``assoc.table``).
 """
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from assoc.testing.docs import code_blocks
+
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "weat.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
+BLOCKS = code_blocks(PAGE)
 
 
 @pytest.mark.parametrize("number", range(1, len(BLOCKS) + 1))
