@@ -144,6 +144,16 @@ def stimuli(n_queries: int):
     return assoc.Stimuli.from_dict({"designs": designs})
 
 
+def options_per_query(items) -> dict[str, list[str]]:
+    """Each unique filled query (with ``[MASK]``) and its options in order: what one pipeline call gets."""
+    options_of: dict[str, list[str]] = {}
+    for item in items:
+        options = options_of.setdefault(item.filling.text, [])
+        if item.option not in options:
+            options.append(item.option)
+    return options_of
+
+
 def run_ours(lm, items, max_tokens: int | None):
     import warnings
 
@@ -207,11 +217,7 @@ def study_side(side: str, model: str, n_queries: int, threads: int, clock: str, 
         from assoc_fmat.scoring import items_of
         from transformers import pipeline
 
-        options_of: dict[str, list[str]] = {}
-        for item in items_of(study):
-            options_of.setdefault(item.filling.text, [])
-            if item.option not in options_of[item.filling.text]:
-                options_of[item.filling.text].append(item.option)
+        options_of = options_per_query(items_of(study))
         wall, cpu = time.perf_counter(), time.process_time()
         pipe = pipeline("fill-mask", model=model, device="cpu")
         mask = pipe.tokenizer.mask_token
@@ -380,11 +386,7 @@ def main() -> None:
             import assoc
 
             items = items_of(assoc.Stimuli.load("bao2024"))
-        options_of: dict[str, list[str]] = {}
-        for item in items:
-            options_of.setdefault(item.filling.text, [])
-            if item.option not in options_of[item.filling.text]:
-                options_of[item.filling.text].append(item.option)
+        options_of = options_per_query(items)
         sentences = list(options_of)
         n_tokens = [len(lm.encode(s.replace("[MASK]", lm.mask_token))) for s in sentences]
         print(

@@ -355,16 +355,24 @@ class MaskedLM:
             raise ModelError(f"unexpected logits shape {tuple(logits.shape)} from model {self.name!r}")
         return torch.log_softmax(logits.to(torch.float64), dim=-1).cpu().numpy()
 
+    def _fast_path_candidates(self, model: Any) -> tuple[bool, bool]:
+        """(packed encoder possible, oneDNN wanted) for this model as it is now and the current setting.
+
+        The packed encoder needs an encoder separate from the LM head whose layers all have
+        the BERT layer structure (:func:`_bert_encoder`); oneDNN needs float32 on a CPU and
+        ``ASSOC_CPU_MATMUL`` not set to ``torch`` (:func:`assoc.mlm.kernels.onednn_wanted`).
+        """
+        from assoc.mlm.kernels import onednn_wanted
+
+        return self._head_only_masks and _bert_encoder(model) is not None, onednn_wanted(self.device, self.dtype)
+
     def _fast_paths(self, model: Any) -> tuple[bool, bool] | None:
         """(packed encoder, oneDNN linear layers) as decided for these weights, or None when not decided yet.
 
         Looked up for the weights object in this process, then in the memo of earlier
         processes (:mod:`assoc.mlm.memo`) where the weights have a content-based fingerprint.
         """
-        from assoc.mlm.kernels import onednn_wanted
-
-        packed_possible = self._head_only_masks and _bert_encoder(model) is not None
-        want_onednn = onednn_wanted(self.device, self.dtype)
+        packed_possible, want_onednn = self._fast_path_candidates(model)
         verified = _FAST_PATHS_VERIFIED.get(model)
         if verified is None or (want_onednn and verified[1] is None):
             memo_key = self._fast_paths_memo_key(model)
@@ -390,21 +398,16 @@ class MaskedLM:
     ) -> np.ndarray:
         """Decide the fast paths for these weights on the batch ``seqs``; return the batch's log-softmax rows.
 
-        The packed encoder needs an encoder separate from the LM head whose layers all have
-        the BERT layer structure (:func:`_bert_encoder`); oneDNN needs float32 on a CPU
-        (:func:`assoc.mlm.kernels.onednn_wanted`). The batch is computed with every
-        candidate fast path, and two of its rows (the first and the last: different
-        lengths where possible, so padding is exercised) are computed again alone with the
-        model's own forward pass and PyTorch's kernels; the candidate is kept only if every
-        log probability of those rows agrees within 1e-5. Otherwise the packed encoder
-        alone, then oneDNN alone are tried the same way, and else the model's own forward
-        runs. The outcome belongs to the weights: it is kept per weights object and
-        remembered across processes where the weights have a content-based fingerprint.
+        The batch is computed with every candidate fast path (:meth:`_fast_path_candidates`),
+        and two of its rows (the first and the last: different lengths where possible, so
+        padding is exercised) are computed again alone with the model's own forward pass and
+        PyTorch's kernels; the candidate is kept only if every log probability of those rows
+        agrees within 1e-5. Otherwise the packed encoder alone, then oneDNN alone are tried the
+        same way, and else the model's own forward runs. The outcome belongs to the weights: it
+        is kept per weights object and remembered across processes where the weights have a
+        content-based fingerprint.
         """
-        from assoc.mlm.kernels import onednn_wanted
-
-        packed_possible = self._head_only_masks and _bert_encoder(model) is not None
-        want_onednn = onednn_wanted(self.device, self.dtype)
+        packed_possible, want_onednn = self._fast_path_candidates(model)
         rows = sorted({0, len(seqs) - 1})
         checked = [k for r in rows for k, (b, _) in enumerate(picks) if b == r]
         probe_picks = [(rows.index(picks[k][0]), picks[k][1]) for k in checked]
