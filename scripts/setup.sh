@@ -29,6 +29,10 @@ for plugin in plugins/*/; do
 done
 packages+=(-e docs/examples/assoc-example)
 "${PIP[@]}" install -q -c "$VENV/torch-constraint.txt" "${packages[@]}"
+# WEFE (MIT) ships test_model.kv, the vectors its documented numbers come from; the weat plugin's
+# tests compare with those numbers. Its metadata pins numpy<=1.26.4 and scipy<1.13, so it is
+# installed without dependencies: the tests only read its data file, never import it.
+"${PIP[@]}" install -q --no-deps "wefe==1.0.1"
 "$VENV/bin/python" - <<'PY'
 import torch
 assert "+cu" not in torch.__version__, f"a CUDA build of torch was installed: {torch.__version__}"

@@ -32,8 +32,10 @@ class AlphaAnalysis(Analysis):
     ``by`` group (default: per measure and model). Items without any value in a group (e.g. an
     out-of-vocabulary word) are dropped first and counted (``n_items_dropped``, named in
     ``items_dropped``); then cases missing any remaining item are dropped and counted
-    (listwise deletion, ``n_cases_dropped``). Formulas and the Feldt (1965) interval:
-    :mod:`assoc.stats.reliability`.
+    (listwise deletion, ``n_cases_dropped``). With ``missing="pairwise"`` incomplete cases
+    are kept and each covariance uses the cases that have both items (pingouin's default;
+    ``n_cases_dropped`` then counts only cases without any value). Formulas and the Feldt
+    (1965) interval: :mod:`assoc.stats.reliability`.
     """
 
     name = "alpha"
@@ -61,6 +63,14 @@ class AlphaAnalysis(Analysis):
             check=column_list,
         ),
         Option("confidence", float, 0.95, "confidence level of Feldt's interval", check=confidence_level),
+        Option(
+            "missing",
+            str,
+            "listwise",
+            "incomplete cases: listwise (drop them) or pairwise (each covariance over the cases "
+            "with both items; pingouin's default)",
+            choices=("listwise", "pairwise"),
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -93,7 +103,7 @@ class AlphaAnalysis(Analysis):
             # an item without any value (e.g. an out-of-vocabulary word) would otherwise make every
             # case incomplete: drop it first, and report it
             part, empty_items = drop_levels_without_values(part, [item])
-            wide, dropped = ratings_matrix(part, items=cases, raters=[item])
+            wide, dropped = ratings_matrix(part, items=cases, raters=[item], complete=p["missing"] == "listwise")
             if wide.shape[1] < 2:
                 hint = ""
                 if item == "context" and wide.shape[1] == 1 and not str(wide.columns[0]):
@@ -106,10 +116,10 @@ class AlphaAnalysis(Analysis):
                 )
             if len(wide) < 2:
                 raise DataError(
-                    f"alpha needs at least 2 complete cases{where}; {len(wide)} left after dropping "
-                    f"{dropped} incomplete one(s)"
+                    f"alpha needs at least 2 cases{where}; {len(wide)} left after dropping {dropped} "
+                    + ("incomplete one(s)" if p["missing"] == "listwise" else "without any value")
                 )
-            result = cronbach_alpha(wide.to_numpy(), confidence=p["confidence"])
+            result = cronbach_alpha(wide.to_numpy(), confidence=p["confidence"], missing=p["missing"])
             rows.append(
                 {
                     **key,

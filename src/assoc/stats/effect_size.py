@@ -23,6 +23,16 @@ One function, :func:`standardized_mean_difference`, covers the denominators in u
   ratios of the FMAT, Bao 2024), d = (mean(x) - mean(y)) / sd.
 
 When the denominator is 0 (all values equal) d is undefined and NaN is returned.
+
+:func:`d_to_r` converts a d of two groups of sizes n_x, n_y into the point-biserial
+correlation r (McGrath & Meyer 2006, eq. 8; sweater's ``weat_es(r = TRUE)``)::
+
+    r = d / sqrt(d^2 + (N^2 - 2N) / (n_x * n_y)),   N = n_x + n_y
+
+References
+----------
+    McGrath, R. E., & Meyer, G. J. (2006). When effect sizes disagree: The case of r and d.
+        Psychological Methods, 11(4), 386-401. doi:10.1037/1082-989X.11.4.386
 """
 
 from __future__ import annotations
@@ -75,6 +85,19 @@ def standardized_mean_difference(
     elif negligible_spread(denominator, np.concatenate([x_arr, y_arr])):
         return math.nan  # zero up to rounding: e.g. two constant groups
     return difference / denominator
+
+
+def d_to_r(d: float, n_x: int, n_y: int) -> float:
+    """The point-biserial r of a standardised difference d between groups of sizes n_x, n_y.
+
+    r = d / sqrt(d^2 + (N^2 - 2N) / (n_x n_y)), N = n_x + n_y (McGrath & Meyer 2006, eq. 8;
+    with n_x = n_y = n this is d / sqrt(d^2 + 4 (N - 2) / N), the df-corrected form of
+    d / sqrt(d^2 + 4)). The sign of r is that of d; NaN stays NaN.
+    """
+    if isinstance(n_x, bool) or isinstance(n_y, bool) or n_x < 1 or n_y < 1 or n_x + n_y < 3:
+        raise DataError(f"d to r needs group sizes >= 1 and N >= 3, got {n_x} and {n_y}")
+    total = n_x + n_y
+    return float(d / math.sqrt(d * d + (total * total - 2 * total) / (n_x * n_y)))
 
 
 def standardizer(

@@ -261,9 +261,12 @@ def intraclass_correlations(ratings: np.ndarray, *, confidence: float = 0.95) ->
 
 
 def ratings_matrix(
-    table: pd.DataFrame, *, items: list[str], raters: list[str], value: str = "value"
+    table: pd.DataFrame, *, items: list[str], raters: list[str], value: str = "value", complete: bool = True
 ) -> tuple[pd.DataFrame, int]:
     """Pivot a long table to ``items x raters`` and drop incomplete items.
+
+    With ``complete=False`` only items without any rating are dropped (the rest keep their
+    NaN cells, for pairwise deletion).
 
     Each (item, rater) cell must hold exactly one value: duplicated cells mean the item
     columns do not identify a measurement, which is an error rather than something to
@@ -296,8 +299,8 @@ def ratings_matrix(
             f"{hint}, or aggregate first"
         )
     wide = table.pivot(index=items, columns=raters, values=value)
-    complete = wide.dropna(axis=0, how="any")
-    return complete, int(len(wide) - len(complete))
+    kept = wide.dropna(axis=0, how="any" if complete else "all")
+    return kept, int(len(wide) - len(kept))
 
 
 def _check_matrix(ratings: np.ndarray) -> np.ndarray:

@@ -12,7 +12,9 @@ target word w with attribute word a.
 * WEAT effect size:             d = [mean_x s(x, A, B) - mean_y s(y, A, B)] / SD_{w in X ∪ Y} s(w, A, B)
   (sample SD, n-1, by default: this reproduces the published values; population SD as an option)
 * WEAT p-value: permutation test of S over partitions of X ∪ Y into sets of sizes |X|, |Y|
-  (:mod:`assoc.stats.permutation`).
+  (:mod:`assoc.stats.permutation`; ``strict=True`` counts as sweater does).
+* d as a correlation: r = d / sqrt(d^2 + (N^2 - 2N) / (|X| |Y|)), N = |X| + |Y|
+  (:func:`assoc.stats.effect_size.d_to_r`; McGrath & Meyer 2006; sweater's ``weat_es(r = TRUE)``).
 * WEFAT effect size of one word: s(w, A, B) / SD_{x in A ∪ B} sim(w, x);
   p-value: permutation test over partitions of A ∪ B (Toney & Caliskan 2021, ValNorm).
 """
@@ -26,7 +28,7 @@ import numpy as np
 
 from assoc.errors import DataError, OptionError
 from assoc.stats.budget import check_resampling_size
-from assoc.stats.effect_size import BootstrapInterval, standardized_mean_difference
+from assoc.stats.effect_size import BootstrapInterval, d_to_r, standardized_mean_difference
 from assoc.stats.permutation import (
     Alternative,
     PermutationResult,
@@ -83,6 +85,8 @@ class WEATResult:
     mean_x: float
     mean_y: float
     ci: BootstrapInterval | None = None
+    effect_size_r: float = math.nan
+    strict: bool = False
 
 
 def weat(
@@ -98,6 +102,7 @@ def weat(
     seed: int | None = None,
     n_bootstrap: int = 0,
     level: float = 0.95,
+    strict: bool = False,
 ) -> WEATResult:
     """The WEAT of Caliskan et al. (2017) from the four similarity blocks.
 
@@ -118,6 +123,12 @@ def weat(
         target and attribute words.
     level
         Confidence level of the CI.
+    strict
+        Count only strictly greater partitions, without the +1 of the sampled test
+        (sweater's p; :mod:`assoc.stats.permutation`). Default: ties count (``>=``).
+
+    The result also carries d as a point-biserial correlation, ``effect_size_r``
+    (:func:`~assoc.stats.effect_size.d_to_r`).
     """
     sim_xa, sim_xb = _matrix(sim_xa, "sim_xa"), _matrix(sim_xb, "sim_xb")
     sim_ya, sim_yb = _matrix(sim_ya, "sim_ya"), _matrix(sim_yb, "sim_yb")
@@ -135,6 +146,7 @@ def weat(
         exact_limit=exact_limit,
         n_resamples=n_resamples,
         seed=seed,
+        strict=strict,
     )
     d = standardized_mean_difference(s_x, s_y, sd="all", ddof=ddof)
     ci = None
@@ -153,6 +165,8 @@ def weat(
         mean_x=float(s_x.mean()),
         mean_y=float(s_y.mean()),
         ci=ci,
+        effect_size_r=d_to_r(d, s_x.size, s_y.size) if s_x.size + s_y.size >= 3 else math.nan,
+        strict=strict,
     )
 
 

@@ -76,6 +76,13 @@ class WEATAnalysis(Analysis):
         Option("n_resamples", int, 100_000, "random partitions when enumeration is too large", check=positive),
         Option("seed", int, 0, "seed of the sampled permutation test and the bootstrap", check=non_negative),
         Option(
+            "strict_p",
+            bool,
+            False,
+            "count only partitions with a strictly greater statistic and no +1 (sweater's p); "
+            "default: ties count, >= with +1 (Caliskan et al.; valid p)",
+        ),
+        Option(
             "n_bootstrap",
             int,
             0,
@@ -117,6 +124,7 @@ class WEATAnalysis(Analysis):
                 seed=p["seed"],
                 n_bootstrap=p["n_bootstrap"],
                 level=p["confidence"],
+                strict=p["strict_p"],
             )
             rows.append(
                 {
@@ -131,6 +139,7 @@ class WEATAnalysis(Analysis):
                     "n_b": unit.count("attribute", b),
                     "statistic": result.statistic,
                     "effect_size": result.effect_size,
+                    "effect_size_r": result.effect_size_r,
                     "sd": "all",
                     "ddof": p["ddof"],
                     "mean_s_x": result.mean_x,
@@ -138,6 +147,7 @@ class WEATAnalysis(Analysis):
                     "p_value": result.p_value,
                     "alternative": result.alternative,
                     "p_method": result.p_method,
+                    "p_count": "strict" if p["strict_p"] else "ties",
                     "n_permutations": result.n_permutations,
                     "seed": p["seed"] if result.p_method == "sampled" or p["n_bootstrap"] else None,
                     "ci_low": result.ci.low if result.ci else float("nan"),

@@ -12,6 +12,7 @@ probabilities from ``fmat``, ...): ``value`` is read as sim(target, attribute).
 * Target groups give X and Y, attribute groups give A and B. Unless named by
   options, a unit must have exactly two target groups (X = the first one in the
   table, Y = the second) and two attribute groups (A first, B second).
+* Rows of the ``weat`` scorer's vector measures (:data:`VECTOR_MEASURES`) are left out.
 * Missing values (NaN: out-of-vocabulary words) drop the whole word: a target
   word is dropped when all its values are missing, an attribute word likewise;
   values missing in any other pattern are an error, since dropping them would
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_BY = ("scorer", "model", "measure", "design")
+#: Measures of the ``weat`` scorer that are not a (target, attribute) similarity: rows against a
+#: group's mean vector, an axis, a relation or a classifier (:mod:`assoc_weat.metrics`). Only their
+#: own analyses (rnd, ect, semaxis, ripa, rnsb) read them; the WEAT-type analyses leave them out.
+VECTOR_MEASURES = ("centroid_cosine", "centroid_distance", "axis_cosine", "relation_projection", "logit")
 
 
 @dataclass
@@ -82,6 +87,13 @@ def units(table: pd.DataFrame, by: Sequence[str] | None) -> list[Unit]:
     columns = resolve_by(table, by)
     if table.empty:
         raise DataError("the table is empty")
+    if "measure" in table.columns and table["measure"].isin(VECTOR_MEASURES).any():
+        table = table[~table["measure"].isin(VECTOR_MEASURES)]
+        if table.empty:
+            raise DataError(
+                f"the table holds only rows of {', '.join(VECTOR_MEASURES)} (read by rnd, ect, semaxis, ripa, "
+                "rnsb); this analysis needs (target, attribute) similarities: score with measures=[cosine, ...]"
+            )
     if (table["attribute_group"] == "").all():
         raise DataError(
             "the table has no attribute groups (column attribute_group is empty); "

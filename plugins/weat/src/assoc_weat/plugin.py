@@ -26,12 +26,31 @@ def register_scorers(register: RegisterScorer) -> None:
 
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
-    """Register the ``weat``, ``wefat`` and ``valnorm`` analyses."""
+    """Register ``weat``, ``wefat``, ``valnorm`` and the WEFE/sweater metrics (``mac`` ... ``nas``)."""
     from .analyses import ValNormAnalysis, WEATAnalysis, WEFATAnalysis
+    from .metric_analyses import (
+        ECTAnalysis,
+        MACAnalysis,
+        NASAnalysis,
+        RIPAAnalysis,
+        RNDAnalysis,
+        RNSBAnalysis,
+        SemAxisAnalysis,
+    )
 
-    register(WEATAnalysis)
-    register(WEFATAnalysis)
-    register(ValNormAnalysis)
+    for analysis in (
+        WEATAnalysis,
+        WEFATAnalysis,
+        ValNormAnalysis,
+        MACAnalysis,
+        RNDAnalysis,
+        ECTAnalysis,
+        SemAxisAnalysis,
+        RIPAAnalysis,
+        RNSBAnalysis,
+        NASAnalysis,
+    ):
+        register(analysis)
 
 
 @hookimpl

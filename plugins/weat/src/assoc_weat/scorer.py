@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from assoc.errors import DataError, OutOfVocabularyWarning
-from assoc.options import Option, positive
+from assoc.options import Option, non_negative, positive
 from assoc.scorer import Scorer
 
 from .embeddings import CASES, FORMATS, PHRASES
@@ -20,6 +20,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.stimuli import Stimuli
+
+
+#: What the ``measures`` option can add to the pairwise cosines (formulas: :mod:`assoc_weat.metrics`).
+MEASURES = ("cosine", "centroid_cosine", "centroid_distance", "axis_cosine", "relation_projection", "logit")
+
+
+def _measures(value: list) -> list:
+    unknown = [m for m in value if m not in MEASURES]
+    if unknown or not value:
+        raise ValueError(f"must be a non-empty list of {', '.join(MEASURES)}; unknown: {', '.join(map(str, unknown))}")
+    return list(dict.fromkeys(value))
 
 
 def _share(value: float) -> float:
@@ -79,6 +90,24 @@ class WEATScorer(Scorer):
             "read only the first N vectors of the file (they are usually the most frequent)",
             check=positive,
         ),
+        Option(
+            "measures",
+            list,
+            ["cosine"],
+            "what to write: cosine (target-attribute pairs), centroid_cosine, centroid_distance "
+            "(to each group's mean vector; ECT, RND), axis_cosine (SemAxis), relation_projection (RIPA), "
+            "logit (RNSB's classifier); see docs/weat.md",
+            check=_measures,
+        ),
+        Option("classifier_cost", float, 1.0, "inverse L2 penalty C of the logit measure's classifier", check=positive),
+        Option(
+            "classifier_holdout",
+            float,
+            0.0,
+            "share of A ∪ B held out from the logit classifier's training (WEFE's default: 0.2)",
+            check=_share,
+        ),
+        Option("seed", int, 0, "seed of the classifier_holdout split", check=non_negative),
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
@@ -130,6 +159,11 @@ class WEATScorer(Scorer):
                 ]
                 target_vectors = np.vstack([lookups["target", g][1] for g in target_groups])
                 attribute_vectors = np.vstack([lookups["attribute", g][1] for g in attribute_groups])
+                measures = self.params["measures"]
+                frames.extend(self._extra_measures(model, design.name, target_groups, attribute_groups, lookups))
+                if "cosine" not in measures:
+                    steps.update(1)
+                    continue
                 cosines = cosine_matrix(target_vectors, attribute_vectors)  # NaN rows/columns for OOV words
                 n_t, n_a = len(targets), len(attributes)
                 t_index = np.repeat(np.arange(n_t), n_a)
@@ -147,6 +181,7 @@ class WEATScorer(Scorer):
                             "design": design.name,
                             "target_token": [targets[i][2] for i in t_index],
                             "attribute_token": [attributes[j][2] for j in a_index],
+                            "measure": "cosine",
                         }
                     )
                 )
@@ -158,6 +193,134 @@ class WEATScorer(Scorer):
             measure=self.measure,
             extra_columns=list(self.extra_columns),
         )
+
+    def _extra_measures(
+        self, model: str, design: str, target_groups: dict, attribute_groups: dict, lookups: dict
+    ) -> list[pd.DataFrame]:
+        """Rows of the measures other than ``cosine`` (formulas: :mod:`assoc_weat.metrics`).
+
+        A word with an empty counterpart column is a group's mean vector or a relation:
+        ``centroid_*`` rows pair each target word with each attribute group's mean vector
+        (``attribute`` = "") and each attribute word with each target group's mean vector
+        (``target`` = ""), so RND and ECT can average either side (sweater averages the
+        attribute groups, WEFE the target groups). ``axis_cosine`` and ``logit`` rows have the
+        attribute group ``"A - B"`` for every ordered pair of attribute groups (A before B in
+        the design); ``relation_projection`` rows have ``"A - B"`` and attribute ``"a_i - b_i"``
+        for equally large attribute groups, and likewise ``"X - Y"``, ``"x_i - y_i"`` in the
+        target columns for each attribute word. Out-of-vocabulary words are left out of every
+        mean vector, pair and classifier (the scorer has warned about them).
+        """
+        import itertools
+
+        import numpy as np
+        import pandas as pd
+
+        from . import metrics
+
+        measures = [m for m in self.params["measures"] if m != "cosine"]
+        if not measures:
+            return []
+        found: dict = {}  # (kind, group) -> (words, tokens, vectors) of the in-vocabulary words
+        for (kind, group), (words, matrix, tokens) in lookups.items():
+            keep = [i for i, t in enumerate(tokens) if t]
+            found[kind, group] = ([words[i] for i in keep], [tokens[i] for i in keep], matrix[keep])
+        rows: list[dict] = []
+
+        def add(measure, tg, t, ag, a, values, t_tokens, a_tokens):
+            for target, attribute, value, tt, at in zip(t, a, values, t_tokens, a_tokens):
+                rows.append(
+                    {
+                        "measure": measure,
+                        "target_group": tg,
+                        "target": target,
+                        "attribute_group": ag,
+                        "attribute": attribute,
+                        "value": float(value),
+                        "target_token": tt,
+                        "attribute_token": at,
+                    }
+                )
+
+        pairs = list(itertools.combinations(attribute_groups, 2))
+        target_pairs = list(itertools.combinations(target_groups, 2))
+        for measure in measures:
+            if measure in ("centroid_cosine", "centroid_distance"):
+                function = metrics.centroid_cosines if measure == "centroid_cosine" else metrics.centroid_distances
+                for (g_kind, groups), (w_kind, others) in (
+                    (("attribute", attribute_groups), ("target", target_groups)),
+                    (("target", target_groups), ("attribute", attribute_groups)),
+                ):
+                    for group in groups:
+                        if not len(found[g_kind, group][2]):
+                            continue
+                        for other in others:
+                            words, tokens, vectors = found[w_kind, other]
+                            if not words:
+                                continue
+                            values = function(vectors, found[g_kind, group][2])
+                            empty = [""] * len(words)
+                            if w_kind == "target":
+                                add(measure, other, words, group, empty, values, tokens, empty)
+                            else:
+                                add(measure, group, empty, other, words, values, empty, tokens)
+            elif measure in ("axis_cosine", "logit"):
+                for a, b in pairs:
+                    va, vb = found["attribute", a][2], found["attribute", b][2]
+                    if not len(va) or not len(vb):
+                        continue
+                    for group in target_groups:
+                        words, tokens, vectors = found["target", group]
+                        if not words:
+                            continue
+                        if measure == "axis_cosine":
+                            values = metrics.axis_cosines(vectors, va, vb)
+                        else:
+                            values = metrics.classifier_logits(
+                                vectors,
+                                va,
+                                vb,
+                                cost=self.params["classifier_cost"],
+                                holdout=self.params["classifier_holdout"],
+                                seed=self.params["seed"],
+                            )
+                        empty = [""] * len(words)
+                        add(measure, group, words, f"{a} - {b}", empty, values, tokens, empty)
+            else:  # relation_projection
+                for (g_kind, group_pairs), (w_kind, others) in (
+                    (("attribute", pairs), ("target", target_groups)),
+                    (("target", target_pairs), ("attribute", attribute_groups)),
+                ):
+                    for a, b in group_pairs:
+                        # pairs by position over the *listed* words: a pair with an OOV word is left out
+                        words_a, matrix_a, tokens_a = lookups[g_kind, a]
+                        words_b, matrix_b, tokens_b = lookups[g_kind, b]
+                        if len(words_a) != len(words_b):
+                            continue
+                        keep = [i for i in range(len(words_a)) if tokens_a[i] and tokens_b[i]]
+                        if not keep:
+                            continue
+                        labels = [f"{words_a[i]} - {words_b[i]}" for i in keep]
+                        pair_tokens = [f"{tokens_a[i]} - {tokens_b[i]}" for i in keep]
+                        for other in others:
+                            words, tokens, vectors = found[w_kind, other]
+                            if not words:
+                                continue
+                            values = metrics.relation_projections(vectors, matrix_a[keep], matrix_b[keep])
+                            n_w, n_p = values.shape
+                            w_index, p_index = np.repeat(np.arange(n_w), n_p), np.tile(np.arange(n_p), n_w)
+                            ws, ts = [words[i] for i in w_index], [tokens[i] for i in w_index]
+                            ps, pts = [labels[j] for j in p_index], [pair_tokens[j] for j in p_index]
+                            if w_kind == "target":
+                                add(measure, other, ws, f"{a} - {b}", ps, values.reshape(-1), ts, pts)
+                            else:
+                                add(measure, f"{a} - {b}", ps, other, ws, values.reshape(-1), pts, ts)
+        if not rows:
+            return []
+        frame = pd.DataFrame(rows)
+        frame.insert(0, "model", model)
+        frame["context"] = ""
+        frame["design"] = design
+        return [frame]
 
     def _check_vectors(self, design: str, model: str, lookups: dict) -> None:
         """Reject found words whose vector has no cosine.

@@ -1,0 +1,370 @@
+"""WEFE's and sweater's metrics (mac, rnd, ect, semaxis, ripa, rnsb, nas), the strict p and d -> r.
+
+(a) By hand on 2-D vectors: S = {s1 = (3, 4), s2 = (0, 2), s3 = (1, -2)}, T = {t1 = (-3, 4),
+t2 = (2, 1)}, A = {a1 = (1, 0), a2 = (0, 1)}, B = {b1 = (-1, 0), b2 = (0, -1)}; so
+m_A = (0.5, 0.5), m_B = (-0.5, -0.5), m_A - m_B = (1, 1), m_S = (4/3, 4/3), m_T = (-0.5, 2.5).
+
+(b) Against the peers' own numbers on their shipped vectors: WEFE's ``test_model.kv`` (the
+``wefe`` package, a test dependency) and sweater's ``glove_math.rda`` / ``googlenews.rda``
+(GPL-3, never copied here: set ``ASSOC_SWEATER_DATA`` to the ``data/`` folder of a sweater
+checkout to run those tests; they skip otherwise).
+"""
+
+import importlib.util
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import assoc
+from assoc.errors import DataError
+from assoc.table import from_records
+
+VOCAB = {
+    "s1": (3, 4),
+    "s2": (0, 2),
+    "s3": (1, -2),
+    "t1": (-3, 4),
+    "t2": (2, 1),
+    "a1": (1, 0),
+    "a2": (0, 1),
+    "b1": (-1, 0),
+    "b2": (0, -1),
+}
+STIMULI = {
+    "name": "toy",
+    "target": {"S": ["s1", "s2", "s3"], "T": ["t1", "t2"]},
+    "attribute": {"A": ["a1", "a2"], "B": ["b1", "b2"]},
+}
+ALL = ["cosine", "centroid_cosine", "centroid_distance", "axis_cosine", "relation_projection", "logit"]
+
+
+def _save(directory: Path, words: dict, name: str = "toy") -> str:
+    np.save(directory / f"{name}.npy", np.array(list(words.values()), dtype=np.float32))
+    (directory / f"{name}.txt").write_text("\n".join(words), encoding="utf-8")
+    return str(directory / f"{name}.npy")
+
+
+@pytest.fixture()
+def table(tmp_path):
+    return assoc.score("weat", STIMULI, [_save(tmp_path, VOCAB)], measures=ALL)
+
+
+def test_measures_by_hand(table):
+    def value(measure, **where):
+        rows = table[table["measure"] == measure]
+        for column, wanted in where.items():
+            rows = rows[rows[column] == wanted]
+        assert len(rows) == 1, where
+        return rows["value"].iloc[0]
+
+    # the target word against an attribute group's mean vector, and an attribute word against a target group's
+    assert value("centroid_cosine", target="s1", attribute_group="A", attribute="") == pytest.approx(
+        3.5 / (5 * math.sqrt(0.5))
+    )
+    assert value("centroid_distance", target="s1", attribute_group="B", attribute="") == pytest.approx(
+        math.sqrt(3.5**2 + 4.5**2)
+    )
+    assert value("centroid_distance", target="", target_group="T", attribute="a1") == pytest.approx(
+        math.sqrt(1.5**2 + 2.5**2)
+    )
+    assert value("axis_cosine", target="s1", attribute_group="A - B") == pytest.approx(7 / (5 * math.sqrt(2)))
+    # relation vectors (a1 - b1)/|.| = (1, 0) and (a2 - b2)/|.| = (0, 1)
+    assert value("relation_projection", target="s1", attribute="a2 - b2") == pytest.approx(4.0)
+    # S and T differ in size: their words are not paired
+    assert not table["target_group"].str.contains(" - ").any()
+    # the classifier sees A at +x/+y and B at -x/-y: s1 is on A's side
+    assert (
+        value("logit", target="s1", attribute_group="A - B")
+        > 0
+        > value("logit", target="s3", attribute_group="A - B") - 10
+    )
+
+
+def test_mac_by_hand(table):
+    # s1: cos with a1, a2 = 0.6, 0.8; s2: 0, 1; s3: 1/sqrt5, -2/sqrt5
+    result = assoc.analyze("mac", table, targets=["S"], attributes=["A"]).iloc[0]
+    expected = (0.7 + 0.5 + (1 - 2) / math.sqrt(5) / 2) / 3
+    assert result["mac"] == pytest.approx(expected)
+    assert result["n_targets"] == 3 and result["n_attributes"] == 2
+    distance = assoc.analyze("mac", table, targets=["S"], attributes=["A"], scale="distance").iloc[0]
+    assert distance["mac"] == pytest.approx(1 - expected)
+    words = assoc.analyze("mac", table, targets=["S"], attributes=["A", "B"], per_word=True)
+    s1 = words[words["target"] == "s1"].set_index("attribute_group")["mac"]
+    assert s1["A"] == pytest.approx(0.7) and s1["B"] == pytest.approx(-0.7)
+    # all target groups and attribute groups: every (word, group) mean weighs the same
+    everything = assoc.analyze("mac", table).iloc[0]
+    assert (
+        everything["mac"] == pytest.approx(assoc.analyze("mac", table, per_word=True)["mac"].mean())
+        and len(assoc.analyze("mac", table, per_word=True)) == 10
+    )
+
+
+def test_rnd_by_hand(table):
+    def norm(x, y):
+        return math.hypot(x, y)
+
+    s = [(3, 4), (0, 2), (1, -2)]
+    per_word = [norm(x - 0.5, y - 0.5) - norm(x + 0.5, y + 0.5) for x, y in s]
+    result = assoc.analyze("rnd", table, side="attribute", a="A", b="B").iloc[0]
+    t = [(-3, 4), (2, 1)]
+    per_word_t = [norm(x - 0.5, y - 0.5) - norm(x + 0.5, y + 0.5) for x, y in t]
+    assert result["rnd"] == pytest.approx(sum(per_word) + sum(per_word_t)) and result["n_words"] == 5
+    # side=auto: two attribute groups, so the attribute means (sweater's orientation)
+    assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(result["rnd"])
+    mean = assoc.analyze("rnd", table, reduce="mean").iloc[0]
+    assert mean["rnd"] == pytest.approx(result["rnd"] / 5)
+    # WEFE's orientation: the attribute words against the mean vectors of the target groups S and T
+    wefe = assoc.analyze("rnd", table, side="target", reduce="mean").iloc[0]
+    attributes = [(1, 0), (0, 1), (-1, 0), (0, -1)]
+    expected = [norm(x - 4 / 3, y - 4 / 3) - norm(x + 0.5, y - 2.5) for x, y in attributes]
+    assert (wefe["a"], wefe["b"]) == ("S", "T") and wefe["rnd"] == pytest.approx(sum(expected) / 4)
+
+
+def test_ect_semaxis_ripa_by_hand(table):
+    # u_A = cos(w, (1, 1)), u_B = -u_A for every word: perfectly incoherent
+    assert assoc.analyze("ect", table, side="attribute").iloc[0]["ect"] == pytest.approx(-1.0)
+    ect_words = assoc.analyze("ect", table, side="target", per_word=True).set_index("word")
+    # cos(a1, m_S) = 1/sqrt2, cos(a1, m_T) = -0.5/|(-0.5, 2.5)|
+    assert ect_words.loc["a1", "u_a"] == pytest.approx(1 / math.sqrt(2))
+    assert ect_words.loc["a1", "u_b"] == pytest.approx(-0.5 / math.hypot(0.5, 2.5))
+    # u_A over a1, a2, b1, b2: 0.707, 0.707, -0.707, -0.707; u_B: -0.196, 0.981, 0.196, -0.981
+    from scipy.stats import spearmanr
+
+    u_b = [
+        -0.5 / math.hypot(0.5, 2.5),
+        2.5 / math.hypot(0.5, 2.5),
+        0.5 / math.hypot(0.5, 2.5),
+        -2.5 / math.hypot(0.5, 2.5),
+    ]
+    expected = spearmanr([1, 1, -1, -1], u_b).statistic
+    assert assoc.analyze("ect", table, side="target").iloc[0]["ect"] == pytest.approx(expected)
+
+    semaxis = assoc.analyze("semaxis", table, targets=["S"], per_word=True).set_index("target")["semaxis"]
+    assert semaxis["s1"] == pytest.approx(7 / (5 * math.sqrt(2)))
+    assert semaxis["s3"] == pytest.approx(-1 / (math.sqrt(5) * math.sqrt(2)))
+    summary = assoc.analyze("semaxis", table, targets=["S"]).iloc[0]
+    assert summary["semaxis"] == pytest.approx(semaxis.mean())
+    # naming the poles the other way round negates the score
+    assert assoc.analyze("semaxis", table, a="B", b="A", targets=["S"]).iloc[0]["semaxis"] == pytest.approx(
+        -semaxis.mean()
+    )
+
+    # RIPA, attribute pairs (a1, b1), (a2, b2): relation vectors (1, 0), (0, 1); s1 -> mean(3, 4)
+    ripa = assoc.analyze("ripa", table, side="attribute", per_word=True).set_index("word")
+    assert ripa.loc["s1", "ripa"] == pytest.approx(3.5) and ripa.loc["s1", "sd"] == pytest.approx(0.5)
+    assert ripa.loc["t1", "ripa"] == pytest.approx(0.5)
+    assert assoc.analyze("ripa", table, side="attribute").iloc[0]["ripa"] == pytest.approx(ripa["ripa"].mean())
+
+
+def test_ripa_with_paired_target_groups(tmp_path):
+    # WEFE's orientation: target groups P = (a1, a2) and Q = (b1, b2) paired, attribute words scored
+    stimuli = {"name": "pairs", "target": {"P": ["a1", "a2"], "Q": ["b1", "b2"]}, "attribute": {"S": ["s1", "s3"]}}
+    table = assoc.score("weat", stimuli, [_save(tmp_path, VOCAB)], measures=["relation_projection"])
+    assert set(table["target"]) == {"a1 - b1", "a2 - b2"} and set(table["target_group"]) == {"P - Q"}
+    words = assoc.analyze("ripa", table, per_word=True).set_index("word")
+    assert words.loc["s1", "side"] == "target"
+    assert words.loc["s1", "ripa"] == pytest.approx(3.5) and words.loc["s3", "ripa"] == pytest.approx(-0.5)
+    assert words.loc["s3", "sd"] == pytest.approx(1.5) and words.loc["s3", "n_pairs"] == 2
+    assert assoc.analyze("ripa", table).iloc[0]["ripa"] == pytest.approx(1.5)
+
+
+def test_rnsb_kl_by_hand():
+    # logit = log P(A)/P(B): P(B) = 0.5, 0.25, 0.25 -> normalised 0.5, 0.25, 0.25
+    rows = [
+        {"target_group": "S", "target": w, "attribute_group": "A - B", "measure": "logit", "value": v}
+        for w, v in (("x", 0.0), ("y", math.log(3)), ("z", math.log(3)))
+    ]
+    table = from_records(rows, scorer="hand", measure="logit")
+    result = assoc.analyze("rnsb", table).iloc[0]
+    expected = 0.5 * math.log(0.5 * 3) + 2 * 0.25 * math.log(0.25 * 3)
+    assert result["rnsb"] == pytest.approx(expected) and result["n_words"] == 3
+    words = assoc.analyze("rnsb", table, per_word=True).set_index("target")
+    assert words.loc["y", "p_negative"] == pytest.approx(0.25) and words.loc["x", "share"] == pytest.approx(0.5)
+
+
+def test_nas_is_wefat_with_sample_sd(table):
+    nas = assoc.analyze("nas", table[table["measure"] == "cosine"], targets=["S"]).set_index("target")
+    # s1: cosines with A = 0.6, 0.8, with B = -0.6, -0.8: (0.7 + 0.7) / sd(0.6, 0.8, -0.6, -0.8)
+    assert nas.loc["s1", "nas"] == pytest.approx(1.4 / math.sqrt(2 / 3))
+    assert nas.loc["s1", "ddof"] == 1 and 0 <= nas.loc["s1", "p_value"] <= 1
+
+
+def test_missing_measure_is_one_clear_error(tmp_path):
+    cosines = assoc.score("weat", STIMULI, [_save(tmp_path, VOCAB)])
+    with pytest.raises(DataError, match="measures=.*centroid_distance"):
+        assoc.analyze("rnd", cosines)
+
+
+def test_strict_p_and_r_by_hand():
+    from assoc.stats.effect_size import d_to_r
+    from assoc.stats.permutation import two_sample_permutation_test
+
+    # subsets of {1..6} of size 3: 10 sum to >= 11, 3 to 10, 3 to 9 ({1,2,6} observed, {1,3,5}, {2,3,4})
+    x, y = [1.0, 2.0, 6.0], [3.0, 4.0, 5.0]
+    assert two_sample_permutation_test(x, y, statistic="sum_difference").p_value == pytest.approx(16 / 20)
+    strict = two_sample_permutation_test(x, y, statistic="sum_difference", strict=True)
+    assert strict.p_value == pytest.approx(13 / 20)
+    # sampled: no +1, strictly greater only (the top partition is never beaten: p = 0)
+    top = two_sample_permutation_test([4, 5, 6], [1, 2, 3], exact_limit=0, n_resamples=200, seed=1, strict=True)
+    assert top.p_value == 0.0 and top.method == "sampled"
+    # McGrath & Meyer (2006): r = d / sqrt(d^2 + (N^2 - 2N) / (n1 n2)); sweater's 1.055 -> 0.491
+    assert d_to_r(1.055015, 8, 8) == pytest.approx(1.055015 / math.sqrt(1.055015**2 + (256 - 32) / 64))
+    assert d_to_r(1.055015, 8, 8) == pytest.approx(0.491, abs=1e-3)
+
+
+# ------------------------------------------------------------------ WEFE's test model
+
+WEFE_QUERY = {
+    "name": "wefe",
+    "target": {
+        "Female terms": ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"],
+        "Male Terms": ["male", "man", "boy", "brother", "he", "him", "his", "son"],
+    },
+    "attribute": {
+        "Family": ["home", "parents", "children", "family", "cousins", "marriage", "wedding", "relatives"],
+        "Careers": ["executive", "management", "professional", "corporation", "salary", "office", "business", "career"],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def wefe_model():
+    spec = importlib.util.find_spec("wefe")
+    if spec is None:
+        pytest.importorskip("wefe")  # fails under ASSOC_STRICT_SKIPS: the test extra installs wefe
+    path = Path(spec.origin).parent / "datasets" / "data" / "test_model.kv"
+    assert path.is_file(), f"wefe is installed but has no {path}"
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def wefe_table(wefe_model):
+    return assoc.score("weat", WEFE_QUERY, [wefe_model], format="gensim", measures=ALL)
+
+
+def test_wefe_mac(wefe_table):
+    # WEFE's MAC docstring: 0.8416415235615204, the mean cosine distance over both target sets x both attribute sets
+    result = assoc.analyze("mac", wefe_table, scale="distance").iloc[0]
+    assert result["mac"] == pytest.approx(0.8416415235615204, abs=1e-6)
+    words = assoc.analyze("mac", wefe_table, scale="distance", per_word=True)
+    girl = words[(words["target"] == "girl")].set_index("attribute_group")["mac"]
+    assert girl["Family"] == pytest.approx(0.707457959651947, abs=1e-6)
+    assert girl["Careers"] == pytest.approx(0.9867974997032434, abs=1e-6)
+
+
+def test_wefe_rnd_ect_ripa(wefe_table):
+    family = wefe_table[
+        wefe_table["attribute_group"].isin(["Family", ""]) | (wefe_table["attribute_group"] == "Family")
+    ]
+    family = wefe_table  # the attribute words of Family are scored (WEFE's query has Family only)
+    # WEFE's docstrings, query (Female terms, Male Terms) wrt Family, normalize=False
+    rnd = assoc.analyze("rnd", family, side="target", reduce="mean", scored=["Family"]).iloc[0]
+    assert rnd["rnd"] == pytest.approx(0.030381828546524048, abs=1e-6)
+    words = assoc.analyze("rnd", family, side="target", per_word=True, scored=["Family"]).set_index("word")["rnd"]
+    assert words["home"] == pytest.approx(0.1733501, abs=1e-6)
+    ect = assoc.analyze("ect", family, side="target", scored=["Family"]).iloc[0]
+    assert ect["ect"] == pytest.approx(0.6190476190476191, abs=1e-12)
+    ripa = assoc.analyze("ripa", family, side="target", scored=["Family"]).iloc[0]
+    assert ripa["ripa"] == pytest.approx(0.18600442, abs=1e-6)
+    per_word = assoc.analyze("ripa", family, side="target", per_word=True, scored=["Family"]).set_index("word")
+    assert per_word.loc["wedding", "ripa"] == pytest.approx(0.39682359, abs=1e-6)
+    assert per_word.loc["wedding", "sd"] == pytest.approx(0.28507116, abs=1e-6)
+
+
+def test_wefe_rnsb_without_holdout(wefe_table):
+    # WEFE's RNSB docstring with holdout=False: 0.12921977967420623 (Family positive, Careers negative)
+    result = assoc.analyze("rnsb", wefe_table).iloc[0]
+    assert result["rnsb"] == pytest.approx(0.12921977967420623, abs=1e-6)
+
+
+def test_wefe_weat_and_its_p(wefe_table):
+    result = assoc.analyze("weat", wefe_table[wefe_table["measure"] == "cosine"], ddof=0).iloc[0]
+    assert result["statistic"] == pytest.approx(0.4634388245467562, abs=1e-6)
+    assert result["effect_size"] == pytest.approx(0.45076532408312986, abs=1e-6)
+    # WEFE documents p = 0.1866 from draws *with replacement*; true permutations (all 12,870) give 0.1971
+    assert result["p_method"] == "exact" and result["p_value"] == pytest.approx(0.1971, abs=5e-4)
+
+
+# ------------------------------------------------------------------ sweater's shipped vectors
+
+SWEATER = os.environ.get("ASSOC_SWEATER_DATA")
+S1 = ["math", "algebra", "geometry", "calculus", "equations", "computation", "numbers", "addition"]
+T1 = ["poetry", "art", "dance", "literature", "novel", "symphony", "drama", "sculpture"]
+A1 = ["male", "man", "boy", "brother", "he", "him", "his", "son"]
+B1 = ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"]
+
+
+def _sweater_vectors(tmp_path_factory, name: str) -> str:
+    if not SWEATER:
+        pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set")
+    import rdata
+
+    path = Path(SWEATER) / f"{name}.rda"
+    if not path.is_file():
+        pytest.skip(f"ASSOC_SWEATER_DATA has no {name}.rda")
+    array = rdata.read_rda(str(path), default_encoding="utf8")[name]
+    words = [str(w) for w in array.coords["dim_0"].values]
+    directory = tmp_path_factory.mktemp(name)
+    np.save(directory / f"{name}.npy", np.asarray(array.values, dtype=np.float32))
+    (directory / f"{name}.txt").write_text("\n".join(words), encoding="utf-8")
+    return str(directory / f"{name}.npy")
+
+
+@pytest.fixture(scope="module")
+def glove_math(tmp_path_factory):
+    stimuli = {"name": "math", "target": {"S": S1, "T": T1}, "attribute": {"A": A1, "B": B1}}
+    path = _sweater_vectors(tmp_path_factory, "glove_math")
+    return assoc.score("weat", stimuli, [path], measures=ALL, case="exact")
+
+
+def test_sweater_glove_math(glove_math):
+    # sweater's tests and snapshots (tests/testthat/test-es.R, _snaps/print.md)
+    cosines = glove_math[glove_math["measure"] == "cosine"]
+    weat = assoc.analyze("weat", cosines).iloc[0]
+    assert weat["effect_size"] == pytest.approx(1.055015, abs=1e-6)
+    assert weat["effect_size_r"] == pytest.approx(0.491, abs=1e-3)
+    assert assoc.analyze("mac", cosines, targets=["S"], attributes=["A"]).iloc[0]["mac"] == pytest.approx(
+        0.09579005, abs=1e-7
+    )
+    # sweater's query has one target group S: score S only
+    assert assoc.analyze("rnd", glove_math, scored=["S"]).iloc[0]["rnd"] == pytest.approx(-1.147534, abs=1e-6)
+    assert assoc.analyze("ect", glove_math, scored=["S"]).iloc[0]["ect"] == pytest.approx(0.9761905, abs=1e-7)
+    assert assoc.analyze("rnsb", glove_math, targets=["S"]).iloc[0]["rnsb"] == pytest.approx(0.01772161, abs=1e-6)
+
+
+def test_sweater_exact_p_three_words(tmp_path_factory):
+    # sweater's snapshots "exact" and "exact., reverse": weat_exact on S1[1:3] vs T1[1:3] (A1, B1) gives
+    # 0.15, with S and T swapped 0.8; counting ties (the observed partition) gives 4/20 and 17/20
+    path = _sweater_vectors(tmp_path_factory, "glove_math")
+    stimuli = {"name": "three", "target": {"S": S1[:3], "T": T1[:3]}, "attribute": {"A": A1, "B": B1}}
+    cosines = assoc.score("weat", stimuli, [path], case="exact")
+    assert assoc.analyze("weat", cosines, strict_p=True).iloc[0]["p_value"] == pytest.approx(0.15)
+    assert assoc.analyze("weat", cosines).iloc[0]["p_value"] == pytest.approx(0.20)
+    reverse = {"x": "T", "y": "S"}
+    assert assoc.analyze("weat", cosines, strict_p=True, **reverse).iloc[0]["p_value"] == pytest.approx(0.80)
+    assert assoc.analyze("weat", cosines, **reverse).iloc[0]["p_value"] == pytest.approx(0.85)
+
+
+def test_sweater_googlenews(tmp_path_factory):
+    s2 = (
+        "janitor statistician midwife bailiff auctioneer photographer geologist shoemaker athlete cashier dancer "
+        "housekeeper accountant physicist gardener dentist weaver blacksmith psychologist supervisor mathematician "
+        "surveyor tailor designer economist mechanic laborer postmaster broker chemist librarian attendant clerical "
+        "musician porter scientist carpenter sailor instructor sheriff pilot inspector mason baker administrator "
+        "architect collector operator surgeon driver painter conductor nurse cook engineer retired sales lawyer "
+        "clergy physician farmer clerk manager guard artist smith official police doctor professor student judge "
+        "teacher author secretary soldier"
+    ).split()
+    a2 = "he son his him father man boy himself male brother sons fathers men boys males brothers uncle uncles"
+    a2 += " nephew nephews"
+    b2 = "she daughter hers her mother woman girl herself female sister daughters mothers women girls females sisters"
+    b2 += " aunt aunts niece nieces"
+    path = _sweater_vectors(tmp_path_factory, "googlenews")
+    stimuli = {"name": "garg", "target": {"S": s2}, "attribute": {"A": a2.split(), "B": b2.split()}}
+    table = assoc.score("weat", stimuli, [path], measures=["cosine", "centroid_distance"], case="exact")
+    # sweater's test-es.R: rnd_es -6.3415, mac_es 0.13758 (tolerance 0.001)
+    assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(-6.3415, abs=1e-3)
+    assert assoc.analyze("mac", table, attributes=["A"]).iloc[0]["mac"] == pytest.approx(0.13758, abs=1e-3)
