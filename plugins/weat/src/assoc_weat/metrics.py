@@ -118,8 +118,8 @@ def classifier_logits(
     sweater, through LiblineaR ``type = 0``, and WEFE, through scikit-learn
     ``solver="liblinear"``, use): minimise 0.5 ||beta||^2 + C sum_i log(1 + exp(-y_i beta·x_i)),
     x_i = (word vector, 1) (the intercept is a regularised feature), tolerance 1e-4. It is
-    deterministic. ``holdout`` > 0 trains on a random share 1 - holdout of A ∪ B drawn with
-    ``seed`` (WEFE's default: 0.2, with scikit-learn's ``train_test_split``); 0 (the default,
+    deterministic. ``holdout`` > 0 trains on a random share 1 - holdout of A ∪ B, stratified by group and drawn
+    with ``seed`` (WEFE's default: 0.2, with scikit-learn's ``train_test_split``); 0 (the default,
     as sweater and WEFE's ``holdout=False``) trains on all attribute words.
     """
     from sklearn.linear_model import LogisticRegression
@@ -131,7 +131,10 @@ def classifier_logits(
     # +1 = A, -1 = B: WEFE's labels (its first attribute set is the positive class)
     labels = np.concatenate([np.ones(a.shape[0]), -np.ones(b.shape[0])])
     if holdout > 0.0:
-        features, _, labels, _ = train_test_split(features, labels, shuffle=True, random_state=seed, test_size=holdout)
+        # WEFE 1.0.1's split: shuffled, stratified by group, seeded
+        features, _, labels, _ = train_test_split(
+            features, labels, shuffle=True, random_state=seed, test_size=holdout, stratify=labels
+        )
         if len(set(labels.tolist())) < 2:
             raise DataError(f"after the holdout split (holdout={holdout}, seed={seed}) one group has no training word")
     model = LogisticRegression(solver="liblinear", C=cost, tol=1e-4, max_iter=10_000, random_state=seed)
