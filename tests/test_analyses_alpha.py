@@ -126,3 +126,13 @@ def test_table_without_queries_gets_a_hint():
     table = make_table().assign(context="")
     with pytest.raises(DataError, match="use item=target or item=attribute"):
         assoc.analyze("alpha", table.drop_duplicates(subset=["model", "target"]))
+
+
+def test_alpha_pairwise_keeps_incomplete_cases():
+    table = make_table(2)
+    table.loc[0, "value"] = np.nan
+    result = assoc.analyze("alpha", table, by=["model"], missing="pairwise")
+    assert list(result["n_cases_dropped"]) == [0, 0] and list(result["missing"]) == ["pairwise", "pairwise"]
+    wide = table[table["model"] == "m1"].pivot(index=["target", "attribute"], columns="context", values="value")
+    assert result.iloc[0]["alpha"] == pytest.approx(pg.cronbach_alpha(wide, nan_policy="pairwise")[0], abs=1e-12)
+    assert result.iloc[0]["n_cases"] == 12

@@ -344,6 +344,16 @@ def test_sweater_glove_math(glove_math):
     assert assoc.analyze("rnd", glove_math, scored=["S"]).iloc[0]["rnd"] == pytest.approx(-1.147534, abs=1e-6)
     assert assoc.analyze("ect", glove_math, scored=["S"]).iloc[0]["ect"] == pytest.approx(0.9761905, abs=1e-7)
     assert assoc.analyze("rnsb", glove_math, targets=["S"]).iloc[0]["rnsb"] == pytest.approx(0.01772161, abs=1e-6)
+    # sweater asserts no SemAxis or NAS number: these are its own R functions semaxis(glove_math, S1, A1, B1,
+    # l = 0)$P and nas(glove_math, S1, A1, B1)$P, run with R 4.2 (printed to 12 digits)
+    semaxis = assoc.analyze("semaxis", glove_math, targets=["S"], per_word=True).set_index("target")["semaxis"]
+    assert semaxis["math"] == pytest.approx(0.002451356933571, abs=1e-6)
+    assert semaxis["calculus"] == pytest.approx(0.058937305888821, abs=1e-6)
+    assert semaxis["addition"] == pytest.approx(-0.025280374697819, abs=1e-6)
+    nas = assoc.analyze("nas", cosines, targets=["S"]).set_index("target")["nas"]
+    assert nas["math"] == pytest.approx(0.0659672118383, abs=1e-5)
+    assert nas["calculus"] == pytest.approx(1.1012049197856, abs=1e-5)
+    assert nas["addition"] == pytest.approx(-0.1701177045501, abs=1e-5)
 
 
 def test_sweater_exact_p_three_words(tmp_path_factory):
