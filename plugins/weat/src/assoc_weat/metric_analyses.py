@@ -211,7 +211,7 @@ class MACAnalysis(Analysis):
         cosines = table[table["measure"] == "cosine"]
         if cosines.empty:
             raise DataError("mac reads rows of measure 'cosine' (target-attribute pairs); the table has none")
-        rows = []
+        rows: list[dict] = []
         for unit in units(cosines, _by(table, p["by"])):
             targets = _chosen(p["targets"], unit.target_groups, unit.key, "target")
             attributes = _chosen(p["attributes"], unit.attribute_groups, unit.key, "attribute")
@@ -296,7 +296,7 @@ class RNDAnalysis(Analysis):
 
         p = self.params
         measure = "centroid_distance" if p["distance"] == "euclidean" else "centroid_cosine"
-        rows = []
+        rows: list[dict] = []
         for key, part in _parts(table, measure, p["by"], "rnd"):
             side, part = _centroid_side(part, p["side"], key, "rnd")
             groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
@@ -364,7 +364,7 @@ class ECTAnalysis(Analysis):
         from .metrics import spearman
 
         p = self.params
-        rows = []
+        rows: list[dict] = []
         for key, part in _parts(table, "centroid_cosine", p["by"], "ect"):
             side, part = _centroid_side(part, p["side"], key, "ect")
             groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
@@ -445,7 +445,7 @@ class SemAxisAnalysis(Analysis):
         import pandas as pd
 
         p = self.params
-        rows = []
+        rows: list[dict] = []
         for key, part in _parts(table, "axis_cosine", p["by"], "semaxis"):
             chosen, a, b = _contrast_rows(part, "attribute_group", p["a"], p["b"], key, "semaxis")
             groups = _chosen(p["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")
@@ -508,7 +508,7 @@ class RIPAAnalysis(Analysis):
         import pandas as pd
 
         p = self.params
-        rows = []
+        rows: list[dict] = []
         for key, part in _parts(table, "relation_projection", p["by"], "ripa"):
             side = p["side"]
             paired_attributes = part[part["attribute_group"].str.contains(" - ", regex=False)]
@@ -598,7 +598,7 @@ class RNSBAnalysis(Analysis):
         from .metrics import kl_from_uniform
 
         p = self.params
-        rows = []
+        rows: list[dict] = []
         for key, part in _parts(table, "logit", p["by"], "rnsb"):
             chosen, a, b = _contrast_rows(part, "attribute_group", p["a"], p["b"], key, "rnsb")
             groups = _chosen(p["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")

@@ -7,7 +7,7 @@ static word embeddings, one row per (target word, attribute word).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from assoc.errors import DataError, OutOfVocabularyWarning
@@ -195,7 +195,12 @@ class WEATScorer(Scorer):
         )
 
     def _extra_measures(
-        self, model: str, design: str, target_groups: dict, attribute_groups: dict, lookups: dict
+        self,
+        model: str,
+        design: str,
+        target_groups: Mapping[str, Sequence[str]],
+        attribute_groups: Mapping[str, Sequence[str]],
+        lookups: dict,
     ) -> list[pd.DataFrame]:
         """Rows of the measures other than ``cosine`` (formulas: :mod:`assoc_weat.metrics`).
 
