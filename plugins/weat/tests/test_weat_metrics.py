@@ -389,3 +389,15 @@ def test_sweater_googlenews(tmp_path_factory):
     # sweater's test-es.R: rnd_es -6.3415, mac_es 0.13758 (tolerance 0.001)
     assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(-6.3415, abs=1e-3)
     assert assoc.analyze("mac", table, attributes=["A"]).iloc[0]["mac"] == pytest.approx(0.13758, abs=1e-3)
+
+
+def test_convergence_reads_the_new_measures(table):
+    # each measure one method; rows scoring attribute words against target means (target "") are left out
+    rows = table[(table["target"] != "") & table["measure"].isin(["cosine", "axis_cosine", "logit", "centroid_cosine"])]
+    result = assoc.analyze("convergence", rows, methods=["scorer", "model", "measure"], a="A", b="B")
+    pairs = result[result["kind"] == "correlation"]
+    assert len(pairs) == 6 and set(pairs["n"]) == {5}
+    # A and B mirror each other here: cos(w, m_A) - cos(w, m_B) and s(w, A, B) are both proportional to
+    # cos(w, m_A - m_B), so those three measures agree perfectly
+    exact = pairs[~(pairs["x"].str.endswith(":logit") | pairs["y"].str.endswith(":logit"))]
+    assert list(exact["r"]) == pytest.approx([1.0, 1.0, 1.0])
