@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from assoc.analysis import Analysis
 from assoc.errors import DataError
-from assoc.options import Option
+from assoc.scoring.options import Option
 
 from .analyses import WEFATAnalysis
 
