@@ -130,6 +130,7 @@ def test_ect_semaxis_ripa_by_hand(table):
     # cos(a1, m_S) = 1/sqrt2, cos(a1, m_T) = -0.5/|(-0.5, 2.5)|
     assert ect_words.loc["a1", "u_a"] == pytest.approx(1 / math.sqrt(2))
     assert ect_words.loc["a1", "u_b"] == pytest.approx(-0.5 / math.hypot(0.5, 2.5))
+    assert ect_words["estimate"].nunique() == 1
     # u_A over a1, a2, b1, b2: 0.707, 0.707, -0.707, -0.707; u_B: -0.196, 0.981, 0.196, -0.981
     from scipy.stats import spearmanr
 
@@ -171,6 +172,22 @@ def test_ripa_with_paired_target_groups(tmp_path):
     assert assoc.analyze("ripa", table).iloc[0]["ripa"] == pytest.approx(1.5)
 
 
+def test_bootstrap_ci_of_the_summaries(table):
+    from assoc.stats.effect_size import bootstrap_interval
+
+    words = assoc.analyze("rnd", table, side="attribute", per_word=True)["rnd"].to_numpy()
+    result = assoc.analyze("rnd", table, side="attribute", n_bootstrap=2000, seed=3).iloc[0]
+    # the same resampling drawn directly: 5 words with replacement, summed
+    ci = bootstrap_interval(words, None, lambda xs, _: xs.sum(axis=1), n_resamples=2000, seed=3)
+    assert (result["ci_low"], result["ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert result["ci_low"] <= result["rnd"] <= result["ci_high"] and result["confidence"] == 0.95
+    # the lowest and highest possible resampled sums bound the interval
+    assert 5 * words.min() <= result["ci_low"] and result["ci_high"] <= 5 * words.max()
+    assert np.isnan(assoc.analyze("rnd", table).iloc[0]["ci_low"])
+    mac = assoc.analyze("mac", table, targets=["S"], attributes=["A"], n_bootstrap=500).iloc[0]
+    assert mac["ci_low"] <= mac["mac"] <= mac["ci_high"]
+
+
 def test_rnsb_kl_by_hand():
     # logit = log P(A)/P(B): P(B) = 0.5, 0.25, 0.25 -> normalised 0.5, 0.25, 0.25
     rows = [
@@ -183,6 +200,9 @@ def test_rnsb_kl_by_hand():
     assert result["rnsb"] == pytest.approx(expected) and result["n_words"] == 3
     words = assoc.analyze("rnsb", table, per_word=True).set_index("target")
     assert words.loc["y", "p_negative"] == pytest.approx(0.25) and words.loc["x", "share"] == pytest.approx(0.5)
+    assert words.loc["x", "rnsb"] == pytest.approx(0.5 * math.log(1.5)) and words["rnsb"].sum() == pytest.approx(
+        expected
+    )
 
 
 def test_nas_is_wefat_with_sample_sd(table):

@@ -154,7 +154,7 @@ class BootstrapInterval:
 
 def bootstrap_interval(
     x: np.ndarray | list[float],
-    y: np.ndarray | list[float],
+    y: np.ndarray | list[float] | None,
     statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
     *,
     level: float = 0.95,
@@ -172,12 +172,15 @@ def bootstrap_interval(
 
     Parameters
     ----------
+    y
+        The second sample, or None for a one-sample statistic (then ``ys`` has shape (k, 0)).
     statistic
         Vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
     option
         The name users give ``n_resamples`` (e.g. ``n_bootstrap``), for error messages.
     """
-    x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
+    x_arr = as_sample(x, "x")
+    y_arr = np.empty(0) if y is None else as_sample(y, "y")
     if not 0.0 < level < 1.0:
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
@@ -190,7 +193,7 @@ def bootstrap_interval(
     while remaining > 0:
         k = min(block, remaining)
         xs = x_arr[rng.integers(0, x_arr.size, size=(k, x_arr.size))]
-        ys = y_arr[rng.integers(0, y_arr.size, size=(k, y_arr.size))]
+        ys = y_arr[rng.integers(0, y_arr.size, size=(k, y_arr.size))] if y_arr.size else np.empty((k, 0))
         values.append(np.asarray(statistic(xs, ys), dtype=float).reshape(k))
         remaining -= k
     all_values = np.concatenate(values)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from assoc.analysis import Analysis
 from assoc.errors import DataError
-from assoc.scoring.options import Option
+from assoc.scoring.options import Option, confidence_level, non_negative
 
 from .analyses import WEFATAnalysis
 
@@ -56,6 +56,17 @@ SIDES = ("auto", "attribute", "target")
 _BY_DEFAULT = ("scorer", "model", "design")
 _BY = Option("by", list, None, "columns giving one result each (default: scorer, model, design when present)")
 _PER_WORD = Option("per_word", bool, False, "one row per scored word (its value) instead of the summary")
+_CI_OPTIONS = (
+    Option(
+        "n_bootstrap",
+        int,
+        0,
+        "bootstrap resamples for a percentile CI of the summary, resampling the scored words (0 = no CI)",
+        check=non_negative,
+    ),
+    Option("confidence", float, 0.95, "confidence level of the bootstrap CI", check=confidence_level),
+    Option("seed", int, 0, "seed of the bootstrap", check=non_negative),
+)
 _SCORED = Option(
     "scored",
     list,
@@ -133,6 +144,39 @@ def _centroid_side(part: pd.DataFrame, side: str, key: dict, what: str) -> tuple
     return side, attribute_means if side == "attribute" else target_means
 
 
+def _word_ci(values, reduce: str, p: dict) -> dict:
+    """Columns of a percentile bootstrap CI of the sum or mean of per-word ``values`` (words resampled).
+
+    Uses :func:`assoc.stats.effect_size.bootstrap_interval` (one sample: the scored words, drawn
+    with replacement, their number kept); without ``n_bootstrap`` the columns are NaN.
+    """
+    import math
+
+    import numpy as np
+
+    from assoc.stats.effect_size import bootstrap_interval
+
+    if not p["n_bootstrap"]:
+        return {"ci_low": math.nan, "ci_high": math.nan, "confidence": math.nan, "n_bootstrap": 0}
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        raise DataError("a bootstrap CI needs at least 2 scored words")
+
+    def statistic(xs: np.ndarray, _: np.ndarray) -> np.ndarray:
+        return xs.sum(axis=1) if reduce == "sum" else xs.mean(axis=1)
+
+    ci = bootstrap_interval(
+        values,
+        None,
+        statistic,
+        level=p["confidence"],
+        n_resamples=p["n_bootstrap"],
+        seed=p["seed"],
+        option="n_bootstrap",
+    )
+    return {"ci_low": ci.low, "ci_high": ci.high, "confidence": p["confidence"], "n_bootstrap": p["n_bootstrap"]}
+
+
 def _scored(words: pd.DataFrame, scored: list[str] | None, key: dict) -> pd.DataFrame:
     """The rows of ``words`` (column ``word_group``) in the groups ``scored`` (all when None)."""
     if scored is None:
@@ -196,6 +240,7 @@ class MACAnalysis(Analysis):
             "similarity: mean cosine (sweater); distance: mean 1 - cosine (WEFE, Manzini et al.)",
             choices=("similarity", "distance"),
         ),
+        *_CI_OPTIONS,
         _BY,
         _PER_WORD,
     )
@@ -238,6 +283,10 @@ class MACAnalysis(Analysis):
                     "n_attributes": sum(unit.count("attribute", g) for g in attributes),
                     "mac": float(values.mean()),
                     "scale": p["scale"],
+                    # each word has one cell per attribute group: the mean of its cells is resampled
+                    **_word_ci(
+                        pd.DataFrame(cells).groupby(["target_group", "target"], sort=False)["mac"].mean(), "mean", p
+                    ),
                     "dropped": ", ".join(unit.dropped),
                 }
             )
@@ -286,6 +335,7 @@ class RNDAnalysis(Analysis):
             choices=("euclidean", "cosine"),
         ),
         _SCORED,
+        *_CI_OPTIONS,
         _BY,
         _PER_WORD,
     )
@@ -328,6 +378,7 @@ class RNDAnalysis(Analysis):
                     "side": side,
                     "n_words": len(words),
                     "rnd": total if p["reduce"] == "sum" else total / len(words),
+                    **_word_ci(words["rnd"], p["reduce"], p),
                     "reduce": p["reduce"],
                     "distance": p["distance"],
                 }
@@ -342,6 +393,7 @@ class ECTAnalysis(Analysis):
     u_B(w) = cos(w, m_B); ECT = Spearman's rho of u_A and u_B over the words (1 = coherent,
     no bias). sweater scores the target words against attribute groups A, B
     (``side=attribute``), WEFE the attribute words against two target groups (``side=target``).
+    With ``per_word=true`` each word's row has u_A, u_B and the set's ECT.
     """
 
     name = "ect"
@@ -370,7 +422,11 @@ class ECTAnalysis(Analysis):
             groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
             a, b = _two(groups, p["a"], p["b"], key, side)
             words = _scored(_centroid_values(part, side, a, b), p["scored"], key)
+            if len(words) < 2:
+                raise DataError(f"ect, {_where(key)}: a rank correlation needs at least 2 scored words")
             if p["per_word"]:
+                # ECT is a property of the word set: each word's row repeats it beside u_A, u_B
+                ect = spearman(words["a"].to_numpy(), words["b"].to_numpy())
                 for w in words.itertuples():
                     rows.append(
                         {
@@ -382,11 +438,10 @@ class ECTAnalysis(Analysis):
                             "side": side,
                             "u_a": w.a,
                             "u_b": w.b,
+                            "ect": ect,
                         }
                     )
                 continue
-            if len(words) < 2:
-                raise DataError(f"ect, {_where(key)}: a rank correlation needs at least 2 scored words")
             rows.append(
                 {
                     **key,
@@ -436,6 +491,7 @@ class SemAxisAnalysis(Analysis):
         Option("a", str, None, "pole A (default: the one contrast in the table)"),
         Option("b", str, None, "pole B"),
         Option("targets", list, None, "target groups whose words are scored (default: all)"),
+        *_CI_OPTIONS,
         _BY,
         _PER_WORD,
     )
@@ -464,6 +520,7 @@ class SemAxisAnalysis(Analysis):
                     "targets": ", ".join(groups),
                     "n_words": len(chosen),
                     "semaxis": float(chosen["value"].mean()),
+                    **_word_ci(chosen["value"], "mean", p),
                 }
             )
         return pd.DataFrame(rows)
@@ -499,6 +556,7 @@ class RIPAAnalysis(Analysis):
             choices=SIDES,
         ),
         _SCORED,
+        *_CI_OPTIONS,
         _BY,
         _PER_WORD,
     )
@@ -559,6 +617,7 @@ class RIPAAnalysis(Analysis):
                     "n_words": len(per_word),
                     "n_pairs": int(per_word["n_pairs"].max()),
                     "ripa": float(per_word["ripa"].mean()),
+                    **_word_ci(per_word["ripa"], "mean", p),
                 }
             )
         return pd.DataFrame(rows)
@@ -575,7 +634,8 @@ class RNSBAnalysis(Analysis):
         RNSB = KL(P || U) = sum_i P_i log(P_i / (1/n))      (natural log)
 
     0 = every word equally negative. sweater scores one target group S, WEFE all target sets
-    together (``targets``: default all groups).
+    together (``targets``: default all groups). With ``per_word=true`` each word's row has p_i
+    (``p_negative``), P_i (``share``) and its term P_i ln(n P_i) of the sum (``rnsb``).
     """
 
     name = "rnsb"
@@ -605,7 +665,9 @@ class RNSBAnalysis(Analysis):
             chosen = chosen[chosen["target_group"].isin(groups)]
             negative = 1.0 / (1.0 + np.exp(chosen["value"].to_numpy()))
             if p["per_word"]:
+                # each word's term P_i ln(n P_i) of the KL divergence: the terms sum to RNSB
                 share = negative / negative.sum()
+                terms = share * np.log(share * len(share))
                 rows.extend(
                     {
                         **key,
@@ -615,8 +677,9 @@ class RNSBAnalysis(Analysis):
                         "b": b,
                         "p_negative": float(q),
                         "share": float(s),
+                        "rnsb": float(term),
                     }
-                    for r, q, s in zip(chosen.itertuples(), negative, share)
+                    for r, q, s, term in zip(chosen.itertuples(), negative, share, terms)
                 )
                 continue
             rows.append(
