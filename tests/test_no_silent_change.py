@@ -482,3 +482,115 @@ def test_a_model_with_nan_output_stops_naming_model_and_query(nan_model, tmp_pat
         assoc.score(scorer, str(stimuli), [str(nan_model)], cache=False)
     result = _cli("score", "-s", scorer, "-i", str(stimuli), "-m", str(nan_model), "-o", "cache=false")
     assert result.exit_code == 2 and "NaN or infinite logits" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_sentence_model_with_nan_output_stops_at_the_first_batch(monkeypatch):
+    import torch
+
+    from assoc.errors import ModelError
+    from assoc_sbert_topwords.encoding import open_encoder
+
+    encoder = open_encoder("all-MiniLM-L6-v2", device="cpu", dtype="float32", revision=None, batch_size=8, normalize=False)
+    weights = next(p for name, p in encoder.model.named_parameters() if name.endswith("word_embeddings.weight"))
+    saved = weights.data.clone()
+    try:
+        with torch.no_grad():
+            weights.data[:] = float("nan")
+        with pytest.raises(ModelError, match=r"returned NaN or infinite embeddings for 2 of 2 text\(s\).*first 'rose'"):
+            encoder.encode(["rose", "tulip"])
+    finally:
+        weights.data.copy_(saved)
+    assert encoder.n_encoded == 0
+
+
+# -- 7. limits with a clear word -----------------------------------------------------------------------
+
+
+def test_resampling_that_would_run_for_hours_is_refused_with_the_largest_size():
+    # 1e8 resamples of 60 values: 6e9 values, accepted before (limit 1e10) and hours of work for a few groups
+    rows = [
+        {"target_group": g, "target": f"{g}{i}", "attribute": "a", "value": float(i % 7)}
+        for g in ("X", "Y")
+        for i in range(30)
+    ]
+    table = from_records(rows, scorer="s", measure="m")
+    with pytest.raises(assoc.errors.OptionError, match=r"n_resamples=100,000,000 .*at most n_resamples=16,666,666"):
+        assoc.analyze("effect_size", table, by="target_group", n_resamples=10**8)
+
+
+def test_a_bootstrap_that_cannot_be_held_in_memory_is_refused(monkeypatch):
+    from assoc.stats.effect_size import bootstrap_interval, standardized_mean_difference_rows
+
+    monkeypatch.setenv("ASSOC_WORK_MEMORY", "8000")  # 8 kB: room for 1,000 float64 statistics
+    x, y = np.arange(5.0), np.arange(5.0) + 1
+    with pytest.raises(assoc.errors.OptionError, match=r"n_bootstrap=2,000 needs .*memory budget.*at most n_bootstrap=1,000"):
+        bootstrap_interval(x, y, standardized_mean_difference_rows, n_resamples=2_000, option="n_bootstrap")
+    assert bootstrap_interval(x, y, standardized_mean_difference_rows, n_resamples=1_000, seed=0).n_resamples == 1_000
+
+
+def test_long_resampling_runs_show_progress_with_an_eta(monkeypatch, capsys):
+    from assoc import progress
+    from assoc.stats import budget
+    from assoc.stats.permutation import two_sample_permutation_test
+
+    monkeypatch.setattr(progress, "default_enabled", lambda: True)
+    monkeypatch.setattr(budget, "PROGRESS_AFTER_VALUES", 1_000)
+    rng = np.random.default_rng(0)
+    two_sample_permutation_test(rng.normal(size=10), rng.normal(size=10), exact_limit=0, n_resamples=5_000, seed=0)
+    shown = capsys.readouterr().err
+    assert "permutation test (sampled)" in shown and "/5000" in shown and "<" in shown  # tqdm: elapsed<remaining
+    monkeypatch.setattr(budget, "PROGRESS_AFTER_VALUES", 10**9)
+    two_sample_permutation_test(rng.normal(size=10), rng.normal(size=10), exact_limit=0, n_resamples=5_000, seed=0)
+    assert capsys.readouterr().err == ""  # a short run shows nothing
+
+
+def test_sbert_topwords_top_k_is_capped_by_the_memory_budget(monkeypatch, tmp_path):
+    vocabulary = tmp_path / "v.txt"
+    vocabulary.write_text("\n".join(f"word{i}" for i in range(100)) + "\n")
+    monkeypatch.setenv("ASSOC_WORK_MEMORY", str(50 * 1_000 * 2))  # 2 terms x 50 rows of 1,000 bytes
+    stimuli = {"target": {"T": ["rose", "tulip"]}}
+    with pytest.raises(assoc.errors.OptionError, match=r"top_k=1,000,000,000,000 needs .*at most top_k=50\b"):
+        assoc.score("sbert_topwords", stimuli, vocabulary=str(vocabulary), top_k=10**12, cache=False)
+
+
+# -- 8. Ray addresses ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "address, fragment",
+    [
+        ("foo:bar", "Ray address 'foo:bar': the port 'bar' is not a number"),
+        ("127.0.0.1", "has no port"),
+        ("127.0.0.1:1", "cannot reach the Ray cluster at '127.0.0.1:1'"),
+        ("http://127.0.0.1:1", "expected HOST:PORT, ray://HOST:PORT or auto"),
+    ],
+)
+def test_a_bad_ray_address_is_one_line_at_once(address, fragment):
+    import time
+
+    started = time.monotonic()
+    result = _cli("score", "-s", "char_ngram", "-i", "caliskan:weat1", "-x", "ray", "--ray-address", address)
+    assert result.exit_code == 2 and fragment in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert time.monotonic() - started < 20
+
+
+def test_a_port_that_does_not_answer_like_ray_times_out_as_set(monkeypatch):
+    import socket
+    import time
+
+    from assoc.executors.ray import RayExecutor
+
+    with socket.socket() as listener:  # accepts connections and never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        with pytest.raises(assoc.errors.OptionError, match=r"no answer like a Ray cluster's \(waited up to 0.5 s"):
+            RayExecutor(address, connect_timeout=0.5)
+        assert time.monotonic() - started < 5
+        monkeypatch.setenv("ASSOC_RAY_CONNECT_TIMEOUT", "0.3")
+        result = _cli("score", "-s", "char_ngram", "-i", "caliskan:weat1", "-x", "ray", "--ray-address", address)
+        assert result.exit_code == 2 and "waited up to 0.3 s" in result.stderr
+    with pytest.raises(assoc.errors.OptionError, match="connect_timeout must be a positive number"):
+        RayExecutor(address, connect_timeout=0)

@@ -96,7 +96,7 @@ def _executor_options(command: Any) -> Any:
         "--ray-address",
         default=None,
         metavar="ADDRESS",
-        help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray started for the run).",
+        help="With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30).",
     )(command)
     return click.option(
         "--executor",
