@@ -87,7 +87,7 @@ def test_a_repeated_json_key_in_a_nested_object_is_found(tmp_path):
 )
 def test_a_json_item_that_is_not_text_is_refused_with_its_place(tmp_path, item, shown):
     path = tmp_path / "s.json"
-    path.write_text('{"target": {"X": ["rose", %s], "Y": ["ant"]}, "attribute": {"A": ["a"]}}' % item)
+    path.write_text('{"target": {"X": ["rose", ITEM], "Y": ["ant"]}, "attribute": {"A": ["a"]}}'.replace("ITEM", item))
     with pytest.raises(StimuliError, match=rf"s\.json: .*target group 'X', item 2: {shown}"):
         assoc.Stimuli.load(str(path))
 
@@ -478,7 +478,7 @@ def test_a_model_with_nan_output_stops_naming_model_and_query(nan_model, tmp_pat
 
     stimuli = tmp_path / "q.yaml"
     stimuli.write_text('queries: ["[MASK] is here."]\nmask: {M: [he, she]}\n')
-    with pytest.raises(AssocError, match=rf"model '.*nan-bert' returned NaN or infinite logits.*is here"):
+    with pytest.raises(AssocError, match=r"model '.*nan-bert' returned NaN or infinite logits.*is here"):
         assoc.score(scorer, str(stimuli), [str(nan_model)], cache=False)
     result = _cli("score", "-s", scorer, "-i", str(stimuli), "-m", str(nan_model), "-o", "cache=false")
     assert result.exit_code == 2 and "NaN or infinite logits" in result.stderr and "Traceback" not in result.output
@@ -486,11 +486,13 @@ def test_a_model_with_nan_output_stops_naming_model_and_query(nan_model, tmp_pat
 
 def test_a_sentence_model_with_nan_output_stops_at_the_first_batch(monkeypatch):
     import torch
-
-    from assoc.errors import ModelError
     from assoc_sbert_topwords.encoding import open_encoder
 
-    encoder = open_encoder("all-MiniLM-L6-v2", device="cpu", dtype="float32", revision=None, batch_size=8, normalize=False)
+    from assoc.errors import ModelError
+
+    encoder = open_encoder(
+        "all-MiniLM-L6-v2", device="cpu", dtype="float32", revision=None, batch_size=8, normalize=False
+    )
     weights = next(p for name, p in encoder.model.named_parameters() if name.endswith("word_embeddings.weight"))
     saved = weights.data.clone()
     try:
@@ -523,7 +525,9 @@ def test_a_bootstrap_that_cannot_be_held_in_memory_is_refused(monkeypatch):
 
     monkeypatch.setenv("ASSOC_WORK_MEMORY", "8000")  # 8 kB: room for 1,000 float64 statistics
     x, y = np.arange(5.0), np.arange(5.0) + 1
-    with pytest.raises(assoc.errors.OptionError, match=r"n_bootstrap=2,000 needs .*memory budget.*at most n_bootstrap=1,000"):
+    with pytest.raises(
+        assoc.errors.OptionError, match=r"n_bootstrap=2,000 needs .*memory budget.*at most n_bootstrap=1,000"
+    ):
         bootstrap_interval(x, y, standardized_mean_difference_rows, n_resamples=2_000, option="n_bootstrap")
     assert bootstrap_interval(x, y, standardized_mean_difference_rows, n_resamples=1_000, seed=0).n_resamples == 1_000
 

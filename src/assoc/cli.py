@@ -96,7 +96,10 @@ def _executor_options(command: Any) -> Any:
         "--ray-address",
         default=None,
         metavar="ADDRESS",
-        help="With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30).",
+        help=(
+            "With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, "
+            "else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
+        ),
     )(command)
     return click.option(
         "--executor",
@@ -399,10 +402,9 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str)
 
     from . import plotting
     from .errors import OptionError
+    from .io import check_output_file
     from .options import parse_cli_options, validate_options
     from .table import read_table
-
-    from .io import check_output_file
 
     if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
         raise OptionError(f"cannot save a figure as {Path(out).name!r}: use .png, .pdf or .svg")

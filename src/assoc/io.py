@@ -197,7 +197,9 @@ def check_output_file(path: str | os.PathLike[str], what: str = "output") -> Pat
     if target.is_dir():
         raise OutputError(f"{where} is a folder; give a file path")
     if target.exists() and (not os.access(target, os.W_OK) or not os.stat(target).st_mode & 0o222):
-        raise OutputError(f"{where} is read-only; assoc does not overwrite it (make it writable or choose another path)")
+        raise OutputError(
+            f"{where} is read-only; assoc does not overwrite it (make it writable or choose another path)"
+        )
     check_writable_dir(target.parent, f"the folder of {where}", create=False)
     return target
 

@@ -145,6 +145,7 @@ def check_fits_memory(
         return
     allowed = max(0, int((budget - fixed) // bytes_each)) if bytes_each > 0 else 0
     raise OptionError(
-        f"{option}={count if given is None else given:,} needs about {_size(need)} for {what}, more than the memory budget of "
-        f"{_size(budget)} (half this machine's memory; ${WORK_MEMORY_VARIABLE} sets it): at most {option}={allowed:,}"
+        f"{option}={count if given is None else given:,} needs about {_size(need)} for {what}, more than the "
+        f"memory budget of {_size(budget)} (half this machine's memory; ${WORK_MEMORY_VARIABLE} sets it): "
+        f"at most {option}={allowed:,}"
     )

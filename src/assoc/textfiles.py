@@ -60,6 +60,7 @@ class TypedText(str):
     line: int | None
 
     def __new__(cls, text: str, value: Any, line: int | None = None) -> TypedText:
+        """The text ``text`` that a parser read as ``value`` (on ``line``, when known)."""
         made = super().__new__(cls, text)
         made.value, made.line = value, line
         return made

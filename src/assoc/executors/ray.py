@@ -121,7 +121,7 @@ def check_address(address: str, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> Non
                 if not chunk:
                     break
                 header += chunk
-    except socket.timeout:
+    except TimeoutError:
         raise OptionError(f"Ray address {address!r}: no answer like a Ray cluster's {hint}") from None
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__

@@ -19,7 +19,6 @@ oneDNN are each checked once per model against the model's own forward pass
 from __future__ import annotations
 
 import math
-
 import weakref
 from collections import defaultdict
 from collections.abc import Sequence
