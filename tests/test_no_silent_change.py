@@ -108,7 +108,7 @@ def test_python_floats_are_refused_not_rewritten():
     ],
 )
 def test_command_line_option_values_keep_their_text(text, kind, expected):
-    from assoc.options import Option
+    from assoc.scoring.options import Option
 
     option = Option("x", kind, None, "")
     assert option.coerce(option.parse_text(text)) == expected
@@ -345,7 +345,7 @@ def test_a_symlink_into_a_missing_folder_is_refused(tmp_path):
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path):
-    from assoc.io import atomic_write
+    from assoc.infra.io import atomic_write
 
     with pytest.raises(KeyboardInterrupt), atomic_write(tmp_path / "t.csv") as handle:
         handle.write("half")
@@ -357,7 +357,7 @@ def test_temporary_files_of_dead_processes_are_swept(tmp_path):
     import subprocess
     import sys
 
-    from assoc.io import _host_tag
+    from assoc.infra.io import _host_tag
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(dead.stdout)
@@ -379,7 +379,7 @@ def test_sigterm_removes_the_temporary_file(tmp_path):
     script = (
         "import sys, time\n"
         "from assoc.cli import _exit_on_sigterm\n"
-        "from assoc.io import atomic_write\n"
+        "from assoc.infra.io import atomic_write\n"
         "_exit_on_sigterm()\n"
         f"with atomic_write({str(tmp_path / 'out.csv')!r}) as handle:\n"
         "    handle.write('partial'); handle.flush(); print('ready', flush=True); time.sleep(60)\n"
@@ -533,7 +533,7 @@ def test_a_bootstrap_that_cannot_be_held_in_memory_is_refused(monkeypatch):
 
 
 def test_long_resampling_runs_show_progress_with_an_eta(monkeypatch, capsys):
-    from assoc import progress
+    from assoc.infra import progress
     from assoc.stats import budget
     from assoc.stats.permutation import two_sample_permutation_test
 

@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import plugins
-from .analysis import with_estimate
-from .errors import OptionError, TableError
-from .scorer_output import check_output
-from .stimuli import Stimuli
-from .table import as_table, get_provenance, make_provenance, set_provenance, write_table
+from assoc.analysis.base import with_estimate
+from assoc.errors import OptionError, TableError
+from assoc.plugins import manager as plugins
+from assoc.scoring.output import check_output
+from assoc.stimuli.model import Stimuli
+from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .executors import Executor
+    from assoc.executors import Executor
 
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
 #: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
@@ -96,7 +96,7 @@ def score(
         ``$RAY_ADDRESS`` or a local one started for the run; ``pip install 'assoc[ray]'``) or an
         :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
-        (:meth:`~assoc.scorer.Scorer.plan`) can run on a non-local executor.
+        (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
     out:
         Also write the table there (:func:`~assoc.table.write_table`). The path, like the cache
         directory, is checked before any scoring: a problem is an :class:`~assoc.errors.OutputError`
@@ -107,11 +107,11 @@ def score(
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table`) with provenance in ``.attrs["assoc"]``.
+        An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
     """
-    from .executors import get_executor
-    from .executors.run import run_study
-    from .progress import default_enabled, quiet_libraries
+    from assoc.executors import get_executor
+    from assoc.executors.run import run_study
+    from assoc.infra.progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
@@ -170,8 +170,8 @@ def check_outputs(out: str | Path | None, what: str = "output table") -> None:
     :class:`~assoc.errors.OutputError` for a path that cannot be written (a folder, a file
     where a folder should be, no permission, a read-only file); ``None`` checks nothing.
     """
-    from .io import check_output_file
-    from .table import sidecar_path, table_format
+    from assoc.infra.io import check_output_file
+    from assoc.table.files import sidecar_path, table_format
 
     if out is None:
         return
@@ -180,7 +180,7 @@ def check_outputs(out: str | Path | None, what: str = "output table") -> None:
     if table_format(out) != "parquet":
         sidecar = sidecar_path(out)
         if sidecar.is_dir():
-            from .errors import OutputError
+            from assoc.errors import OutputError
 
             raise OutputError(f"{what} {out}: its provenance sidecar {sidecar} is a folder; remove or rename it")
 
@@ -189,8 +189,8 @@ def _check_cache_dir(instance: Any) -> None:
     """Check before any work that the scorer's cache directory (when it caches) can be written."""
     if not instance.params.get("cache", False):
         return
-    from .cache import default_root
-    from .io import check_writable_dir
+    from assoc.infra.cache import default_root
+    from assoc.infra.io import check_writable_dir
 
     chosen = instance.params.get("cache_dir")
     where = "cache directory (cache_dir)" if chosen else "cache directory ($ASSOC_CACHE_DIR or the user cache)"
@@ -242,7 +242,7 @@ def _warn_unexpected_nan(data: pd.DataFrame, name: str) -> None:
 def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
     """Each model's exact identity for provenance.
 
-    A Hub commit or a hash of local weights (the scorer's :meth:`~assoc.scorer.Scorer.model_fingerprint`);
+    A Hub commit or a hash of local weights (the scorer's :meth:`~assoc.scoring.scorer.Scorer.model_fingerprint`);
     a failure is recorded, not raised, after a finished run.
     """
     out = {}
@@ -293,7 +293,7 @@ def compare(
     """
     import pandas as pd
 
-    from .executors import get_executor
+    from assoc.executors import get_executor
 
     check_outputs(out)
     loaded = Stimuli.load(stimuli)

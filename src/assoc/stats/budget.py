@@ -5,7 +5,7 @@ random numbers. numpy draws and sorts some 10**7 to 10**8 of them per second, so
 :data:`MAX_RESAMPLED_VALUES` (10**9) is up to a minute or two of work for one test (an analysis
 may run one per group); a typo such as ``n_resamples=2e8`` (hours, for many groups) is refused
 with the largest size that is allowed. What a resampling run keeps (a bootstrap keeps every
-resampled statistic) must also fit the memory budget of :func:`assoc.memory.work_memory_budget`.
+resampled statistic) must also fit the memory budget of :func:`assoc.infra.memory.work_memory_budget`.
 A run of more than :data:`PROGRESS_AFTER_VALUES` values shows a progress bar with an ETA on a
 terminal (:func:`resampling_bar`).
 """
@@ -41,14 +41,14 @@ def check_resampling_size(
             f"{option}={allowed:,} here (the p-value or interval barely changes beyond 10^6)"
         )
     if bytes_kept_per_resample > 0:
-        from assoc.memory import check_fits_memory
+        from assoc.infra.memory import check_fits_memory
 
         check_fits_memory(int(n_resamples), bytes_kept_per_resample, option=option, what="the resampled statistics")
 
 
 def resampling_bar(total: int, values_per_resample: int, *, desc: str) -> Any:
     """A progress bar (count, rate and ETA) over ``total`` resamples, shown on a terminal for long runs only."""
-    from assoc.progress import bar, default_enabled
+    from assoc.infra.progress import bar, default_enabled
 
     long_run = int(total) * max(int(values_per_resample), 1) > PROGRESS_AFTER_VALUES
     return bar(total=int(total), desc=desc, enabled=long_run and default_enabled(), unit="resample")

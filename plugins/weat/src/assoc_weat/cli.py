@@ -104,7 +104,7 @@ def caliskan_command(
     embeddings will differ.
     """
     from assoc.api import check_outputs
-    from assoc.options import parse_cli_options
+    from assoc.scoring.options import parse_cli_options
     from assoc.table import write_table
 
     from .scorer import WEATScorer
@@ -181,7 +181,7 @@ def format_markdown(frame: Any) -> str:
 def valnorm_command(norms: str, model: str, language: str, sd: str, options: tuple[str, ...], out: str | None) -> None:
     """ValNorm: WEFAT valence of every norm word against pleasant/unpleasant, correlated with the norms."""
     from assoc.api import check_outputs
-    from assoc.options import parse_cli_options
+    from assoc.scoring.options import parse_cli_options
     from assoc.table import write_table
 
     from .scorer import WEATScorer
