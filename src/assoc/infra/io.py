@@ -190,8 +190,10 @@ def check_output_file(path: str | os.PathLike[str], what: str = "output") -> Pat
     from assoc.errors import OutputError
 
     given = Path(path)
-    if str(path) == "" or given.name == "":
-        raise OutputError(f"{what} {str(path)!r} is not a file path")
+    if str(path) == "":
+        raise OutputError(f"{what} is empty; give a file path")
+    if given.is_dir():
+        raise OutputError(f"{what} {given} is a folder; give a file path")
     target = write_target(given)
     where = f"{what} {given}" + (f" (a link to {target})" if target != given else "")
     if target.is_dir():
