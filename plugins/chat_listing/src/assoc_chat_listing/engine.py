@@ -280,7 +280,7 @@ class _Progress:
             text += f"; failed {len(report.failed)}"
         if text != self._shown:
             self._shown = text
-            self.bar.set_postfix_str(text.lstrip("; "), refresh=False)
+            self.bar.set_postfix_str(text.lstrip("; "))
 
     async def wait(self, seconds: float) -> None:
         self.report.waited += seconds
