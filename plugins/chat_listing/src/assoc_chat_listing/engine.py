@@ -37,6 +37,7 @@ loggers are filtered the same way while requests run.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import re
@@ -185,9 +186,53 @@ def estimate_tokens(request: ChatRequest) -> float:
     return chars / 4.0 + float(completion)
 
 
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+def _encode(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _headers(api_key: str, extra: dict[str, str]) -> dict[str, str]:
+    """The headers of every request: those the openai client sends (key, organization, project), and ``extra``."""
+    import os
+
+    headers = {
+        "Authorization": f"Bearer {api_key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": f"assoc-chat-listing/{_version()}",
+    }
+    if os.environ.get("OPENAI_ORG_ID"):
+        headers["OpenAI-Organization"] = os.environ["OPENAI_ORG_ID"]
+    if os.environ.get("OPENAI_PROJECT_ID"):
+        headers["OpenAI-Project"] = os.environ["OPENAI_PROJECT_ID"]
+    return {**headers, **extra}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("assoc-chat-listing")
+    except PackageNotFoundError:  # pragma: no cover - a source checkout that is not installed
+        return "0"
+
+
+def _error_detail(data: bytes) -> tuple[str, str | None]:
+    """An error response's message and code (OpenAI's ``{"error": {"message", "code"}}``, else the text)."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        code = error.get("code")
+        return str(error.get("message") or error), str(code) if code is not None else None
+    if isinstance(error, str):
+        return error, None
+    text = " ".join(data.decode("utf-8", "replace").split())
+    return (text[:200] or "(empty body)"), None
+
+
+def _retry_after(headers: Any) -> float | None:
     if not headers:
         return None
     try:
@@ -303,22 +348,21 @@ async def _send_all(
 ) -> None:
     import openai
 
-    # The HTTP library is the one this openai release is built on (httpx, or httpx2 from openai 3).
+    # Requests go straight through the HTTP client the openai package is built on (httpx, or httpx2
+    # from openai 3), configured as the package configures it (DefaultAsyncHttpxClient: its
+    # proxies, redirects and TLS settings), with the same URL, headers and auth as
+    # chat.completions.create. Not through AsyncOpenAI itself: its request building, auth layers
+    # and response wrapping cost about 1 ms of CPU per request, a third of the client's time at
+    # concurrency 32 (benchmarks/bench_chat.py), and this engine does its own retries and errors.
     http_module = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]]
     limits = http_module.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
     # A chat completion is generated before its first byte: a long read timeout, a short connect timeout.
     timeout = http_module.Timeout(settings.timeout, connect=settings.connect_timeout)
-    http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
     url, headers, query = _client_url(settings.base_url)
-    client = openai.AsyncOpenAI(
-        base_url=url,
-        api_key=settings.api_key,
-        max_retries=0,
-        timeout=timeout,
-        http_client=http,
-        default_headers=headers or None,
-        default_query=query or None,
+    http = openai.DefaultAsyncHttpxClient(
+        limits=limits, timeout=timeout, headers=_headers(settings.api_key, headers), params=query or None
     )
+    completions_url = url.rstrip("/") + "/chat/completions"
     endpoint = safe_url(settings.base_url)
     limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
     semaphore = asyncio.Semaphore(settings.concurrency)
@@ -338,43 +382,11 @@ async def _send_all(
                     return
                 await limiter.acquire(estimate_tokens(request))
                 report.sent += 1
+                reason: str | None = None
+                status, data = 0, b""
                 try:
-                    # The client's low-level post: the same URL, headers, auth and errors as
-                    # chat.completions.create, without its per-call parameter transformation (about 1 ms
-                    # of CPU per request) and without parsing into models: the body is kept as sent.
-                    raw = await client.post("/chat/completions", body=request.body(), cast_to=http_module.Response)
-                    data = raw.content
-                except openai.APIStatusError as exc:
-                    status = exc.status_code
-                    message = settings.redact(str(exc.message))
-                    if status in FATAL_STATUS:
-                        what = {
-                            401: "the API key was rejected (401)",
-                            403: "access denied (403)",
-                            404: f"not found (404): is the model {request.model!r} served at this base_url?",
-                        }[status]
-                        halt(f"chat service at {endpoint}: {what}: {message}")
-                        return
-                    if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
-                        halt(
-                            f"chat service at {endpoint}: the account has no quota left (429 "
-                            f"insufficient_quota): {message}; the responses received so far are stored"
-                        )
-                        return
-                    if status not in RETRY_STATUS and status < 500:
-                        report.fail(request, str(status), message, status)
-                        progress.done()
-                        return
-                    reason = str(status)
-                    wait = _retry_after(exc)
-                    if wait is not None and wait > MAX_RETRY_AFTER:
-                        halt(
-                            f"chat service at {endpoint} asks to wait {wait:.0f} s before retrying "
-                            f"({status}: {message}); the responses received so far are stored: run the same "
-                            f"command again later to resume"
-                        )
-                        return
-                except openai.APITimeoutError:
+                    response = await http.post(completions_url, content=_encode(request.body()))
+                except http_module.TimeoutException:
                     timeouts += 1
                     reason, wait = "timeout", None
                     message = f"no answer within the timeout ({settings.timeout:g} s to answer, "
@@ -387,10 +399,43 @@ async def _send_all(
                             f"again to resume"
                         )
                         return
-                except openai.APIConnectionError as exc:
+                except http_module.TransportError as exc:  # refused, reset, dropped, malformed HTTP
                     reason, wait = "connection", None
-                    message = settings.redact(f"{type(exc).__name__}: {exc}")
+                    message = settings.redact(f"connection error: {type(exc).__name__}: {exc}")
                 else:
+                    status = response.status_code
+                    data = response.content
+                if reason is None and status >= 400:
+                    detail, code = _error_detail(data)
+                    message = settings.redact(f"{status}: {detail}")
+                    if status in FATAL_STATUS:
+                        what = {
+                            401: "the API key was rejected (401)",
+                            403: "access denied (403)",
+                            404: f"not found (404): is the model {request.model!r} served at this base_url?",
+                        }[status]
+                        halt(f"chat service at {endpoint}: {what}: {message}")
+                        return
+                    if status == 429 and code == "insufficient_quota":
+                        halt(
+                            f"chat service at {endpoint}: the account has no quota left (429 "
+                            f"insufficient_quota): {message}; the responses received so far are stored"
+                        )
+                        return
+                    if status not in RETRY_STATUS and status < 500:
+                        report.fail(request, str(status), message, status)
+                        progress.done()
+                        return
+                    reason = str(status)
+                    wait = _retry_after(response.headers)
+                    if wait is not None and wait > MAX_RETRY_AFTER:
+                        halt(
+                            f"chat service at {endpoint} asks to wait {wait:.0f} s before retrying "
+                            f"({message}); the responses received so far are stored: run the same "
+                            f"command again later to resume"
+                        )
+                        return
+                elif reason is None:
                     body, reason, message, retry = read_completion(data)
                     if body is not None:
                         store.record(request, data, body)  # stored before anything else happens to it
@@ -412,7 +457,7 @@ async def _send_all(
                         f"command again to resume"
                     )
                     return
-                report.count_retry(reason)
+                report.count_retry(reason or "unknown")
                 await progress.wait(wait if wait is not None else _backoff(attempt, settings, rng))
 
     remaining = len(requests)
@@ -444,7 +489,7 @@ async def _send_all(
             task.cancel()
         results = await asyncio.gather(*tasks, *waiters, return_exceptions=True)
         report.seconds = time.perf_counter() - start
-        await client.close()
+        await http.aclose()
     if stop:
         raise stop[0]
     for result in results:
