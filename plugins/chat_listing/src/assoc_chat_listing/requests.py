@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import json
 import os
 import re
@@ -102,10 +103,10 @@ class ChatRequest:
     prompt: str = ""  # the template, for the table's context column
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """The cache key (hex sha256): identical requests share it, anything that changes the reply changes it."""
-        return digest(self.key_parts())
+        return digest(self.key_parts())  # computed once: the request is frozen
 
     def key_parts(self) -> dict[str, Any]:
         """What identifies the request: backend, endpoint, model, messages, sampling parameters, sample index."""

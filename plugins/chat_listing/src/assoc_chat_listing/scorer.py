@@ -486,7 +486,7 @@ class ChatListingScorer(Scorer):
         )
         rows: list[dict[str, Any]] = []
         usage: dict[str, dict[str, int]] = {}
-        refusals, off_count, rating_problems, missing, truncated = [], [], [], [], []
+        refusals, off_count, rating_problems, missing, truncated, hedged = [], [], [], [], [], []
         fingerprints: set[str] = set()
         n_duplicates = 0
         failures = {f["key"]: f for f in report.failed}
@@ -564,6 +564,8 @@ class ChatListingScorer(Scorer):
                 listing.refusal = True
                 listing.refusal_text = listing.refusal_text or server_refusal or ""
             n_duplicates += listing.n_duplicates
+            if listing.hedge and listing.items:
+                hedged.append({**where, "text": " / ".join(listing.hedge)[:300]})
             if listing.status == "refusal":
                 refusals.append({**where, "text": (listing.refusal_text or text or "")[:200]})
                 continue
@@ -605,6 +607,7 @@ class ChatListingScorer(Scorer):
             "retry_reasons": report.retry_reasons,
             "failed": report.failed,
             "seconds_sending": round(report.seconds, 3),
+            "seconds_waiting_to_retry": round(report.waited, 3),
             "cache_dir": store.root,
             "usage": usage,
             "system_fingerprints": sorted(fingerprints),
@@ -613,6 +616,8 @@ class ChatListingScorer(Scorer):
             "n_replies_off_count": len(off_count),
             "replies_off_count": off_count,
             "n_duplicates_removed": n_duplicates,
+            "n_hedged": len(hedged),
+            "hedged": hedged,
             "rating_problems": rating_problems,
             "truncated": truncated,
             "missing": missing,
