@@ -42,7 +42,6 @@ import logging
 import random
 import re
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -355,17 +354,29 @@ async def _send_all(
     # and response wrapping cost about 1 ms of CPU per request, a third of the client's time at
     # concurrency 32 (benchmarks/bench_chat.py), and this engine does its own retries and errors.
     http_module = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]]
-    limits = http_module.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
     # A chat completion is generated before its first byte: a long read timeout, a short connect timeout.
     timeout = http_module.Timeout(settings.timeout, connect=settings.connect_timeout)
     url, headers, query = _client_url(settings.base_url)
-    http = openai.DefaultAsyncHttpxClient(
-        limits=limits, timeout=timeout, headers=_headers(settings.api_key, headers), params=query or None
-    )
+    # One client of one connection per slot of concurrency, handed out by a queue (the bound on
+    # requests in flight): a shared pool of n connections checks every idle connection for expiry
+    # on each request (asking the socket), about a quarter of the client's CPU at concurrency 32.
+    # The clients share one TLS context (loading the certificates once).
+    ssl_context = http_module.create_ssl_context()
+    slots: asyncio.LifoQueue[Any] = asyncio.LifoQueue()  # LIFO: the most recently used connection is warm
+    for _ in range(settings.concurrency):
+        slots.put_nowait(
+            openai.DefaultAsyncHttpxClient(
+                limits=http_module.Limits(max_connections=1, max_keepalive_connections=1),
+                timeout=timeout,
+                headers=_headers(settings.api_key, headers),
+                params=query or None,
+                verify=ssl_context,
+            )
+        )
+    clients = list(slots._queue)  # type: ignore[attr-defined]  # every client, to close them at the end
     completions_url = url.rstrip("/") + "/chat/completions"
     endpoint = safe_url(settings.base_url)
     limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
-    semaphore = asyncio.Semaphore(settings.concurrency)
     rng = random.Random(seed)
     stop: list[BaseException] = []
     stopped = asyncio.Event()
@@ -375,90 +386,97 @@ async def _send_all(
         stopped.set()
 
     async def one(request: ChatRequest) -> None:
-        async with semaphore:
-            timeouts = bad_replies = 0
-            for attempt in range(settings.max_retries + 1):
-                if stop:
-                    return
-                await limiter.acquire(estimate_tokens(request))
-                report.sent += 1
-                reason: str | None = None
-                status, data = 0, b""
-                try:
-                    response = await http.post(completions_url, content=_encode(request.body()))
-                except http_module.TimeoutException:
-                    timeouts += 1
-                    reason, wait = "timeout", None
-                    message = f"no answer within the timeout ({settings.timeout:g} s to answer, "
-                    message += f"{settings.connect_timeout:g} s to connect)"
-                    if timeouts > settings.timeout_retries:
-                        halt(
-                            f"chat service at {endpoint}: {message}, {timeouts} times for one request: the "
-                            f"server accepts requests but does not answer (raise timeout= for a slow model or "
-                            f"a long queue); the responses received so far are stored: run the same command "
-                            f"again to resume"
-                        )
-                        return
-                except http_module.TransportError as exc:  # refused, reset, dropped, malformed HTTP
-                    reason, wait = "connection", None
-                    message = settings.redact(f"connection error: {type(exc).__name__}: {exc}")
-                else:
-                    status = response.status_code
-                    data = response.content
-                if reason is None and status >= 400:
-                    detail, code = _error_detail(data)
-                    message = settings.redact(f"{status}: {detail}")
-                    if status in FATAL_STATUS:
-                        what = {
-                            401: "the API key was rejected (401)",
-                            403: "access denied (403)",
-                            404: f"not found (404): is the model {request.model!r} served at this base_url?",
-                        }[status]
-                        halt(f"chat service at {endpoint}: {what}: {message}")
-                        return
-                    if status == 429 and code == "insufficient_quota":
-                        halt(
-                            f"chat service at {endpoint}: the account has no quota left (429 "
-                            f"insufficient_quota): {message}; the responses received so far are stored"
-                        )
-                        return
-                    if status not in RETRY_STATUS and status < 500:
-                        report.fail(request, str(status), message, status)
-                        progress.done()
-                        return
-                    reason = str(status)
-                    wait = _retry_after(response.headers)
-                    if wait is not None and wait > MAX_RETRY_AFTER:
-                        halt(
-                            f"chat service at {endpoint} asks to wait {wait:.0f} s before retrying "
-                            f"({message}); the responses received so far are stored: run the same "
-                            f"command again later to resume"
-                        )
-                        return
-                elif reason is None:
-                    body, reason, message, retry = read_completion(data)
-                    if body is not None:
-                        store.record(request, data, body)  # stored before anything else happens to it
-                        report.received += 1
-                        progress.done()
-                        return
-                    message = settings.redact(message)
-                    bad_replies += 1
-                    if not retry or bad_replies > settings.reply_retries:
-                        report.fail(request, reason, message)
-                        progress.show()
-                        progress.done()
-                        return
-                    wait = None
-                if attempt == settings.max_retries:
+        http = await slots.get()
+        try:
+            await attempts(request, http)
+        finally:
+            slots.put_nowait(http)
+
+    async def attempts(request: ChatRequest, http: Any) -> None:
+        """Every attempt at one request, on the one HTTP client (slot) it holds."""
+        timeouts = bad_replies = 0
+        for attempt in range(settings.max_retries + 1):
+            if stop:
+                return
+            await limiter.acquire(estimate_tokens(request))
+            report.sent += 1
+            reason: str | None = None
+            status, data = 0, b""
+            try:
+                response = await http.post(completions_url, content=_encode(request.body()))
+            except http_module.TimeoutException:
+                timeouts += 1
+                reason, wait = "timeout", None
+                message = f"no answer within the timeout ({settings.timeout:g} s to answer, "
+                message += f"{settings.connect_timeout:g} s to connect)"
+                if timeouts > settings.timeout_retries:
                     halt(
-                        f"chat service at {endpoint} still failing after {settings.max_retries + 1} "
-                        f"attempts (last: {message}); the responses received so far are stored: run the same "
-                        f"command again to resume"
+                        f"chat service at {endpoint}: {message}, {timeouts} times for one request: the "
+                        f"server accepts requests but does not answer (raise timeout= for a slow model or "
+                        f"a long queue); the responses received so far are stored: run the same command "
+                        f"again to resume"
                     )
                     return
-                report.count_retry(reason or "unknown")
-                await progress.wait(wait if wait is not None else _backoff(attempt, settings, rng))
+            except http_module.TransportError as exc:  # refused, reset, dropped, malformed HTTP
+                reason, wait = "connection", None
+                message = settings.redact(f"connection error: {type(exc).__name__}: {exc}")
+            else:
+                status = response.status_code
+                data = response.content
+            if reason is None and status >= 400:
+                detail, code = _error_detail(data)
+                message = settings.redact(f"{status}: {detail}")
+                if status in FATAL_STATUS:
+                    what = {
+                        401: "the API key was rejected (401)",
+                        403: "access denied (403)",
+                        404: f"not found (404): is the model {request.model!r} served at this base_url?",
+                    }[status]
+                    halt(f"chat service at {endpoint}: {what}: {message}")
+                    return
+                if status == 429 and code == "insufficient_quota":
+                    halt(
+                        f"chat service at {endpoint}: the account has no quota left (429 "
+                        f"insufficient_quota): {message}; the responses received so far are stored"
+                    )
+                    return
+                if status not in RETRY_STATUS and status < 500:
+                    report.fail(request, str(status), message, status)
+                    progress.done()
+                    return
+                reason = str(status)
+                wait = _retry_after(response.headers)
+                if wait is not None and wait > MAX_RETRY_AFTER:
+                    halt(
+                        f"chat service at {endpoint} asks to wait {wait:.0f} s before retrying "
+                        f"({message}); the responses received so far are stored: run the same "
+                        f"command again later to resume"
+                    )
+                    return
+            elif reason is None:
+                body, reason, message, retry = read_completion(data)
+                if body is not None:
+                    store.record(request, data, body)  # stored before anything else happens to it
+                    report.received += 1
+                    progress.done()
+                    return
+                message = settings.redact(message)
+                bad_replies += 1
+                if not retry or bad_replies > settings.reply_retries:
+                    report.fail(request, reason, message)
+                    progress.show()
+                    progress.done()
+                    return
+                wait = None
+            if attempt == settings.max_retries:
+                halt(
+                    f"chat service at {endpoint} still failing after {settings.max_retries + 1} "
+                    f"attempts (last: {message}); the responses received so far are stored: run the same "
+                    f"command again to resume"
+                )
+                return
+            report.count_retry(reason or "unknown")
+            await progress.wait(wait if wait is not None else _backoff(attempt, settings, rng))
 
     remaining = len(requests)
     finished = asyncio.Event()
@@ -489,7 +507,8 @@ async def _send_all(
             task.cancel()
         results = await asyncio.gather(*tasks, *waiters, return_exceptions=True)
         report.seconds = time.perf_counter() - start
-        await http.aclose()
+        for client in clients:
+            await client.aclose()
     if stop:
         raise stop[0]
     for result in results:

@@ -280,14 +280,15 @@ class ReplyParser:
             out.shape = "delimited"
             for line in lines:
                 around, tail = self._list_part(line)
-                parts = _split_delimited(tail)
-                if parts is None:
+                split = _split_delimited(tail)
+                if split is None:
                     if self._is_commentary(line) or self._item_sentence_kind(line):
                         others.append(line)
                     else:
                         segments.append(line)
                     continue
                 others.extend(around)
+                parts = split
                 lead = _PROSE_LEAD.match(parts[0])
                 if lead is not None and len(parts[0].split()) >= 3:
                     others.append(lead.group(1))
@@ -398,9 +399,7 @@ class ReplyParser:
                 return value, "ok"
             break
         rest = re.sub(number + r"\s*(?:/|out of)\s*\d+(?:\.\d+)?", r"\1", text, flags=re.IGNORECASE)
-        rest = re.sub(
-            rf"\(\s*{low}\s*\)[^()\d]{{0,60}}?\bto\s*\(\s*{high}\s*\)", " ", rest, flags=re.IGNORECASE
-        )
+        rest = re.sub(rf"\(\s*{low}\s*\)[^()\d]{{0,60}}?\bto\s*\(\s*{high}\s*\)", " ", rest, flags=re.IGNORECASE)
         rest = re.sub(
             rf"\b(?:scale|range)\s+(?:of|from)\s+{low}\s*(?:-|–|to)\s*{high}\b|\b(?:from\s+)?{low}\s*(?:-|–|to)\s*{high}\s+scale\b",
             " ",

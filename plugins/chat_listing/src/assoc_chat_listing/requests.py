@@ -227,7 +227,7 @@ def _now() -> str:
 
 
 class _Journal:
-    """This run's append-only file of answers (see the module docstring), locked while the run is alive."""
+    """A run's append-only file of answers (see the module docstring), locked while the run is alive."""
 
     def __init__(self, directory: Any):
         directory.mkdir(parents=True, exist_ok=True)
