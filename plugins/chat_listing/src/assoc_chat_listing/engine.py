@@ -37,6 +37,7 @@ loggers are filtered the same way while requests run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import random
@@ -206,6 +207,7 @@ def _headers(api_key: str, extra: dict[str, str]) -> dict[str, str]:
     return {**headers, **extra}
 
 
+@functools.lru_cache(maxsize=1)
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
