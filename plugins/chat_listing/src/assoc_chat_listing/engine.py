@@ -533,7 +533,7 @@ def run_requests(
     :class:`ChatServiceError` when the service fails for good (what arrived before is stored).
     ``on_done`` is called after each request is finished (its answer stored, or recorded as failed).
     """
-    from assoc.progress import bar
+    from assoc.infra.progress import bar
 
     report = RunReport()
     if not requests:
