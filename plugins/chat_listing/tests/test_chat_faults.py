@@ -192,8 +192,9 @@ def test_progress_shows_retries_and_waits(server, capsys):
 
 def test_no_gathering_future_warning_after_a_run_stopping_error(tmp_path):
     (tmp_path / "study.json").write_text(json.dumps(STIMULI))
-    with ChatServer() as server:
-        server.fail(100, status=401)
+    # the 401 comes at once while the other requests are still in flight (answers take 2 s)
+    with ChatServer(delay=2.0) as server:
+        server.fail(100, status=401, match="nurses")
         env = {**os.environ, "OPENAI_BASE_URL": server.url, "ASSOC_CACHE_DIR": str(tmp_path / "cache")}
         cmd = [sys.executable, "-m", "assoc.cli", "score", "--scorer", "chat_listing"]
         cmd += ["--stimuli", str(tmp_path / "study.json"), "--model", "m", "-o", "concurrency=8"]
