@@ -241,9 +241,10 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
     assert len(journals) == 1  # the killed run's journal is left behind ...
     from assoc_chat_listing.requests import ResponseStore
 
+    (root / "chat_listing-journal" / "0123.new").write_bytes(b"")  # a journal killed before it was named
     store = ResponseStore(str(root))  # ... and opening the store moves it into the cache
     assert store.recovered == 3
-    assert not list((root / "chat_listing-journal").glob("*.jsonl"))
+    assert not list((root / "chat_listing-journal").iterdir())
     stored = responses(cache_dir=str(root))
     assert sorted(m[0]["content"] for m in stored["messages"]) == sorted(answered)
     assert all(r.startswith("1. ") for r in stored["reply"])
@@ -271,3 +272,21 @@ def test_real_reply_shapes_through_the_server(server):
     ratings = table[table["measure"] == "rating"].set_index("target")
     assert ratings.loc["nurses", "value"] == 4 and ratings.loc["engineers", "value"] == 4
     assert ratings.loc["Hindus", "rating_status"] == "ambiguous"
+
+
+def test_the_journal_of_a_live_run_is_left_alone(tmp_path):
+    from assoc_chat_listing.requests import ChatRequest, ResponseStore
+
+    request = ChatRequest("openai", "http://h/v1", "m", ({"role": "user", "content": "List 2 traits of g."},), {}, 0)
+    body = {"choices": [{"message": {"role": "assistant", "content": "1. kind\n2. warm"}, "finish_reason": "stop"}]}
+    running = ResponseStore(str(tmp_path))
+    running.begin()
+    running.record(request, json.dumps(body, indent=1).encode(), body)  # a body with line breaks, as some servers send
+    (journal,) = (tmp_path / "chat_listing-journal").glob("*.jsonl")
+    assert len(journal.read_bytes().splitlines()) == 1
+    other = ResponseStore(str(tmp_path))  # another run opening the cache meanwhile
+    assert other.recovered == 0 and journal.exists()
+    running.end()
+    assert not journal.exists()
+    found, _ = ResponseStore(str(tmp_path)).lookup([request])
+    assert found[request.key]["response"] == body

@@ -369,6 +369,11 @@ class ResponseStore:
         directory = self._cache.root / JOURNAL_DIR
         if not directory.is_dir():
             return 0
+        for fresh in directory.glob("*.new"):  # killed between creating a journal and naming it: empty
+            with _exclusive_lock(fresh) as free:
+                if free:
+                    with contextlib.suppress(OSError):
+                        fresh.unlink()
         recovered = 0
         for path in sorted(directory.glob("*.jsonl")):
             with _exclusive_lock(path) as free:
