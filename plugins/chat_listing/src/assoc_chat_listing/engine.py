@@ -1,11 +1,12 @@
 """Sending chat requests: concurrent (asyncio), rate-limited, retried, every answer stored on arrival.
 
-:func:`run_requests` sends the requests that are not in the store through the official
-``openai`` client (``AsyncOpenAI`` with its own retries switched off, so the policy here is the
-only one):
+:func:`run_requests` sends the requests that are not in the store through the HTTP client
+the official ``openai`` package is built on (``openai.DefaultAsyncHttpxClient``: httpx, or
+httpx2 from openai 3), with the URL, headers and auth of ``chat.completions.create``; the retry
+policy here is the only one:
 
-* at most ``concurrency`` requests in flight (an ``asyncio.Semaphore``; the HTTP connection pool
-  has the same size);
+* at most ``concurrency`` requests in flight (a queue of that many HTTP clients of one
+  connection each);
 * ``requests_per_minute`` and ``tokens_per_minute`` are token buckets refilled continuously (a
   request's tokens are estimated before sending as characters / 4 of its messages plus its
   ``max_tokens``, or 4 per requested item when there is no ``max_tokens``);
@@ -26,8 +27,8 @@ only one):
 * a request that still fails after its retries (or times out too often) stops the run with
   :class:`ChatServiceError`; every task is cancelled and awaited before it propagates;
 * every answer is stored the moment it arrives, before it is parsed or counted (a line appended
-  to the store's journal, which survives a ``kill -9``; a background writer moves answers into
-  checksummed packs), so re-running the same command resumes where it stopped.
+  to the store's journal, which survives a ``kill -9``; the run's answers go into checksummed
+  packs when it ends), so re-running the same command resumes where it stopped.
 
 Nothing printed or recorded holds a credential: messages go through :func:`redact` (the API key,
 credentials written into the base URL, anything shaped like a key), and the ``openai``/``httpx``
