@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis import Analysis
@@ -490,12 +491,16 @@ def is_stereotype_long(table: pd.DataFrame) -> bool:
     )
 
 
-def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, list[str]]:
+def stereotype_wide(
+    table: pd.DataFrame, *, what: str, keep: Sequence[str] = ()
+) -> tuple[pd.DataFrame, list[str]]:
     """One row per term with ``<stem>_representativeness`` / ``<stem>_direction`` columns, and the stems.
 
     Accepts the ``stereotype`` analysis' output in either shape: wide (returned as it is) or
     long (``measure`` representativeness/direction, ``attribute_group`` the dimension), which is
-    pivoted on the :data:`TERM_COLUMNS` it has. ``what`` names the caller in errors.
+    pivoted on the :data:`TERM_COLUMNS` it has plus the ``keep`` columns it has (a caller's
+    factor or grouping columns, e.g. a category column added to the long table; each must
+    have one value per term). ``what`` names the caller in errors.
     """
     import pandas as pd
 
@@ -516,6 +521,14 @@ def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, li
         )
     long = table[table["measure"].isin(["representativeness", "direction"])]
     keys = [c for c in TERM_COLUMNS if c in long.columns]
+    pivot_by = keys + [
+        c
+        for c in dict.fromkeys(keep)
+        if c in long.columns and c not in keys and c not in ("measure", "value", "attribute_group", "attribute")
+    ]
+    for extra in pivot_by[len(keys) :]:
+        if (long.groupby(keys, dropna=False)[extra].nunique(dropna=False) > 1).any():
+            raise TableError(f"{what}: column {extra!r} has several values within one term; it cannot be kept")
     if long.duplicated([*keys, "attribute_group", "measure"]).any():
         raise TableError(
             f"{what}: several rows per term, dimension and measure; the term columns "
@@ -523,7 +536,7 @@ def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, li
         )
     dims = list(dict.fromkeys(long["attribute_group"].astype(str)))
     wide = long.assign(_column=[f"{column_stem(d)}_{m}" for d, m in zip(long["attribute_group"], long["measure"])])
-    wide = wide.pivot(index=keys, columns="_column", values="value").reset_index()
+    wide = wide.pivot(index=pivot_by, columns="_column", values="value").reset_index()
     wide.columns.name = None
     out = pd.DataFrame(wide)
     return out, [column_stem(d) for d in dims]
