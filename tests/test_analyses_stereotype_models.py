@@ -236,7 +236,9 @@ def test_emmeans_keeps_a_factor_column_added_to_the_long_output():
     means = out[out["kind"] == "emmean"].set_index("level")["estimate"]
     # the EMM of a one-factor OLS is the level's mean
     expected = wide.groupby("cluster")["warmth_direction"].mean()
-    assert means["a"] == pytest.approx(expected["a"], abs=1e-12) and means["b"] == pytest.approx(expected["b"], abs=1e-12)
+    assert means["a"] == pytest.approx(expected["a"], abs=1e-12) and means["b"] == pytest.approx(
+        expected["b"], abs=1e-12
+    )
     long.loc[long.index[0], "cluster"] = "c"  # two values within one term
     with pytest.raises(TableError, match="column 'cluster' has several values within one term"):
         quiet(assoc.analyze, "emmeans", long, outcome="warmth_direction", factor="cluster")

@@ -225,7 +225,9 @@ def test_repeats_and_whitespace_kept_missing_dropped(all_steps):
     assert est.loc["b", "warmth_representativeness"] == 1 and est.loc["b", "n_empty"] == 3
     # c: no response at all: NA, as SADCAT's mean(na.rm = TRUE) of nothing
     assert math.isnan(est.loc["c", "warmth_representativeness"]) and est.loc["c", "n_responses"] == 0
-    once = code(all_steps, {"a": ["kind", "Kind ", "cold"]}, dimensions=["Warmth"], shape="wide", deduplicate="response")
+    once = code(
+        all_steps, {"a": ["kind", "Kind ", "cold"]}, dimensions=["Warmth"], shape="wide", deduplicate="response"
+    )
     assert once["warmth_representativeness"].iloc[0] == 1 and once["n_duplicates_removed"].iloc[0] == 1
 
 
@@ -298,7 +300,11 @@ def test_audit_rows_show_why(all_steps):
 
 def test_exact_matching_of_a_sadcat_file(all_steps):
     out = responses(
-        all_steps, ["very kind", "Help", "well-educated"], matching="exact", word_list=None, dimensions=["Warmth", "Competence"]
+        all_steps,
+        ["very kind", "Help", "well-educated"],
+        matching="exact",
+        word_list=None,
+        dimensions=["Warmth", "Competence"],
     )
     # whole responses only; direction is still high minus low
     assert out["warmth_representativeness"].tolist() == [0, 1, 0]

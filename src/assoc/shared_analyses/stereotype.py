@@ -412,7 +412,11 @@ def _load_coder(p: dict[str, Any]) -> _Coder:
 
     source = p["dictionary"]
     name = str(source) if not hasattr(source, "columns") and not isinstance(source, Mapping) else "(given)"
-    frame = None if isinstance(source, Mapping) else read_dictionary_frame(source, p["dictionary_word"], p["dictionary_object"])
+    frame = (
+        None
+        if isinstance(source, Mapping)
+        else read_dictionary_frame(source, p["dictionary_word"], p["dictionary_object"])
+    )
     kind = sadcat.sadcat_kind(frame) if frame is not None else None
     matching = p["matching"] or ("sadcat" if kind else "exact")
     notes: list[str] = []
@@ -491,9 +495,7 @@ def is_stereotype_long(table: pd.DataFrame) -> bool:
     )
 
 
-def stereotype_wide(
-    table: pd.DataFrame, *, what: str, keep: Sequence[str] = ()
-) -> tuple[pd.DataFrame, list[str]]:
+def stereotype_wide(table: pd.DataFrame, *, what: str, keep: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
     """One row per term with ``<stem>_representativeness`` / ``<stem>_direction`` columns, and the stems.
 
     Accepts the ``stereotype`` analysis' output in either shape: wide (returned as it is) or
