@@ -278,3 +278,27 @@ def test_long_dictionary_file_with_a_word_column_that_is_no_identifier(tmp_path)
     result = assoc.analyze("stereotype", make_table(), dictionary=str(path), dictionary_word="my word")
     expected = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
     assert result["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True)
+
+
+def test_a_nan_response_is_missing_not_an_error():
+    table = make_table({"nurse": ["sociable", "x", "cold"]})
+    table.loc[table["attribute"] == "x", "attribute"] = np.nan
+    est = assoc.analyze("stereotype", table, dictionary=DICTIONARY, shape="wide").iloc[0]
+    # sociable (W 1) and cold (W -0.5); the NaN response is missing, not coded 0
+    assert est["n_responses"] == 2 and est["n_empty"] == 1
+    assert est["warmth_representativeness"] == 1 and est["warmth_direction"] == pytest.approx(0.25, abs=1e-15)
+
+
+def test_deduplicate_options_by_hand():
+    table = make_table({"t": ["Teachers", "teacher", "teachers ", "smart"]})
+    dictionary = {"Competence": {"smart": 1, "teacher": 0.5}}
+    counts = {
+        mode: assoc.analyze("stereotype", table, dictionary=dictionary, shape="wide", deduplicate=mode).iloc[0]
+        for mode in ("none", "response", "normalized")
+    }
+    # none: 4 responses; response: "Teachers" and "teachers " are one (lowercased, trimmed): 3;
+    # normalized: all three singularise to "teacher": 2
+    assert [counts[m]["n_responses"] for m in ("none", "response", "normalized")] == [4, 3, 2]
+    assert counts["normalized"]["competence_direction"] == pytest.approx(0.75, abs=1e-15)
+    with pytest.raises(OptionError, match="one of 'none', 'response', 'normalized'"):
+        assoc.analyze("stereotype", table, dictionary=dictionary, deduplicate="sometimes")

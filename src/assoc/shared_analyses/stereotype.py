@@ -90,6 +90,8 @@ class StereotypeAnalysis(Analysis):
     """
 
     name = "stereotype"
+    #: any table with one row per response; a missing response (NaN) is data, coded as missing
+    requires_association_table = False
     description = (
         "Stereotype representativeness (0-1) and direction (-1..1) per term and dimension, "
         "by dictionary coding of listed/associated words."

@@ -558,10 +558,13 @@ class SadcatMatcher:
     def __init__(self, dictionary: SadcatDictionary) -> None:
         self.dictionary = dictionary
         index: dict[tuple[str, ...], list[str]] = {}
+        prepared: dict[str, tuple[str, ...]] = {}  # a value is in several keys: prepare it once
         for key, values in dictionary.keys.items():
             seen: set[tuple[str, ...]] = set()
             for value in values:
-                tokens = tuple(t.lower() for t in tokenize(prepare_text(value)))
+                tokens = prepared.get(value)
+                if tokens is None:
+                    tokens = prepared[value] = tuple(t.lower() for t in tokenize(prepare_text(value)))
                 if not tokens:
                     continue  # a value with no token left (SADCAT drops "")
                 patterns = [tokens]
