@@ -347,7 +347,7 @@ def read_dictionary_frame(source: Any, word_column: str = "word", r_object: str 
 
 
 def _read_frame(source: Any, word_column: str, r_object: str | None = None) -> pd.DataFrame:
-    from assoc.table import read_data_file
+    from assoc.table.files import read_data_file
 
     if isinstance(source, pd.DataFrame):
         return source.copy()
