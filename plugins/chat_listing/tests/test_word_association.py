@@ -11,13 +11,14 @@ import math
 import random
 import re
 
-import assoc
 import pandas as pd
 import pytest
 from assoc_chat_listing.testing import FAST_RETRIES, ChatServer
 from assoc_chat_listing.word_association import bundled, parsing, prompts
 from assoc_chat_listing.word_association.testing import association_responder, read_prompt
 from click.testing import CliRunner
+
+import assoc
 
 FAST = dict(FAST_RETRIES)
 IAT = {
@@ -38,14 +39,7 @@ AFFINITY = {
 def test_default_parser_reads_the_usual_reply_shapes():
     words = ("joy", "red-handed", "didnt do it", "hurt")
     labels = ("young", "old")
-    reply = (
-        "Sure, here you go:\n"
-        "1. **Joy** - young\n"
-        "red-handed – Old\n"
-        "didn't do it: young\n"
-        "old - hurt\n"
-        "hurt - old\n"
-    )
+    reply = "Sure, here you go:\n1. **Joy** - young\nred-handed – Old\ndidn't do it: young\nold - hurt\nhurt - old\n"
     parsed = parsing.parse_reply(reply, words, labels)
     got = sorted((words[p.word], labels[p.label]) for p in parsed.pairs)
     assert got == [("didnt do it", "young"), ("hurt", "old"), ("joy", "young"), ("red-handed", "old")]
@@ -170,7 +164,7 @@ def test_prompts_are_seeded_recorded_and_independent_of_order():
 
 
 def test_bad_designs_and_options_fail_before_any_request(server):
-    with pytest.raises(assoc.errors.StimuliError, match="two target and"):
+    with pytest.raises(assoc.errors.StimuliError, match="needs two of each"):
         assoc.score("chat_word_association", {"target": {"a": ["x"]}, "attribute": {"p": ["y"], "q": ["z"]}}, "m",
                     base_url=server.url)  # fmt: skip
     with pytest.raises(assoc.errors.OptionError, match="synonym"):
@@ -289,7 +283,7 @@ def test_caliskan_weat_sets_work(server):
     table = assoc.score("chat_word_association", "caliskan:weat1", "m", base_url=server.url, samples=2,
                         progress=False, **FAST)  # fmt: skip
     assert set(table["variant"]) == {"replication", "instruction1", "instruction2"}
-    assert set(table.loc[table["measure"] == "chosen", "target_group"]) == {"flowers", "insects"}
+    assert set(table.loc[table["measure"] == "chosen", "target_group"]) == {"Flowers", "Insects"}
 
 
 def test_conformance(server):

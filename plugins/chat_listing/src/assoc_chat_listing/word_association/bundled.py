@@ -173,9 +173,7 @@ def committed_labels() -> PooledLabels:
             half = len(block) // 2
             positive.update(r[column] for r in block[:half] if r[column] != "")
             negative.update(r[column] for r in block[half:] if r[column] != "")
-    return PooledLabels(
-        frozenset(default), frozenset(stigma), frozenset(positive), frozenset(negative), "committed"
-    )
+    return PooledLabels(frozenset(default), frozenset(stigma), frozenset(positive), frozenset(negative), "committed")
 
 
 @cache

@@ -160,7 +160,7 @@ def parse_reply(
     by_word: dict[int, list[Pair]] = {}
     for pair in found:
         by_word.setdefault(pair.word, []).append(pair)
-    for word, pairs in by_word.items():
+    for pairs in by_word.values():
         chosen = {p.label for p in pairs}
         if len(chosen) > 1:
             out.problems["conflict"] += 1

@@ -73,9 +73,7 @@ def draw(
 
 def fill(template: str, labels: tuple[str, str], words: tuple[str, ...]) -> str:
     """The user message: the template with the two labels and the word list (Python list ``repr``)."""
-    return (
-        template.replace("{group1}", labels[0]).replace("{group2}", labels[1]).replace("{words}", repr(list(words)))
-    )
+    return template.replace("{group1}", labels[0]).replace("{group2}", labels[1]).replace("{words}", repr(list(words)))
 
 
 def resolve_variant(value: str) -> tuple[str, str]:

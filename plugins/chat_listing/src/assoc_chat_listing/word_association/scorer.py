@@ -115,7 +115,9 @@ class ChatWordAssociationScorer(ChatListingScorer):
         "response_id": "key of the stored raw response (assoc_chat_listing.responses())",
         "target_role": "chosen rows: X (first target group, e.g. default) or Y (second, e.g. stigma)",
         "attribute_role": "chosen rows: A (first attribute group, congruent with X) or B (congruent with Y)",
-        "label_position": "chosen rows: 1 or 2, where the label stood in the prompt (0: a label of the design the prompt did not show)",
+        "label_position": (
+            "chosen rows: 1 or 2, where the label stood in the prompt (0: a design label the prompt did not show)"
+        ),
         "raw_word": "chosen rows: the word as the model wrote it",
         "raw_label": "chosen rows: the label as the model wrote it",
         "line": "chosen rows: the reply line the pair was read from (1-based)",
