@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from assoc.testing.docs import code_blocks, run_blocks
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "word-association.md"

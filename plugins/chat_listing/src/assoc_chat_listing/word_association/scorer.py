@@ -130,7 +130,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
         "raw_reply": "pairs_parsed rows: the reply as the model wrote it",
         "estimated_tokens": "dry run: tokens the request is expected to use",
     }
-    options = (
+    options = (  # type: ignore[assignment]  # chat_listing's tuple, with other prompt options
         Option(
             "variants",
             object,
@@ -308,7 +308,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
 
     # -- the table ---------------------------------------------------------------------------------
 
-    def _table(  # type: ignore[override]
+    def _table(
         self,
         requests: list[ChatRequest],
         stored: dict[str, Any],
@@ -329,7 +329,8 @@ class ChatWordAssociationScorer(ChatListingScorer):
         statuses: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
         failed_keys = {f.get("key") for f in getattr(report, "failed", [])}
-        missing, examples = [], []
+        missing: list[dict[str, Any]] = []
+        examples: list[dict[str, Any]] = []
         usage: dict[str, dict[str, int]] = {}
         fingerprints: set[str] = set()
         for request in requests:
