@@ -97,9 +97,8 @@ def test_bai2025_mode_gives_the_authors_means(page, result, reference):
 
 def test_default_mode_leaves_replies_without_pairs_out(page):
     default = page["default"].set_index("design")
-    authors = page["authors"].set_index("design")
     assert (default["n_scored"] + default["n_missing"] == 200).all()
     assert 0 < default["n_missing"].sum() <= AUTHORS_ZEROS
-    # the stereotypes the defect does not touch and with no reply lost agree in every mode
-    for stereotype in ("career", "power", "skintone", "eating"):
-        assert default.loc[stereotype, "mean_d"] == pytest.approx(authors.loc[stereotype, "mean_d"], abs=1e-12)
+    # stereotypes that the label defect, the hyphenated synonyms and lost replies leave alone agree
+    for stereotype in ("career", "skintone", "eating"):
+        assert abs(default.loc[stereotype, "mean_d"] - AUTHORS_COMMITTED[stereotype]) < 1e-12, stereotype
