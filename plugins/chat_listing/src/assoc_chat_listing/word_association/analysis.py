@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.analysis import Analysis
 from assoc.errors import DataError, OptionError
-from assoc.options import Option, column_list, confidence_level
+from assoc.scoring.options import Option, column_list, confidence_level
 
 from .bundled import CITATION, PooledLabels, clean_labels, committed_labels, stereotype_names
 from .parsing import d_score, score_bai2025

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import OptionError, StimuliError
-from assoc.options import Option, positive
+from assoc.scoring.options import Option, positive
 
 from ..requests import ChatRequest, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
