@@ -261,6 +261,7 @@ def test_failures_are_counted_missing_by_default_and_zero_in_bai2025_mode():
     assert default.loc[0, "n_missing"] == refused and default.loc[0, "n_scored"] == 40 - refused
     # the authors' rules drop the partial replies whole (an unknown label) and score all of them 0
     assert authors.loc[0, "n_zero"] == refused + partial and authors.loc[0, "n_scored"] == 40
+    assert authors.loc[0, "n_dropped"] == partial
     per_reply = assoc.analyze("word_association", table, output="replies", mode="bai2025")
     assert (per_reply.loc[per_reply["bai2025_status"] != "scored", "d_score"] == 0).all()
 
@@ -332,3 +333,10 @@ def test_random_draw_matches_the_authors_scheme():
     words = ["a", "b", "c"]
     rng.shuffle(words)
     assert list(draw.labels) == pair and list(draw.words) == words
+
+
+def test_dry_run_counts_the_bundled_study_and_sends_nothing(server):
+    table = assoc.score("chat_word_association", "bai2025", "gpt-4o", base_url=server.url, dry_run=True,
+                        progress=False)  # fmt: skip
+    assert len(table) == 21 * 4 * 50 and table.attrs["assoc"]["run"]["to_send"] == 4200
+    assert server.chat_requests() == []

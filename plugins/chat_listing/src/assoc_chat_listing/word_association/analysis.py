@@ -18,7 +18,7 @@ Two modes (``mode``):
   stereotypes** (``labels``: ``clean`` = each stereotype's own halves, pooled; ``committed`` = the
   committed ``iat_stimuli_synonym.csv`` with its defect, for exact replication), one unknown
   label or word drops the whole reply, and a reply with no pair left scores **D = 0**, counted
-  in ``n_zero``.
+  in ``n_zero`` (of which ``n_dropped`` lost their pairs to an unknown label or word).
 
 Requests that got no reply at all are left out in both modes and counted in ``n_failed``.
 
@@ -213,7 +213,9 @@ def summarise(replies: pd.DataFrame, by: list[str], confidence: float, *, mode: 
             low, high, p = mean - crit * se, mean + crit * se, float(2 * stats.t.sf(abs(t), n - 1))
         else:
             t = low = high = p = math.nan
-        zero = int(((part["bai2025_status"] != "scored") & ~failed).sum()) if "bai2025_status" in part else 0
+        status = part["bai2025_status"] if "bai2025_status" in part else None
+        zero = int(((status != "scored") & ~failed).sum()) if status is not None else 0
+        dropped = int(status.isin(["dropped_label", "dropped_word"]).sum()) if status is not None else 0
         rows.append(
             {
                 **dict(zip(by, key)),
@@ -223,6 +225,7 @@ def summarise(replies: pd.DataFrame, by: list[str], confidence: float, *, mode: 
                 "n_scored": n,
                 "n_missing": int(len(values) - n),
                 "n_zero": zero,
+                "n_dropped": dropped,
                 "n_failed": int(failed.sum()),
                 "mean_d": mean,
                 "sd": sd,

@@ -128,6 +128,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
         "status": "pairs_parsed rows: ok, partial, unparsed, refusal, failed or truncated",
         "reasons": "pairs_parsed rows: problems found, 'reason:count' joined by ';'",
         "raw_reply": "pairs_parsed rows: the reply as the model wrote it",
+        "task": "dry run: word_association",
         "estimated_tokens": "dry run: tokens the request is expected to use",
     }
     options = (  # type: ignore[assignment]  # chat_listing's tuple, with other prompt options
@@ -437,7 +438,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
                         }
                     )
         self._warn_replies(statuses, len(requests))
-        columns = list(self.extra_columns)[:-1]
+        columns = list(self.extra_columns)[:-2]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
         table.attrs["assoc_run"] = {
             "backend": p["backend"],
