@@ -340,3 +340,16 @@ def test_dry_run_counts_the_bundled_study_and_sends_nothing(server):
                         progress=False)  # fmt: skip
     assert len(table) == 21 * 4 * 50 and table.attrs["assoc"]["run"]["to_send"] == 4200
     assert server.chat_requests() == []
+
+
+def test_custom_templates_are_variants(server):
+    server.responder = association_responder(AFFINITY)
+    template = "Sort them. The words are {words}. For each, choose between {group1} or {group2} and write it."
+    table = assoc.score("chat_word_association", IAT, "m", base_url=server.url, samples=3, lowercase=False,
+                        variants=["replication", template], progress=False, **FAST)  # fmt: skip
+    replies = table[table["measure"] == "pairs_parsed"]
+    assert set(replies["variant"]) == {"replication", "custom1"}
+    assert set(replies.loc[replies["variant"] == "custom1", "context"]) == {template}
+    sent = [r.user for r in server.chat_requests() if r.user.startswith("Sort them.")]
+    assert len(sent) == 3 and all(re.match(r"Sort them\. The words are \['\w+'", text) for text in sent)
+    assert set(replies["status"]) == {"ok"}
