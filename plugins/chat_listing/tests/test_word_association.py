@@ -353,3 +353,18 @@ def test_custom_templates_are_variants(server):
     sent = [r.user for r in server.chat_requests() if r.user.startswith("Sort them.")]
     assert len(sent) == 3 and all(re.match(r"Sort them\. The words are \['\w+'", text) for text in sent)
     assert set(replies["status"]) == {"ok"}
+
+
+def test_a_request_without_answer_is_counted_not_scored(server):
+    server.responder = association_responder(AFFINITY)
+    server.fail(1, status=400)  # a 4xx other than 401/403/404/429: that request fails, the run goes on
+    with pytest.warns(UserWarning):
+        table = assoc.score("chat_word_association", IAT, "m", base_url=server.url, samples=4,
+                            variants=["replication"], progress=False, **FAST)  # fmt: skip
+    run = table.attrs["assoc"]["run"]
+    assert run["replies"] == {"failed": 1, "ok": 3} and run["n_unanswered"] == 1
+    failed = table[(table["measure"] == "pairs_parsed") & (table["status"] == "failed")]
+    assert len(failed) == 1 and failed["value"].isna().all()
+    for mode in ("default", "bai2025"):
+        result = assoc.analyze("word_association", table, by=[], mode=mode)
+        assert (result.loc[0, "n_failed"], result.loc[0, "n_scored"], result.loc[0, "n_replies"]) == (1, 3, 3)

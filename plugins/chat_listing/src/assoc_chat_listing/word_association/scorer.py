@@ -329,7 +329,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
         rows: list[dict[str, Any]] = []
         statuses: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
-        failed_keys = {f.get("key") for f in getattr(report, "failed", [])}
+        failures = {f.get("key"): f for f in getattr(report, "failed", [])}
         missing: list[dict[str, Any]] = []
         examples: list[dict[str, Any]] = []
         usage: dict[str, dict[str, int]] = {}
@@ -358,12 +358,15 @@ class ChatWordAssociationScorer(ChatListingScorer):
             }
             entry = stored.get(request.key)
             if entry is None:
+                failure = failures.get(request.key)
+                reason = str(failure.get("reason") or f"status {failure.get('status')}") if failure else "not sent"
                 missing.append(
                     {"model": request.model, "design": request.design, "variant": extra["variant"],
-                     "sample": request.sample, "failed": request.key in failed_keys}
+                     "sample": request.sample, "response_id": request.key, "failed": failure is not None,
+                     "reason": reason, "error": str(failure.get("error", "")) if failure else ""}
                 )  # fmt: skip
                 statuses["failed"] += 1
-                rows.append({**reply_row, "value": float("nan"), "n_pairs": 0, "status": "failed", "reasons": "",
+                rows.append({**reply_row, "value": float("nan"), "n_pairs": 0, "status": "failed", "reasons": reason,
                              "raw_reply": ""})  # fmt: skip
                 continue
             response = entry["response"]
@@ -465,7 +468,12 @@ class ChatWordAssociationScorer(ChatListingScorer):
             "problems": dict(sorted(reasons.items())),
             "problem_examples": examples,
             "missing": missing,
+            "n_unanswered": len(missing),
         }
+        # chat_listing's one-line summary of unanswered requests (the CLI's exit status), where it has one
+        summary = getattr(self, "_incomplete", None)
+        if callable(summary):
+            table.attrs["assoc_run"]["incomplete"] = summary(missing, len(requests))
         return table
 
     @staticmethod
