@@ -112,3 +112,17 @@ class BytesLRU(Generic[V]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._entries)
+
+
+def free_memory() -> None:
+    """Return the memory of dropped models: a garbage collection, then CUDA's cached blocks."""
+    import gc
+
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass

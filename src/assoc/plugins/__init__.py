@@ -21,7 +21,9 @@ from assoc.plugins.manager import (
     get_stimuli_loader,
     plugin_version,
     registry,
+    register,
     reset,
+    unregister,
 )
 
 __all__ = [
@@ -37,5 +39,7 @@ __all__ = [
     "get_stimuli_loader",
     "plugin_version",
     "registry",
+    "register",
     "reset",
+    "unregister",
 ]

@@ -9,8 +9,9 @@ makes it discoverable::
     print(table.assoc.summary())  # what statsmodels users expect of a fitted result
     print(table.assoc.cite())     # the papers behind the scorer and every analysis applied
 
-The accessor is registered with pandas when :mod:`assoc` is imported after pandas, and by
-every function that returns a table, so it is there whenever a table from assoc is.
+The accessor is registered once, by ``import assoc`` (:func:`install`): at once when pandas is
+already imported, else the moment pandas finishes importing. ``import assoc`` itself never
+imports pandas, and no other code registers anything.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assoc.infra.importhooks import call_after_import
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -27,6 +30,7 @@ ACCESSOR = "assoc"
 #: Columns an analysis result shows in its summary, when present (after its grouping columns).
 _RESULT_COLUMNS = ("estimate", "se", "ci_low", "ci_high", "p_value", "n", "n_x", "n_y", "p_method")
 _registered = False
+_installed = False
 
 
 def register() -> None:
@@ -38,6 +42,18 @@ def register() -> None:
 
     pd.api.extensions.register_dataframe_accessor(ACCESSOR)(AssocAccessor)
     _registered = True
+
+
+def install() -> None:
+    """Make ``DataFrame.assoc`` available whenever pandas is, without importing pandas.
+
+    Registers at once if pandas is imported already, else right after pandas' first import
+    (:func:`assoc.infra.importhooks.call_after_import`). Called once, by ``assoc/__init__.py``.
+    """
+    global _installed
+    if not _installed:
+        _installed = True
+        call_after_import("pandas", register)
 
 
 @dataclass
@@ -77,7 +93,12 @@ class Summary:
 
 
 def citations(provenance: Mapping[str, Any]) -> list[str]:
-    """Every ``citation`` in a provenance record, innermost (the scorer) first, without repeats."""
+    """Every citation in a provenance record, innermost first, without repeats.
+
+    Per record: its ``citation`` (the scorer's or the analysis's paper), then the citation of the
+    stimuli it measured (``stimuli_meta["citation"]``); inputs and compared runs come before the
+    record that used them.
+    """
     found: list[str] = []
 
     def walk(record: Any) -> None:
@@ -85,9 +106,12 @@ def citations(provenance: Mapping[str, Any]) -> list[str]:
             for key in ("input", "runs"):
                 if key in record:
                     walk(record[key])
-            text = record.get("citation")
-            if isinstance(text, str) and text.strip() and text.strip() not in found:
-                found.append(text.strip())
+            stimuli_meta = record.get("stimuli_meta")
+            stimuli_cited = stimuli_meta.get("citation") if isinstance(stimuli_meta, Mapping) else None
+            # The method's paper, then the source of the stimuli it measured (one text or a list).
+            for text in [record.get("citation"), *(stimuli_cited if isinstance(stimuli_cited, list) else [stimuli_cited])]:
+                if isinstance(text, str) and text.strip() and text.strip() not in found:
+                    found.append(text.strip())
         elif isinstance(record, list):
             for item in record:
                 walk(item)

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from assoc.errors import OptionError, StimuliError
 from assoc.scoring.options import Option, non_negative, positive
+from assoc.scoring.output import set_run_report
 from assoc.scoring.scorer import Scorer
 
 from . import prompts
@@ -423,14 +424,16 @@ class ChatListingScorer(Scorer):
             file=sys.stderr,
         )
         table = from_records(rows, scorer=self.name, measure="dry_run", extra_columns=["design", "task", "sample"])
-        table.attrs["assoc_run"] = {
-            "dry_run": True,
-            "requests": len(requests),
-            "stored": len(requests) - len(missing),
-            "to_send": len(missing),
-            "estimated_tokens": tokens,
-        }
-        return table
+        return set_run_report(
+            table,
+            {
+                "dry_run": True,
+                "requests": len(requests),
+                "stored": len(requests) - len(missing),
+                "to_send": len(missing),
+                "estimated_tokens": tokens,
+            },
+        )
 
     def _table(
         self,
@@ -548,7 +551,7 @@ class ChatListingScorer(Scorer):
         if any(r.task == "rating" for r in requests):
             columns += ["rating_status", "raw_reply"]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
-        table.attrs["assoc_run"] = {
+        run_report = {
             "backend": p["backend"],
             "endpoint": public_endpoint(self.endpoint()) if p["backend"] == "openai" else "local",
             "prompts": dict(
@@ -575,7 +578,7 @@ class ChatListingScorer(Scorer):
             "truncated": truncated,
             "missing": missing,
         }
-        return table
+        return set_run_report(table, run_report)
 
     def _warn(
         self,
