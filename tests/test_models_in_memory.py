@@ -58,10 +58,12 @@ def test_weat_takes_keyed_vectors(glove):
         unnamed = assoc.score("weat", WEAT_STIMULI, glove)
     pdt.assert_frame_equal(_values(loaded), _values(by_name))
     assert set(loaded["model"]) == {"my-glove"}
-    # Independent fingerprint: sha256 over dtype, shape, words, then the vector bytes.
+    # Independent fingerprint: sha256 over the UTF-8 JSON of [dtype, shape, words], then the vector bytes.
     digest = hashlib.sha256()
     array = np.ascontiguousarray(glove.vectors)
-    digest.update(json.dumps([str(array.dtype), list(array.shape), list(glove.index_to_key)]).encode())
+    digest.update(
+        json.dumps([str(array.dtype), list(array.shape), list(glove.index_to_key)], ensure_ascii=False).encode()
+    )
     digest.update(array.tobytes())
     expected = "sha256:" + digest.hexdigest()
     assert loaded.assoc.provenance["model_fingerprints"] == {"my-glove": expected}

@@ -178,9 +178,9 @@ def test_cli_lists_the_clash_and_keeps_other_commands_working(fake_plugin, score
     assert "error: scorer 'same' is registered by both plugin 'one' and plugin 'two'" in clashing.stderr
 
 
-def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake_plugin, scorer_source):
-    fake_plugin("good", scorer_source("goodscorer"))
-    fake_plugin(
+def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake_distribution, scorer_source):
+    fake_distribution("good", scorer_source("goodscorer"))
+    fake_distribution(
         "wrapping",
         """
         from assoc import hookimpl
@@ -189,7 +189,7 @@ def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake
             yield
     """,
     )
-    fake_plugin(
+    fake_distribution(
         "ordered",
         """
         from assoc import hookimpl

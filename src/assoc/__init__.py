@@ -110,6 +110,7 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module 'assoc' has no attribute {name!r}")
 
+
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.analysis.base import Analysis
     from assoc.api import analyses, analyze, compare, score, scorers, stimuli_sets

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from assoc.executors import Executor
 
 
-
 def scorers() -> dict[str, str]:
     """Installed scorers: name -> one-line description."""
     reg = plugins.registry()

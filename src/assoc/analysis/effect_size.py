@@ -185,10 +185,7 @@ class EffectSizeAnalysis(Analysis):
 
     def _two_sample(self, x, y, names) -> dict[str, Any]:
         """D between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
-        import numpy as np
-
         from assoc.stats.effect_size import (
-            bootstrap_interval,
             standardized_mean_difference,
             standardized_mean_difference_rows,
             standardizer,
@@ -246,7 +243,6 @@ class EffectSizeAnalysis(Analysis):
         import numpy as np
         from scipy import stats
 
-        from assoc.stats.effect_size import bootstrap_interval
         from assoc.stats.samples import negligible_spread
 
         p = self.params

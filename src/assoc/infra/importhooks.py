@@ -24,6 +24,7 @@ class AfterImport(importlib.abc.MetaPathFinder):
         self._finding: set[str] = set()
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        """The spec the other finders give for ``fullname``, its loader wrapped; ``None`` for other names."""
         if fullname not in self.names or fullname in self._finding:
             return None
         self._finding.add(fullname)
@@ -60,9 +61,11 @@ class CallbackLoader(importlib.abc.Loader):
         self._callback = callback
 
     def create_module(self, spec: Any) -> Any:
+        """The wrapped loader's module."""
         return self._loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
+        """Run the module with the wrapped loader, then the callback."""
         self._loader.exec_module(module)
         with contextlib.suppress(Exception):  # a library we cannot adjust must still import
             self._callback()

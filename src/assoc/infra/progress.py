@@ -15,7 +15,6 @@ from typing import Any
 
 from assoc.infra.importhooks import AfterImport
 
-
 #: The run's progress setting while :func:`quiet_libraries` is active (``None``: none given).
 _RUN_SETTING: contextvars.ContextVar[bool | None] = contextvars.ContextVar("assoc_progress", default=None)
 

@@ -31,7 +31,10 @@ from assoc.mlm.requests import MaskRequest
 
 
 class MaskedLM:
-    """A loaded fill-mask model plus its tokenizer. Use :func:`assoc.mlm.loading.load_masked_lm` (or ``cached_masked_lm``) to build one.
+    """A loaded fill-mask model plus its tokenizer.
+
+    Build one with :func:`assoc.mlm.loading.load_masked_lm` (a private copy) or
+    :func:`assoc.mlm.loading.cached_masked_lm` (shared in the process).
 
     Attributes: ``name`` (as given by the user), ``tokenizer``, ``model``, ``device``,
     ``dtype``, ``mask_token``, ``mask_token_id``, ``max_length`` (longest sequence the

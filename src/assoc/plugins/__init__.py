@@ -20,8 +20,8 @@ from assoc.plugins.manager import (
     get_scorer,
     get_stimuli_loader,
     plugin_version,
-    registry,
     register,
+    registry,
     reset,
     unregister,
 )

@@ -391,4 +391,3 @@ def plugin_version(plugin: str) -> str:
     """The version of the distribution that provides ``plugin`` ("" when unknown)."""
     info = registry().infos.get(plugin)
     return info.version if info else ""
-

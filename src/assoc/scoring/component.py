@@ -43,7 +43,7 @@ def options_docstring(options: tuple[Option, ...]) -> str:
     return "\n".join(lines)
 
 
-class Component(ABC):
+class Component(ABC):  # noqa: B024 - an ABC so that subclasses' abstract methods (Analysis.run) are enforced
     """Base of :class:`~assoc.scoring.scorer.Scorer` and :class:`~assoc.analysis.Analysis`.
 
     Like scikit-learn estimators, the constructor only validates and stores the

@@ -63,7 +63,7 @@ def register_model(model: Any, name: str | None = None) -> str:
     if isinstance(model, str):
         raise OptionError(f"register_model takes a loaded model; {model!r} is a name already")
     if name is None:
-        name = f"{PREFIX}{_label(model)}@{fingerprint(model)[:12]}"
+        name = f"{PREFIX}{_label(model)}@{fingerprint(model).removeprefix('sha256:')[:12]}"
     name = name.strip()
     with _LOCK:
         known = _BY_NAME.get(name)
@@ -89,9 +89,11 @@ def forget(name: str) -> None:
 def fingerprint(model: Any) -> str:
     """``sha256:<hex>`` of an in-memory model's weights (and vocabulary), computed once per object.
 
-    Hashes, in a fixed order, every parameter and buffer of a torch module (name, dtype, shape and
-    bytes; for a ``(model, tokenizer)`` pair also the tokenizer's vocabulary), or a ``KeyedVectors``'s
-    words and vectors: equal weights give equal fingerprints whichever way they were loaded.
+    Hashes, in a fixed order, every parameter and buffer of a torch module (sorted by name: the
+    text ``name|dtype|shape|`` then the raw bytes; for a ``(model, tokenizer)`` pair, or a model
+    with a ``tokenizer``, then the UTF-8 JSON of the sorted vocabulary items), or a
+    ``KeyedVectors``'s UTF-8 JSON ``[dtype, shape, words]`` then its vector bytes: equal weights
+    give equal fingerprints whichever way they were loaded.
     """
     with _LOCK:
         known = _FINGERPRINTS.get(id(model))

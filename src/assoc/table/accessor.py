@@ -109,7 +109,10 @@ def citations(provenance: Mapping[str, Any]) -> list[str]:
             stimuli_meta = record.get("stimuli_meta")
             stimuli_cited = stimuli_meta.get("citation") if isinstance(stimuli_meta, Mapping) else None
             # The method's paper, then the source of the stimuli it measured (one text or a list).
-            for text in [record.get("citation"), *(stimuli_cited if isinstance(stimuli_cited, list) else [stimuli_cited])]:
+            for text in [
+                record.get("citation"),
+                *(stimuli_cited if isinstance(stimuli_cited, list) else [stimuli_cited]),
+            ]:
                 if isinstance(text, str) and text.strip() and text.strip() not in found:
                     found.append(text.strip())
         elif isinstance(record, list):

@@ -1,5 +1,8 @@
-"""The paper behind the fmat scorer and the lpr analysis (its own module: the package re-exports it, and the
-scorer and analysis modules import it from here, so nothing imports the package back)."""
+"""The paper behind the fmat scorer and the lpr analysis.
+
+Its own module: the package re-exports it, and the scorer and analysis modules import it from here,
+so no module imports the package back (no import circle).
+"""
 
 from __future__ import annotations
 

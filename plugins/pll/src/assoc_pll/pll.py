@@ -21,8 +21,8 @@ Kauf, C., & Ivanova, A. (2023). A better way to do masked language model scoring
 
 from __future__ import annotations
 
-import warnings
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -145,7 +145,7 @@ def score_sentences(
                 n_scored=len(per_token),
                 n_tokens=enc.n_tokens,
                 metric=metric,
-                tokens_scored=tokens,
+                tokens_scored=tokens_scored,
                 token_log_probs=per_token,
             )
         )
