@@ -17,17 +17,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assoc import _moved
+from assoc.infra.importhooks import call_after_import as _call_after_import
 from assoc.plugins.hookspecs import hookimpl
 from assoc.plugins.manager import get_stimuli_loader as _get_stimuli_loader
 from assoc.stimuli.model import set_bundle_resolver as _set_bundle_resolver
-from assoc.table.accessor import install as _install_accessor
 from assoc.version import __version__
+
+
+def _register_accessor() -> None:
+    from assoc.table.accessor import register  # pandas is imported by now: the accessor module may load
+
+    register()
+
 
 # The three process-wide registrations, made here once and nowhere else (no module registers
 # anything as a side effect of being imported or of a setter being called):
 _moved.install()  # old import paths of moved modules (assoc.cache, assoc.scorer, ...) keep working
 _set_bundle_resolver(_get_stimuli_loader)  # Stimuli.load("caliskan:weat1") asks the plugin registry
-_install_accessor()  # DataFrame.assoc, as soon as pandas is imported (never imports pandas itself)
+_call_after_import("pandas", _register_accessor)  # DataFrame.assoc as soon as pandas is (never imports pandas)
 
 _LAZY = {
     "score": "assoc.api",

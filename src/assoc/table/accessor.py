@@ -9,9 +9,9 @@ makes it discoverable::
     print(table.assoc.summary())  # what statsmodels users expect of a fitted result
     print(table.assoc.cite())     # the papers behind the scorer and every analysis applied
 
-The accessor is registered once, by ``import assoc`` (:func:`install`): at once when pandas is
-already imported, else the moment pandas finishes importing. ``import assoc`` itself never
-imports pandas, and no other code registers anything.
+The accessor is registered once, by ``import assoc``: at once when pandas is already imported,
+else the moment pandas finishes importing (:func:`assoc.infra.importhooks.call_after_import`).
+``import assoc`` itself imports neither pandas nor this module, and no other code registers anything.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assoc.infra.importhooks import call_after_import
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -30,7 +28,6 @@ ACCESSOR = "assoc"
 #: Columns an analysis result shows in its summary, when present (after its grouping columns).
 _RESULT_COLUMNS = ("estimate", "se", "ci_low", "ci_high", "p_value", "n", "n_x", "n_y", "p_method")
 _registered = False
-_installed = False
 
 
 def register() -> None:
@@ -42,18 +39,6 @@ def register() -> None:
 
     pd.api.extensions.register_dataframe_accessor(ACCESSOR)(AssocAccessor)
     _registered = True
-
-
-def install() -> None:
-    """Make ``DataFrame.assoc`` available whenever pandas is, without importing pandas.
-
-    Registers at once if pandas is imported already, else right after pandas' first import
-    (:func:`assoc.infra.importhooks.call_after_import`). Called once, by ``assoc/__init__.py``.
-    """
-    global _installed
-    if not _installed:
-        _installed = True
-        call_after_import("pandas", register)
 
 
 @dataclass
