@@ -12,12 +12,15 @@ from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
 from assoc.stimuli.model import Stimuli
-from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance
+from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.executors import Executor
+
+#: In a run report: how many ``value`` cells of the table are NaN (each scorer documents why it writes NaN).
+NAN_VALUES_KEY = "nan_values"
 
 
 def scorers() -> dict[str, str]:
@@ -85,6 +88,7 @@ def score(
     *,
     progress: bool | None = None,
     executor: str | Executor | None = None,
+    out: str | Path | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
@@ -110,6 +114,10 @@ def score(
         :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
         (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
+    out:
+        Also write the table there (:func:`~assoc.table.write_table`). The path, like the cache
+        directory, is checked before any scoring: a problem is an :class:`~assoc.errors.OutputError`
+        at once, not after the work.
     **options:
         The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
 
@@ -119,9 +127,13 @@ def score(
         An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
     """
     instance, chosen = _prepare(scorer, models, executor, options)
+    check_outputs(out)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
-    return _run(scorer, instance, loaded, chosen, progress=progress, executor=executor)
+    table = _run(scorer, instance, loaded, chosen, progress=progress, executor=executor)
+    if out is not None:
+        write_table(table, out)
+    return table
 
 
 def _prepare(
@@ -134,6 +146,7 @@ def _prepare(
     instance = scorer_cls(**options)
     chosen = _resolve_models(scorer_cls, models)
     check_runs_on(scorer_cls, executor, chosen)
+    _check_cache_dir(instance)
     return instance, chosen
 
 
@@ -157,6 +170,9 @@ def _run(
         table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show)
     run = pop_run_report(table)  # how the run went, if the scorer said (set_run_report): kept under "run"
     table = check_output(table, scorer_cls, loaded, chosen)
+    missing = int(table["value"].isna().sum())
+    if missing:  # legitimate NaN (documented: out of vocabulary, a refusal, ...), counted for the analyses
+        run = {**(run if isinstance(run, dict) else {}), NAN_VALUES_KEY: missing}
     return _with_provenance(
         table,
         reg.scorers[scorer],
@@ -186,6 +202,82 @@ def _with_provenance(table: pd.DataFrame, registered: Any, instance: Any, **fiel
     return set_provenance(table, record)
 
 
+def check_outputs(out: str | Path | None, what: str = "output table") -> None:
+    """Check before any work that a table can be written at ``out`` (and its provenance sidecar).
+
+    Raises :class:`~assoc.errors.TableError` for a format assoc cannot write and
+    :class:`~assoc.errors.OutputError` for a path that cannot be written (a folder, a file
+    where a folder should be, no permission, a read-only file); ``None`` checks nothing.
+    """
+    from assoc.infra.io import check_output_file
+    from assoc.table.files import sidecar_path, table_format
+
+    if out is None:
+        return
+    check_output_file(out, what)
+    table_format(out)
+    if table_format(out) != "parquet":
+        sidecar = sidecar_path(out)
+        if sidecar.is_dir():
+            from assoc.errors import OutputError
+
+            raise OutputError(f"{what} {out}: its provenance sidecar {sidecar} is a folder; remove or rename it")
+
+
+def _check_cache_dir(instance: Any) -> None:
+    """Check before any work that the scorer's cache directory (when it caches) can be written."""
+    if not instance.params.get("cache", False):
+        return
+    from assoc.infra.cache import default_root
+    from assoc.infra.io import check_writable_dir
+
+    chosen = instance.params.get("cache_dir")
+    where = "cache directory (cache_dir)" if chosen else "cache directory ($ASSOC_CACHE_DIR or the user cache)"
+    check_writable_dir(chosen or default_root(), where)
+
+
+def expected_nan_values(provenance: Mapping[str, Any]) -> int | None:
+    """How many NaN values the scorer runs behind a table reported (None: no record of a run).
+
+    A score table's run report counts them (:data:`NAN_VALUES_KEY`); a compare table adds up its runs.
+    """
+    kind = provenance.get("kind")
+    if kind == "score":
+        run = provenance.get("run")
+        return int(run.get(NAN_VALUES_KEY, 0)) if isinstance(run, Mapping) else 0
+    if kind == "compare" and isinstance(provenance.get("runs"), list):
+        counts = [expected_nan_values(p) if isinstance(p, Mapping) else None for p in provenance["runs"]]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
+    return None
+
+
+def _warn_unexpected_nan(data: pd.DataFrame, name: str) -> None:
+    """Warn when the table holds NaN values that no scorer run reported.
+
+    Analyses leave NaN values out (an out-of-vocabulary word has no measurement); that is
+    right only for NaN the scorer documented and counted. NaN from anywhere else (a table
+    edited by hand, a model that broke) would be averaged around silently: say so.
+    """
+    if "value" not in data.columns:
+        return
+    missing = int(data["value"].isna().sum())
+    if not missing:
+        return
+    expected = expected_nan_values(get_provenance(data))
+    if expected is not None and expected == missing:
+        return
+    reason = (
+        "the table has no provenance that accounts for them"
+        if expected is None
+        else f"the scorer run behind the table reported {expected:,}"
+    )
+    warnings.warn(
+        f"input of analysis {name!r}: {missing:,} of {len(data):,} values are NaN and {reason}; the analysis "
+        "leaves NaN values out, so check where they come from",
+        stacklevel=3,
+    )
+
+
 def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
     """Each model's exact identity for provenance.
 
@@ -209,6 +301,7 @@ def compare(
     models: Mapping[str, Any] | None = None,
     progress: bool | None = None,
     executor: str | Executor | None = None,
+    out: str | Path | None = None,
 ) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 
@@ -221,12 +314,14 @@ def compare(
     scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
     :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
     runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
-    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``).
+    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``). ``out`` also writes
+    the table there, checked before any scorer runs (see :func:`score`).
     """
     import pandas as pd
 
     from assoc.executors import get_executor
 
+    check_outputs(out)
     loaded = Stimuli.load(stimuli)
     plan = scorers if isinstance(scorers, Mapping) else {name: {} for name in scorers}
     if not plan:
@@ -263,33 +358,39 @@ def compare(
             stimuli_meta=loaded.meta,
         ),
     )
+    if out is not None:
+        write_table(combined, out)
     return combined
 
 
-def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.DataFrame:
+def analyze(
+    name: str, table: pd.DataFrame | str | Path, *, out: str | Path | None = None, **options: Any
+) -> pd.DataFrame:
     """Run the analysis ``name`` on an association table (a DataFrame or a .csv/.parquet/.jsonl path).
 
     Options are the analysis's own (``assoc analyses`` lists them). The result
     is a DataFrame with provenance (the input table's provenance is kept under
-    ``"input"``).
+    ``"input"``). ``out`` also writes the result there, checked before the analysis runs.
     """
     import pandas as pd
 
     reg = plugins.registry()
     analysis_cls = plugins.get_analysis(name)
     instance = analysis_cls(**options)
+    check_outputs(out, "output table (out)")
     data = as_table(table, validate=analysis_cls.requires_association_table, where=f"input of analysis {name!r}")
     if len(data) == 0:
         raise TableError(f"input of analysis {name!r} has no rows")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        _warn_unexpected_nan(data, name)
         result = instance.run(data)
     for warning in caught:  # re-emit so callers see them, and keep them in provenance
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if not isinstance(result, pd.DataFrame):
         raise TableError(f"analysis {name!r} returned {type(result).__name__}, not a DataFrame")
     result = with_estimate(result, analysis_cls.estimate_column)
-    return _with_provenance(
+    result = _with_provenance(
         result,
         reg.analyses[name],
         instance,
@@ -298,3 +399,6 @@ def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.D
         warnings=[str(w.message) for w in caught],
         input=get_provenance(data),
     )
+    if out is not None:
+        write_table(result, out)
+    return result
