@@ -8,15 +8,17 @@ progress bars are quietened when they are imported during a run (:func:`assoc.in
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
-import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
 
 
-class AfterImport(importlib.abc.MetaPathFinder):
-    """Calls ``callback(name)`` right after the top-level module ``name`` (one of ``names``) is first imported."""
+class AfterImport:
+    """Calls ``callback(name)`` right after the top-level module ``name`` (one of ``names``) is first imported.
+
+    A meta path finder by duck typing (``find_spec``), like :class:`CallbackLoader` is a loader: importing
+    :mod:`importlib.abc` would cost every ``import assoc`` measurable start-up time.
+    """
 
     def __init__(self, names: tuple[str, ...], callback: Callable[[str], None]) -> None:
         self.names = set(names)
@@ -27,6 +29,8 @@ class AfterImport(importlib.abc.MetaPathFinder):
         """The spec the other finders give for ``fullname``, its loader wrapped; ``None`` for other names."""
         if fullname not in self.names or fullname in self._finding:
             return None
+        import importlib.util  # only when a watched module is imported for the first time
+
         self._finding.add(fullname)
         try:
             spec = importlib.util.find_spec(fullname)
@@ -34,7 +38,7 @@ class AfterImport(importlib.abc.MetaPathFinder):
             self._finding.discard(fullname)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = CallbackLoader(spec.loader, lambda: self.callback(fullname))
+        spec.loader = CallbackLoader(spec.loader, lambda: self.callback(fullname))  # type: ignore[assignment]  # a loader by duck typing
         return spec
 
 
@@ -53,7 +57,7 @@ def call_after_import(name: str, callback: Callable[[], None]) -> AfterImport | 
     return finder
 
 
-class CallbackLoader(importlib.abc.Loader):
+class CallbackLoader:
     """Runs the wrapped loader, then a callback; everything else is the wrapped loader's."""
 
     def __init__(self, loader: Any, callback: Callable[[], None]) -> None:
