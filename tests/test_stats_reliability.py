@@ -69,5 +69,5 @@ def test_pairwise_deletion_by_hand():
     # the correlation is over the shared cases: items 1-3 of item 1 have variance 1
     assert res.mean_inter_item_r == pytest.approx(1.0 / np.sqrt(1.0 * v2))
     assert res.n_cases == 4
-    with pytest.raises(DataError, match="missing='pairwise'"):
+    with pytest.raises(DataError, match="NaN"):
         cronbach_alpha(x)

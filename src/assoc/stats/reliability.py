@@ -42,6 +42,7 @@ import numpy as np
 from scipy import stats
 
 from assoc.errors import DataError
+from assoc.stats.samples import as_complete_matrix
 
 
 @dataclass(frozen=True)
@@ -80,23 +81,22 @@ def cronbach_alpha(scores: np.ndarray, *, confidence: float = 0.95, missing: str
         raise DataError(f"confidence must be between 0 and 1, got {confidence}")
     if missing not in ("listwise", "pairwise"):
         raise DataError(f"missing must be 'listwise' or 'pairwise', not {missing!r}")
-    x = np.asarray(scores, dtype=float)
-    if x.ndim != 2:
-        raise DataError(f"scores must be a 2-D cases x items matrix, got {x.ndim} dimension(s)")
-    if np.isinf(x).any():
-        raise DataError("scores contain infinite values")
-    if missing == "pairwise":
-        x = x[~np.isnan(x).all(axis=1)]  # a case without any value carries nothing
-    n, k = x.shape
-    if k < 2:
-        raise DataError(f"Cronbach's alpha needs at least 2 items, got {k}")
-    if n < 2:
-        raise DataError(f"Cronbach's alpha needs at least 2 cases, got {n}")
     if missing == "listwise":
-        if np.isnan(x).any():
-            raise DataError("scores contain NaN values; drop incomplete cases first (or use missing='pairwise')")
+        x = as_complete_matrix(scores, label="scores", rows="cases", columns="items", statistic="Cronbach's alpha")
+        n, k = x.shape
         cov = np.cov(x, rowvar=False, ddof=1)
     else:
+        x = np.asarray(scores, dtype=float)
+        if x.ndim != 2:
+            raise DataError(f"scores must be a 2-D cases x items matrix, got {x.ndim} dimension(s)")
+        if np.isinf(x).any():
+            raise DataError("scores contain infinite values")
+        x = x[~np.isnan(x).all(axis=1)]  # a case without any value carries nothing
+        n, k = x.shape
+        if k < 2:
+            raise DataError(f"Cronbach's alpha needs at least 2 items, got {k}")
+        if n < 2:
+            raise DataError(f"Cronbach's alpha needs at least 2 cases, got {n}")
         cov, pairwise_corr = _pairwise_covariance(x)
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = k / (k - 1) * (1 - np.trace(cov) / cov.sum())

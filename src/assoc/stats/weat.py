@@ -28,7 +28,7 @@ import numpy as np
 
 from assoc.errors import DataError, OptionError
 from assoc.stats.budget import check_resampling_size, resampling_bar
-from assoc.stats.effect_size import BootstrapInterval, d_to_r, standardized_mean_difference
+from assoc.stats.effect_size import BootstrapInterval, confidence_argument, d_to_r, standardized_mean_difference
 from assoc.stats.permutation import (
     Alternative,
     PermutationResult,
@@ -101,7 +101,8 @@ def weat(
     n_resamples: int = 100_000,
     seed: int | None = None,
     n_bootstrap: int = 0,
-    level: float = 0.95,
+    confidence: float = 0.95,
+    level: float | None = None,
     strict: bool = False,
 ) -> WEATResult:
     """The WEAT of Caliskan et al. (2017) from the four similarity blocks.
@@ -121,8 +122,9 @@ def weat(
         resamples, resampling words with replacement within each of X, Y, A
         and B (set sizes kept), so the interval reflects the choice of both
         target and attribute words.
-    level
-        Confidence level of the CI.
+    confidence
+        Confidence level of the CI (``level`` is its former name, still accepted with a
+        :class:`DeprecationWarning`).
     strict
         Count only strictly greater partitions, without the +1 of the sampled test
         (sweater's p; :mod:`assoc.stats.permutation`). Default: ties count (``>=``).
@@ -130,6 +132,7 @@ def weat(
     The result also carries d as a point-biserial correlation, ``effect_size_r``
     (:func:`~assoc.stats.effect_size.d_to_r`).
     """
+    level = confidence_argument(confidence, level, "weat")
     sim_xa, sim_xb = _matrix(sim_xa, "sim_xa"), _matrix(sim_xb, "sim_xb")
     sim_ya, sim_yb = _matrix(sim_ya, "sim_ya"), _matrix(sim_yb, "sim_yb")
     _check_blocks(sim_xa, sim_xb, sim_ya, sim_yb)

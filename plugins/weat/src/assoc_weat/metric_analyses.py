@@ -169,7 +169,7 @@ def _word_ci(values, reduce: str, p: dict) -> dict:
         values,
         None,
         statistic,
-        level=p["confidence"],
+        confidence=p["confidence"],
         n_resamples=p["n_bootstrap"],
         seed=p["seed"],
         option="n_bootstrap",
