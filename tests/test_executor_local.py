@@ -222,7 +222,8 @@ def test_without_ray_the_ray_executor_is_one_clear_error(units_plugin, monkeypat
     )
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1] == (
-        "error: the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
+        "error: the Ray executor needs Ray, which is not installed: pip install ray "
+        "(in a clone of the assoc repository: pip install -e '.[ray]')"
     )
     result = CliRunner().invoke(cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "--ray-address", "x"])
     assert result.exit_code == 2 and "--ray-address is an option of --executor ray" in result.output

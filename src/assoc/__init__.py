@@ -104,6 +104,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'assoc' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The module's names with the lazy ones (``score``, ``analyze``, ...), so tab completion finds them."""
+    return sorted(set(globals()) | set(_LAZY))
+
+
 if "pandas" in sys.modules:  # tables built before any assoc call get `table.assoc` too (cheap: pandas is loaded)
     from .accessor import register as _register_accessor
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import plugins
-from .analysis import with_estimate
+from .analysis import check_requirement, with_estimate
 from .errors import OptionError, TableError
 from .scorer_output import check_output
 from .stimuli import Stimuli
@@ -90,7 +90,7 @@ def score(
         Show progress bars (default: only when stderr is a terminal).
     executor:
         Where the work runs: ``"local"`` (default: this process), ``"ray"`` (a Ray cluster:
-        ``$RAY_ADDRESS`` or a local one started for the run; ``pip install 'assoc[ray]'``) or an
+        ``$RAY_ADDRESS`` or a local one started for the run; ``pip install ray``) or an
         :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
         (:meth:`~assoc.scorer.Scorer.plan`) can run on a non-local executor.
@@ -254,6 +254,8 @@ def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.D
     data = as_table(table, validate=analysis_cls.requires_association_table, where=f"input of analysis {name!r}")
     if len(data) == 0:
         raise TableError(f"input of analysis {name!r} has no rows")
+    # What the analysis can read (its declared Requirement), checked here for every analysis alike.
+    check_requirement(instance, data, installed_scorers=set(reg.scorers), where=f"analysis {name!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = instance.run(data)

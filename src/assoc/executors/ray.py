@@ -1,4 +1,4 @@
-"""The Ray executor: work units on a Ray cluster (``pip install 'assoc[ray]'``).
+"""The Ray executor: work units on a Ray cluster (``pip install ray``; ``pip install -e '.[ray]'`` in the repository).
 
 Design (see ``docs/scale.md``):
 
@@ -36,7 +36,10 @@ from assoc.units import UnitError, UnitOutcome, WorkUnit
 if TYPE_CHECKING:
     from assoc.scorer import Scorer
 
-INSTALL_HINT = "the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
+INSTALL_HINT = (
+    "the Ray executor needs Ray, which is not installed: pip install ray "
+    "(in a clone of the assoc repository: pip install -e '.[ray]')"
+)
 #: Units queued on one actor at a time: the next one is ready when the current one finishes.
 IN_FLIGHT_PER_WORKER = 2
 

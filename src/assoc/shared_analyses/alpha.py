@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import Option
 
 from ._common import (
@@ -37,6 +37,11 @@ class AlphaAnalysis(Analysis):
     """
 
     name = "alpha"
+    requires = Requirement(
+        needs="at least 2 items (distinct values of the 'item' column, default context: the queries)",
+        at_least={"item": 2},
+        instead="choose another item column (--option item=target), or compare models with icc",
+    )
     estimate_column = "alpha"
     description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."
     citation = (

@@ -19,7 +19,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import Option
 
 from ._common import (
@@ -61,6 +61,12 @@ class ConvergenceAnalysis(Analysis):
     """
 
     name = "convergence"
+    requires = Requirement(
+        needs="the scores of at least 2 methods (combinations of 'methods', default scorer and model) on the "
+        "same targets",
+        at_least={"methods": 2},
+        instead="score the stimuli with several scorers: assoc compare -s weat -s fmat ...",
+    )
     description = (
         "Method comparison: each method's rows reduced to one score per target for a contrast A - B, "
         "z within method; pairwise r (CI, p, N), ICC across methods, r with criteria."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option
 
 from ._common import column_list, confidence_level, criterion_source, groups, join_criterion, single_measure_check
@@ -30,6 +30,11 @@ class CorrelateAnalysis(Analysis):
     """
 
     name = "correlate"
+    requires = Requirement(
+        needs="scores of at least 3 keys (distinct values of the 'key' column, default target) to join a criterion on",
+        at_least={"key": 3},
+        instead="choose the key column (--option key=...) that the criterion table is keyed by",
+    )
     estimate_column = "r"
     description = "Correlations of scores with an external criterion (r, Fisher-z CI, p, N) and Williams' t."
     citation = (

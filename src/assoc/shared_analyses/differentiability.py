@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import Option
 
 from ._common import MODEL_BY_OPTION, by_columns, column_list, groups, require_columns
@@ -31,6 +31,11 @@ class DifferentiabilityAnalysis(Analysis):
     """
 
     name = "differentiability"
+    requires = Requirement(
+        needs="the output of the stereotype analysis (long or wide: representativeness and direction per term)",
+        measures=("representativeness", "direction"),
+        instead="run stereotype on a listing table first (assoc analyze stereotype ... --out coded.csv)",
+    )
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import Option, non_negative, positive
 
 from ._common import column_list, confidence_level, groups, require_columns, single_measure_check
@@ -57,6 +57,11 @@ class EffectSizeAnalysis(Analysis):
     """
 
     name = "effect_size"
+    requires = Requirement(
+        needs="values in the groups of the 'by' column (default target_group; one group with 'mu')",
+        at_least={"by": 1},
+        instead="name the column whose groups are compared (--option by=...)",
+    )
     estimate_column = "d"
     description = "Standardised mean difference (pooled SD, SD of all values, or fixed SD) with permutation p."
     citation = (

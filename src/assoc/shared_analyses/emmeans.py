@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option
 
 from ._common import MODEL_BY_OPTION, by_columns, column_list, confidence_level, groups, require_columns
@@ -43,6 +43,11 @@ class EmmeansAnalysis(Analysis):
     """
 
     name = "emmeans"
+    requires = Requirement(
+        needs="an outcome column and at least 2 levels of the factor column (default target_group)",
+        at_least={"factor": 2},
+        instead="name the outcome and the factor (--option outcome=... --option factor=...)",
+    )
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = (

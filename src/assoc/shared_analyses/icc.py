@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import Option
 
 from ._common import (
@@ -36,6 +36,11 @@ class ICCAnalysis(Analysis):
     """
 
     name = "icc"
+    requires = Requirement(
+        needs="the scores of at least 2 models (raters) on the same items",
+        at_least={"raters": 2},
+        instead="score a second model (repeat --model), or measure one model's reliability with alpha",
+    )
     estimate_column = "icc"
     description = "Intraclass correlation (agreement/consistency, single/average) with models as raters."
     citation = (

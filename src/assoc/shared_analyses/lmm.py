@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option
 
 from ._common import PREDICTOR_TABLE_OPTIONS, column_list, confidence_level, merge_criterion_rows, require_columns
@@ -40,6 +40,11 @@ class LMMAnalysis(Analysis):
     """
 
     name = "lmm"
+    requires = Requirement(
+        needs="at least 2 levels of each random-intercept column ('random', default model)",
+        at_least={"random": 2},
+        instead="score more models, or fit without random intercepts with regress",
+    )
     description = "Linear mixed models (random intercepts for models), R^2 (Nakagawa & Schielzeth), LRT and AIC."
     citation = (
         "Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and Evolution, 4(2), 133-142. "

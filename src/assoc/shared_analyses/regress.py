@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option
 
 from ._common import (
@@ -36,6 +36,7 @@ class RegressAnalysis(Analysis):
     """
 
     name = "regress"
+    requires = Requirement(needs="a table with the columns of the formula (or a criterion table joined on 'key')")
     description = "OLS and nested regressions (quadratic terms, interactions): R^2, Delta R^2, F change, LRT, AIC."
     citation = (
         "Cohen, J., Cohen, P., West, S. G., & Aiken, L. S. (2003). Applied Multiple Regression/Correlation "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import Option
 
 from ._common import column_list, require_columns
@@ -23,6 +23,7 @@ class StandardizeAnalysis(Analysis):
     """
 
     name = "standardize"
+    requires = Requirement(needs="any association table")
     description = "z-scores of the values within groups (e.g. model x query, as in FMAT Study 1)."
     citation = (
         "Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option
 
 from ._common import column_list, groups, require_columns, table_source
@@ -80,6 +80,13 @@ class StereotypeAnalysis(Analysis):
     """
 
     name = "stereotype"
+    requires = Requirement(
+        needs="words a model listed or associated with each term (a chat_listing or sbert_topwords table, "
+        "or any table of responses in the 'word' column)",
+        scorers=("chat_listing", "sbert_topwords"),
+        at_least={"word": 1},
+        instead="score with chat_listing or sbert_topwords; a WEAT or FMAT table is analysed with weat or lpr",
+    )
     description = (
         "Stereotype representativeness (0-1) and direction (-1..1) per term and dimension, "
         "by dictionary coding of listed/associated words."

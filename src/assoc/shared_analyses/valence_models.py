@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option
 
 from ._common import (
@@ -38,6 +38,11 @@ class ValenceModelsAnalysis(Analysis):
     """
 
     name = "valence_models"
+    requires = Requirement(
+        needs="the output of the stereotype analysis (long or wide: representativeness and direction per term)",
+        measures=("representativeness", "direction"),
+        instead="run stereotype on a listing table first (assoc analyze stereotype ... --out coded.csv)",
+    )
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.options import REQUIRED, Option, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
@@ -49,6 +49,14 @@ class WEATAnalysis(Analysis):
     """The WEAT test statistic, effect size d and permutation p-value (Caliskan et al., 2017)."""
 
     name = "weat"
+    requires = Requirement(
+        needs="cosines of target words with attribute words in two target and two attribute groups "
+        "(a weat or sbert_cosine table)",
+        scorers=("weat", "sbert_cosine"),
+        roles=("target_group", "target", "attribute_group", "attribute"),
+        at_least={"attribute_group": 2},
+        instead="score with weat (or sbert_cosine for sentence encoders)",
+    )
     estimate_column = "effect_size"
     description = (
         "WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
@@ -154,6 +162,13 @@ class WEFATAnalysis(Analysis):
     """WEFAT: the per-word association score s(w, A, B) / SD and its permutation p-value."""
 
     name = "wefat"
+    requires = Requirement(
+        needs="cosines of target words with attribute words in two attribute groups (a weat or sbert_cosine table)",
+        scorers=("weat", "sbert_cosine"),
+        roles=("target", "attribute_group", "attribute"),
+        at_least={"attribute_group": 2},
+        instead="score with weat (or sbert_cosine for sentence encoders)",
+    )
     estimate_column = "effect_size"
     description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
     citation = CALISKAN + " ValNorm p-value: " + TONEY
@@ -241,6 +256,13 @@ class ValNormAnalysis(Analysis):
     """ValNorm: Pearson correlation of WEFAT valence scores with human valence norms."""
 
     name = "valnorm"
+    requires = Requirement(
+        needs="cosines of target words with pleasant and unpleasant attribute words (a weat or sbert_cosine table)",
+        scorers=("weat", "sbert_cosine"),
+        roles=("target", "attribute_group", "attribute"),
+        at_least={"attribute_group": 2},
+        instead="score with weat (or sbert_cosine for sentence encoders)",
+    )
     estimate_column = "r"
     description = (
         "ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human valence norms."
