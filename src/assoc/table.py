@@ -5,7 +5,7 @@ One row per raw measurement. Required columns, in this order:
 ========================  =====  ==========================================================
 column                    type   meaning
 ========================  =====  ==========================================================
-``scorer``                str    the scorer (or analysis) that produced the value
+``scorer``                str    the scorer that produced the value (a derived table keeps its input's)
 ``model``                 str    the model identifier as the user gave it
 ``context``               str    the query/template/prompt as written ("" when none)
 ``target_group``          str    group of the target ("" when the method has none)

@@ -26,7 +26,7 @@ class DifferentiabilityAnalysis(Analysis):
 
     One row per estimate: ``kind`` is ``r2`` (term ``marginal`` / ``conditional``), ``fixed``
     (intercept, direction, direction^2: estimate, SE, z, p, CI) or ``variance``; ``dimension``,
-    ``n_terms``, ``n_without_direction``, ``n_groups``, ``converged`` and ``warnings`` say what
+    ``n_terms``, ``n_without_direction``, ``n_groups``, ``converged``, ``identified`` and ``warnings`` say what
     each rests on.
     """
 
@@ -114,6 +114,23 @@ class DifferentiabilityAnalysis(Analysis):
                             }
                         )
                     continue
+                notes = list(res.warnings)
+                # With one term per category the category intercepts and the residuals are the same
+                # deviations: their variances cannot be told apart, so the fit (and its R^2) is arbitrary.
+                identified = not (random and res.n_groups >= res.n_terms)
+                if not identified:
+                    import warnings
+
+                    label = ", ".join(f"{k}={v}" for k, v in key.items())
+                    note = (
+                        f"every {random[0]} has one term ({res.n_groups} groups, {res.n_terms} terms): the "
+                        f"{random[0]} and residual variances cannot be told apart, so the mixed model is not "
+                        "identified and its R^2 means nothing; fit OLS with random=[] (--option random=[])"
+                    )
+                    notes.append(note)
+                    warnings.warn(
+                        f"differentiability: {label + ', ' if label else ''}{dim}: {note}", stacklevel=2
+                    )
                 common = {
                     **key,
                     "dimension": dim,
@@ -122,7 +139,8 @@ class DifferentiabilityAnalysis(Analysis):
                     "n_groups": res.n_groups,
                     "method": ("REML" if p["reml"] else "ML") if random else "OLS",
                     "converged": bool(getattr(res.fit, "converged", True)),
-                    "warnings": "; ".join(res.warnings),
+                    "identified": identified,
+                    "warnings": "; ".join(notes),
                 }
                 rows.append({**common, "kind": "r2", "term": "marginal", "estimate": res.r2_marginal})
                 rows.append({**common, "kind": "r2", "term": "conditional", "estimate": res.r2_conditional})
@@ -179,6 +197,7 @@ class DifferentiabilityAnalysis(Analysis):
             "n_groups",
             "method",
             "converged",
+            "identified",
             "warnings",
         ]
         return pd.DataFrame(rows).reindex(columns=columns)
