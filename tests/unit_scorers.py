@@ -19,8 +19,8 @@ import time
 from typing import Any
 
 from assoc import Option, Scorer, hookimpl
-from assoc.options import CACHE_OPTIONS
-from assoc.units import WorkUnit
+from assoc.scoring.options import CACHE_OPTIONS
+from assoc.scoring.units import WorkUnit
 
 
 def _log(line: str, path: str | None) -> None:

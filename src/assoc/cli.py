@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .errors import AssocError
+from assoc.errors import AssocError
 
 
 class AssocGroup(click.Group):
@@ -101,7 +101,7 @@ def _echo_table(frame: Any) -> None:
 
 
 def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
-    from .table import write_table
+    from assoc.table.files import write_table
 
     if out:
         path = write_table(frame, out)
@@ -132,8 +132,8 @@ def _executor_options(command: Any) -> Any:
 @contextlib.contextmanager
 def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
     """The executor the options name (None: local), released when the command ends."""
-    from .errors import OptionError
-    from .executors import get_executor
+    from assoc.errors import OptionError
+    from assoc.executors import get_executor
 
     if ray_address is not None and name.strip().lower() != "ray":
         raise OptionError("--ray-address is an option of --executor ray")
@@ -163,8 +163,8 @@ def score(
     ray_address: str | None,
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
-    from . import api, plugins
-    from .options import parse_cli_options
+    from assoc import api, plugins
+    from assoc.scoring.options import parse_cli_options
 
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
@@ -203,9 +203,9 @@ def compare(
     ray_address: str | None,
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
-    from . import api, plugins
-    from .errors import OptionError
-    from .options import parse_cli_options
+    from assoc import api, plugins
+    from assoc.errors import OptionError
+    from assoc.scoring.options import parse_cli_options
 
     names = list(dict.fromkeys(scorer_names))
     chosen: dict[str, list[str]] = {}
@@ -250,7 +250,7 @@ def _where_option(command: Any) -> Any:
 
 def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
     """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from .table import as_table, parse_where, select_rows
+    from assoc.table.files import as_table, parse_where, select_rows
 
     table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
     return select_rows(table, parse_where(where), where=f"table {table_path!r}")
@@ -273,8 +273,8 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     """Run the analysis NAME on an association table."""
     import warnings
 
-    from . import api, plugins
-    from .options import parse_cli_options
+    from assoc import api, plugins
+    from assoc.scoring.options import parse_cli_options
 
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
@@ -291,7 +291,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
 
 def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
     if not entries:
-        from .plugins import failed_plugins
+        from assoc.plugins.manager import failed_plugins
 
         broken = len(failed_plugins())
         click.echo(
@@ -318,7 +318,7 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
 def scorers_command(verbose: bool) -> None:
     """List installed scorers."""
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     reg = plugins.registry()
     _list_components(dict(sorted(reg.scorers.items())), verbose, "scorers")
@@ -329,7 +329,7 @@ def scorers_command(verbose: bool) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
 def analyses_command(verbose: bool) -> None:
     """List installed analyses."""
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     reg = plugins.registry()
     _list_components(dict(sorted(reg.analyses.items())), verbose, "analyses")
@@ -340,8 +340,8 @@ def analyses_command(verbose: bool) -> None:
 @click.argument("name", required=False)
 def stimuli_command(name: str | None) -> None:
     """List bundled stimuli sets, or the designs of one set (or file) NAME."""
-    from . import plugins
-    from .stimuli import Stimuli
+    from assoc.plugins import manager as plugins
+    from assoc.stimuli.model import Stimuli
 
     if name is None:
         reg = plugins.registry()
@@ -364,7 +364,7 @@ def stimuli_command(name: str | None) -> None:
 @cli.command(name="plugins")
 def plugins_command() -> None:
     """List plugins, what each provides, and any that failed to load (with the reason)."""
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     reg = plugins.registry()
     for info in reg.infos.values():
@@ -397,7 +397,7 @@ def models_group() -> None:
 @models_group.command(name="list")
 def models_list() -> None:
     """List the models in the local Hugging Face cache: size, files and revisions."""
-    from .mlm import hub
+    from assoc.mlm import hub
 
     models = hub.cached_models()
     click.echo(f"cache: {hub.cache_dir()}")
@@ -419,7 +419,7 @@ def models_list() -> None:
 @click.option("--revision", default=None, help="A branch, tag or commit (default: main).")
 def models_download(names: tuple[str, ...], revision: str | None) -> None:
     """Download Hub models NAMES into the local cache (then use them offline with --model NAME)."""
-    from .mlm import hub
+    from assoc.mlm import hub
 
     for name in names:
         path = hub.download_model(name, revision=revision)
@@ -432,7 +432,7 @@ def models_download(names: tuple[str, ...], revision: str | None) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def models_remove(name: str, revision: str | None, yes: bool) -> None:
     """Remove the model NAME (every revision, or one) from the local Hugging Face cache."""
-    from .mlm import hub
+    from assoc.mlm import hub
 
     if not yes:
         click.confirm(f"remove {name}{f' revision {revision}' if revision else ''} from {hub.cache_dir()}?", abort=True)
@@ -452,13 +452,13 @@ def models_tiny(directory: str, seed: int, force: bool) -> None:
     """
     from pathlib import Path
 
-    from .errors import OptionError
+    from assoc.errors import OptionError
 
     target = Path(directory)
     if target.exists() and any(target.iterdir()) and not force:
         raise OptionError(f"{directory!r} is not empty; choose a new directory or pass --force")
     try:
-        from .testing.tiny_mlm import build_bert_wordpiece
+        from assoc.testing.tiny_mlm import build_bert_wordpiece
     except ImportError as exc:  # pragma: no cover - assoc[mlm] missing
         raise OptionError(f"the tiny model needs assoc[mlm] (torch, transformers): {exc}") from None
     try:
@@ -472,7 +472,7 @@ PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
-    from .options import Option, positive
+    from assoc.scoring.options import Option, positive
 
     return {
         "estimates": (
@@ -528,9 +528,9 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     correlations between models; convergence: method x method correlations of a convergence
     result.
     """
-    from . import plotting
-    from .options import parse_cli_options, validate_options
-    from .table import read_table
+    from assoc import plotting
+    from assoc.scoring.options import parse_cli_options, validate_options
+    from assoc.table.files import read_table
 
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
@@ -564,7 +564,7 @@ _COMMANDS_ADDED = False
 def build_cli() -> click.Group:
     """The ``assoc`` group with every plugin's commands added (once per process)."""
     global _COMMANDS_ADDED
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     if not _COMMANDS_ADDED:
         _COMMANDS_ADDED = True

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import OptionError, TableError
-from .io import atomic_path
+from assoc.errors import OptionError, TableError
+from assoc.infra.io import atomic_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,7 +169,7 @@ def plot_estimates(
 
 def _default_title(result: pd.DataFrame, column: str) -> str:
     """The analysis that produced ``result`` (from its provenance) and the estimate drawn, e.g. ``icc: icc``."""
-    from .table import get_provenance
+    from assoc.table.files import get_provenance
 
     analysis = get_provenance(result).get("analysis")
     return f"{analysis}: {column}" if analysis else (column if len(result) == 1 else "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .options import Option
+from assoc.scoring.options import Option
 
 #: Site paths (relative to ``docs/``) of the generated pages.
 SCORERS_PAGE = "reference/scorers.md"
@@ -58,7 +58,7 @@ def _section(name: str, cls: Any, plugin: str, extra: list[str]) -> list[str]:
 
 def scorers_page() -> str:
     """The Markdown reference of every installed scorer: description, models, measure, options."""
-    from . import plugins
+    from assoc import plugins
 
     reg = plugins.registry()
     lines = [
@@ -85,7 +85,7 @@ def scorers_page() -> str:
 
 def analyses_page() -> str:
     """The Markdown reference of every installed analysis: description, what it reads, options."""
-    from . import plugins
+    from assoc import plugins
 
     reg = plugins.registry()
     lines = [

@@ -1,6 +1,6 @@
 """The driver: plan the units, reuse cached ones, run the rest on an executor, merge the rows.
 
-Each finished unit's rows are written to the on-disk cache (:mod:`assoc.cache`) the
+Each finished unit's rows are written to the on-disk cache (:mod:`assoc.infra.cache`) the
 moment they arrive, whichever executor computed them, so a driver that is killed and
 started again recomputes only the units that had not arrived. Rows are merged in plan
 order, so the table does not depend on the executor or on which units came from the cache.
@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.executors.base import Executor, category_of
-from assoc.units import WorkUnit, check_plan
+from assoc.scoring.units import WorkUnit, check_plan
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.cache import Namespace
-    from assoc.scorer import Scorer
-    from assoc.stimuli import Stimuli
+    from assoc.infra.cache import Namespace
+    from assoc.scoring.scorer import Scorer
+    from assoc.stimuli.model import Stimuli
 
 UNIT_CACHE_VERSION = 1
 
@@ -57,8 +57,8 @@ def run_study(
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache.
     """
-    from assoc.prefetch import import_in_background
-    from assoc.progress import bar
+    from assoc.infra.prefetch import import_in_background
+    from assoc.infra.progress import bar
 
     import_in_background("pandas")  # needed by merge at the end; imported while the models are hashed and loaded
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)

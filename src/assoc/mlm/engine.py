@@ -231,7 +231,7 @@ class MaskedLM:
         """
         import torch
 
-        from assoc.progress import bar
+        from assoc.infra.progress import bar
 
         model = self._model()
         requests = list(requests)

@@ -3,7 +3,7 @@
 Hashing a bert-base model's 440 MB of weights, or checking numerically that the engine's
 fast paths (packed encoder, oneDNN) reproduce the model's own forward pass, gives the
 same answer every time for the same files and library versions. Each answer is stored as a small JSON file under
-``<cache root>/memo/<kind>/`` (the result cache's root, :func:`assoc.cache.default_root`),
+``<cache root>/memo/<kind>/`` (the result cache's root, :func:`assoc.infra.cache.default_root`),
 keyed by everything it depends on: for local files their size, modification time, change
 time and inode, so a rewritten file is never matched. The memo is an optimisation only:
 a memo that cannot be read or written is ignored, and the answer is computed again.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assoc.cache import default_root, digest
-from assoc.io import atomic_write
+from assoc.infra.cache import default_root, digest
+from assoc.infra.io import atomic_write
 
 MEMO_VERSION = 1
 

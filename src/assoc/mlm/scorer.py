@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assoc.scorer import Scorer
-from assoc.stimuli import Filling, MaskItem
-from assoc.units import WorkUnit
+from assoc.scoring.scorer import Scorer
+from assoc.scoring.units import WorkUnit
+from assoc.stimuli.model import Filling, MaskItem
 
 if TYPE_CHECKING:
-    from assoc.cache import ResultCache
-    from assoc.stimuli import Stimuli
+    from assoc.infra.cache import ResultCache
+    from assoc.stimuli.model import Stimuli
 
 
 @dataclass
@@ -81,7 +81,7 @@ class MaskedLMScorer(Scorer):
 
     Subclasses implement :meth:`check_items` (checks before any model loads) and
     :meth:`run_unit` (``state.lm`` is the :class:`~assoc.mlm.MaskedLM`, ``state.cache`` the
-    engine's :class:`~assoc.cache.ResultCache`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
+    engine's :class:`~assoc.infra.cache.ResultCache`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
     """
 
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
@@ -133,7 +133,7 @@ class MaskedLMScorer(Scorer):
 
         The model is loaded on the configured device and dtype the first time and reused after.
         """
-        from assoc.cache import ResultCache
+        from assoc.infra.cache import ResultCache
         from assoc.mlm import cached_masked_lm
 
         p = self.params

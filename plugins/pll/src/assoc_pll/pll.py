@@ -89,7 +89,7 @@ def score_sentences(
         Token budget of one forward batch (padded length x batch size). ``None``:
         :func:`assoc.mlm.options.default_max_tokens` of the model's device.
     cache:
-        An :class:`assoc.cache.ResultCache` (or None): every masked copy's log-probability
+        An :class:`assoc.infra.cache.ResultCache` (or None): every masked copy's log-probability
         is stored as soon as its chunk is computed, so an interrupted run resumes.
     """
     from assoc.mlm import MaskRequest

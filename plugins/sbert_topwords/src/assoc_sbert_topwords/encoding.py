@@ -1,7 +1,7 @@
 """Embedding texts with a sentence-transformers model, and the on-disk cache of vocabulary embeddings.
 
 A vocabulary's embeddings are computed once per (model fingerprint, revision, vocabulary digest,
-template, normalization, dtype, device type) and kept in :class:`assoc.cache.ArrayStore` (atomic
+template, normalization, dtype, device type) and kept in :class:`assoc.infra.cache.ArrayStore` (atomic
 writes, sha256-checked on load; a corrupt entry is recomputed, never trusted), so a second study
 over the same vocabulary does not re-embed it.
 """
@@ -59,7 +59,7 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = False, desc: str = "embedding") -> np.ndarray:
         """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
-        from assoc.progress import bar
+        from assoc.infra.progress import bar
 
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         steps = bar(total=len(texts), desc=desc, enabled=progress, unit="text")
@@ -104,7 +104,7 @@ def vocabulary_embeddings(
     progress: bool | None,
 ) -> tuple[np.ndarray, bool]:
     """The vocabulary's embeddings (float32, C-contiguous) and whether they came from the cache."""
-    from assoc.cache import ArrayStore
+    from assoc.infra.cache import ArrayStore
 
     key = {
         "kind": "sbert-vocabulary",

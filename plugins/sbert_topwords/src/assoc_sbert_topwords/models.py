@@ -156,7 +156,7 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
 
 
 def _mpnet_directory() -> Path:
-    from assoc.cache import default_root
+    from assoc.infra.cache import default_root
 
     parts = mpnet_part_files()
     stamp = hashlib.sha256(repr([(p.name, p.stat().st_size) for p in parts]).encode()).hexdigest()[:16]
