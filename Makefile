@@ -33,7 +33,7 @@ lint: setup
 # reference that does not resolve) fails, as in CI. `make docs DOCS_FLAGS=` builds despite warnings.
 DOCS_FLAGS ?= --strict
 docs: setup
-	$(VENV)/bin/mkdocs build $(DOCS_FLAGS)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build $(DOCS_FLAGS)
 
 clean:
 	rm -rf $(VENV) demo-output .assoc-cache site
