@@ -85,11 +85,19 @@ def _echo_table(frame: Any) -> None:
     long_cells = [
         column
         for column in frame.columns
-        if frame[column].dtype == object and frame[column].map(lambda v: isinstance(v, str) and len(v) > MAX_CELL_WIDTH).any()
+        if frame[column].dtype == object
+        and frame[column].map(lambda v: isinstance(v, str) and len(v) > MAX_CELL_WIDTH).any()
     ]
     width = max(80, shutil.get_terminal_size((200, 24)).columns)
     with pd.option_context(
-        "display.max_rows", 200, "display.max_columns", 50, "display.width", width, "display.max_colwidth", MAX_CELL_WIDTH
+        "display.max_rows",
+        200,
+        "display.max_columns",
+        50,
+        "display.width",
+        width,
+        "display.max_colwidth",
+        MAX_CELL_WIDTH,
     ):
         click.echo(frame.to_string(index=False, max_colwidth=MAX_CELL_WIDTH))
     if long_cells:
@@ -406,9 +414,7 @@ def models_list() -> None:
         return
     width = max(len(m.repo_id) for m in models)
     for entry in models:
-        revisions = "; ".join(
-            r.commit[:12] + (f" ({', '.join(r.refs)})" if r.refs else "") for r in entry.revisions
-        )
+        revisions = "; ".join(r.commit[:12] + (f" ({', '.join(r.refs)})" if r.refs else "") for r in entry.revisions)
         click.echo(
             f"{entry.repo_id:<{width}}  {hub.human_size(entry.size_on_disk):>9}  {entry.n_files:>3} files  {revisions}"
         )

@@ -62,7 +62,9 @@ def _new_figure(**kwargs: Any) -> Figure:
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # matplotlib is an optional extra
-        raise OptionError("plots need matplotlib: pip install matplotlib (the repository's extra: pip install -e '.[plot]')") from exc
+        raise OptionError(
+            "plots need matplotlib: pip install matplotlib (the repository's extra: pip install -e '.[plot]')"
+        ) from exc
     return Figure(**kwargs)
 
 

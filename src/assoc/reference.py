@@ -65,7 +65,7 @@ def scorers_page() -> str:
         "# Scorers: options reference",
         "",
         "Generated from the installed scorers at every build (`assoc scorers -v` prints the same). "
-        "Options are passed as keyword arguments (`assoc.score(\"fmat\", stimuli, models, batch_size=8)`) "
+        'Options are passed as keyword arguments (`assoc.score("fmat", stimuli, models, batch_size=8)`) '
         "or as `--option key=value` on the command line.",
         "",
     ]

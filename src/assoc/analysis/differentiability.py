@@ -126,9 +126,7 @@ class DifferentiabilityAnalysis(Analysis):
                         "identified and its R^2 means nothing; fit OLS with random=[] (--option random=[])"
                     )
                     notes.append(note)
-                    warnings.warn(
-                        f"differentiability: {label + ', ' if label else ''}{dim}: {note}", stacklevel=2
-                    )
+                    warnings.warn(f"differentiability: {label + ', ' if label else ''}{dim}: {note}", stacklevel=2)
                 common = {
                     **key,
                     "dimension": dim,

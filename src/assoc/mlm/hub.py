@@ -84,7 +84,9 @@ def check_hub_reachable(model: str, *, what: str = "model") -> None:
     if hub_reachable():
         return
     why = "offline mode is on (HF_HUB_OFFLINE)" if offline() else f"the Hub ({endpoint()}) cannot be reached"
-    raise ModelError(f"{what} {model!r} is not in the local Hugging Face cache ({cache_dir()}) and {why}: {advice(model)}")
+    raise ModelError(
+        f"{what} {model!r} is not in the local Hugging Face cache ({cache_dir()}) and {why}: {advice(model)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,9 @@ def remove_model(model: str, *, revision: str | None = None) -> tuple[CachedMode
     if model not in found:
         from assoc.errors import did_you_mean
 
-        raise ModelError(f"model {model!r} is not in the local Hugging Face cache ({cache_dir()}){did_you_mean(model, found)}")
+        raise ModelError(
+            f"model {model!r} is not in the local Hugging Face cache ({cache_dir()}){did_you_mean(model, found)}"
+        )
     entry = found[model]
     commits = [r.commit for r in entry.revisions]
     if revision is not None:

@@ -673,7 +673,8 @@ def select_rows(
         values = [wanted] if isinstance(wanted, str) else [str(v) for v in wanted]
         if column not in table.columns:
             raise TableError(
-                f"{where} has no column {column!r} to select rows by (its columns: {', '.join(map(str, table.columns))})"
+                f"{where} has no column {column!r} to select rows by "
+                f"(its columns: {', '.join(map(str, table.columns))})"
             )
         text = table[column].map(_as_text)
         matched = text.isin(values)

@@ -597,7 +597,8 @@ class ChatListingScorer(Scorer):
                 key = (str(i["model"]), str(i["target"]), str(i.get("task", "")))
                 counts[key] = counts.get(key, 0) + 1
             entries = [
-                f"{model}/{target!r}" + (f" ({task}{f' x{n}' if n > 1 else ''})" if task else (f" x{n}" if n > 1 else ""))
+                f"{model}/{target!r}"
+                + (f" ({task}{f' x{n}' if n > 1 else ''})" if task else (f" x{n}" if n > 1 else ""))
                 for (model, target, task), n in counts.items()
             ]
             return ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
