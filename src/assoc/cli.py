@@ -82,10 +82,12 @@ def _echo_table(frame: Any) -> None:
 
     import pandas as pd
 
+    from pandas.api import types as ptypes
+
     long_cells = [
         column
         for column in frame.columns
-        if frame[column].dtype == object
+        if not ptypes.is_numeric_dtype(frame[column])
         and frame[column].map(lambda v: isinstance(v, str) and len(v) > MAX_CELL_WIDTH).any()
     ]
     width = max(80, shutil.get_terminal_size((200, 24)).columns)

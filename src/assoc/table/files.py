@@ -689,11 +689,9 @@ def select_rows(
         raise TableError(f"{where}: no row has {shown} (each matches some rows, but not together)")
     selected = table[keep].reset_index(drop=True)
     provenance = dict(get_provenance(table))
-    if provenance:
-        provenance["where"] = {**dict(provenance.get("where", {})), **chosen}
+    provenance["where"] = {**dict(provenance.get("where", {})), **chosen}
     selected.attrs = dict(table.attrs)
-    if provenance:
-        set_provenance(selected, provenance)
+    set_provenance(selected, provenance)
     return selected
 
 
