@@ -39,7 +39,8 @@ class AlphaAnalysis(Analysis):
     requires = Requirement(
         needs="at least 2 items (distinct values of the 'item' column, default context: the queries)",
         at_least={"item": 2},
-        instead="choose another item column (--option item=target), or compare models with icc",
+        instead="use item=target or item=attribute (--option item=target) to treat words as items, "
+        "or compare models with icc",
     )
     estimate_column = "alpha"
     description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."

@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc.errors import TableError
+from assoc.errors import UnfitTableError
 from assoc.scoring.component import Component
 
 if TYPE_CHECKING:
@@ -97,14 +97,14 @@ class Analysis(Component):
 
 
 def _got(values: Collection[Any], limit: int = 4) -> str:
-    shown = sorted(map(str, values))
+    shown = [v if v else '""' for v in sorted(map(str, values))]
     return ", ".join(shown[:limit]) + (f", ... ({len(shown)} in all)" if len(shown) > limit else "")
 
 
 def check_requirement(
     analysis: Analysis, table: pd.DataFrame, *, installed_scorers: Collection[str] = (), where: str = ""
 ) -> None:
-    """Raise :class:`~assoc.errors.TableError` unless ``table`` meets ``analysis``'s :class:`Requirement`.
+    """Raise :class:`~assoc.errors.UnfitTableError` unless ``table`` meets ``analysis``'s :class:`Requirement`.
 
     The message is one line: what the analysis needs, what the table holds, and what to do
     instead. ``installed_scorers`` are the registered scorer names: a table from one of them that
@@ -118,7 +118,7 @@ def check_requirement(
 
     def refuse(got: str) -> None:
         advice = f"; {req.instead}" if req.instead else ""
-        raise TableError(f"{where} needs {needs}; the table {got}{advice}")
+        raise UnfitTableError(f"{where} needs {needs}; the table {got}{advice}")
 
     if req.scorers is not None and "scorer" in table.columns:
         foreign = {s for s in table["scorer"].astype(str).unique() if s in installed_scorers} - set(req.scorers)

@@ -36,7 +36,7 @@ class ICCAnalysis(Analysis):
 
     name = "icc"
     requires = Requirement(
-        needs="the scores of at least 2 models (raters) on the same items",
+        needs="at least 2 raters (models) scoring the same items",
         at_least={"raters": 2},
         instead="score a second model (repeat --model), or measure one model's reliability with alpha",
     )
