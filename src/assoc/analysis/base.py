@@ -126,7 +126,7 @@ def check_requirement(
             refuse(f"comes from scorer {_got(foreign)}")
     missing = [c for c in req.columns if c not in table.columns]
     if missing:
-        refuse(f"lacks column(s) {', '.join(missing)} (it has {', '.join(map(str, table.columns))})")
+        refuse(f"has no column(s) {', '.join(map(repr, missing))} (its columns: {', '.join(map(str, table.columns))})")
     if req.measures is not None and "measure" in table.columns:
         other = set(table["measure"].astype(str).unique()) - set(req.measures)
         if other:
@@ -143,7 +143,9 @@ def check_requirement(
             continue
         absent = [c for c in columns if c not in table.columns]
         if absent:
-            refuse(f"lacks column(s) {', '.join(absent)}")
+            refuse(
+                f"has no column(s) {', '.join(map(repr, absent))} (its columns: {', '.join(map(str, table.columns))})"
+            )
         distinct = table[columns].drop_duplicates()
         if len(distinct) < n:
             values = [" ".join(map(str, row)) for row in distinct.itertuples(index=False, name=None)]

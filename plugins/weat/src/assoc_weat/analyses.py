@@ -50,12 +50,11 @@ class WEATAnalysis(Analysis):
 
     name = "weat"
     requires = Requirement(
-        needs="cosines of target words with attribute words in two target and two attribute groups "
-        "(a weat or sbert_cosine table)",
-        scorers=("weat", "sbert_cosine"),
+        needs="values of target words with attribute words in two target and two attribute groups "
+        "(cosines of a weat or sbert_cosine table, or any scorer's value read as a similarity)",
         roles=("target_group", "target", "attribute_group", "attribute"),
         at_least={"attribute_group": 2},
-        instead="score with weat (or sbert_cosine for sentence encoders)",
+        instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
     )
     estimate_column = "effect_size"
     description = (
@@ -163,11 +162,10 @@ class WEFATAnalysis(Analysis):
 
     name = "wefat"
     requires = Requirement(
-        needs="cosines of target words with attribute words in two attribute groups (a weat or sbert_cosine table)",
-        scorers=("weat", "sbert_cosine"),
+        needs="values of target words with attribute words in two attribute groups (e.g. a weat or sbert_cosine table)",
         roles=("target", "attribute_group", "attribute"),
         at_least={"attribute_group": 2},
-        instead="score with weat (or sbert_cosine for sentence encoders)",
+        instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
     )
     estimate_column = "effect_size"
     description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
@@ -257,11 +255,10 @@ class ValNormAnalysis(Analysis):
 
     name = "valnorm"
     requires = Requirement(
-        needs="cosines of target words with pleasant and unpleasant attribute words (a weat or sbert_cosine table)",
-        scorers=("weat", "sbert_cosine"),
+        needs="values of target words with pleasant and unpleasant attribute words (e.g. a weat or sbert_cosine table)",
         roles=("target", "attribute_group", "attribute"),
         at_least={"attribute_group": 2},
-        instead="score with weat (or sbert_cosine for sentence encoders)",
+        instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
     )
     estimate_column = "r"
     description = (
