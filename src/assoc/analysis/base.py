@@ -91,6 +91,15 @@ class Analysis(Component):
     #: What tables the analysis reads (:class:`Requirement`); the core refuses any other before ``run``.
     requires: ClassVar[Requirement] = Requirement()
 
+    @classmethod
+    def help_text(cls) -> str:
+        """The description, citation and options (see the base class), and what tables the analysis reads."""
+        lines = super().help_text().splitlines()
+        reads = f"  reads: {cls.requires.describe()}" + (
+            f" (otherwise: {cls.requires.instead})" if cls.requires.instead else ""
+        )
+        return "\n".join([*lines[:1], reads, *lines[1:]])
+
     @abstractmethod
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Analyse ``table`` and return a DataFrame of estimates."""
