@@ -81,7 +81,6 @@ def _echo_table(frame: Any) -> None:
     import shutil
 
     import pandas as pd
-
     from pandas.api import types as ptypes
 
     long_cells = [
