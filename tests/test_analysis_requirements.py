@@ -168,6 +168,9 @@ def test_stereotype_refuses_a_weat_table(weat_table):
         assoc.analyze("stereotype", weat_table, dictionary={"Warmth": {"caress": 1.0}})
     message = str(caught.value)
     assert "comes from scorer weat" in message and "chat_listing or sbert_topwords" in message
+    fmat_like = base_table().assign(scorer="fmat", measure="log_prob")  # an FMAT table's shape and scorer
+    with pytest.raises(TableError, match="comes from scorer fmat; score with chat_listing"):
+        assoc.analyze("stereotype", fmat_like, dictionary={"Warmth": {"a1": 1.0}})
 
 
 def test_lpr_and_posterior_refuse_a_weat_table(weat_table):
