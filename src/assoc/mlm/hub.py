@@ -35,8 +35,13 @@ def cache_dir() -> Path:
         return Path(os.environ["HF_HUB_CACHE"]).expanduser()
     if os.environ.get("HF_HOME"):
         return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "huggingface" / "hub"
+    try:  # the library's own default (it may have been configured in this process)
+        from huggingface_hub import constants
+
+        return Path(constants.HF_HUB_CACHE).expanduser()
+    except ImportError:  # pragma: no cover - assoc[mlm] installs huggingface_hub
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        return (Path(xdg) if xdg else Path.home() / ".cache") / "huggingface" / "hub"
 
 
 def endpoint() -> str:
@@ -75,7 +80,7 @@ def advice(model: str) -> str:
     )
 
 
-def check_hub_reachable(model: str, *, what: str = "model") -> None:
+def check_hub_reachable(model: str, *, action: str = "load model") -> None:
     """Raise :class:`~assoc.errors.ModelError` at once when ``model`` would have to come from an unreachable Hub.
 
     Called for a Hub id that is not in the local cache; the message names the cache, the
@@ -85,7 +90,8 @@ def check_hub_reachable(model: str, *, what: str = "model") -> None:
         return
     why = "offline mode is on (HF_HUB_OFFLINE)" if offline() else f"the Hub ({endpoint()}) cannot be reached"
     raise ModelError(
-        f"{what} {model!r} is not in the local Hugging Face cache ({cache_dir()}) and {why}: {advice(model)}"
+        f"cannot {action} {model!r}: it is not in the local Hugging Face cache ({cache_dir()}) and {why}: "
+        f"{advice(model)}"
     )
 
 
@@ -163,7 +169,7 @@ def download_model(model: str, *, revision: str | None = None) -> Path:
     model = model.strip()
     if not model or Path(model).expanduser().exists():
         raise OptionError(f"{model!r} is not a Hugging Face model id (a local directory needs no download)")
-    check_hub_reachable(model)
+    check_hub_reachable(model, action="download model")
     try:
         path = snapshot_download(
             repo_id=model, revision=revision, cache_dir=str(cache_dir()), ignore_patterns=list(IGNORED_FILES)

@@ -140,7 +140,7 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
         # The Hub client retries a failed connection for about a minute: decide here, in seconds,
         # whether the Hub is needed (not cached) and reachable; a cached model loads without it.
         if hub_fingerprint(model, revision) is None:
-            check_hub_reachable(model, what="fill-mask model")
+            check_hub_reachable(model, action="load fill-mask model")
             hub = {"cache_dir": str(cache_dir())}
         else:
             hub = {"cache_dir": str(cache_dir()), "local_files_only": not hub_reachable()}

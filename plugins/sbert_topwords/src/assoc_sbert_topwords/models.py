@@ -255,7 +255,7 @@ def load_sentence_model(model: str, *, device: str, dtype: str, revision: str | 
 
         # Not cached and no Hub in reach: say so now, not after the Hub client's minute of retries.
         if hub_fingerprint(name, revision) is None:
-            check_hub_reachable(name, what="sentence-transformers model")
+            check_hub_reachable(name, action="load sentence-transformers model")
     kwargs: dict[str, Any] = {"device": device, "model_kwargs": {"torch_dtype": torch_dtype(dtype)}}
     if directory is None and revision is not None:
         kwargs["revision"] = revision
