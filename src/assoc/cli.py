@@ -126,7 +126,10 @@ def _executor_options(command: Any) -> Any:
         "--ray-address",
         default=None,
         metavar="ADDRESS",
-        help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray started for the run).",
+        help=(
+            "With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, "
+            "else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
+        ),
     )(command)
     return click.option(
         "--executor",
@@ -158,7 +161,7 @@ def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
 @click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
 def score(
@@ -175,11 +178,27 @@ def score(
     from assoc import api, plugins
     from assoc.scoring.options import parse_cli_options
 
+    api.check_outputs(out, "--out")
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
     with _executor(executor, ray_address) as runner:
         table = api.score(scorer, stimuli, list(models) or None, progress=progress, executor=runner, **given)
     _save_or_print(table, out)
+    _exit_if_incomplete(table)
+
+
+def _exit_if_incomplete(table: Any) -> None:
+    """Exit with status 3 after writing the table when the scorer reports work left without a result.
+
+    A scorer that sends requests (``chat_listing``) records a one-line ``incomplete`` summary in its
+    run report when some requests got no answer: the table is written with the rows there are, the
+    line is printed, and scripts see a non-zero status.
+    """
+    run = (getattr(table, "attrs", {}).get("assoc") or {}).get("run") or {}
+    incomplete = run.get("incomplete") if isinstance(run, dict) else None
+    if incomplete:
+        click.echo(f"error: {incomplete}", err=True)
+        raise SystemExit(3)
 
 
 @cli.command()
@@ -198,7 +217,7 @@ def score(
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
 def compare(
@@ -216,6 +235,7 @@ def compare(
     from assoc.errors import OptionError
     from assoc.scoring.options import parse_cli_options
 
+    api.check_outputs(out, "--out")
     names = list(dict.fromkeys(scorer_names))
     chosen: dict[str, list[str]] = {}
     for pair in models:
@@ -242,6 +262,7 @@ def compare(
     with _executor(executor, ray_address) as runner:
         table = api.compare(stimuli, plan, progress=progress, executor=runner)
     _save_or_print(table, out)
+    _exit_if_incomplete(table)
 
 
 def _where_option(command: Any) -> Any:
@@ -277,7 +298,7 @@ def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True)
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Analysis option; repeatable.")
 @_where_option
-@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str | None) -> None:
     """Run the analysis NAME on an association table."""
     import warnings
@@ -285,6 +306,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     from assoc import api, plugins
     from assoc.scoring.options import parse_cli_options
 
+    api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
     table: Any = table_path
@@ -527,7 +549,7 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
 @_where_option
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Figure file (.png, .pdf or .svg).")
+@click.option("--out", required=True, help="Figure file (.png, .pdf or .svg).")
 def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str) -> None:
     """Draw a figure of a table: estimates, scores, agreement or convergence.
 
@@ -535,10 +557,17 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     correlations between models; convergence: method x method correlations of a convergence
     result.
     """
+    from pathlib import Path
+
     from assoc import plotting
+    from assoc.errors import OptionError
+    from assoc.infra.io import check_output_file
     from assoc.scoring.options import parse_cli_options, validate_options
     from assoc.table.files import read_table
 
+    if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
+        raise OptionError(f"cannot save a figure as {Path(out).name!r}: use .png, .pdf or .svg")
+    check_output_file(out, "--out")
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
     table = _selected(table_path, where, validate=False) if where else read_table(table_path)
@@ -579,8 +608,23 @@ def build_cli() -> click.Group:
     return cli
 
 
+def _exit_on_sigterm() -> None:
+    """Turn SIGTERM (``kill``, a batch system's time limit) into ``SystemExit``.
+
+    Python runs no cleanup on the default SIGTERM; as an exception it unwinds the stack, so
+    half-written temporary files are removed (:mod:`assoc.io`) and finished work stays cached.
+    Only in the main thread, and only when nobody else installed a handler.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``assoc`` console script."""
+    _exit_on_sigterm()
     build_cli().main(args=argv, prog_name="assoc")
 
 
