@@ -62,6 +62,9 @@ def meeting(cls: type, table: pd.DataFrame) -> pd.DataFrame:
         out["scorer"] = req.scorers[0]
     if req.measures is not None:
         out["measure"] = req.measures[0]
+    for column in req.columns:
+        if column not in out.columns:
+            out[column] = ""
     return out
 
 
