@@ -237,3 +237,22 @@ def test_differentiability_with_one_term_per_category_warns_not_identified():
         warnings.simplefilter("always")
         mixed = assoc.analyze("differentiability", paired)
     assert mixed["identified"].all() and not [w for w in caught if "not identified" in str(w.message)]
+
+
+def test_an_analysis_that_picks_its_rows_reads_a_compare_table():
+    cls = assoc.get_analysis("word_association")
+    assert cls.requires.among_others
+    analysis = cls()
+    installed = set(plugins.registry().scorers)
+    mixed = meeting(cls, base_table())
+    mixed.loc[mixed.index[: len(mixed) // 2], "scorer"] = "weat"  # an assoc.compare table: weat rows beside
+    check_requirement(analysis, mixed, installed_scorers=installed)
+    with pytest.raises(TableError, match="has no row of scorer chat_word_association"):
+        check_requirement(analysis, mixed.assign(scorer="weat"), installed_scorers=installed)
+    # stereotype does not pick rows: a weat row among listed words is refused
+    listing = base_table().assign(scorer="chat_listing")
+    listing.loc[listing.index[0], "scorer"] = "weat"
+    with pytest.raises(TableError, match="comes from scorer weat"):
+        check_requirement(
+            assoc.get_analysis("stereotype")(dictionary={"W": {"a1": 1.0}}), listing, installed_scorers=installed
+        )

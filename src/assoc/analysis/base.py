@@ -43,6 +43,10 @@ class Requirement:
         holds, so the requirement follows the user's choice.
     instead:
         What to run instead, shown at the end of the message (``"score a second model"``).
+    among_others:
+        The analysis picks the rows of its ``scorers`` out of a table that holds others too (an
+        :func:`assoc.compare` table): the table needs some rows of those scorers, and other
+        scorers' rows are not refused.
     """
 
     needs: str = ""
@@ -52,6 +56,7 @@ class Requirement:
     roles: tuple[str, ...] = ()
     at_least: Mapping[str, int] | None = None
     instead: str = ""
+    among_others: bool = False
 
     def describe(self) -> str:
         """The requirement in one line, for the API reference and ``assoc analyses -v``."""
@@ -130,8 +135,12 @@ def check_requirement(
         raise UnfitTableError(f"{where} needs {needs}; the table {got}{advice}")
 
     if req.scorers is not None and "scorer" in table.columns:
-        foreign = {s for s in table["scorer"].astype(str).unique() if s in installed_scorers} - set(req.scorers)
-        if foreign:
+        present = set(table["scorer"].astype(str).unique())
+        foreign = {s for s in present if s in installed_scorers} - set(req.scorers)
+        if req.among_others:
+            if foreign and not present & set(req.scorers):
+                refuse(f"has no row of scorer {' or '.join(req.scorers)} (it comes from {_got(foreign)})")
+        elif foreign:
             refuse(f"comes from scorer {_got(foreign)}")
     missing = [c for c in req.columns if c not in table.columns]
     if missing:

@@ -55,6 +55,7 @@ class WordAssociationAnalysis(Analysis):
     requires = Requirement(
         needs="the replies of the LLM Word Association Test (a chat_word_association table)",
         scorers=("chat_word_association",),
+        among_others=True,  # reads its rows out of an assoc.compare table (docs/word-association.md)
         columns=(*REPLY_KEYS, "raw_reply", "status", "target_role", "attribute_role"),
         instead="score with chat_word_association (assoc score --scorer chat_word_association ...)",
     )
