@@ -77,7 +77,7 @@ class _MovedFinder:
         new_name = MOVED.get(fullname)
         if new_name is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(new_name))
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(new_name))  # type: ignore[arg-type]
 
 
 def install() -> None:

@@ -288,3 +288,29 @@ def test_no_warnings_on_a_clean_run(cache_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False)
+
+
+class _Terminal:
+    """A standard error that says it is a terminal (progress bars default to on), and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_the_progress_setting_reaches_the_workers_vocabulary_bar(cache_dir, monkeypatch, progress):
+    """``--no-progress`` (progress=False) silences the bar the worker opens while embedding the vocabulary."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=3, cache=False, progress=progress)
+    assert ("embedding vocabulary" in "".join(terminal.parts)) is progress

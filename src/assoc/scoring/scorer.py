@@ -74,15 +74,17 @@ class Scorer(Component):
         says whether to show progress bars (:func:`assoc.infra.progress.bar`). Return
         an association table (:mod:`assoc.table.files`).
 
-        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`):
-        the default runs the units in this process (the local executor).
+        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`)
+        instead. The scoring layer never runs units itself: the driver
+        (:func:`assoc.executors.run.run_scorer`, what :func:`assoc.score` calls) is the one place
+        that chooses between this method and the units, so a unit scorer's ``score`` is not called.
         """
-        if not self.supports_units():
-            raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
-        from assoc.executors.local import LocalExecutor
-        from assoc.executors.run import run_study
-
-        return run_study(self, stimuli, models, executor=LocalExecutor(), progress=progress)[0]
+        if self.supports_units():
+            raise NotImplementedError(
+                f"scorer {self.name!r} describes its work as units: run it with assoc.score({self.name!r}, ...) "
+                "or assoc.executors.run.run_scorer(scorer, stimuli, models)"
+            )
+        raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
 
     # -- work units (optional) --------------------------------------------------------------
     @classmethod
@@ -145,6 +147,18 @@ class Scorer(Component):
         """A stable identity of ``model``'s weights for the unit cache (default: the name itself).
 
         Override when the name is not enough (the masked-LM scorers hash local directories and
-        use the Hub commit).
+        use the Hub commit). Never called for a model given as an object in memory:
+        :meth:`identify_model` hashes its weights instead.
         """
         return model
+
+    def identify_model(self, model: str) -> str:
+        """``model``'s identity for provenance and the unit cache: what the core calls.
+
+        The SHA-256 of the weights of a model given as an object in memory
+        (:func:`assoc.scoring.models.fingerprint`), else :meth:`model_fingerprint`.
+        """
+        from assoc.scoring.models import fingerprint, in_memory
+
+        loaded = in_memory(model)
+        return fingerprint(loaded) if loaded is not None else self.model_fingerprint(model)
