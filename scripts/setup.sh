@@ -19,7 +19,7 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 echo "torch==${TORCH_VERSION}" > "$VENV/torch-constraint.txt"
 # EXTRA_CONSTRAINTS (space-separated requirement specifiers, e.g. "pandas<3"): `make test-pandas2` uses it.
 for constraint in ${EXTRA_CONSTRAINTS:-}; do echo "$constraint" >> "$VENV/torch-constraint.txt"; done
-packages=(-e ".[test,mlm,plot,ray]")
+packages=(-e ".[test,mlm,plot,ray,docs]")
 for plugin in plugins/*/; do
   [ -f "$plugin/pyproject.toml" ] || continue
   extras=test

@@ -496,7 +496,7 @@ def test_pairwise_targets_use_each_pair_overlap(synthetic):
 
 
 def test_a_single_method_is_an_error(synthetic):
-    with pytest.raises(DataError, match="holds a single one \\(fmat"):
+    with pytest.raises(DataError, match=r"at least 2 methods .*; the table has 1 methods \(scorer, model\): fmat"):
         assoc.analyze("convergence", synthetic[synthetic.scorer == "fmat"])
 
 

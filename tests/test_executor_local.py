@@ -216,14 +216,15 @@ def test_without_ray_the_ray_executor_is_one_clear_error(units_plugin, monkeypat
     from assoc.cli import cli
 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
-    with pytest.raises(OptionError, match=r"needs Ray, which is not installed: pip install 'assoc\[ray\]'"):
+    with pytest.raises(OptionError, match=r"needs Ray, which is not installed: pip install ray \(in a clone"):
         assoc.score("length_units", STIMULI, ["m1"], executor="ray")
     result = CliRunner().invoke(
         cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "-m", "m1", "--executor", "ray"]
     )
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1] == (
-        "error: the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
+        "error: the Ray executor needs Ray, which is not installed: pip install ray "
+        "(in a clone of the assoc repository: pip install -e '.[ray]')"
     )
     result = CliRunner().invoke(cli, ["score", "-s", "length_units", "-i", "caliskan:weat1", "--ray-address", "x"])
     assert result.exit_code == 2 and "--ray-address is an option of --executor ray" in result.output

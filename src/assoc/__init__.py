@@ -118,6 +118,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'assoc' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The module's names with the lazy ones (``score``, ``analyze``, ...), so tab completion finds them."""
+    return sorted(set(globals()) | set(_LAZY))
+
+
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.analysis.base import Analysis
     from assoc.api import analyses, analyze, compare, score, scorers, stimuli_sets

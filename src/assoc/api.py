@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis.base import with_estimate
+from assoc.analysis.base import check_requirement, with_estimate
 from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
@@ -110,7 +110,7 @@ def score(
         Show progress bars (default: only when stderr is a terminal).
     executor:
         Where the work runs: ``"local"`` (default: this process), ``"ray"`` (a Ray cluster:
-        ``$RAY_ADDRESS`` or a local one started for the run; ``pip install 'assoc[ray]'``) or an
+        ``$RAY_ADDRESS`` or a local one started for the run; ``pip install ray``) or an
         :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
         (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
@@ -381,6 +381,8 @@ def analyze(
     data = as_table(table, validate=analysis_cls.requires_association_table, where=f"input of analysis {name!r}")
     if len(data) == 0:
         raise TableError(f"input of analysis {name!r} has no rows")
+    # What the analysis can read (its declared Requirement), checked here for every analysis alike.
+    check_requirement(instance, data, installed_scorers=set(reg.scorers), where=f"analysis {name!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _warn_unexpected_nan(data, name)

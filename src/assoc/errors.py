@@ -72,6 +72,15 @@ class DataError(AssocError, ValueError):
     """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
 
 
+class UnfitTableError(TableError, DataError):
+    """A table that an analysis cannot read: it breaks the analysis' declared requirement.
+
+    Both a :class:`TableError` (the table is the problem) and a :class:`DataError` (what analyses
+    raised for the same tables before they declared their requirements), so code catching either
+    keeps working.
+    """
+
+
 class OutputError(AssocError, OSError):
     """An output path or the cache directory cannot be written (checked before any work starts)."""
 

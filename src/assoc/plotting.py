@@ -62,7 +62,9 @@ def _new_figure(**kwargs: Any) -> Figure:
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # matplotlib is an optional extra
-        raise OptionError("plots need matplotlib: pip install 'assoc[plot]'") from exc
+        raise OptionError(
+            "plots need matplotlib: pip install matplotlib (the repository's extra: pip install -e '.[plot]')"
+        ) from exc
     return Figure(**kwargs)
 
 
@@ -89,6 +91,10 @@ def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = No
         label = ["label"]  # an analysis's own names for its rows (e.g. ICC(A,1)) say it best
     if label is None:
         label = [c for c in LABEL_CANDIDATES if c in result.columns and result[c].astype(str).nunique() > 1]
+        if not label and len(result) == 1:
+            # one row: nothing varies, so name it by what it is about (its non-empty descriptive cells)
+            row = result.iloc[0]
+            label = [c for c in LABEL_CANDIDATES if c in result.columns and str(row[c]) not in ("", "nan", "None")][:3]
     missing = [c for c in label if c not in result.columns]
     if missing:
         raise TableError(f"label column(s) not in the result: {', '.join(missing)}")
@@ -122,7 +128,7 @@ def plot_estimates(
     if len(result) > max_rows:
         raise TableError(
             f"{len(result)} estimates are too many for one forest plot (max_rows={max_rows}); "
-            "filter the result first (e.g. one design or model), or raise max_rows"
+            "keep some rows first (e.g. --where model=NAME; assoc.table.select_rows in Python), or raise max_rows"
         )
     column = _estimate_column(result, estimate)
     compare = [compare] if isinstance(compare, str) else list(compare or [])
@@ -156,10 +162,19 @@ def plot_estimates(
     ax.set_xlabel(column)
     if reference is not None:
         ax.axvline(reference, color="0.6", linestyle="--", linewidth=1)
+    title = title if title is not None else _default_title(result, column)
     if title:
         ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+def _default_title(result: pd.DataFrame, column: str) -> str:
+    """The analysis that produced ``result`` (from its provenance) and the estimate drawn, e.g. ``icc: icc``."""
+    from assoc.table.files import get_provenance
+
+    analysis = get_provenance(result).get("analysis")
+    return f"{analysis}: {column}" if analysis else (column if len(result) == 1 else "")
 
 
 def plot_scores(

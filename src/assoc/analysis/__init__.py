@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from assoc.analysis.base import ESTIMATE, Analysis, with_estimate
+from assoc.analysis.base import ESTIMATE, Analysis, Requirement, check_requirement, with_estimate
 
-__all__ = ["ESTIMATE", "Analysis", "with_estimate"]
+__all__ = ["ESTIMATE", "Analysis", "Requirement", "check_requirement", "with_estimate"]
 
 
 def __getattr__(name: str) -> Any:

@@ -118,7 +118,8 @@ def single_measure_check(table: pd.DataFrame, columns: Sequence[str], *, what: s
         if len(measures) > 1:
             raise DataError(
                 f"{what}: the table holds several measures ({', '.join(measures)}); "
-                f"add 'measure' to the grouping columns or filter the table first"
+                f"add 'measure' to the grouping columns or keep one measure (--where measure={measures[0]}; "
+                "assoc.table.select_rows in Python)"
             )
 
 

@@ -14,7 +14,7 @@ from assoc.analysis._common import (
     role_columns,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import Option
 
 if TYPE_CHECKING:
@@ -38,6 +38,12 @@ class AlphaAnalysis(Analysis):
     """
 
     name = "alpha"
+    requires = Requirement(
+        needs="at least 2 items (distinct values of the 'item' column, default context: the queries)",
+        at_least={"item": 2},
+        instead="use item=target or item=attribute (--option item=target) to treat words as items, "
+        "or compare models with icc",
+    )
     estimate_column = "alpha"
     description = "Cronbach's alpha across queries, targets or attributes, with Feldt's CI."
     citation = (

@@ -26,7 +26,7 @@ from assoc.analysis._common import (
     require_columns,
     role_columns,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import Option
 
 if TYPE_CHECKING:
@@ -60,6 +60,12 @@ class ConvergenceAnalysis(Analysis):
     """
 
     name = "convergence"
+    requires = Requirement(
+        needs="the scores of at least 2 methods (combinations of 'methods', default scorer and model) on the "
+        "same targets",
+        at_least={"methods": 2},
+        instead="score the stimuli with several scorers: assoc compare -s weat -s fmat ...",
+    )
     description = (
         "Method comparison: each method's rows reduced to one score per target for a contrast A - B, "
         "z within method; pairwise r (CI, p, N), ICC across methods, r with criteria."

@@ -13,7 +13,7 @@ from assoc.analysis._common import (
     join_criterion,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -36,6 +36,11 @@ class CorrelateAnalysis(Analysis):
     """
 
     name = "correlate"
+    requires = Requirement(
+        needs="scores of at least 3 keys (distinct values of the 'key' column, default target) to join a criterion on",
+        at_least={"key": 3},
+        instead="choose the key column (--option key=...) that the criterion table is keyed by",
+    )
     estimate_column = "r"
     description = "Correlations of scores with an external criterion (r, Fisher-z CI, p, N) and Williams' t."
     citation = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import by_columns, column_list, confidence_level, groups, require_columns
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -67,6 +67,11 @@ class CorrelationTableAnalysis(Analysis):
     """
 
     name = "correlation_table"
+    requires = Requirement(
+        needs="one row per term (e.g. the output of the stereotype analysis) with the 'key' column",
+        at_least={"key": 2},
+        instead="name the column identifying a term (--option key=...)",
+    )
     estimate_column = "r"
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False

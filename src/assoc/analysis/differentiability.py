@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import MODEL_BY_OPTION, by_columns, column_list, groups, require_columns
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import Option
 
 if TYPE_CHECKING:
@@ -25,11 +25,16 @@ class DifferentiabilityAnalysis(Analysis):
 
     One row per estimate: ``kind`` is ``r2`` (term ``marginal`` / ``conditional``), ``fixed``
     (intercept, direction, direction^2: estimate, SE, z, p, CI) or ``variance``; ``dimension``,
-    ``n_terms``, ``n_without_direction``, ``n_groups``, ``converged`` and ``warnings`` say what
+    ``n_terms``, ``n_without_direction``, ``n_groups``, ``converged``, ``identified`` and ``warnings`` say what
     each rests on.
     """
 
     name = "differentiability"
+    requires = Requirement(
+        needs="the output of the stereotype analysis (long or wide: representativeness and direction per term)",
+        measures=("representativeness", "direction"),
+        instead="run stereotype on a listing table first (assoc analyze stereotype ... --out coded.csv)",
+    )
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = (
@@ -107,6 +112,21 @@ class DifferentiabilityAnalysis(Analysis):
                             }
                         )
                     continue
+                notes = list(res.warnings)
+                # With one term per category the category intercepts and the residuals are the same
+                # deviations: their variances cannot be told apart, so the fit (and its R^2) is arbitrary.
+                identified = not (random and res.n_groups >= res.n_terms)
+                if not identified:
+                    import warnings
+
+                    label = ", ".join(f"{k}={v}" for k, v in key.items())
+                    note = (
+                        f"every {random[0]} has one term ({res.n_groups} groups, {res.n_terms} terms): the "
+                        f"{random[0]} and residual variances cannot be told apart, so the mixed model is not "
+                        "identified and its R^2 means nothing; fit OLS with random=[] (--option random=[])"
+                    )
+                    notes.append(note)
+                    warnings.warn(f"differentiability: {label + ', ' if label else ''}{dim}: {note}", stacklevel=2)
                 common = {
                     **key,
                     "dimension": dim,
@@ -115,7 +135,8 @@ class DifferentiabilityAnalysis(Analysis):
                     "n_groups": res.n_groups,
                     "method": ("REML" if p["reml"] else "ML") if random else "OLS",
                     "converged": bool(getattr(res.fit, "converged", True)),
-                    "warnings": "; ".join(res.warnings),
+                    "identified": identified,
+                    "warnings": "; ".join(notes),
                 }
                 rows.append({**common, "kind": "r2", "term": "marginal", "estimate": res.r2_marginal})
                 rows.append({**common, "kind": "r2", "term": "conditional", "estimate": res.r2_conditional})
@@ -172,6 +193,7 @@ class DifferentiabilityAnalysis(Analysis):
             "n_groups",
             "method",
             "converged",
+            "identified",
             "warnings",
         ]
         return pd.DataFrame(rows).reindex(columns=columns)

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import column_list, confidence_level, groups, require_columns, single_measure_check
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import Option, non_negative, positive
 
 if TYPE_CHECKING:
@@ -57,6 +57,11 @@ class EffectSizeAnalysis(Analysis):
     """
 
     name = "effect_size"
+    requires = Requirement(
+        needs="values in the groups of the 'by' column (default target_group; one group with 'mu')",
+        at_least={"by": 1},
+        instead="name the column whose groups are compared (--option by=...)",
+    )
     estimate_column = "d"
     description = "Standardised mean difference (pooled SD, SD of all values, or fixed SD) with permutation p."
     citation = (
@@ -137,6 +142,7 @@ class EffectSizeAnalysis(Analysis):
         by_columns = [by] if by else []
         require_columns(table, [*by_columns, *within, *unit], what="effect_size")
         single_measure_check(table, [*by_columns, *within], what="effect_size")
+        self._warn_pooling(table, by, within, unit)
         names = self._group_names(table, by) if by else ["(all rows)"]
         rows = []
         for key, part in groups(table, within, skip_missing=True, what="effect_size"):
@@ -157,6 +163,44 @@ class EffectSizeAnalysis(Analysis):
                 row.update(self._one_sample(samples[0][0], names[0]))
             rows.append(row)
         return pd.DataFrame(rows)
+
+    @staticmethod
+    def _warn_pooling(table: pd.DataFrame, by: str, within: list[str], unit: list[str]) -> None:
+        """Warn when the options pool what the table keeps apart (e.g. the defaults on a raw WEAT table).
+
+        Two cases: rows of several attribute (or [MASK]) groups are pooled into each group of
+        ``by``, so the contrast between them, which the WEAT statistic s(w, A, B) or an LPR
+        measures, is lost; and, with no ``unit``, every row counts as an independent observation
+        although each word of ``by``'s groups appears in several rows (the p value and CI then
+        treat word pairs as independent).
+        """
+        import warnings
+
+        from assoc.analysis._common import PARENT_COLUMN
+
+        used = {by, *within, *unit}
+        for column in ("attribute_group", "mask_group"):
+            if column in used or column not in table.columns:
+                continue
+            values = sorted(v for v in table[column].astype(str).unique() if v)
+            if len(values) > 1:
+                warnings.warn(
+                    f"effect_size: each group of {by or 'the table'!r} pools the rows of {len(values)} {column}s "
+                    f"({', '.join(values[:4])}{', ...' if len(values) > 4 else ''}), so their contrast (the WEAT's "
+                    f"s(w, A, B), an LPR) is lost: run weat (or lpr) first, or add {column} to 'within'",
+                    stacklevel=4,
+                )
+                break
+        child = {parent: col for col, parent in PARENT_COLUMN.items()}.get(by)
+        if by and not unit and child in table.columns and child not in within:
+            per_word = table.groupby([by, child], sort=False).size()
+            if len(per_word) and int(per_word.max()) > 1:
+                warnings.warn(
+                    f"effect_size: with no 'unit', each of the {len(table)} rows is an independent observation, "
+                    f"although each {child} appears in up to {int(per_word.max())} rows; average per word with "
+                    f"unit={child} (the observations are then the {child}s)",
+                    stacklevel=4,
+                )
 
     def _check_test(self) -> None:
         """Resolve ``test``: the permutation test compares two groups, the t test one group with ``mu``."""

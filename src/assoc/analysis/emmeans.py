@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import MODEL_BY_OPTION, by_columns, column_list, confidence_level, groups, require_columns
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -42,6 +42,11 @@ class EmmeansAnalysis(Analysis):
     """
 
     name = "emmeans"
+    requires = Requirement(
+        needs="an outcome column and at least 2 levels of the factor column (default target_group)",
+        at_least={"factor": 2},
+        instead="name the outcome and the factor (--option outcome=... --option factor=...)",
+    )
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = (

@@ -14,7 +14,7 @@ from assoc.analysis._common import (
     role_columns,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import Option
 
 if TYPE_CHECKING:
@@ -35,6 +35,11 @@ class ICCAnalysis(Analysis):
     """
 
     name = "icc"
+    requires = Requirement(
+        needs="at least 2 raters (models) scoring the same items",
+        at_least={"raters": 2},
+        instead="score a second model (repeat --model), or measure one model's reliability with alpha",
+    )
     estimate_column = "icc"
     description = "Intraclass correlation (agreement/consistency, single/average) with models as raters."
     citation = (

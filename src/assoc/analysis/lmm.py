@@ -11,7 +11,7 @@ from assoc.analysis._common import (
     merge_criterion_rows,
     require_columns,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -45,6 +45,11 @@ class LMMAnalysis(Analysis):
     """
 
     name = "lmm"
+    requires = Requirement(
+        needs="at least 2 levels of each random-intercept column ('random', default model)",
+        at_least={"random": 2},
+        instead="score more models, or fit without random intercepts with regress",
+    )
     description = "Linear mixed models (random intercepts for models), R^2 (Nakagawa & Schielzeth), LRT and AIC."
     citation = (
         "Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and Evolution, 4(2), 133-142. "

@@ -133,7 +133,8 @@ def reduce_method(
             if len(measures) > 1:
                 raise DataError(
                     f"convergence: method {method!r} has {rule!r} rows of several measures "
-                    f"({', '.join(measures)}); filter the table to one measure per method"
+                    f"({', '.join(measures)}); keep one measure per method (--where measure={measures[0]}; "
+                    "assoc.table.select_rows in Python)"
                 )
             scores = reduce(chosen, contrast, method)
             scores["rule"] = rule

@@ -13,7 +13,7 @@ from assoc.analysis._common import (
     require_columns,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.analysis.lmm import _formula, _formulas
 from assoc.scoring.options import REQUIRED, Option
 
@@ -35,6 +35,7 @@ class RegressAnalysis(Analysis):
     """
 
     name = "regress"
+    requires = Requirement(needs="a table with the columns of the formula (or a criterion table joined on 'key')")
     description = "OLS and nested regressions (quadratic terms, interactions): R^2, Delta R^2, F change, LRT, AIC."
     citation = (
         "Cohen, J., Cohen, P., West, S. G., & Aiken, L. S. (2003). Applied Multiple Regression/Correlation "

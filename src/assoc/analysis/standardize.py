@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assoc.analysis._common import column_list, require_columns
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import Option
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class StandardizeAnalysis(Analysis):
     """
 
     name = "standardize"
+    requires = Requirement(needs="any association table")
     description = "z-scores of the values within groups (e.g. model x query, as in FMAT Study 1)."
     citation = (
         "Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and "

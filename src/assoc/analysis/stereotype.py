@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import column_list, groups, require_columns, table_source
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -89,6 +89,13 @@ class StereotypeAnalysis(Analysis):
     """
 
     name = "stereotype"
+    requires = Requirement(
+        needs="words a model listed or associated with each term (a chat_listing or sbert_topwords table, "
+        "or any table of responses in the 'word' column)",
+        scorers=("chat_listing", "sbert_topwords"),
+        at_least={"word": 1},
+        instead="score with chat_listing or sbert_topwords; a WEAT or FMAT table is analysed with weat or lpr",
+    )
     #: any table with one row per response; a missing response (NaN) is data, coded as missing
     requires_association_table = False
     description = (

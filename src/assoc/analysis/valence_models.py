@@ -13,7 +13,7 @@ from assoc.analysis._common import (
     groups,
     require_columns,
 )
-from assoc.analysis.base import Analysis
+from assoc.analysis.base import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -37,6 +37,11 @@ class ValenceModelsAnalysis(Analysis):
     """
 
     name = "valence_models"
+    requires = Requirement(
+        needs="the output of the stereotype analysis (long or wide: representativeness and direction per term)",
+        measures=("representativeness", "direction"),
+        instead="run stereotype on a listing table first (assoc analyze stereotype ... --out coded.csv)",
+    )
     #: reads the stereotype output in either shape (wide is no association table) or any table
     requires_association_table = False
     description = (

@@ -1,7 +1,7 @@
 """Executors: where a study's work units run.
 
 ``local`` (the default) runs them in this process, one after another; ``ray`` runs
-them on a Ray cluster (``pip install 'assoc[ray]'``). Both give the same table:
+them on a Ray cluster (``pip install ray``). Both give the same table:
 the driver (:mod:`assoc.executors.run`) caches and merges the rows, executors only
 run units. Importing this package is cheap; Ray is imported only when its executor
 is created.

@@ -1,4 +1,4 @@
-"""The Ray executor: work units on a Ray cluster (``pip install 'assoc[ray]'``).
+"""The Ray executor: work units on a Ray cluster (``pip install ray``; ``pip install -e '.[ray]'`` in the repository).
 
 Design (see ``docs/scale.md``):
 
@@ -36,7 +36,10 @@ from assoc.scoring.units import UnitError, UnitOutcome, WorkUnit
 if TYPE_CHECKING:
     from assoc.scoring.scorer import Scorer
 
-INSTALL_HINT = "the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
+INSTALL_HINT = (
+    "the Ray executor needs Ray, which is not installed: pip install ray "
+    "(in a clone of the assoc repository: pip install -e '.[ray]')"
+)
 #: Seconds to wait for a Ray cluster address to answer before giving up (``RayExecutor(connect_timeout=...)``
 #: or ``$ASSOC_RAY_CONNECT_TIMEOUT`` changes it). Ray itself would wait minutes for an address that is wrong.
 DEFAULT_CONNECT_TIMEOUT = 30.0

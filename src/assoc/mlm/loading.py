@@ -115,7 +115,9 @@ def hub_fingerprint(model_id: str, revision: str | None) -> str | None:
     except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
         return None
     try:
-        found = try_to_load_from_cache(model_id, "config.json", revision=revision)
+        from .hub import cache_dir
+
+        found = try_to_load_from_cache(model_id, "config.json", revision=revision, cache_dir=str(cache_dir()))
     except ValueError:  # not a valid Hub id: loading will say what is wrong
         return None
     if isinstance(found, str):
@@ -174,6 +176,17 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     if not path.is_dir() and looks_like_path(model):
         raise ModelError(f"model directory {model!r} does not exist")
     source = str(path) if path.is_dir() else model
+    hub: dict[str, Any] = {}
+    if not path.is_dir():
+        from .hub import cache_dir, check_hub_reachable, hub_reachable
+
+        # The Hub client retries a failed connection for about a minute: decide here, in seconds,
+        # whether the Hub is needed (not cached) and reachable; a cached model loads without it.
+        if hub_fingerprint(model, revision) is None:
+            check_hub_reachable(model, action="load fill-mask model")
+            hub = {"cache_dir": str(cache_dir())}
+        else:
+            hub = {"cache_dir": str(cache_dir()), "local_files_only": not hub_reachable()}
 
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -182,8 +195,8 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
     bars_were_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-        lm = AutoModelForMaskedLM.from_pretrained(source, revision=revision, dtype=tdtype)
+        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, **hub)
+        lm = AutoModelForMaskedLM.from_pretrained(source, revision=revision, dtype=tdtype, **hub)
     except _weights_errors() as exc:
         if _is_weights_error(exc):
             named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
@@ -199,6 +212,10 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
             if path.is_dir()
             else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
         )
+        if not path.is_dir():
+            from .hub import advice
+
+            where += f" ({advice(model)})"
         raise ModelError(f"cannot load fill-mask model {model!r} as {where}: {str(exc).splitlines()[0]}") from exc
     finally:
         if bars_were_on:

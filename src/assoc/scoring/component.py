@@ -58,6 +58,9 @@ class Component(ABC):  # noqa: B024 - an ABC so that subclasses' abstract method
     description: ClassVar[str] = ""
     citation: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
+    #: A teaching example (such as the plugin of ``docs/write-a-plugin.md``), not a method for research:
+    #: ``assoc scorers``/``assoc analyses`` list it apart from the real ones.
+    example: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Give every subclass a signature and a ``Parameters`` section built from its declared options."""

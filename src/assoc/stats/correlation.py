@@ -144,7 +144,14 @@ def fisher_interval(
     ``(-1, tanh(atanh(r) + z_{1-gamma} se))`` for ``"less"``.
     """
     _check_alternative(alternative)
-    z = np.arctanh(np.clip(r, -1.0, 1.0))
+    r = float(np.clip(r, -1.0, 1.0))
+    if abs(r) == 1.0:
+        # atanh(+-1) is infinite (numpy warns of a division by zero): the interval is the limit of
+        # tanh(atanh(r) -/+ crit se) as r -> +-1, i.e. it collapses onto r on its finite side.
+        if alternative == "two-sided":
+            return r, r
+        return (r, 1.0) if alternative == "greater" else (-1.0, r)
+    z = np.arctanh(r)
     if alternative == "two-sided":
         crit = stats.norm.ppf(1 - (1 - confidence) / 2)
         return float(np.tanh(z - crit * se)), float(np.tanh(z + crit * se))

@@ -5,7 +5,7 @@ One row per raw measurement. Required columns, in this order:
 ========================  =====  ==========================================================
 column                    type   meaning
 ========================  =====  ==========================================================
-``scorer``                str    the scorer (or analysis) that produced the value
+``scorer``                str    the scorer that produced the value (a derived table keeps its input's)
 ``model``                 str    the model identifier as the user gave it
 ``context``               str    the query/template/prompt as written ("" when none)
 ``target_group``          str    group of the target ("" when the method has none)
@@ -423,7 +423,7 @@ def _column_schema(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
             continue
         entry: dict[str, Any] = {"kind": kind}
         missing = series.isna().to_numpy(dtype=bool)
-        if kind in ("text", "bool") and missing.any():
+        if kind in ("text", "bool", "int") and missing.any():
             edges = np.flatnonzero(np.diff(np.concatenate(([0], missing.astype(np.int8), [0]))))
             entry["missing"] = edges.reshape(-1, 2).tolist()
         schema[column] = entry
@@ -489,8 +489,9 @@ def _restore_columns(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, Any]
                 example = raw[~missing & values.isna()].iloc[0]
                 raise ValueError(f"column {column!r} is recorded as bool but holds {example!r}")
             frame[column] = values.astype(bool) if not missing.any() else values.astype(object).where(~missing, np.nan)
-        elif kind == "int":
-            frame[column] = pd.to_numeric(raw).astype("int64")
+        elif kind == "int":  # a nullable integer column (e.g. rank, missing on rows of another task) stays one
+            numbers = pd.to_numeric(raw.where(~missing & (raw.str.strip() != "")))
+            frame[column] = numbers.astype("Int64") if missing.any() else numbers.astype("int64")
         elif kind == "float":
             frame[column] = pd.to_numeric(raw.where(raw.str.strip() != "")).astype("float64")
 
@@ -783,3 +784,70 @@ def as_table(table: pd.DataFrame | str | Path, *, validate: bool = True, where: 
     if validate:
         validate_table(table, where=where)
     return table
+
+
+def select_rows(
+    table: pd.DataFrame, conditions: Mapping[str, str | Sequence[str]], *, where: str = "table"
+) -> pd.DataFrame:
+    """The rows of ``table`` whose columns hold the given values: ``{"measure": "listed"}``.
+
+    Several columns must all match; several values of one column (a list) are alternatives.
+    Values are compared as text, so ``{"rank": "1"}`` matches the number 1. A column the table
+    lacks, or conditions that leave no row, are a :class:`TableError` naming the values present.
+    The provenance is kept, with the conditions added under ``"where"`` (what ``--where`` of
+    ``assoc analyze`` and ``assoc plot`` runs).
+    """
+    import pandas as pd
+
+    keep = pd.Series(True, index=table.index)
+    chosen: dict[str, list[str]] = {}
+    for column, wanted in conditions.items():
+        values = [wanted] if isinstance(wanted, str) else [str(v) for v in wanted]
+        if column not in table.columns:
+            raise TableError(
+                f"{where} has no column {column!r} to select rows by "
+                f"(its columns: {', '.join(map(str, table.columns))})"
+            )
+        text = table[column].map(_as_text)
+        matched = text.isin(values)
+        if not matched.any():
+            present = sorted(text.unique())
+            shown = ", ".join(present[:8]) + (f", ... ({len(present)} in all)" if len(present) > 8 else "")
+            raise TableError(f"{where}: no row has {column}={'|'.join(values)} (values present: {shown})")
+        keep &= matched
+        chosen[column] = values
+    if not keep.any():
+        shown = " and ".join(f"{c}={'|'.join(v)}" for c, v in chosen.items())
+        raise TableError(f"{where}: no row has {shown} (each matches some rows, but not together)")
+    selected = table[keep].reset_index(drop=True)
+    provenance = dict(get_provenance(table))
+    provenance["where"] = {**dict(provenance.get("where", {})), **chosen}
+    selected.attrs = dict(table.attrs)
+    set_provenance(selected, provenance)
+    return selected
+
+
+def _as_text(value: Any) -> str:
+    """A cell as ``--where`` compares it: integral floats without ``.0`` (``1.0`` -> ``"1"``), NaN as ``""``."""
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return ""
+        if value.is_integer():
+            return str(int(value))
+    return str(value)
+
+
+def parse_where(pairs: Iterable[str]) -> dict[str, list[str]]:
+    """``["measure=listed", "model=a", "model=b"]`` -> ``{"measure": ["listed"], "model": ["a", "b"]}``.
+
+    Repeating a column gives alternatives; a pair without ``=`` or column is an :class:`~assoc.errors.OptionError`.
+    """
+    from assoc.errors import OptionError
+
+    out: dict[str, list[str]] = {}
+    for pair in pairs:
+        column, sep, value = pair.partition("=")
+        if not sep or not column.strip():
+            raise OptionError(f"--where expects COLUMN=VALUE (e.g. measure=listed), got {pair!r}")
+        out.setdefault(column.strip(), []).append(value)
+    return out

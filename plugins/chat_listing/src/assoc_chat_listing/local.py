@@ -51,7 +51,8 @@ class LocalChatModel:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - the [local] extra
             raise ModelError(
-                "backend 'transformers' needs torch and transformers: pip install 'assoc-chat-listing[local]'"
+                "backend 'transformers' needs torch and transformers: pip install torch transformers "
+                "(in the assoc repository: pip install -e 'plugins/chat_listing[local]')"
             ) from exc
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(source)

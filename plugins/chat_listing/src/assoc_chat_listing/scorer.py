@@ -595,6 +595,10 @@ class ChatListingScorer(Scorer):
         if any(r.task == "rating" for r in requests):
             columns += ["rating_status", "raw_reply"]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
+        for count in ("rank", "n_listed"):
+            # counts are integers; rating rows have none (pandas would make the column float: rank 1.0)
+            if count in table.columns:
+                table[count] = table[count].astype("Int64")
         run_report = {
             "backend": p["backend"],
             "endpoint": safe_url(self.endpoint()) if p["backend"] == "openai" else "local",
@@ -655,8 +659,18 @@ class ChatListingScorer(Scorer):
         truncated: list[dict[str, Any]],
     ) -> None:
         def names(items: list[dict[str, Any]]) -> str:
-            shown = ", ".join(f"{i['model']}/{i['target']!r}" for i in items[:5])
-            return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+            # One entry per model, term and task (a term's listing and rating, or its samples, are
+            # several replies): each named once, with the task and how many replies it stands for.
+            counts: dict[tuple[str, str, str], int] = {}
+            for i in items:
+                key = (str(i["model"]), str(i["target"]), str(i.get("task", "")))
+                counts[key] = counts.get(key, 0) + 1
+            entries = [
+                f"{model}/{target!r}"
+                + (f" ({task}{f' x{n}' if n > 1 else ''})" if task else (f" x{n}" if n > 1 else ""))
+                for (model, target, task), n in counts.items()
+            ]
+            return ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
 
         if refusals:
             warnings.warn(

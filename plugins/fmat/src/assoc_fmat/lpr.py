@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.scoring.options import Option
 from assoc.stats.constants import LPR_POPULATION_SD
 
@@ -73,6 +73,13 @@ class LPRAnalysis(Analysis):
     """Log probability ratios from an fmat table, like the R package's summary.fmat."""
 
     name = "lpr"
+    requires = Requirement(
+        needs="an fmat table: log probabilities (measure log_prob) of [MASK] candidates in queries",
+        scorers=("fmat",),
+        measures=("log_prob",),
+        columns=("design", "mask_group", "mask"),
+        instead="score with fmat (assoc score --scorer fmat ...)",
+    )
     description = "Log probability ratios (FMAT summary): pairwise contrasts of mask, target and attribute groups."
     citation = CITATION
     options = (

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option, positive
 
 from .posterior import AVERAGEABLE, loglik_table, posterior_table, read_choices
@@ -99,6 +99,12 @@ class PosteriorAnalysis(Analysis):
     """
 
     name = "posterior"
+    requires = Requirement(
+        needs="a pll table (measure pll) of the [MASK] variants of each design",
+        scorers=("pll",),
+        measures=("pll",),
+        instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...)",
+    )
     estimate_column = "posterior"
     description = (
         "Bayes-rule choice probabilities P(V|C) of the [MASK] variants of each design, from a pll "
@@ -123,6 +129,12 @@ class LoglikAnalysis(Analysis):
     """
 
     name = "loglik"
+    requires = Requirement(
+        needs="a pll table (measure pll) of the [MASK] variants of each design",
+        scorers=("pll",),
+        measures=("pll",),
+        instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...)",
+    )
     estimate_column = "mean_loglik"
     description = (
         "Average log-likelihood of human choices (CSV of counts or proportions per variant and "

@@ -260,6 +260,13 @@ def load_sentence_model(model: str, *, device: str, dtype: str, revision: str | 
         from sentence_transformers import SentenceTransformer
     except ImportError:  # pragma: no cover - a dependency of this plugin
         raise ModelError("the sbert scorers need sentence-transformers: pip install sentence-transformers") from None
+    if directory is None:
+        from assoc.mlm.hub import check_hub_reachable
+        from assoc.mlm.loading import hub_fingerprint
+
+        # Not cached and no Hub in reach: say so now, not after the Hub client's minute of retries.
+        if hub_fingerprint(name, revision) is None:
+            check_hub_reachable(name, action="load sentence-transformers model")
     kwargs: dict[str, Any] = {"device": device, "model_kwargs": {"torch_dtype": torch_dtype(dtype)}}
     if directory is None and revision is not None:
         kwargs["revision"] = revision

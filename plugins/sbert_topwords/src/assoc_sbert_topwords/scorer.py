@@ -533,7 +533,7 @@ def default_valence_words() -> tuple[list[str], list[str], str]:
         raise DataError(
             "sbert_valence: the default positive/negative words are Caliskan et al. (2017) WEAT 1 "
             "Pleasant/Unpleasant, bundled in the assoc-weat plugin, which is not installed: install it "
-            "(pip install assoc-sbert-topwords[weat]) or give positive=[...] and negative=[...]"
+            "(from the assoc repository: pip install -e plugins/weat) or give positive=[...] and negative=[...]"
         ) from None
     return (
         list(design.attribute["Pleasant"]),

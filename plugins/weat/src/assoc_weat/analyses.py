@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.scoring.options import REQUIRED, Option, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
@@ -49,6 +49,13 @@ class WEATAnalysis(Analysis):
     """The WEAT test statistic, effect size d and permutation p-value (Caliskan et al., 2017)."""
 
     name = "weat"
+    requires = Requirement(
+        needs="values of target words with attribute words in two target and two attribute groups "
+        "(cosines of a weat or sbert_cosine table, or any scorer's value read as a similarity)",
+        roles=("target_group", "target", "attribute_group", "attribute"),
+        at_least={"attribute_group": 2},
+        instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
+    )
     estimate_column = "effect_size"
     description = (
         "WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
@@ -164,6 +171,12 @@ class WEFATAnalysis(Analysis):
     """WEFAT: the per-word association score s(w, A, B) / SD and its permutation p-value."""
 
     name = "wefat"
+    requires = Requirement(
+        needs="values of target words with attribute words in two attribute groups (e.g. a weat or sbert_cosine table)",
+        roles=("target", "attribute_group", "attribute"),
+        at_least={"attribute_group": 2},
+        instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
+    )
     estimate_column = "effect_size"
     description = "WEFAT: per target word, s(w,A,B) / SD over A ∪ B, with a permutation p over partitions of A ∪ B."
     citation = CALISKAN + " ValNorm p-value: " + TONEY
@@ -251,6 +264,12 @@ class ValNormAnalysis(Analysis):
     """ValNorm: Pearson correlation of WEFAT valence scores with human valence norms."""
 
     name = "valnorm"
+    requires = Requirement(
+        needs="values of target words with pleasant and unpleasant attribute words (e.g. a weat or sbert_cosine table)",
+        roles=("target", "attribute_group", "attribute"),
+        at_least={"attribute_group": 2},
+        instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
+    )
     estimate_column = "r"
     description = (
         "ValNorm: correlation of WEFAT valence scores (targets vs. pleasant/unpleasant) with human valence norms."

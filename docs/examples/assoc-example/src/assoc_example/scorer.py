@@ -38,6 +38,7 @@ class CharNgramScorer(Scorer):
     """Cosine similarity of the character n-gram counts of a target and an attribute word."""
 
     name = "char_ngram"
+    example = True  # listed apart from the real scorers (`assoc scorers`)
     description = "Cosine similarity of character n-gram counts of target and attribute words (example plugin)."
     citation = "Example plugin for the assoc documentation; no publication."
     measure = "cosine"

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis
+from assoc.analysis import Analysis, Requirement
 from assoc.errors import DataError, OptionError
 from assoc.scoring.options import Option, column_list, confidence_level
 
@@ -52,6 +52,13 @@ class WordAssociationAnalysis(Analysis):
     """D scores of the LLM Word Association Test per reply and their means, t-tests and intervals."""
 
     name = "word_association"
+    requires = Requirement(
+        needs="the replies of the LLM Word Association Test (a chat_word_association table)",
+        scorers=("chat_word_association",),
+        among_others=True,  # reads its rows out of an assoc.compare table (docs/word-association.md)
+        columns=(*REPLY_KEYS, "raw_reply", "status", "target_role", "attribute_role"),
+        instead="score with chat_word_association (assoc score --scorer chat_word_association ...)",
+    )
     description = (
         "LLM Word Association Test (Bai et al., 2025): D = a/(a+b+.01) + d/(c+d+.01) - 1 per reply, mean, "
         "t interval and one-sample t-test per model and design; mode default (unparsable = missing) or "
