@@ -21,13 +21,16 @@ from __future__ import annotations
 import weakref
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from assoc.errors import ModelError
 from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, default_max_tokens  # noqa: F401 (re-exported)
 from assoc.mlm.requests import MaskRequest
+
+if TYPE_CHECKING:
+    from assoc.cache import Cache
 
 
 class MaskedLM:
@@ -50,6 +53,7 @@ class MaskedLM:
         fingerprint: str,
         base_vocab_size: int | None = None,
         shared: bool = False,
+        memo: Cache | None = None,
     ):
         self.name = name
         self.tokenizer = tokenizer
@@ -58,6 +62,7 @@ class MaskedLM:
         self.dtype = dtype
         self.fingerprint = fingerprint
         self.shared = shared
+        self.memo = memo  # where checks of these weights are remembered (None: the default cache root)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
         self.max_length = _max_length(tokenizer, model.config)
@@ -380,7 +385,7 @@ class MaskedLM:
                 return None
             from assoc.mlm.memo import recall
 
-            remembered = recall("engine-fast-paths", memo_key)
+            remembered = recall("engine-fast-paths", memo_key, self.memo)
             if not (
                 isinstance(remembered, list)
                 and len(remembered) == 2
@@ -432,7 +437,7 @@ class MaskedLM:
         if memo_key is not None:
             from assoc.mlm.memo import remember
 
-            remember("engine-fast-paths", memo_key, list(outcome))
+            remember("engine-fast-paths", memo_key, list(outcome), self.memo)
         self._shortcut, self._onednn = bool(outcome[0]), bool(outcome[1])
         if result is None:
             result = self._forward(model, seqs, picks, torch, shortcut=False, onednn=False)
@@ -663,14 +668,17 @@ def _max_length(tokenizer: Any, config: Any) -> int:
     return min(limits) if limits else 512
 
 
-def load_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None) -> MaskedLM:
+def load_masked_lm(
+    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
+) -> MaskedLM:
     """Load a fill-mask model from a Hugging Face id or a local directory.
 
-    Respects the usual Hugging Face cache settings (``HF_HOME``, ``HF_HUB_OFFLINE``).
+    Respects the usual Hugging Face cache settings (``HF_HOME``, ``HF_HUB_OFFLINE``). ``memo``
+    is where facts about the weights are remembered across processes (None: the default cache root).
     Raises :class:`assoc.errors.ModelError` with a clear message when the model cannot
     be found or is not a masked language model.
     """
     from assoc.mlm.loading import load_parts
 
-    tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision)
-    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint)
+    tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision, memo=memo)
+    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint, memo=memo)

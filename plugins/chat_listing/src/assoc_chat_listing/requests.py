@@ -3,7 +3,7 @@
 A request's key is the sha256 of the canonical JSON of everything that changes the reply:
 backend, endpoint (the base URL without credentials or query), model, messages, sampling
 parameters and sample index. The API key is never part of it. Responses are stored with
-:class:`assoc.cache.ResultCache` (atomic, checksummed packs; a corrupt pack is deleted and its
+:class:`assoc.cache.Cache` (atomic, checksummed packs; a corrupt pack is deleted and its
 requests sent again) in one namespace per backend, endpoint and model; each entry holds the
 request (without any secret), the raw response body as the server sent it, and when it arrived.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from assoc.cache import Namespace, ResultCache, digest
+from assoc.cache import Cache, Namespace, digest
 
 ENTRY_FORMAT = 1
 
@@ -107,7 +107,7 @@ class ResponseStore:
 
     def __init__(self, root: str | None = None, *, enabled: bool = True):
         self.enabled = enabled
-        self._cache = ResultCache(root) if enabled else None
+        self._cache = Cache(root) if enabled else None
         self._spaces: dict[tuple[str, str, str], Namespace] = {}
         self._memory: dict[str, dict[str, Any]] = {}
 
@@ -166,17 +166,7 @@ class ResponseStore:
     def all_entries(self) -> dict[str, dict[str, Any]]:
         """Every stored entry under the root (for :func:`assoc_chat_listing.responses`)."""
         out = dict(self._memory)
-        if self._cache is None or not self._cache.root.exists():
-            return out
-        import json
-
-        for meta in self._cache.root.glob("*/namespace.json"):
-            try:
-                parts = json.loads(meta.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if parts.get("scorer") != "chat_listing":
-                continue
-            space = Namespace(meta.parent, parts)
-            out.update(space.get_many(list(space._load())))
+        if self._cache is not None:
+            for space in self._cache.namespaces(scorer="chat_listing"):
+                out.update(space.items())
         return out
