@@ -169,7 +169,7 @@ def _exclusive_lock(path: Path) -> Iterator[bool]:
 
 
 class _Owners:
-    """This process's owner locks, one per cache root (see the module docstring)."""
+    """The owner locks of this process, one per cache root (see the module docstring)."""
 
     def __init__(self) -> None:
         self._held: dict[Path, IO[bytes]] = {}
@@ -179,7 +179,7 @@ class _Owners:
 
     @property
     def id(self) -> str:
-        """This process's owner id: ``o<host>_<pid>_<random>`` (a forked child gets its own)."""
+        """The owner id of this process: ``o<host>_<pid>_<random>`` (a forked child gets its own)."""
         if self._pid != os.getpid():
             host = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24]
             self._pid, self._id = os.getpid(), f"o{host}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
@@ -538,7 +538,9 @@ class Namespace:
         """
         sub = digest(parts)[:16]
         return Namespace(
-            self.directory / f"progress-{digest(key)[:40]}" / sub, {**self.parts, "progress_of": key, **parts}, self.root
+            self.directory / f"progress-{digest(key)[:40]}" / sub,
+            {**self.parts, "progress_of": key, **parts},
+            self.root,
         )
 
     def discard(self) -> None:
@@ -611,7 +613,9 @@ class Cache:
         if not meta.exists():
             directory.mkdir(parents=True, exist_ok=True)
             with atomic_write(meta, "w", encoding="utf-8") as handle:
-                json.dump({"layout": LAYOUT, **parts}, handle, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+                json.dump(
+                    {"layout": LAYOUT, **parts}, handle, indent=2, sort_keys=True, ensure_ascii=False, default=str
+                )
         self._opened[name] = Namespace(directory, parts, self.root)
         return self._opened[name]
 

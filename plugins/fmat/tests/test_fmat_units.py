@@ -105,9 +105,7 @@ def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, 
     assert again.attrs["assoc"]["executor"]["units_from_cache"] == 3
     assert np.array_equal(first["value"].to_numpy(), again["value"].to_numpy(), equal_nan=True)
     monkeypatch.setattr(loading, "_LOCAL_FINGERPRINTS", {})
-    off = assoc.score(
-        scorer, STIMULI, [tiny_models["bert"]], cache=False, cache_dir=str(tmp_path / "off"), unit_size=2
-    )
+    off = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache=False, cache_dir=str(tmp_path / "off"), unit_size=2)
     assert not (tmp_path / "off").exists() and not default.exists()  # cache=False: nothing on disk
     assert np.array_equal(first["value"].to_numpy(), off["value"].to_numpy(), equal_nan=True)
 

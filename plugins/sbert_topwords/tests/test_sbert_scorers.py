@@ -310,14 +310,15 @@ def test_vocabulary_embedding_resumes_from_its_chunks_with_the_same_numbers(tmp_
 
     monkeypatch.setattr(SentenceEncoder, "encode", interrupted)
     root = tmp_path / "c"
+    cached = {"cache_dir": str(root), "use_cache": True, **options}
     with pytest.raises(KeyboardInterrupt):
-        vocabulary_embeddings(encoder, SMALL_VOCABULARY, cache_dir=str(root), use_cache=True, **options)
+        vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
     calls.clear()
     monkeypatch.setattr(SentenceEncoder, "encode", lambda self, t, **kw: (calls.append(len(t)), real(self, t, **kw))[1])
-    resumed, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, cache_dir=str(root), use_cache=True, **options)
+    resumed, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
     assert calls == [16, 2] and not from_cache  # the last two chunks only
     assert resumed.dtype == np.float32 and np.array_equal(resumed, whole)  # exactly the uninterrupted numbers
     assert len(list((root / "arrays").glob("*.npy"))) == 1  # the chunks were replaced by the whole matrix
     calls.clear()
-    again, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, cache_dir=str(root), use_cache=True, **options)
+    again, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
     assert from_cache and calls == [] and np.array_equal(again, whole)
