@@ -102,11 +102,11 @@ def driver_costs(model: str, n_sentences: int) -> dict:
     import pickle
 
     import assoc
-    from assoc import plugins
-    from assoc.cache import ResultCache
+    from assoc.infra.cache import ResultCache
     from assoc.mlm import load_masked_lm
     from assoc.mlm.words import encode_many
-    from assoc.units import UnitOutcome
+    from assoc.plugins import manager as plugins
+    from assoc.scoring.units import UnitOutcome
 
     scorer = plugins.get_scorer("fmat")(cache=False)
     study = assoc.Stimuli.load(stimuli(n_sentences))
@@ -158,9 +158,9 @@ def local_overhead(model: str, n_sentences: int, cpus: int, repeats: int = 3) ->
     from assoc_fmat.scoring import score_model
 
     from assoc import Stimuli, plugins
-    from assoc.cache import ResultCache
     from assoc.executors.local import LocalExecutor
     from assoc.executors.run import run_study
+    from assoc.infra.cache import ResultCache
     from assoc.mlm import cached_masked_lm
     from assoc.table import from_records
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assoc import plugins
+from assoc.plugins import manager as plugins
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def fake_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_plugins: 
 
 SCORER_SOURCE = """
 from assoc import hookimpl, Scorer, Option
-from assoc.table import from_records
+from assoc.table.files import from_records
 
 class {cls}(Scorer):
     name = "{scorer}"
@@ -86,7 +86,7 @@ MODEL_FREE_SCORER_SOURCE = """
 import warnings
 import pandas as pd
 from assoc import hookimpl, Scorer
-from assoc.table import from_records
+from assoc.table.files import from_records
 
 class ModelFree(Scorer):
     name = "{scorer}"

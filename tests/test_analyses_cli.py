@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from assoc.cli import build_cli
-from assoc.table import normalise, read_table, write_table
+from assoc.table.files import normalise, read_table, write_table
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, StimuliError
-from assoc.table import normalise
+from assoc.table.files import normalise
 
 JOBS = ["nurse", "engineer", "teacher", "pilot", "doctor", "farmer"]
 LEAN = dict(zip(JOBS, [-2.0, 2.0, -1.0, 1.5, 0.5, 1.0]))  # made-up male lean of each job, for synthetic rows
@@ -616,7 +616,7 @@ def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypa
     from click.testing import CliRunner
 
     from assoc.cli import build_cli
-    from assoc.table import read_table
+    from assoc.table.files import read_table
 
     pytest.importorskip("matplotlib")
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))

@@ -7,7 +7,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table import normalise
+from assoc.table.files import normalise
 
 JOBS = [f"job{i}" for i in range(30)]
 

@@ -8,7 +8,7 @@ import pytest
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table import normalise, read_table, write_table
+from assoc.table.files import normalise, read_table, write_table
 
 pg = pytest.importorskip("pingouin")
 

@@ -8,7 +8,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table import normalise
+from assoc.table.files import normalise
 
 
 def make_table(seed=0):

@@ -7,7 +7,7 @@ import pytest
 
 import assoc
 from assoc.errors import OptionError, StimuliError, TableError
-from assoc.table import get_provenance
+from assoc.table.files import get_provenance
 
 STIMULI = {
     "name": "flowers",
@@ -112,7 +112,7 @@ def test_listing_functions_survive_plugin_loading():
     """``assoc.analyses`` must stay the function even after the shared-analyses package is imported."""
     import importlib
 
-    importlib.import_module("assoc.shared_analyses")
+    importlib.import_module("assoc.analysis.shared")
     assert callable(assoc.analyses) and "icc" in assoc.analyses()
     assert callable(assoc.scorers) and "char_ngram" in assoc.scorers()
 

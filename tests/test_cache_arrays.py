@@ -1,11 +1,11 @@
-"""assoc.cache.ArrayStore: checksummed arrays, atomic commits, corrupt entries recomputed."""
+"""assoc.infra.cache.ArrayStore: checksummed arrays, atomic commits, corrupt entries recomputed."""
 
 import json
 
 import numpy as np
 import pytest
 
-from assoc.cache import ArrayStore, CacheWarning
+from assoc.infra.cache import ArrayStore, CacheWarning
 
 
 def test_round_trip_and_keys(tmp_path):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import assoc
-from assoc.cache import LAYOUT, Cache, CacheWarning, digest
+from assoc.infra.cache import LAYOUT, Cache, CacheWarning, digest
 
 HERE = Path(__file__).parent
 STIMULI = {
@@ -107,7 +107,7 @@ def test_the_value_stored_last_wins_whatever_the_pack_names(tmp_path):
 
 
 def test_compaction_keeps_the_winner(tmp_path, monkeypatch):
-    import assoc.cache as cache_module
+    import assoc.infra.cache as cache_module
 
     monkeypatch.setattr(cache_module, "COMPACT_AFTER", 3)
     writer = Cache(tmp_path).namespace(k="c")
@@ -154,10 +154,10 @@ def _dead_owner(tmp_path: Path) -> str:
     """The owner id of a process that registered in ``tmp_path/cache`` and was killed."""
     script = textwrap.dedent(f"""
         import os, signal
-        from assoc.cache import Cache
+        from assoc.infra.cache import Cache
         ns = Cache({str(tmp_path / "cache")!r}).namespace(k="left")
         ns.put("a", 1)
-        from assoc.cache import _OWNERS
+        from assoc.infra.cache import _OWNERS
         print(_OWNERS.id, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
@@ -181,7 +181,7 @@ def test_temporary_files_and_claims_of_killed_runs_are_swept(units_plugin, tmp_p
     young_tmp.write_text("x")
     live = Cache(root).namespace(k="live")
     live.put("b", 2)  # this process is a live owner now
-    from assoc.cache import _OWNERS
+    from assoc.infra.cache import _OWNERS
 
     live_tmp = live.directory / f".pack-{time.time_ns():020d}-{_OWNERS.id}-9-abcdef.json.0123456789ab.tmp"
     live_tmp.write_text("being written")
@@ -224,7 +224,7 @@ def test_a_claim_is_exclusive_while_its_owner_lives(tmp_path):
 def test_a_claim_of_a_killed_run_is_taken_over(tmp_path):
     script = textwrap.dedent(f"""
         import os, signal
-        from assoc.cache import Cache
+        from assoc.infra.cache import Cache
         claim = Cache({str(tmp_path)!r}).namespace(k=1).claim("unit")
         assert claim is not None
         os.kill(os.getpid(), signal.SIGKILL)

@@ -50,7 +50,7 @@ def test_score_writes_table_with_provenance(stimuli_file, tmp_path):
         str(out),
     )
     assert result.exit_code == 0, result.output
-    from assoc.table import get_provenance, read_table
+    from assoc.table.files import get_provenance, read_table
 
     table = read_table(out)
     assert len(table) == 16

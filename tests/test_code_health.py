@@ -8,7 +8,7 @@ import typing
 from importlib import resources
 
 import assoc
-from assoc import hookspecs
+from assoc.plugins import hookspecs as hookspecs
 
 
 def test_all_lists_exactly_the_lazy_names():
@@ -46,7 +46,7 @@ def test_register_callables_are_protocols_used_by_the_hookspecs():
 
 
 def test_hook_implementations_are_annotated():
-    for module_name in ("assoc.builtin", *_plugin_modules()):
+    for module_name in ("assoc.plugins.builtin", *_plugin_modules()):
         module = importlib.import_module(module_name)
         for name in ("register_scorers", "register_analyses", "register_stimuli", "register_commands"):
             function = getattr(module, name, None)
@@ -144,7 +144,7 @@ def test_plugin_data_files_go_through_read_data_file(tmp_path):
 def _small_table():
     import numpy as np
 
-    from assoc.table import from_records
+    from assoc.table.files import from_records
 
     rng = np.random.default_rng(0)
     rows = [

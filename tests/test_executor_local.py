@@ -16,9 +16,9 @@ import assoc
 from assoc.errors import OptionError, PluginError
 from assoc.executors import get_executor
 from assoc.executors.run import run_study
-from assoc.stimuli import Stimuli
+from assoc.scoring.units import WorkUnit, check_plan
+from assoc.stimuli.model import Stimuli
 from assoc.testing.docs import code_blocks, run_blocks
-from assoc.units import WorkUnit, check_plan
 
 HERE = Path(__file__).parent
 STIMULI = {

@@ -20,7 +20,7 @@ import ray  # not importorskip: CI installs assoc[ray] (scripts/setup.sh), and a
 
 import assoc
 from assoc.executors.ray import RayExecutor
-from assoc.units import UnitError
+from assoc.scoring.units import UnitError
 
 HERE = Path(__file__).parent
 STIMULI = {

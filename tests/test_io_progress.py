@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from assoc.io import atomic_path, atomic_write
-from assoc.progress import bar, default_enabled
+from assoc.infra.io import atomic_path, atomic_write
+from assoc.infra.progress import bar, default_enabled
 
 
 def test_atomic_write_replaces_only_on_success(tmp_path):

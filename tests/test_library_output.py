@@ -15,7 +15,7 @@ import pytest
 
 PLUGIN = """
 from assoc import hookimpl, Scorer
-from assoc.table import from_records
+from assoc.table.files import from_records
 
 class Loads(Scorer):
     name = "loads"
@@ -83,7 +83,7 @@ def test_piped_output_has_no_third_party_bars_or_info_logs(fake_plugin, tiny_mod
 def test_helper_restores_the_libraries_state():
     from transformers.utils import logging as hf_logging
 
-    from assoc.progress import quiet_libraries
+    from assoc.infra.progress import quiet_libraries
 
     hf_logging.enable_progress_bar()
     hf_logging.set_verbosity_info()
@@ -105,7 +105,7 @@ def test_helper_restores_the_libraries_state():
 
 def test_helper_reaches_a_library_imported_inside_it(tmp_path):
     code = (
-        "import sys; from assoc.progress import quiet_libraries\n"
+        "import sys; from assoc.infra.progress import quiet_libraries\n"
         "assert 'transformers' not in sys.modules\n"
         "with quiet_libraries(progress=False):\n"
         "    from transformers.utils import logging as l\n"

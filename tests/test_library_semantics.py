@@ -79,7 +79,7 @@ def test_posterior_by_hand_far_in_the_tail_and_with_a_zero_prior():
 def test_cache_root_is_the_platforms_user_cache_directory(monkeypatch, tmp_path):
     import platformdirs
 
-    from assoc.cache import default_root
+    from assoc.infra.cache import default_root
 
     monkeypatch.delenv("ASSOC_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

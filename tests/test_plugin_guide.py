@@ -9,7 +9,7 @@ import pytest
 import assoc
 from assoc import Option
 from assoc.errors import OptionError
-from assoc.options import positive
+from assoc.scoring.options import positive
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

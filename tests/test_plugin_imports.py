@@ -69,7 +69,7 @@ def test_unknown_plugin_is_a_clear_failure(fresh_plugins):
         check_plugin_imports("no_such_plugin_x")
 
 
-INSTALLED = sorted({entry.name for entry in metadata.entry_points(group="assoc")} | {"assoc.builtin"})
+INSTALLED = sorted({entry.name for entry in metadata.entry_points(group="assoc")} | {"assoc.plugins.builtin"})
 
 
 @pytest.mark.parametrize("plugin", INSTALLED)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import assoc
-from assoc import plugins
 from assoc.errors import PluginError, UnknownNameError
+from assoc.plugins import manager as plugins
 
 
 def test_entry_point_scorer_is_found_and_runs(fake_plugin, scorer_source):
@@ -211,11 +211,11 @@ def test_stimuli_model_resolves_bundled_names_through_the_installed_registry():
     import ast
     from pathlib import Path
 
-    import assoc.stimuli
+    import assoc.stimuli.model
 
-    source = Path(assoc.stimuli.__file__).read_text()
+    source = Path(assoc.stimuli.model.__file__).read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
     above = {"plugins", "api", "cli", "builtin", "scorer", "analysis", "component", "executors", "units"}
     assert not imported & above, imported  # the data model reaches nothing above it
-    assert assoc.stimuli._bundle_resolver is plugins.get_stimuli_loader
+    assert assoc.stimuli.model._bundle_resolver is plugins.get_stimuli_loader
     assert len(assoc.Stimuli.load("caliskan:weat1")) == 1

@@ -1,11 +1,11 @@
-"""assoc.prefetch: imports on a background thread."""
+"""assoc.infra.prefetch: imports on a background thread."""
 
 from __future__ import annotations
 
 import sys
 import textwrap
 
-from assoc.prefetch import import_in_background
+from assoc.infra.prefetch import import_in_background
 
 
 def test_imports_in_order_on_a_thread(tmp_path, monkeypatch):

@@ -14,10 +14,10 @@ import pytest
 
 import assoc
 from assoc.errors import TableError
-from assoc.options import Option, validate_options
+from assoc.scoring.options import Option, validate_options
 from assoc.stats.effect_size import standardized_mean_difference, standardized_mean_difference_rows
 from assoc.stats.standardize import zscore, zscore_within
-from assoc.table import from_records, read_table, set_provenance, sidecar_path, write_table
+from assoc.table.files import from_records, read_table, set_provenance, sidecar_path, write_table
 
 # -- zero spread up to rounding -------------------------------------------------------------------------
 
@@ -105,7 +105,7 @@ def test_weat_bootstrap_accepts_a_generator_seed():
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 def test_atomic_writes_get_the_umask_mode(tmp_path):
-    from assoc.io import atomic_path, atomic_write
+    from assoc.infra.io import atomic_path, atomic_write
 
     old = os.umask(0o022)
     try:
@@ -160,7 +160,7 @@ def test_plotting_leaves_the_users_backend_alone(tmp_path):
         "matplotlib.use('svg')\n"  # a non-interactive backend other than Agg, as a user might choose
         "import assoc\n"
         "from assoc.plotting import plot_scores, save_figure\n"
-        "from assoc.table import from_records\n"
+        "from assoc.table.files import from_records\n"
         "t = from_records([{'model': 'm', 'target_group': 'X', 'target': 'x', 'attribute_group': 'A',\n"
         "                  'attribute': 'a', 'value': 1.0}], scorer='s', measure='m')\n"
         "fig = plot_scores(t)\n"
@@ -193,7 +193,7 @@ def test_integer_options_are_exact():
 
 def test_repr_of_a_component_with_a_dataframe_option():
     frame = pd.DataFrame({"word": ["a", "b"], "value": [1.0, 2.0]})
-    from assoc.plugins import get_analysis
+    from assoc.plugins.manager import get_analysis
 
     analysis = get_analysis("correlate")(criterion=frame)
     text = repr(analysis)
@@ -232,7 +232,7 @@ def test_json_lines_named_json_is_refused_clearly(tmp_path):
 
 
 def test_json_data_files_are_json_arrays(tmp_path):
-    from assoc.table import read_data_file
+    from assoc.table.files import read_data_file
 
     path = tmp_path / "criterion.json"
     path.write_text(json.dumps([{"target": "a", "criterion": 1.5}, {"target": "b", "criterion": 2.5}]))
@@ -254,8 +254,8 @@ def _fill(namespace, n_packs: int) -> dict:
 def test_concurrent_compaction_is_not_reported_as_corruption(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from assoc import cache as cache_module
-    from assoc.cache import CacheWarning, ResultCache
+    from assoc.infra import cache as cache_module
+    from assoc.infra.cache import CacheWarning, ResultCache
 
     monkeypatch.setattr(cache_module, "COMPACT_AFTER", 4)
     expected = _fill(ResultCache(tmp_path).namespace(kind="t"), 6)
@@ -283,8 +283,8 @@ def test_concurrent_compaction_is_not_reported_as_corruption(tmp_path, monkeypat
 def test_compaction_is_locked(tmp_path, monkeypatch):
     import fcntl
 
-    from assoc import cache as cache_module
-    from assoc.cache import ResultCache
+    from assoc.infra import cache as cache_module
+    from assoc.infra.cache import ResultCache
 
     monkeypatch.setattr(cache_module, "COMPACT_AFTER", 4)
     namespace = ResultCache(tmp_path).namespace(kind="t")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from assoc.errors import TableError
-from assoc.table import (
+from assoc.table.files import (
     COLUMNS,
     from_records,
     get_provenance,
@@ -123,7 +123,7 @@ def test_round_trip_is_bit_exact_for_floats(tmp_path, suffix):
 def test_normalise_fills_an_all_missing_measure_or_scorer_column():
     import numpy as np
 
-    from assoc.table import normalise
+    from assoc.table.files import normalise
 
     frame = pd.DataFrame(
         {"target": ["a", "b"], "measure": [np.nan, np.nan], "scorer": [np.nan, "x"], "value": [1.0, 2.0]}

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import assoc
-from assoc.table import read_table, write_table
+from assoc.table.files import read_table, write_table
 
 STIMULI = {"target": {"T": ["rose", "ant"]}, "attribute": {"A": ["love", "war"]}}
 

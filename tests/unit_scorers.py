@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from assoc import Option, Scorer, hookimpl
-from assoc.options import CACHE_OPTIONS
-from assoc.units import WorkUnit
+from assoc.scoring.options import CACHE_OPTIONS
+from assoc.scoring.units import WorkUnit
 
 
 def _log(line: str, path: str | None) -> None:

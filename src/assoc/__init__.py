@@ -17,42 +17,44 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from . import plugins as _plugins  # noqa: F401  (installs the resolver of bundled stimuli names)
-from .hookspecs import hookimpl
+from assoc import _moved
+from assoc import plugins as _plugins  # noqa: F401  (installs the resolver of bundled stimuli names)
+from assoc.plugins.hookspecs import hookimpl
+from assoc.version import __version__
 
-__version__ = "0.1.0"
+_moved.install()
 
 _LAZY = {
-    "score": "api",
-    "compare": "api",
-    "analyze": "api",
-    "scorers": "api",
-    "analyses": "api",
-    "stimuli_sets": "api",
-    "failed_plugins": "plugins",
-    "get_scorer": "plugins",
-    "get_analysis": "plugins",
-    "Stimuli": "stimuli",
-    "Design": "stimuli",
-    "Filling": "stimuli",
-    "Scorer": "scorer",
-    "Analysis": "analysis",
-    "Option": "options",
-    "REQUIRED": "options",
-    "read_table": "table",
-    "write_table": "table",
-    "validate_table": "table",
-    "AssocError": "errors",
-    "StimuliError": "errors",
-    "OptionError": "errors",
-    "UnknownNameError": "errors",
-    "PluginError": "errors",
-    "TableError": "errors",
-    "ModelError": "errors",
-    "DataError": "errors",
-    "OutOfVocabularyWarning": "errors",
-    "WorkUnit": "units",
-    "UnitError": "units",
+    "score": "assoc.api",
+    "compare": "assoc.api",
+    "analyze": "assoc.api",
+    "scorers": "assoc.api",
+    "analyses": "assoc.api",
+    "stimuli_sets": "assoc.api",
+    "failed_plugins": "assoc.plugins",
+    "get_scorer": "assoc.plugins",
+    "get_analysis": "assoc.plugins",
+    "Stimuli": "assoc.stimuli",
+    "Design": "assoc.stimuli",
+    "Filling": "assoc.stimuli",
+    "Scorer": "assoc.scoring.scorer",
+    "Analysis": "assoc.analysis",
+    "Option": "assoc.scoring.options",
+    "REQUIRED": "assoc.scoring.options",
+    "read_table": "assoc.table",
+    "write_table": "assoc.table",
+    "validate_table": "assoc.table",
+    "AssocError": "assoc.errors",
+    "StimuliError": "assoc.errors",
+    "OptionError": "assoc.errors",
+    "UnknownNameError": "assoc.errors",
+    "PluginError": "assoc.errors",
+    "TableError": "assoc.errors",
+    "ModelError": "assoc.errors",
+    "DataError": "assoc.errors",
+    "OutOfVocabularyWarning": "assoc.errors",
+    "WorkUnit": "assoc.scoring.units",
+    "UnitError": "assoc.scoring.units",
 }
 
 # A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
@@ -97,7 +99,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        module = importlib.import_module(_LAZY[name])
         value = getattr(module, name)
         globals()[name] = value
         return value
@@ -105,14 +107,14 @@ def __getattr__(name: str) -> Any:
 
 
 if "pandas" in sys.modules:  # tables built before any assoc call get `table.assoc` too (cheap: pandas is loaded)
-    from .accessor import register as _register_accessor
+    from assoc.table.accessor import register as _register_accessor
 
     _register_accessor()
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .analysis import Analysis
-    from .api import analyses, analyze, compare, score, scorers, stimuli_sets
-    from .errors import (
+    from assoc.analysis.base import Analysis
+    from assoc.api import analyses, analyze, compare, score, scorers, stimuli_sets
+    from assoc.errors import (
         AssocError,
         DataError,
         ModelError,
@@ -123,9 +125,9 @@ if TYPE_CHECKING:  # pragma: no cover
         TableError,
         UnknownNameError,
     )
-    from .options import REQUIRED, Option
-    from .plugins import failed_plugins, get_analysis, get_scorer
-    from .scorer import Scorer
-    from .stimuli import Design, Filling, Stimuli
-    from .table import read_table, validate_table, write_table
-    from .units import UnitError, WorkUnit
+    from assoc.plugins.manager import failed_plugins, get_analysis, get_scorer
+    from assoc.scoring.options import REQUIRED, Option
+    from assoc.scoring.scorer import Scorer
+    from assoc.scoring.units import UnitError, WorkUnit
+    from assoc.stimuli.model import Design, Filling, Stimuli
+    from assoc.table.files import read_table, validate_table, write_table

@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import plugins
-from .analysis import with_estimate
-from .errors import OptionError, TableError
-from .scorer_output import check_output
-from .stimuli import Stimuli
-from .table import as_table, get_provenance, make_provenance, set_provenance
+from assoc.analysis.base import with_estimate
+from assoc.errors import OptionError, TableError
+from assoc.plugins import manager as plugins
+from assoc.scoring.output import check_output
+from assoc.stimuli.model import Stimuli
+from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .executors import Executor
+    from assoc.executors import Executor
 
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
 #: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
@@ -93,18 +93,18 @@ def score(
         ``$RAY_ADDRESS`` or a local one started for the run; ``pip install 'assoc[ray]'``) or an
         :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
-        (:meth:`~assoc.scorer.Scorer.plan`) can run on a non-local executor.
+        (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
     **options:
         The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
 
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table`) with provenance in ``.attrs["assoc"]``.
+        An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
     """
-    from .executors import get_executor
-    from .executors.run import run_study
-    from .progress import default_enabled, quiet_libraries
+    from assoc.executors import get_executor
+    from assoc.executors.run import run_study
+    from assoc.infra.progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = plugins.get_scorer(scorer)
@@ -152,7 +152,7 @@ def score(
 def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
     """Each model's exact identity for provenance.
 
-    A Hub commit or a hash of local weights (the scorer's :meth:`~assoc.scorer.Scorer.model_fingerprint`);
+    A Hub commit or a hash of local weights (the scorer's :meth:`~assoc.scoring.scorer.Scorer.model_fingerprint`);
     a failure is recorded, not raised, after a finished run.
     """
     out = {}
@@ -201,7 +201,7 @@ def compare(
     """
     import pandas as pd
 
-    from .executors import get_executor
+    from assoc.executors import get_executor
 
     loaded = Stimuli.load(stimuli)
     plan = scorers if isinstance(scorers, Mapping) else {name: {} for name in scorers}

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .errors import AssocError
+from assoc.errors import AssocError
 
 
 class AssocGroup(click.Group):
@@ -80,7 +80,7 @@ def _echo_table(frame: Any) -> None:
 
 
 def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
-    from .table import write_table
+    from assoc.table.files import write_table
 
     if out:
         path = write_table(frame, out)
@@ -111,8 +111,8 @@ def _executor_options(command: Any) -> Any:
 @contextlib.contextmanager
 def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
     """The executor the options name (None: local), released when the command ends."""
-    from .errors import OptionError
-    from .executors import get_executor
+    from assoc.errors import OptionError
+    from assoc.executors import get_executor
 
     if ray_address is not None and name.strip().lower() != "ray":
         raise OptionError("--ray-address is an option of --executor ray")
@@ -142,8 +142,8 @@ def score(
     ray_address: str | None,
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
-    from . import api, plugins
-    from .options import parse_cli_options
+    from assoc import api, plugins
+    from assoc.scoring.options import parse_cli_options
 
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
@@ -182,9 +182,9 @@ def compare(
     ray_address: str | None,
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
-    from . import api, plugins
-    from .errors import OptionError
-    from .options import parse_cli_options
+    from assoc import api, plugins
+    from assoc.errors import OptionError
+    from assoc.scoring.options import parse_cli_options
 
     names = list(dict.fromkeys(scorer_names))
     chosen: dict[str, list[str]] = {}
@@ -230,8 +230,8 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | Non
     """Run the analysis NAME on an association table."""
     import warnings
 
-    from . import api, plugins
-    from .options import parse_cli_options
+    from assoc import api, plugins
+    from assoc.scoring.options import parse_cli_options
 
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
@@ -245,7 +245,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | Non
 
 def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
     if not entries:
-        from .plugins import failed_plugins
+        from assoc.plugins.manager import failed_plugins
 
         broken = len(failed_plugins())
         click.echo(
@@ -268,7 +268,7 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
 def scorers_command(verbose: bool) -> None:
     """List installed scorers."""
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     reg = plugins.registry()
     _list_components(dict(sorted(reg.scorers.items())), verbose, "scorers")
@@ -279,7 +279,7 @@ def scorers_command(verbose: bool) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
 def analyses_command(verbose: bool) -> None:
     """List installed analyses."""
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     reg = plugins.registry()
     _list_components(dict(sorted(reg.analyses.items())), verbose, "analyses")
@@ -290,8 +290,8 @@ def analyses_command(verbose: bool) -> None:
 @click.argument("name", required=False)
 def stimuli_command(name: str | None) -> None:
     """List bundled stimuli sets, or the designs of one set (or file) NAME."""
-    from . import plugins
-    from .stimuli import Stimuli
+    from assoc.plugins import manager as plugins
+    from assoc.stimuli.model import Stimuli
 
     if name is None:
         reg = plugins.registry()
@@ -314,7 +314,7 @@ def stimuli_command(name: str | None) -> None:
 @cli.command(name="plugins")
 def plugins_command() -> None:
     """List plugins, what each provides, and any that failed to load (with the reason)."""
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     reg = plugins.registry()
     for info in reg.infos.values():
@@ -337,7 +337,7 @@ PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
-    from .options import Option, positive
+    from assoc.scoring.options import Option, positive
 
     return {
         "estimates": (
@@ -392,9 +392,9 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str)
     agreement (correlations between models), or convergence (method x method correlations of a
     convergence result).
     """
-    from . import plotting
-    from .options import parse_cli_options, validate_options
-    from .table import read_table
+    from assoc import plotting
+    from assoc.scoring.options import parse_cli_options, validate_options
+    from assoc.table.files import read_table
 
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
@@ -428,7 +428,7 @@ _COMMANDS_ADDED = False
 def build_cli() -> click.Group:
     """The ``assoc`` group with every plugin's commands added (once per process)."""
     global _COMMANDS_ADDED
-    from . import plugins
+    from assoc.plugins import manager as plugins
 
     if not _COMMANDS_ADDED:
         _COMMANDS_ADDED = True

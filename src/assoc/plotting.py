@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import OptionError, TableError
-from .io import atomic_path
+from assoc.errors import OptionError, TableError
+from assoc.infra.io import atomic_path
 
 if TYPE_CHECKING:
     import pandas as pd

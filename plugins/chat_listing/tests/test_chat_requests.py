@@ -16,7 +16,7 @@ from assoc_chat_listing.testing import FAST_RETRIES as FAST
 from assoc_chat_listing.testing import SHAPES, ChatServer, listing_words
 
 import assoc
-from assoc.cache import CacheWarning
+from assoc.infra.cache import CacheWarning
 
 TERMS = ["nurses", "engineers", "musicians", "Christians", "Hindus"]
 

@@ -1,4 +1,4 @@
-"""assoc.cache: atomic, checksummed packs that resume work and never trust corrupt files."""
+"""assoc.infra.cache: atomic, checksummed packs that resume work and never trust corrupt files."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from assoc.cache import CacheWarning, ResultCache, digest
+from assoc.infra.cache import CacheWarning, ResultCache, digest
 
 
 def test_round_trip_with_nan_and_namespaces(tmp_path):
@@ -58,7 +58,7 @@ def test_digest_is_canonical():
 
 
 def test_many_packs_are_compacted(tmp_path, monkeypatch):
-    import assoc.cache as cache_module
+    import assoc.infra.cache as cache_module
 
     monkeypatch.setattr(cache_module, "COMPACT_AFTER", 3)
     ns = ResultCache(tmp_path).namespace(k=2)

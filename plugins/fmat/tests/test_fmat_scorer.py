@@ -187,7 +187,7 @@ def test_token_override_that_would_be_unused_is_an_error(tiny_models):
 
 
 def test_cache_resumes_and_rejects_corrupt_entries(tiny_models, tmp_path, monkeypatch):
-    from assoc.cache import CacheWarning
+    from assoc.infra.cache import CacheWarning
     from assoc.mlm.engine import MaskedLM
 
     cache_dir = tmp_path / "cache"

@@ -90,7 +90,7 @@ def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models):
 def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, monkeypatch, scorer):
     """cache_dir covers what a run writes (memo included); a masked-LM result is stored once, as unit rows."""
     import assoc.mlm.loading as loading
-    from assoc.cache import Cache
+    from assoc.infra.cache import Cache
 
     default = tmp_path / "default-root"
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(default))

@@ -279,7 +279,7 @@ def test_slow_tokenizer_is_rejected(lms):
 def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
     import assoc_pll.pll as pll_module
 
-    from assoc.cache import ResultCache
+    from assoc.infra.cache import ResultCache
 
     lm = lms["roberta"]
     expected = [r.pll for r in score_sentences(lm, SENTENCES)]

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import assoc
-from assoc.cache import CacheWarning
 from assoc.errors import DataError, ModelError, OptionError, StimuliError
+from assoc.infra.cache import CacheWarning
 from assoc.stimuli import Stimuli
 from assoc.testing.conformance import check_scorer
 

@@ -1,7 +1,7 @@
 """Every Python example of docs/weat.md runs on its own, as pasted into a fresh interpreter.
 
 tests/test_docs_examples.py runs a page's blocks in one process, where an earlier block
-may already have imported what a later one needs (e.g. the submodule ``assoc.table``).
+may already have imported what a later one needs (e.g. the submodule ``assoc.table.files``).
 """
 
 import subprocess

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.errors import PluginError
-from assoc.units import UnitOutcome, WorkUnit
+from assoc.scoring.units import UnitOutcome, WorkUnit
 
 if TYPE_CHECKING:
-    from assoc.scorer import Scorer
+    from assoc.scoring.scorer import Scorer
 
 
 class Executor(ABC):
@@ -19,7 +19,7 @@ class Executor(ABC):
 
     An executor does not cache or merge: :func:`assoc.executors.run.run_study` does, the same
     way for every executor. A unit that cannot be computed raises (the local executor: the
-    unit's own exception; a remote executor: :class:`~assoc.units.UnitError` naming unit and model).
+    unit's own exception; a remote executor: :class:`~assoc.scoring.units.UnitError` naming unit and model).
     """
 
     name: ClassVar[str] = ""

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from assoc.executors.base import Executor, Worker
-from assoc.units import UnitOutcome, WorkUnit
+from assoc.scoring.units import UnitOutcome, WorkUnit
 
 if TYPE_CHECKING:
-    from assoc.scorer import Scorer
+    from assoc.scoring.scorer import Scorer
 
 
 class LocalExecutor(Executor):

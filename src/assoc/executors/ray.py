@@ -18,7 +18,7 @@ Design (see ``docs/scale.md``):
   store), never through a shared file system; the driver writes them to its own cache.
 * **Faults.** A worker process that dies (killed, out of memory, node lost) is restarted by
   Ray and the units it was running are retried (``max_retries`` times); a unit that raises
-  (e.g. its model cannot be loaded) stops the study with :class:`~assoc.units.UnitError`
+  (e.g. its model cannot be loaded) stops the study with :class:`~assoc.scoring.units.UnitError`
   naming the unit and its model. Finished units are in the driver's cache either way.
 """
 
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.errors import OptionError
 from assoc.executors.base import Executor, Worker
-from assoc.units import UnitError, UnitOutcome, WorkUnit
+from assoc.scoring.units import UnitError, UnitOutcome, WorkUnit
 
 if TYPE_CHECKING:
-    from assoc.scorer import Scorer
+    from assoc.scoring.scorer import Scorer
 
 INSTALL_HINT = "the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
 #: Units queued on one actor at a time: the next one is ready when the current one finishes.

@@ -1,6 +1,6 @@
 """The driver: plan the units, reuse cached ones, run the rest on an executor, merge the rows.
 
-Each finished unit's rows are written to the on-disk cache (:mod:`assoc.cache`) the
+Each finished unit's rows are written to the on-disk cache (:mod:`assoc.infra.cache`) the
 moment they arrive, whichever executor computed them, so a driver that is killed and
 started again recomputes only the units that had not arrived. Each unit is claimed before
 it is computed, so concurrent runs of one study on one cache split the work. Rows are
@@ -16,14 +16,14 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.executors.base import Executor, category_of
-from assoc.units import WorkUnit, check_plan
+from assoc.scoring.units import WorkUnit, check_plan
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.cache import Claim, Namespace
-    from assoc.scorer import Scorer
-    from assoc.stimuli import Stimuli
+    from assoc.infra.cache import Claim, Namespace
+    from assoc.scoring.scorer import Scorer
+    from assoc.stimuli.model import Stimuli
 
 UNIT_CACHE_VERSION = 1
 
@@ -60,14 +60,14 @@ def run_study(
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache.
 
-    Units are claimed (:meth:`assoc.cache.Namespace.claim`) just before they are computed, so
+    Units are claimed (:meth:`assoc.infra.cache.Namespace.claim`) just before they are computed, so
     several runs of one study on one cache directory split the work: a unit another live run
     has claimed is left to it, and its rows are read from the cache once that run stored them;
     a unit claimed by a run that died is taken over.
     """
-    from assoc.cache import plain_rows
-    from assoc.prefetch import import_in_background
-    from assoc.progress import bar
+    from assoc.infra.cache import plain_rows
+    from assoc.infra.prefetch import import_in_background
+    from assoc.infra.progress import bar
 
     import_in_background("pandas")  # needed by merge at the end; imported while the models are hashed and loaded
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.cache import digest
+from assoc.infra.cache import digest
 
 if TYPE_CHECKING:
-    from assoc.cache import Cache, Namespace
+    from assoc.infra.cache import Cache, Namespace
     from assoc.mlm.requests import MaskRequest
 
 
@@ -63,14 +63,14 @@ def cached_log_probs(
     max_tokens:
         The engine's batch budget (None: the device default).
     progress, desc, unit:
-        The progress bar (:func:`assoc.progress.bar`) over the requests that are computed.
+        The progress bar (:func:`assoc.infra.progress.bar`) over the requests that are computed.
 
     Returns
     -------
     list of list of float
         Per request, the natural-log probabilities of its ``token_ids``, in order.
     """
-    from assoc.progress import bar
+    from assoc.infra.progress import bar
 
     keys = [request_key(r) for r in requests]
     values: list[list[float] | None] = [None] * len(requests)

@@ -30,7 +30,7 @@ from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, default_max_tokens  # noqa
 from assoc.mlm.requests import MaskRequest
 
 if TYPE_CHECKING:
-    from assoc.cache import Cache
+    from assoc.infra.cache import Cache
 
 
 class MaskedLM:
@@ -236,7 +236,7 @@ class MaskedLM:
         """
         import torch
 
-        from assoc.progress import bar
+        from assoc.infra.progress import bar
 
         model = self._model()
         requests = list(requests)

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-
-from .options import DTYPES
+from assoc.mlm.options import DTYPES
 
 if TYPE_CHECKING:
-    from assoc.cache import Cache
+    from assoc.infra.cache import Cache
 
 # Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
 # weight file once per process is enough.
@@ -92,7 +91,7 @@ def _hash_file(handle: Any, digest: Any) -> None:
     """Feed an open binary file to ``digest``.
 
     Mapped into memory and hashed in one call where possible: hashlib releases the GIL for
-    the whole call, so other threads (a background import, see :mod:`assoc.prefetch`) run
+    the whole call, so other threads (a background import, see :mod:`assoc.infra.prefetch`) run
     meanwhile, where hashing 4 MB chunks would hand the GIL back and forth a hundred times
     for a bert-base model. Files that cannot be mapped (empty, or on file systems without
     mmap) are read in chunks.
@@ -383,7 +382,7 @@ class MaskedLMCache:
         return ModelKey(name, revision, resolve_device(device), dtype), stamp
 
     def _budget(self, device: str) -> int:
-        from assoc.memory import budget_from_environment
+        from assoc.infra.memory import budget_from_environment
 
         if self.max_bytes is not None:
             return int(self.max_bytes)
@@ -438,7 +437,7 @@ def _default_budget(device: str) -> int:
         import torch
 
         return int(torch.cuda.get_device_properties(torch.device(device)).total_memory // 2)
-    from assoc.memory import physical_memory
+    from assoc.infra.memory import physical_memory
 
     return physical_memory() // 4
 

@@ -3,7 +3,7 @@
 Hashing a bert-base model's 440 MB of weights, or checking numerically that the engine's
 fast paths (packed encoder, oneDNN) reproduce the model's own forward pass, gives the
 same answer every time for the same files and library versions. Each answer is stored as a small JSON file under
-``<cache root>/memo/<kind>/`` (:meth:`assoc.cache.Cache.remember`), keyed by everything it
+``<cache root>/memo/<kind>/`` (:meth:`assoc.infra.cache.Cache.remember`), keyed by everything it
 depends on: for local files their size, modification time, change time and inode, so a
 rewritten file is never matched. The memo lives in the cache of the run that computes the
 answer: a scorer's ``cache_dir`` (nothing on disk with ``cache=False``); direct library
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assoc.cache import Cache
+from assoc.infra.cache import Cache
 
 
 def recall(kind: str, key: Any, cache: Cache | None = None) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assoc.options import CACHE_OPTIONS, Option, positive
+from assoc.scoring.options import CACHE_OPTIONS, Option, positive
 
 DTYPES = ("float32", "float16", "bfloat16")
 

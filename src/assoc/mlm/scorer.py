@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assoc.scorer import Scorer
-from assoc.stimuli import Filling, MaskItem
-from assoc.units import WorkUnit
+from assoc.scoring.scorer import Scorer
+from assoc.stimuli.model import Filling, MaskItem
+from assoc.scoring.units import WorkUnit
 
 if TYPE_CHECKING:
-    from assoc.cache import Cache, Namespace
-    from assoc.stimuli import Stimuli
+    from assoc.infra.cache import Cache, Namespace
+    from assoc.stimuli.model import Stimuli
 
 
 @dataclass
@@ -146,7 +146,7 @@ class MaskedLMScorer(Scorer):
     def unit_checkpoints(self, state: MaskedLMWorker, unit: WorkUnit, kind: str) -> Namespace | None:
         """Where ``unit``'s log probabilities are checkpointed while it is computed (None with ``cache=False``).
 
-        A :meth:`~assoc.scorer.Scorer.unit_progress` namespace that also names what the engine's
+        A :meth:`~assoc.scoring.scorer.Scorer.unit_progress` namespace that also names what the engine's
         numbers depend on beyond the options (the weights' fingerprint, dtype and device type).
         Call ``discard()`` on it once the unit's rows are computed.
         """

@@ -332,7 +332,7 @@ def read_r_data_frame(
 
 
 def _read_frame(source: Any, word_column: str, r_object: str | None = None) -> pd.DataFrame:
-    from assoc.table import read_data_file
+    from assoc.table.files import read_data_file
 
     if isinstance(source, pd.DataFrame):
         return source.copy()

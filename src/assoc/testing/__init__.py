@@ -6,7 +6,7 @@
 (it imports torch and transformers, so import it explicitly).
 """
 
-from .conformance import check_analysis, check_metadata, check_scorer, check_table
-from .imports import check_plugin_imports
+from assoc.testing.conformance import check_analysis, check_metadata, check_scorer, check_table
+from assoc.testing.imports import check_plugin_imports
 
 __all__ = ["check_analysis", "check_metadata", "check_plugin_imports", "check_scorer", "check_table"]

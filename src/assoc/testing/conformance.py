@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import plugins
-from ..errors import AssocError, OptionError, ScorerOutputWarning, TableError
-from ..scorer_output import repeated_measurements, undocumented_columns
-from ..table import COLUMNS, TEXT_COLUMNS, get_provenance, read_table, validate_table, write_table
+from assoc.errors import AssocError, OptionError, ScorerOutputWarning, TableError
+from assoc.plugins import manager as plugins
+from assoc.scoring.output import repeated_measurements, undocumented_columns
+from assoc.table.files import COLUMNS, TEXT_COLUMNS, get_provenance, read_table, validate_table, write_table
 
 
 def _fail(message: str) -> None:
@@ -100,7 +100,7 @@ def check_scorer(
     provenance naming the scorer, models and options; the table round-trips
     through CSV and Parquet.
     """
-    from ..api import score
+    from assoc.api import score
 
     registry = plugins.registry()
     if name not in registry.scorers:
@@ -112,7 +112,7 @@ def check_scorer(
     for column, text in scorer_cls.extra_columns.items():
         if not text:
             _fail(f"{scorer_cls.__name__}: extra column {column!r} is undocumented")
-    # The run-time rules (assoc.scorer_output) apply as they do for users, except that what a user
+    # The run-time rules (assoc.scoring.output) apply as they do for users, except that what a user
     # only sees as a warning (the table is still usable) fails here.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScorerOutputWarning)
@@ -139,7 +139,7 @@ def check_analysis(name: str, table: Any, options: Mapping[str, Any] | None = No
     """Run the registered analysis ``name`` through the contract; return its result."""
     import pandas as pd
 
-    from ..api import analyze
+    from assoc.api import analyze
 
     registry = plugins.registry()
     if name not in registry.analyses:

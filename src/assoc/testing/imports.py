@@ -40,7 +40,7 @@ _PROBE = textwrap.dedent("""
     import importlib, json, sys
     from importlib import metadata
     import click
-    import assoc.plugins
+    import assoc.plugins.manager
     before = set(sys.modules)
     target = sys.argv[1]
     found = [e for e in metadata.entry_points(group="assoc") if e.name == target]

@@ -32,7 +32,7 @@ def responses_command(table_path: str | None, cache_dir: str | None, out: str) -
     """Write the stored raw responses (what each model said, exactly) to a JSON Lines file."""
     import assoc
     from assoc.errors import DataError
-    from assoc.io import atomic_write
+    from assoc.infra.io import atomic_write
 
     from . import responses
 

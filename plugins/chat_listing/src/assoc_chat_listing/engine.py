@@ -353,7 +353,7 @@ def run_requests(
     Returns a :class:`RunReport`; raises :class:`ChatServiceError` when the service fails for
     good (what arrived before is stored).
     """
-    from assoc.progress import bar
+    from assoc.infra.progress import bar
 
     report = RunReport()
     if not requests:

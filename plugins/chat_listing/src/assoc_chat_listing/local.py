@@ -129,7 +129,7 @@ def run_local(
     requests: Sequence[ChatRequest], store: ResponseStore, *, batch_size: int, device: str, progress: bool
 ) -> None:
     """Generate replies for ``requests`` (one model per call) and store each batch as it finishes."""
-    from assoc.progress import bar
+    from assoc.infra.progress import bar
 
     if not requests:
         return

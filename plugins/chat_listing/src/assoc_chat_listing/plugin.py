@@ -13,7 +13,7 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc.hookspecs import RegisterScorer
+    from assoc.plugins.hookspecs import RegisterScorer
 
 
 @hookimpl

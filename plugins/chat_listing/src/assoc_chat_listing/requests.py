@@ -3,7 +3,7 @@
 A request's key is the sha256 of the canonical JSON of everything that changes the reply:
 backend, endpoint (the base URL without credentials or query), model, messages, sampling
 parameters and sample index. The API key is never part of it. Responses are stored with
-:class:`assoc.cache.Cache` (atomic, checksummed packs; a corrupt pack is deleted and its
+:class:`assoc.infra.cache.Cache` (atomic, checksummed packs; a corrupt pack is deleted and its
 requests sent again) in one namespace per backend, endpoint and model; each entry holds the
 request (without any secret), the raw response body as the server sent it, and when it arrived.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from assoc.cache import Cache, Namespace, digest
+from assoc.infra.cache import Cache, Namespace, digest
 
 ENTRY_FORMAT = 1
 
@@ -99,7 +99,7 @@ def make_entry(request: ChatRequest, response: Mapping[str, Any]) -> dict[str, A
 
 
 class ResponseStore:
-    """Raw responses on disk, one :class:`assoc.cache.Namespace` per (backend, endpoint, model).
+    """Raw responses on disk, one :class:`assoc.infra.cache.Namespace` per (backend, endpoint, model).
 
     ``root=None`` uses the assoc cache root (``$ASSOC_CACHE_DIR``, ...); ``enabled=False`` keeps
     responses in memory only (for this run).

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from assoc.errors import OptionError, StimuliError
-from assoc.options import Option, non_negative, positive
-from assoc.scorer import Scorer
+from assoc.scoring.options import Option, non_negative, positive
+from assoc.scoring.scorer import Scorer
 
 from . import prompts
 from .parsing import REFUSAL_PATTERNS, WARNING_PATTERNS, ReplyParser

@@ -7,7 +7,7 @@ import click
 
 def _emit(frame, output: str | None) -> None:
     if output:
-        from assoc.io import atomic_write
+        from assoc.infra.io import atomic_write
 
         with atomic_write(output, "w", encoding="utf-8", newline="") as handle:
             frame.to_csv(handle, index=False)

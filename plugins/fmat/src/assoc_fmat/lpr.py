@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from assoc.analysis import Analysis
-from assoc.options import Option
+from assoc.scoring.options import Option
 from assoc.stats.constants import LPR_POPULATION_SD
 
 from . import CITATION

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
 from assoc.mlm.scorer import MaskedLMScorer
-from assoc.options import Option, positive
+from assoc.scoring.options import Option, positive
 
 if TYPE_CHECKING:
     from assoc.mlm.scorer import MaskedLMWorker
-    from assoc.units import WorkUnit
+    from assoc.scoring.units import WorkUnit
 
 from . import CITATION
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis import Analysis
-from assoc.options import REQUIRED, Option, positive
+from assoc.scoring.options import REQUIRED, Option, positive
 
 from .posterior import AVERAGEABLE, loglik_table, posterior_table, read_choices
 from .prior import DEFAULT_FLOOR, PRIOR_SOURCES

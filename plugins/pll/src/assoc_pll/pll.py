@@ -90,10 +90,10 @@ def score_sentences(
         Token budget of one forward batch (padded length x batch size). ``None``:
         :func:`assoc.mlm.options.default_max_tokens` of the model's device.
     cache:
-        An :class:`assoc.cache.Cache` (or None): every masked copy's log-probability
+        An :class:`assoc.infra.cache.Cache` (or None): every masked copy's log-probability
         is stored as soon as its chunk is computed, so an interrupted run resumes.
     namespace:
-        Instead of ``cache``, the :class:`assoc.cache.Namespace` to store them in (the scorer
+        Instead of ``cache``, the :class:`assoc.infra.cache.Namespace` to store them in (the scorer
         passes a work unit's checkpoints, :meth:`assoc.mlm.scorer.MaskedLMScorer.unit_checkpoints`).
     """
     from assoc.mlm import MaskRequest

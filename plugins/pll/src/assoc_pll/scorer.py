@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.errors import StimuliError
 from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
 from assoc.mlm.scorer import MaskedLMScorer
-from assoc.options import Option
+from assoc.scoring.options import Option
 from assoc.stimuli import MaskItem, fill_mask, split_at_mask
 
 from .masking import METRICS, TOKEN_SELECTIONS
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.mlm.scorer import MaskedLMWorker
+    from assoc.scoring.units import WorkUnit
     from assoc.stimuli import Stimuli
-    from assoc.units import WorkUnit
 
 CITATION = (
     "Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model scoring. "

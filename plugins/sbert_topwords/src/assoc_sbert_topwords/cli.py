@@ -35,7 +35,7 @@ def models_command() -> None:
 )
 def vocabulary_command(size: int, out: str | None) -> None:
     """Print or save the built-in wordfreq-en vocabulary (see docs/sbert.md)."""
-    from assoc.io import atomic_write
+    from assoc.infra.io import atomic_write
 
     from .vocabulary import load_vocabulary
 

@@ -2,7 +2,7 @@
 
 A vocabulary's embeddings are computed once per (model fingerprint, revision, vocabulary digest,
 template, normalization, dtype, device type) and kept in the cache's arrays
-(:meth:`assoc.cache.Cache.arrays`: atomic writes, sha256-checked on load; a corrupt entry is
+(:meth:`assoc.infra.cache.Cache.arrays`: atomic writes, sha256-checked on load; a corrupt entry is
 recomputed, never trusted), so a second study over the same vocabulary does not re-embed it.
 While a vocabulary is embedded, each chunk of :data:`CHUNK` words is stored as soon as it is
 done, so a killed run resumes from the last finished chunk; the chunks are deleted once the
@@ -63,7 +63,7 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = False, desc: str = "embedding") -> np.ndarray:
         """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
-        from assoc.progress import bar
+        from assoc.infra.progress import bar
 
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         steps = bar(total=len(texts), desc=desc, enabled=progress, unit="text")
@@ -97,7 +97,7 @@ def open_encoder(
 ) -> SentenceEncoder:
     """Load ``model`` (see :mod:`assoc_sbert_topwords.models`) into a :class:`SentenceEncoder`.
 
-    ``memo``: the :class:`assoc.cache.Cache` where the model files' hash is remembered (None: the default root).
+    ``memo``: the :class:`assoc.infra.cache.Cache` where the model files' hash is remembered (None: the default root).
     """
     from .models import load_sentence_model
 
@@ -121,8 +121,8 @@ def vocabulary_embeddings(
 
     With ``use_cache``, a vocabulary embedded in part by a killed run resumes from its stored chunks.
     """
-    from assoc.cache import Cache
-    from assoc.progress import bar
+    from assoc.infra.cache import Cache
+    from assoc.infra.progress import bar
 
     key = {
         "kind": "sbert-vocabulary",

@@ -156,7 +156,7 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
 
 
 def _mpnet_directory() -> Path:
-    from assoc.cache import default_root
+    from assoc.infra.cache import default_root
 
     parts = mpnet_part_files()
     stamp = hashlib.sha256(repr([(p.name, p.stat().st_size) for p in parts]).encode()).hexdigest()[:16]
@@ -229,7 +229,7 @@ def resolve_model(model: str) -> tuple[str, Path | None]:
 def fingerprint(name: str, directory: Path | None, revision: str | None, memo: Any = None) -> str:
     """A stable id of the model's files: sha256 of a local directory's files, else the Hub id and revision.
 
-    ``memo``: the :class:`assoc.cache.Cache` where a directory's hash is remembered (None: the default root).
+    ``memo``: the :class:`assoc.infra.cache.Cache` where a directory's hash is remembered (None: the default root).
     """
     from assoc.mlm.loading import hub_fingerprint, local_fingerprint
 

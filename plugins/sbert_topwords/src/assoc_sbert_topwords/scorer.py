@@ -7,7 +7,7 @@
 * ``sbert_valence``: the cosine of each term with a general-valence vector, mean(positive) - mean(negative)
   (Nicolas & Caliskan, 2024).
 
-All three describe their work as units (:mod:`assoc.units`), so they run on any executor: per model one
+All three describe their work as units (:mod:`assoc.scoring.units`), so they run on any executor: per model one
 worker state (the loaded model; for ``sbert_topwords`` also the vocabulary, embedded once or read from
 the disk cache), then independent units (``sbert_topwords``: blocks of terms).
 """
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.errors import DataError, StimuliError
 from assoc.mlm.options import MODEL_OPTIONS
-from assoc.options import Option, positive
-from assoc.scorer import Scorer
-from assoc.units import WorkUnit
+from assoc.scoring.options import Option, positive
+from assoc.scoring.scorer import Scorer
+from assoc.scoring.units import WorkUnit
 
 from .templates import check_template
 

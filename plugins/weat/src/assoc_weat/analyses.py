@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assoc.analysis import Analysis
-from assoc.options import REQUIRED, Option, confidence_level, non_negative, positive
+from assoc.scoring.options import REQUIRED, Option, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
     import pandas as pd

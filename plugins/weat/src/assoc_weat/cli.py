@@ -103,7 +103,7 @@ def caliskan_command(
     Table 1 (all ten tests), and word2vec results as quoted by Bao (2024) (seven tests); other
     embeddings will differ.
     """
-    from assoc.options import parse_cli_options
+    from assoc.scoring.options import parse_cli_options
     from assoc.table import write_table
 
     from .scorer import WEATScorer
@@ -178,7 +178,7 @@ def format_markdown(frame: Any) -> str:
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the per-word WEFAT scores (.csv/.parquet/.jsonl).")
 def valnorm_command(norms: str, model: str, language: str, sd: str, options: tuple[str, ...], out: str | None) -> None:
     """ValNorm: WEFAT valence of every norm word against pleasant/unpleasant, correlated with the norms."""
-    from assoc.options import parse_cli_options
+    from assoc.scoring.options import parse_cli_options
     from assoc.table import write_table
 
     from .scorer import WEATScorer

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import DataError, ModelError, OptionError
-from assoc.memory import BytesLRU
+from assoc.infra.memory import BytesLRU
 
 if TYPE_CHECKING:
     import numpy as np
@@ -220,7 +220,7 @@ register_embedding(
 
 
 def _quarter_of_memory() -> int:
-    from assoc.memory import physical_memory
+    from assoc.infra.memory import physical_memory
 
     return physical_memory() // 4
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from assoc.errors import DataError, OutOfVocabularyWarning
-from assoc.options import Option, positive
-from assoc.scorer import Scorer
+from assoc.scoring.options import Option, positive
+from assoc.scoring.scorer import Scorer
 
 from .embeddings import CASES, FORMATS, PHRASES
 
@@ -97,7 +97,7 @@ class WEATScorer(Scorer):
         import numpy as np
         import pandas as pd
 
-        from assoc.progress import bar
+        from assoc.infra.progress import bar
         from assoc.stats.weat import cosine_matrix
         from assoc.table import normalise
 

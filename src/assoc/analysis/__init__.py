@@ -1,0 +1,24 @@
+"""Analyses: the :class:`Analysis` base class and the shared analyses that read any association table.
+
+The base class lives in :mod:`assoc.analysis.base`, each shared analysis in a module of its own
+(:mod:`assoc.analysis.icc`, ...); :mod:`assoc.analysis.shared` lists them for the core's plugin.
+``from assoc.analysis import Analysis, with_estimate`` keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assoc.analysis.base import ESTIMATE, Analysis, with_estimate
+
+__all__ = ["ESTIMATE", "Analysis", "with_estimate"]
+
+
+def __getattr__(name: str) -> Any:
+    # The shared analyses' classes (``ICCAnalysis``, ..., ``ANALYSES``) on demand, so that importing the
+    # base class does not import every analysis; also what the old ``assoc.shared_analyses`` path exposed.
+    from assoc.analysis import shared
+
+    if name in shared.__all__:
+        return getattr(shared, name)
+    raise AttributeError(f"module 'assoc.analysis' has no attribute {name!r}")

@@ -1,0 +1,185 @@
+"""``lmm``: linear mixed models on the association table (random intercepts for models by default)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from assoc.analysis._common import (
+    PREDICTOR_TABLE_OPTIONS,
+    column_list,
+    confidence_level,
+    merge_criterion_rows,
+    require_columns,
+)
+from assoc.analysis.base import Analysis
+from assoc.scoring.options import REQUIRED, Option
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _formula(value: str) -> str:
+    if "~" not in value:
+        raise ValueError(f"a formula needs '~' (e.g. 'value ~ attribute_group'), got {value!r}")
+    return value.strip()
+
+
+def _formulas(value: list) -> list[str]:
+    return [_formula(str(v)) for v in value]
+
+
+class LMMAnalysis(Analysis):
+    """Linear mixed model(s) of the table's columns with random intercepts.
+
+    ``formula`` is a patsy/R-style formula over the table's columns (``value ~ attribute_group``;
+    ``C(x)`` makes a column categorical, ``a * b`` adds an interaction). ``random`` names the
+    grouping columns with random intercepts (default ``model``; several are crossed). Each
+    formula in ``nested`` is fitted on the same rows and compared with the one before it by a
+    likelihood-ratio test on maximum-likelihood refits, and by AIC/BIC.
+
+    One row per estimate: ``kind`` is ``fixed`` (estimate, SE, z, p, Wald CI), ``variance``
+    (random-intercept and residual variances), ``r2`` (Nakagawa & Schielzeth marginal and
+    conditional), ``fit`` (log-likelihood, AIC, BIC of the ML fit) or ``lrt``. Convergence
+    problems appear in the ``warnings`` and ``converged`` columns and as Python warnings.
+    Formulas: :mod:`assoc.stats.mixed`.
+    """
+
+    name = "lmm"
+    description = "Linear mixed models (random intercepts for models), R^2 (Nakagawa & Schielzeth), LRT and AIC."
+    citation = (
+        "Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and Evolution, 4(2), 133-142. "
+        "doi:10.1111/j.2041-210x.2012.00261.x"
+    )
+    options = (
+        Option(
+            "formula",
+            str,
+            REQUIRED,
+            "model formula over the table's columns, e.g. 'value ~ attribute_group'",
+            check=_formula,
+        ),
+        Option(
+            "nested", list, [], "further formulas, each compared with the previous one by LRT and AIC", check=_formulas
+        ),
+        Option("random", list, ["model"], "grouping columns with random intercepts", check=column_list),
+        Option("reml", bool, True, "estimate by REML (true) or ML (false); comparisons always use ML"),
+        Option("confidence", float, 0.95, "confidence level of the Wald intervals", check=confidence_level),
+        *PREDICTOR_TABLE_OPTIONS,
+    )
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Fit the linear mixed model and test the fixed effect."""
+        import pandas as pd
+
+        from assoc.errors import DataError
+        from assoc.stats.mixed import fit_mixed, likelihood_ratio_test, model_columns
+
+        p = self.params
+        data, unmatched = table, 0
+        if p["criterion"] is not None:
+            data, _, unmatched = merge_criterion_rows(
+                table, criterion=p["criterion"], key=p["key"], criterion_key=p["criterion_key"]
+            )
+        random = p["random"]
+        require_columns(data, random, what="lmm")
+        formulas = [p["formula"], *p["nested"]]
+        if len(set(formulas)) != len(formulas):
+            raise DataError("lmm: a formula is listed twice")
+        used = sorted({c for f in formulas for c in model_columns(f, list(data.columns))} | set(random))
+        complete = data.dropna(subset=used).reset_index(drop=True)
+        n_dropped = len(data) - len(complete)
+        if len(complete) == 0:
+            raise DataError(f"lmm: no complete rows in columns {used}")
+        for column in random:
+            lost = sorted(set(data[column].dropna().astype(str)) - set(complete[column].astype(str)))
+            if lost and complete[column].nunique() < 2:
+                raise DataError(
+                    f"lmm: random intercepts for {column!r} need at least 2 groups, but after dropping "
+                    f"{n_dropped} row(s) with missing values only {complete[column].nunique()} is left "
+                    f"(every row of {', '.join(map(repr, lost))} has a missing value, e.g. out of vocabulary)"
+                )
+
+        rows: list[dict[str, Any]] = []
+        ml_fits = []
+        for formula in formulas:
+            fit = fit_mixed(complete, formula, random, reml=p["reml"])
+            ml = fit if not p["reml"] else fit_mixed(complete, formula, random, reml=False)
+            ml_fits.append(ml)
+            common = {
+                "formula": formula,
+                "n_obs": fit.n_obs,
+                "n_rows_dropped": n_dropped,
+                "n_keys_without_criterion": unmatched,
+                "n_groups": ",".join(f"{k}={v}" for k, v in fit.n_groups.items()),
+            }
+            est_info = {
+                "method": "REML" if fit.reml else "ML",
+                "converged": fit.converged,
+                "warnings": "; ".join(fit.warnings),
+            }
+            for _, fe in fit.fixed_effects(p["confidence"]).iterrows():
+                rows.append(
+                    {
+                        **common,
+                        "kind": "fixed",
+                        "term": fe["term"],
+                        "estimate": fe["estimate"],
+                        "se": fe["se"],
+                        "statistic": fe["z"],
+                        "p_value": fe["p_value"],
+                        "ci_low": fe["ci_low"],
+                        "ci_high": fe["ci_high"],
+                        "confidence": p["confidence"],
+                        **est_info,
+                    }
+                )
+            for name, variance in fit.variance_components().items():
+                rows.append({**common, "kind": "variance", "term": name, "estimate": variance, **est_info})
+            marginal, conditional = fit.r_squared()
+            rows.append({**common, "kind": "r2", "term": "marginal", "estimate": marginal, **est_info})
+            rows.append({**common, "kind": "r2", "term": "conditional", "estimate": conditional, **est_info})
+            ml_info = {"method": "ML", "converged": ml.converged, "warnings": "; ".join(ml.warnings)}
+            for term, value in (("loglik", ml.loglik), ("AIC", ml.aic()), ("BIC", ml.bic())):
+                rows.append({**common, "kind": "fit", "term": term, "estimate": value, "df": ml.n_params, **ml_info})
+        for (prev_f, prev), (this_f, this) in zip(zip(formulas, ml_fits), zip(formulas[1:], ml_fits[1:])):
+            lrt = likelihood_ratio_test(prev, this)
+            rows.append(
+                {
+                    "formula": this_f,
+                    "kind": "lrt",
+                    "term": f"{prev_f} vs {this_f}",
+                    "estimate": lrt.delta_aic,
+                    "statistic": lrt.chi2,
+                    "df": lrt.df,
+                    "p_value": lrt.p_value,
+                    "delta_aic": lrt.delta_aic,
+                    "delta_bic": lrt.delta_bic,
+                    "n_obs": this.n_obs,
+                    "method": "ML",
+                    "converged": prev.converged and this.converged,
+                    "warnings": "; ".join([*prev.warnings, *this.warnings]),
+                }
+            )
+        columns = [
+            "formula",
+            "kind",
+            "term",
+            "estimate",
+            "se",
+            "statistic",
+            "df",
+            "p_value",
+            "ci_low",
+            "ci_high",
+            "confidence",
+            "delta_aic",
+            "delta_bic",
+            "n_obs",
+            "n_groups",
+            "n_rows_dropped",
+            "n_keys_without_criterion",
+            "method",
+            "converged",
+            "warnings",
+        ]
+        return pd.DataFrame(rows).reindex(columns=columns)

@@ -1,0 +1,41 @@
+"""Plugins: the hook specifications, the registry that loads entry points, and the core's own plugin.
+
+* :mod:`assoc.plugins.hookspecs`: the hooks a plugin can implement (``register_scorers``, ...).
+* :mod:`assoc.plugins.manager`: finding, loading and looking up plugins; re-exported here, so
+  ``from assoc.plugins import get_scorer`` keeps working.
+* :mod:`assoc.plugins.builtin`: the core's shared analyses, registered like any plugin.
+"""
+
+from __future__ import annotations
+
+from assoc.plugins.manager import (
+    BUILTIN_PLUGINS,
+    ENTRY_POINT_GROUP,
+    ENV_ALLOWLIST,
+    PluginInfo,
+    PluginRegistry,
+    Registered,
+    failed_plugins,
+    get_analysis,
+    get_scorer,
+    get_stimuli_loader,
+    plugin_version,
+    registry,
+    reset,
+)
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "ENV_ALLOWLIST",
+    "PluginInfo",
+    "PluginRegistry",
+    "Registered",
+    "failed_plugins",
+    "get_analysis",
+    "get_scorer",
+    "get_stimuli_loader",
+    "plugin_version",
+    "registry",
+    "reset",
+]

@@ -1,0 +1,108 @@
+"""Hook specifications: the complete list of what a plugin can provide.
+
+A plugin is a module registered under the ``assoc`` entry-point group that
+implements any of these hooks with :data:`hookimpl`::
+
+    # pyproject.toml
+    [project.entry-points.assoc]
+    my_plugin = "my_package.plugin"
+
+    # my_package/plugin.py
+    from assoc import hookimpl
+
+    @hookimpl
+    def register_scorers(register):
+        register(MyScorer)
+
+Each hook is called once, when the plugin manager is first used (by
+``assoc.scorers()``, ``assoc.score()``, any CLI command, ...). assoc calls each
+plugin's implementation itself, one plugin at a time (not through ``pm.hook``),
+so that a failing plugin is isolated and every registration is credited to its
+plugin; pluggy's ordering and wrapping markers therefore do not apply:
+``hookimpl(hookwrapper=True)`` / ``hookimpl(wrapper=True)`` is refused (the plugin
+is reported as failed by ``assoc plugins``) and ``tryfirst``/``trylast`` are
+ignored with a :class:`~assoc.errors.PluginWarning`. Hooks must be cheap: import
+heavy libraries (torch, transformers, gensim, ...) inside the scorer's methods,
+never at plugin import time, so ``assoc --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from assoc.analysis.base import Analysis
+    from assoc.scoring.scorer import Scorer
+    from assoc.stimuli.model import Stimuli
+
+PROJECT = "assoc"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+#: Decorator for plugin functions that implement a hook.
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class RegisterScorer(Protocol):
+    """The ``register`` callable passed to :func:`register_scorers`."""
+
+    def __call__(self, scorer: type[Scorer], /) -> None:
+        """Register one :class:`~assoc.scoring.scorer.Scorer` subclass under its ``name``."""
+
+
+class RegisterAnalysis(Protocol):
+    """The ``register`` callable passed to :func:`register_analyses`."""
+
+    def __call__(self, analysis: type[Analysis], /) -> None:
+        """Register one :class:`~assoc.analysis.Analysis` subclass under its ``name``."""
+
+
+class RegisterStimuli(Protocol):
+    """The ``register`` callable passed to :func:`register_stimuli`."""
+
+    def __call__(self, name: str, loader: Callable[[], Stimuli], description: str = "", /) -> None:
+        """Register a bundled stimuli set: ``loader()`` builds it when a user names it."""
+
+
+@hookspec
+def register_scorers(register: RegisterScorer) -> None:
+    """Register scorer classes.
+
+    Called once when plugins load. Call ``register(ScorerSubclass)`` for each
+    scorer; its ``name`` attribute is the name users type
+    (``assoc score --scorer NAME``). Two plugins registering the same name is a
+    :class:`~assoc.errors.PluginError`.
+    """
+
+
+@hookspec
+def register_analyses(register: RegisterAnalysis) -> None:
+    """Register analysis classes.
+
+    Called once when plugins load. Call ``register(AnalysisSubclass)`` for each
+    analysis (``assoc analyze NAME``). Names are unique across plugins.
+    """
+
+
+@hookspec
+def register_stimuli(register: RegisterStimuli) -> None:
+    """Register bundled stimuli sets that users load by name.
+
+    Call ``register(name, loader, description)``; ``loader()`` returns a
+    :class:`~assoc.stimuli.Stimuli` and is called only when the set is used.
+    Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add command-line commands.
+
+    Called when the CLI starts, with the top-level ``assoc`` click group; add a
+    sub-group named after the plugin (``assoc fmat ...``). Import heavy
+    libraries inside the command functions, not at module level.
+    """

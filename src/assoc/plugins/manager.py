@@ -1,0 +1,332 @@
+"""Finding and loading plugins, and the registries of what they provide.
+
+Plugins are modules registered under the ``assoc`` entry-point group. Loading
+is lazy (the first call of any function here) and fault tolerant: a plugin that
+fails to import, or whose hook raises, is recorded with the reason and skipped,
+so one broken plugin never breaks the others or the CLI (``assoc plugins``
+shows it).
+
+The environment variable ``ASSOC_PLUGINS`` restricts which entry-point plugins
+load: a comma-separated list of plugin (entry-point) names; set but empty means
+none. The core's own analyses (``assoc.plugins.builtin``) always load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from assoc.errors import PluginError, PluginWarning, StimuliError, UnknownNameError
+from assoc.plugins import hookspecs as hookspecs
+
+if TYPE_CHECKING:
+    import click
+
+    from assoc.analysis.base import Analysis
+    from assoc.scoring.scorer import Scorer
+    from assoc.stimuli.model import Stimuli
+
+ENTRY_POINT_GROUP = "assoc"
+ENV_ALLOWLIST = "ASSOC_PLUGINS"
+BUILTIN_PLUGINS = ("assoc.plugins.builtin",)
+
+
+@dataclass
+class PluginInfo:
+    """What ``assoc plugins`` reports about one plugin."""
+
+    name: str
+    module: str
+    distribution: str = ""
+    version: str = ""
+    status: str = "loaded"  # loaded | failed | disabled
+    error: str = ""
+    scorers: list[str] = field(default_factory=list)
+    analyses: list[str] = field(default_factory=list)
+    stimuli: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Registered:
+    """One registered component (scorer class, analysis class or stimuli loader) and its origin."""
+
+    name: str
+    obj: Any
+    plugin: str
+    description: str = ""
+
+
+class PluginRegistry:
+    """The plugin manager plus the registries filled by the hooks."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.infos: dict[str, PluginInfo] = {}
+        self.scorers: dict[str, Registered] = {}
+        self.analyses: dict[str, Registered] = {}
+        self.stimuli: dict[str, Registered] = {}
+        # (kind, name) -> the plugins that register it, for names registered by more than one plugin
+        self.clashes: dict[tuple[str, str], list[str]] = {}
+        self.conflicts: list[str] = []
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    # -- loading ------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Import every allowed entry-point plugin and collect what its hooks register (once)."""
+        from importlib import metadata  # here, not at module level: `import assoc` stays cheap
+
+        with self._lock:
+            if self._loaded:
+                return
+            self._loaded = True
+            for module_name in BUILTIN_PLUGINS:
+                self._register_module("assoc", module_name, distribution="assoc")
+            allow = os.environ.get(ENV_ALLOWLIST)
+            allowed = None if allow is None else {p.strip() for p in allow.split(",") if p.strip()}
+            for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+                dist = getattr(entry_point, "dist", None)
+                info = PluginInfo(
+                    name=entry_point.name,
+                    module=entry_point.value,
+                    distribution=dist.name if dist else "",
+                    version=dist.version if dist else "",
+                )
+                if entry_point.name in self.infos:
+                    info.status, info.error = "failed", "another plugin is already registered under this name"
+                    self.infos[f"{entry_point.name} ({entry_point.value})"] = info
+                    continue
+                self.infos[entry_point.name] = info
+                if allowed is not None and entry_point.name not in allowed:
+                    info.status = "disabled"
+                    info.error = f"not listed in {ENV_ALLOWLIST}"
+                    continue
+                try:
+                    module = entry_point.load()
+                    self.pm.register(module, name=entry_point.name)
+                except Exception as exc:  # a broken plugin must not break the others
+                    info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
+            self._collect()
+
+    def _register_module(self, name: str, module_name: str, distribution: str) -> None:
+        from assoc.version import __version__
+
+        info = PluginInfo(name=name, module=module_name, distribution=distribution, version=__version__)
+        self.infos[name] = info
+        try:
+            self.pm.register(importlib.import_module(module_name), name=name)
+        except Exception as exc:
+            info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
+
+    def _collect(self) -> None:
+        """Call each plugin's hooks one plugin at a time, so every registration knows its plugin.
+
+        A name registered by two plugins is a clash: both plugins are credited with it, the
+        registry keeps it (so listings show it) but looking it up is a :class:`PluginError`;
+        every other name keeps working.
+        """
+        clashes = self.clashes
+        for hook_name, registry, kind in (
+            ("register_scorers", self.scorers, "scorer"),
+            ("register_analyses", self.analyses, "analysis"),
+            ("register_stimuli", self.stimuli, "stimuli set"),
+        ):
+            hook = getattr(self.pm.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                plugin = impl.plugin_name
+                info = self.infos.get(plugin)
+
+                def register(
+                    obj: Any,
+                    loader: Any = None,
+                    description: str = "",
+                    *,
+                    _plugin: str = plugin,
+                    _registry: dict[str, Registered] = registry,
+                    _kind: str = kind,
+                    _info: PluginInfo | None = info,
+                ) -> None:
+                    if _kind == "stimuli set":
+                        name, target, text = str(obj), loader, description
+                        if not callable(target):
+                            raise PluginError(f"stimuli set {name!r}: loader must be callable")
+                    else:
+                        name, target = getattr(obj, "name", ""), obj
+                        text = getattr(obj, "description", "")
+                        if not name:
+                            raise PluginError(f"{_kind} {obj!r} has no name")
+                    if name in _registry and _registry[name].plugin != _plugin:
+                        owners = clashes.setdefault((_kind, name), [_registry[name].plugin])
+                        if _plugin not in owners:
+                            owners.append(_plugin)
+                        _registry[name].description = f"CLASH: {_clash_text(_kind, name, owners)}"
+                    else:
+                        _registry[name] = Registered(name, target, _plugin, text)
+                    if _info is not None:
+                        listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
+                        listed[_kind].append(name)
+
+                if _unsupported_marker(impl, hook_name, info):
+                    continue
+                try:
+                    impl.function(register=register)
+                except Exception as exc:
+                    if info is not None:
+                        info.status, info.error = "failed", f"{hook_name}: {type(exc).__name__}: {exc}"
+        self.conflicts = [_clash_text(kind, name, owners) for (kind, name), owners in clashes.items()]
+
+    def check_clash(self, kind: str, name: str) -> None:
+        """Raise :class:`PluginError` if several plugins registered ``name``.
+
+        ``kind`` is scorer, analysis or stimuli set. Clashes of other names are only
+        warned about (:class:`PluginWarning`).
+        """
+        self.load()
+        owners = self.clashes.get((kind, name))
+        if owners:
+            raise PluginError(
+                f"{_clash_text(kind, name, owners)}. Uninstall one of them or restrict plugins with {ENV_ALLOWLIST}."
+            )
+        for conflict in self.conflicts:
+            warnings.warn(f"{conflict} (using that name is an error)", PluginWarning, stacklevel=4)
+
+    def register_commands(self, cli: click.Group) -> None:
+        """Let every plugin add its commands to the ``assoc`` click group."""
+        self.load()
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            if _unsupported_marker(impl, "register_commands", self.infos.get(impl.plugin_name)):
+                continue
+            try:
+                impl.function(cli=cli)
+            except Exception as exc:
+                info = self.infos.get(impl.plugin_name)
+                if info is not None:
+                    info.status, info.error = "failed", f"register_commands: {type(exc).__name__}: {exc}"
+
+
+def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> bool:
+    """Report pluggy markers that have no effect here; true when the implementation must be skipped.
+
+    The registry calls each plugin's hook implementations itself, one plugin at a time, instead
+    of through ``pm.hook``: that is what isolates a failing plugin and credits every registration
+    to its plugin. pluggy's call-order and wrapper markers therefore do not apply: a
+    ``hookwrapper``/``wrapper`` implementation (a generator) is refused with the plugin marked
+    failed, and ``tryfirst``/``trylast`` are ignored with a :class:`PluginWarning`.
+    """
+    plugin = impl.plugin_name
+    if impl.hookwrapper or getattr(impl, "wrapper", False):
+        if info is not None:
+            info.status, info.error = (
+                "failed",
+                (
+                    f"{hook_name}: hookwrapper/wrapper implementations are not "
+                    "supported (assoc calls each plugin's hooks itself)"
+                ),
+            )
+        return True
+    if impl.tryfirst or impl.trylast:
+        warnings.warn(
+            f"plugin {plugin!r}: tryfirst/trylast on {hook_name} has no effect (assoc calls each "
+            "plugin's hooks itself; names are unique, so order does not matter)",
+            PluginWarning,
+            stacklevel=2,
+        )
+    return False
+
+
+_REGISTRY: PluginRegistry | None = None
+
+
+def registry() -> PluginRegistry:
+    """The process-wide registry (plugins load on first use)."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = PluginRegistry()
+    _REGISTRY.load()
+    return _REGISTRY
+
+
+def reset() -> None:
+    """Forget loaded plugins (tests use it after changing ``ASSOC_PLUGINS``)."""
+    global _REGISTRY
+    _REGISTRY = None
+
+
+def failed_plugins() -> list[PluginInfo]:
+    """The plugins that failed to load (import error, or a hook that raised), with the reason."""
+    return [info for info in registry().infos.values() if info.status == "failed"]
+
+
+def _failure_hint() -> str:
+    """Why a name may be missing: the plugins that failed to load, for unknown-name errors."""
+    failed = failed_plugins()
+    if not failed:
+        return ""
+    reasons = "; ".join(f"{info.name} ({info.error})" for info in failed)
+    return f"plugin(s) that failed to load: {reasons} (see `assoc plugins`)"
+
+
+def _clash_text(kind: str, name: str, owners: list[str]) -> str:
+    named = " and ".join(f"plugin {owner!r}" for owner in owners)
+    return f"{kind} {name!r} is registered by {'both ' if len(owners) == 2 else ''}{named}"
+
+
+def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
+    """The registered object ``name``, or an :class:`UnknownNameError`.
+
+    The error has a did-you-mean hint and names any plugin that failed to load (it may
+    have provided the name).
+    """
+    reg = registry()
+    clash_kind = (
+        "scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses else "stimuli set"
+    )
+    reg.check_clash(clash_kind, name)
+    if name not in registry_of:
+        raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
+    return registry_of[name].obj
+
+
+def get_scorer(name: str) -> type[Scorer]:
+    """The scorer class registered as ``name``."""
+    return _lookup(registry().scorers, "scorer", name)
+
+
+def get_analysis(name: str) -> type[Analysis]:
+    """The analysis class registered as ``name``."""
+    return _lookup(registry().analyses, "analysis", name)
+
+
+def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
+    """The loader of the bundled stimuli set ``name``."""
+    reg = registry()
+    if not reg.stimuli and not failed_plugins():
+        raise StimuliError(
+            f"{name!r} is neither a stimuli file nor a bundled stimuli set (no bundled sets are installed)"
+        )
+    return _lookup(reg.stimuli, "stimuli set (or file)", name)
+
+
+def plugin_version(plugin: str) -> str:
+    """The version of the distribution that provides ``plugin`` ("" when unknown)."""
+    info = registry().infos.get(plugin)
+    return info.version if info else ""
+
+
+def _install_bundle_resolver() -> None:
+    """Let :meth:`assoc.stimuli.Stimuli.load` resolve bundled set names through this registry."""
+    from assoc.stimuli.model import set_bundle_resolver
+
+    set_bundle_resolver(get_stimuli_loader)
+
+
+_install_bundle_resolver()

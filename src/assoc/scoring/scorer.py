@@ -1,0 +1,169 @@
+"""The scorer interface: stimuli + models in, one association table out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from assoc.scoring.component import Component
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from assoc.infra.cache import Cache, Namespace
+    from assoc.scoring.units import WorkUnit
+    from assoc.stimuli.model import Stimuli
+
+
+class Scorer(Component):
+    """Base class of every scorer.
+
+    Subclasses set the class attributes and implement :meth:`score`::
+
+        class MyScorer(Scorer):
+            name = "my_scorer"                  # what users type
+            description = "One line."
+            citation = "Author (year). Title. doi:..."
+            measure = "cosine"                  # what the value column holds
+            options = (Option("batch_size", int, 32, "rows per batch"),)
+            default_models = ("glove-6b-50d",)  # used when the user names none
+            requires_models = True              # False for model-free scorers
+            needs_queries = False               # True: every design needs [MASK] queries
+            extra_columns = {"oov": "True when a word is out of vocabulary"}
+
+            def score(self, stimuli, models, *, progress):
+                ...
+                return assoc.table.from_records(rows, scorer=self.name, measure=self.measure)
+
+    The core validates options on construction, stimuli before scoring
+    (:meth:`check_stimuli`), and the returned table after scoring, then attaches
+    provenance.
+
+    **Work units (optional).** A scorer that implements :meth:`plan` and :meth:`run_unit`
+    (and usually :meth:`load_worker`) instead of :meth:`score` runs on any executor
+    (``executor="local"`` or ``"ray"``): :meth:`plan` cuts the study into independent
+    :class:`~assoc.scoring.units.WorkUnit` objects, a worker loads each model once
+    (:meth:`load_worker`) and computes units with it (:meth:`run_unit`), and :meth:`merge`
+    builds the table from all rows in plan order. The driver caches each finished unit's
+    rows (:meth:`unit_cache`), so an interrupted study resumes. A scorer that only
+    implements :meth:`score` runs with the local executor only.
+    """
+
+    kind: ClassVar[str] = "scorer"
+    measure: ClassVar[str] = ""
+    default_models: ClassVar[tuple[str, ...]] = ()
+    requires_models: ClassVar[bool] = True
+    needs_queries: ClassVar[bool] = False
+    extra_columns: ClassVar[dict[str, str]] = {}
+
+    def check_stimuli(self, stimuli: Stimuli) -> None:
+        """Raise :class:`~assoc.errors.StimuliError` if this scorer cannot use ``stimuli``.
+
+        The default checks ``needs_queries``; override to add checks (call ``super()``).
+        """
+        if self.needs_queries:
+            stimuli.require_queries(self.name)
+
+    #: Bump when a change of the scorer's code changes its rows: cached units of older versions are not reused.
+    cache_version: ClassVar[int] = 1
+
+    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
+        """Measure every association in ``stimuli`` with every model.
+
+        ``models`` is never empty when ``requires_models`` is true. ``progress``
+        says whether to show progress bars (:func:`assoc.infra.progress.bar`). Return
+        an association table (:mod:`assoc.table.files`).
+
+        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`):
+        the default runs the units in this process (the local executor).
+        """
+        if not self.supports_units():
+            raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
+        from assoc.executors.local import LocalExecutor
+        from assoc.executors.run import run_study
+
+        return run_study(self, stimuli, models, executor=LocalExecutor(), progress=progress)[0]
+
+    # -- work units (optional) --------------------------------------------------------------
+    @classmethod
+    def supports_units(cls) -> bool:
+        """Whether this scorer describes its work as units (implements :meth:`plan` and :meth:`run_unit`)."""
+        return cls.plan is not Scorer.plan and cls.run_unit is not Scorer.run_unit
+
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """Cut the study into independent work units, in the order their rows appear in the table.
+
+        Runs in the driver, before any model loads: check here what can be checked without
+        a model. Keys must be unique and stable across runs; payloads JSON-compatible.
+        """
+        raise NotImplementedError
+
+    def load_worker(self, model: str) -> Any:
+        """Load what a worker needs for the units of ``model`` (e.g. the model itself); once per worker.
+
+        The returned state is passed to every :meth:`run_unit` call of that model on that
+        worker, and to :meth:`release_worker` before the worker moves to another model.
+        The default loads nothing (``None``).
+        """
+        return None
+
+    def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
+        """Compute one unit with the worker ``state`` of its model: a list of row dicts.
+
+        Rows are JSON-compatible dicts (they are cached and may travel between machines),
+        the same keys a row of :func:`assoc.table.from_records` takes.
+        """
+        raise NotImplementedError
+
+    def release_worker(self, state: Any) -> None:
+        """Free a worker state from :meth:`load_worker`. The default calls its ``close()``, if any."""
+        close = getattr(state, "close", None)
+        if callable(close):
+            close()
+
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """Build the table from the rows of all units, in plan order (override to add warnings or columns)."""
+        from assoc.table.files import from_records
+
+        return from_records(
+            rows, scorer=self.name, measure=self.measure or None, extra_columns=list(self.extra_columns)
+        )
+
+    def run_cache(self) -> Cache:
+        """The cache of this scorer's runs: everything it stores on disk goes there.
+
+        The default follows the scorer's ``cache`` and ``cache_dir`` options when it declares
+        them (:data:`assoc.scoring.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
+        :func:`assoc.infra.cache.default_root`), disabled with ``cache=False`` or when the scorer declares
+        no ``cache`` option (then nothing is read or written, memos included).
+        """
+        from assoc.infra.cache import Cache
+
+        return Cache(self.params.get("cache_dir"), enabled=bool(self.params.get("cache", False)))
+
+    def unit_cache(self) -> Cache | None:
+        """Where finished units' rows are cached (:meth:`run_cache`), or None for no cache."""
+        cache = self.run_cache()
+        return cache if cache.enabled else None
+
+    def unit_progress(self, unit: WorkUnit, **parts: Any) -> Namespace | None:
+        """The checkpoints of ``unit`` while it is computed (None without a unit cache).
+
+        A :meth:`run_unit` that takes long stores partial results there (e.g. a chunk of log
+        probabilities at a time), reads them back when the unit is computed again after a kill,
+        and calls ``discard()`` on it before returning the unit's rows, so that each result is
+        stored once: as the unit's rows (:meth:`assoc.infra.cache.Namespace.progress`). ``parts`` are
+        settings the checkpoints depend on beyond the unit cache's (e.g. the device type).
+        """
+        from assoc.executors.run import unit_namespaces
+
+        namespace = unit_namespaces(self, [unit]).get(unit.model)
+        return namespace.progress(unit.fingerprint(), **parts) if namespace is not None else None
+
+    def model_fingerprint(self, model: str) -> str:
+        """A stable identity of ``model``'s weights for the unit cache (default: the name itself).
+
+        Override when the name is not enough (the masked-LM scorers hash local directories and
+        use the Hub commit).
+        """
+        return model
