@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assoc.scoring.scorer import Scorer
-from assoc.stimuli.model import Filling, MaskItem
 from assoc.scoring.units import WorkUnit
+from assoc.stimuli.model import Filling, MaskItem
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache, Namespace
