@@ -632,7 +632,10 @@ class Cache:
             if not isinstance(parts, dict) or parts.pop("layout", None) != LAYOUT:
                 continue
             if all(parts.get(k) == v for k, v in match.items()):
-                found.append(self.namespace(**parts))
+                name = meta.parent.name  # the directory itself: parts read back from JSON may not re-hash to it
+                if name not in self._opened:
+                    self._opened[name] = Namespace(meta.parent, parts, self.root)
+                found.append(self._opened[name])
         return found
 
     def arrays(self) -> ArrayStore:
