@@ -682,6 +682,7 @@ class Cache:
         removed = _sweep_directory(self.root, self.root)
         owners = self.root / "owners"
         if owners.is_dir():
+            removed += _sweep_directory(owners, self.root)  # owner files of runs killed while registering
             for path in owners.glob("*.lock"):
                 if not _OWNERS.alive(self.root, path.stem):  # alive() deletes the lock file of a gone owner
                     removed += 1
