@@ -5,9 +5,12 @@ not share the client's interpreter lock) answers every request after 50 ms. The 
 
 * sequential - a plain loop of ``chat.completions.create`` calls with the official synchronous
   ``openai`` client (one request at a time; the baseline);
+* plain      - a plain ``openai.AsyncOpenAI`` loop at the same concurrency (``chat.completions.create``
+  under an ``asyncio.Semaphore``, ``asyncio.gather``; nothing stored): what the official client
+  alone costs;
 * assoc      - ``assoc_chat_listing.engine.run_requests`` (asyncio, the same openai package,
-  bounded concurrency, rate limiter, retries, every response written to the on-disk cache as it
-  arrives) with 2,000 distinct requests at each concurrency.
+  bounded concurrency, rate limiter, retries, every answer journaled on arrival and written to the
+  on-disk cache) with 2,000 distinct requests at each concurrency.
 
 It prints requests per second, the ratio to the sequential loop, the target (issue 12:
 >= 0.8 x concurrency / 0.05 s, up to concurrency 32) and checks that no response is lost
@@ -78,6 +81,33 @@ def sequential(url: str, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
+def plain_async(url: str, n: int, concurrency: int) -> dict:
+    """Requests per second and client CPU per request of a plain ``openai.AsyncOpenAI`` loop."""
+    import asyncio
+
+    import openai
+
+    requests = make_requests(n, url, f"plain{concurrency}-{time.time_ns()}")
+
+    async def run() -> tuple[float, float]:
+        client = openai.AsyncOpenAI(base_url=url, api_key="EMPTY", max_retries=0, timeout=30.0)
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one(request) -> None:
+            async with semaphore:
+                await client.chat.completions.create(**request.body())
+
+        await one(requests[0])  # warm-up: connection, imports
+        start, cpu_start = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(one(r) for r in requests))
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        await client.close()
+        return seconds, cpu
+
+    seconds, cpu = asyncio.run(run())
+    return {"req_per_s": round(n / seconds, 1), "client_cpu_ms_per_request": round(cpu / n * 1000, 2)}
+
+
 def concurrent(url: str, n: int, concurrency: int, cache: bool, delay: float) -> dict:
     from assoc_chat_listing.engine import EngineSettings, run_requests
     from assoc_chat_listing.requests import ResponseStore, reply_text
@@ -135,17 +165,20 @@ def main() -> None:
         )
         print(
             f"{'concurrency':>11} {'req/s':>8} {'x seq':>7} {'target':>7} {'ok':>4} {'seconds':>8} {'lost':>5} "
-            f"{'cpu ms':>7}"
+            f"{'cpu ms':>7} {'plain req/s':>11} {'plain cpu ms':>12}"
         )
         results = []
         for c in (int(x) for x in args.concurrency.split(",")):
+            plain = plain_async(url, args.requests, c)
             r = concurrent(url, args.requests, c, not args.no_cache, args.delay)
             r["ratio_to_sequential"] = round(r["req_per_s"] / seq, 2)
+            r["plain_openai_async"] = plain
             results.append(r)
             print(
                 f"{c:>11} {r['req_per_s']:>8.1f} {r['ratio_to_sequential']:>7.2f} {r['target_req_per_s']:>7.1f} "
                 f"{'yes' if r['meets_target'] else 'NO':>4} {r['seconds']:>8.2f} {r['lost_or_wrong']:>5} "
-                f"{r['client_cpu_ms_per_request']:>7.2f}"
+                f"{r['client_cpu_ms_per_request']:>7.2f} {plain['req_per_s']:>11.1f} "
+                f"{plain['client_cpu_ms_per_request']:>12.2f}"
             )
         print(
             f"cpu count: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f} (a loaded machine lowers the rates)"

@@ -150,6 +150,21 @@ def score(
     with _executor(executor, ray_address) as runner:
         table = api.score(scorer, stimuli, list(models) or None, progress=progress, executor=runner, **given)
     _save_or_print(table, out)
+    _exit_if_incomplete(table)
+
+
+def _exit_if_incomplete(table: Any) -> None:
+    """Exit with status 3 after writing the table when the scorer reports work left without a result.
+
+    A scorer that sends requests (``chat_listing``) records a one-line ``incomplete`` summary in its
+    run report when some requests got no answer: the table is written with the rows there are, the
+    line is printed, and scripts see a non-zero status.
+    """
+    run = (getattr(table, "attrs", {}).get("assoc") or {}).get("run") or {}
+    incomplete = run.get("incomplete") if isinstance(run, dict) else None
+    if incomplete:
+        click.echo(f"error: {incomplete}", err=True)
+        raise SystemExit(3)
 
 
 @cli.command()
@@ -212,6 +227,7 @@ def compare(
     with _executor(executor, ray_address) as runner:
         table = api.compare(stimuli, plan, progress=progress, executor=runner)
     _save_or_print(table, out)
+    _exit_if_incomplete(table)
 
 
 @cli.command()

@@ -20,6 +20,7 @@ from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
 
 SECRET = "sk-test-Zq8vR3mN1pL6tY0wX4cB7dKe"
+URL_SECRET = "tok-Hq4Rw8Zp2Lm6"  # a key in the base URL's query (?api-key=...)
 
 
 def closed_port() -> int:
@@ -82,22 +83,25 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
     monkeypatch.chdir(tmp_path)
     texts = []
     with ChatServer() as server:
+        url = server.url_with(**{"api-key": URL_SECRET})
         server.replies["Hindus"] = "As an AI, I cannot describe groups."
         server.fail(1, status=429, retry_after=0.01)
         server.fail(1, status=400, match="musicians")
+        server.fail(1, empty=True, match="nurses")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            table = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, task="both", **FAST)
+            table = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=url, task="both", **FAST)
         texts += [str(w.message) for w in caught]
-        # the key did reach the server (so this test is not vacuous)
+        # the keys did reach the server (so this test is not vacuous)
         assert {r.headers.get("authorization") for r in server.chat_requests()} == {f"Bearer {SECRET}"}
+        assert {r.query.get("api-key") for r in server.chat_requests()} == {URL_SECRET}
         assert "Nicolas, G., & Caliskan, A. (2024)" in str(table.assoc.cite())
         assoc.write_table(table, tmp_path / "chat.csv")
         assoc.write_table(table, tmp_path / "chat.parquet")
         texts.append(repr(table.attrs))
         server.fail(100, status=401)
         with pytest.raises(ChatServiceError) as info:
-            assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, n_items=3, **FAST)
+            assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=url, n_items=3, **FAST)
         texts.append(str(info.value))
         result = CliRunner().invoke(
             build_cli(),
@@ -110,7 +114,7 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
                 "--model",
                 "m",
                 "-o",
-                f"base_url={server.url}",
+                f"base_url={url}",
             ],
         )
         texts.append(result.output)
@@ -119,8 +123,9 @@ def test_the_key_is_never_written_anywhere(tmp_path, monkeypatch, caplog):
     assert any(p.suffix == ".json" and "pack-" in p.name for p in written)  # the cache was written here
     for path in written:
         assert SECRET.encode() not in path.read_bytes(), path
+        assert URL_SECRET.encode() not in path.read_bytes(), path
     for text in texts:
-        assert SECRET not in text
+        assert SECRET not in text and URL_SECRET not in text
     assert "api_key" not in table.attrs["assoc"]["options"]
 
 

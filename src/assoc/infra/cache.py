@@ -20,6 +20,8 @@ masked-LM engine, fmat, pll, sbert_topwords, chat_listing):
   (weight fingerprints, engine checks; :mod:`assoc.mlm.memo`).
 * :meth:`Cache.sweep` - removes what killed runs left behind (temporary files, claims and
   owner files of processes that are gone).
+* :func:`exclusive_lock` - a non-blocking lock on a file that the operating system releases when
+  its holder dies (for files of a plugin's own next to the cache, e.g. chat_listing's journal).
 
 Layout: ``<root>/<namespace hash>/`` holds ``namespace.json`` (the key parts, for people) and
 *packs*: JSON files of many ``key -> value`` items, each written atomically
@@ -154,11 +156,12 @@ def _lock(handle: IO[bytes]) -> bool:
 
 
 @contextlib.contextmanager
-def _exclusive_lock(path: Path) -> Iterator[bool]:
+def exclusive_lock(path: Path) -> Iterator[bool]:
     """Try to take an exclusive advisory lock on ``path`` without waiting; yield whether it was taken.
 
     ``flock`` on POSIX, ``msvcrt.locking`` on Windows; the operating system releases the
-    lock when the holder exits, so a crashed process never leaves it stuck.
+    lock when the holder exits, so a crashed process never leaves it stuck. Part of the public
+    interface: chat_listing's journal of answers locks its files with it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = open(path, "a+b")  # noqa: SIM115 - closed in the finally below
@@ -478,7 +481,7 @@ class Namespace:
         a newer pack keeps winning over it. When another process is compacting (the lock is
         held) or has compacted since these packs were read (one is gone), nothing is done.
         """
-        with _exclusive_lock(self.directory / ".compact.lock") as locked:
+        with exclusive_lock(self.directory / ".compact.lock") as locked:
             if not locked or not all(pack.exists() for pack in packs):
                 return
             newest = max(pack.name for pack in packs)
@@ -517,7 +520,7 @@ class Namespace:
                     return None
                 # Its owner is gone: remove the claim, under a lock so that two processes that both saw
                 # it stale cannot remove each other's new claims.
-                with _exclusive_lock(self.directory / ".claims.lock") as locked:
+                with exclusive_lock(self.directory / ".claims.lock") as locked:
                     if not locked or _claim_owner(path) != holder:
                         return None
                     with contextlib.suppress(FileNotFoundError):

@@ -23,7 +23,7 @@ from assoc.scoring.scorer import Scorer
 
 from . import prompts
 from .parsing import REFUSAL_PATTERNS, WARNING_PATTERNS, ReplyParser
-from .requests import ChatRequest, ResponseStore, public_endpoint, reply_text
+from .requests import ChatRequest, ResponseStore, model_refusal, public_endpoint, reply_text, safe_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,11 +56,11 @@ def _prompt_check(option: str):
 def _base_url_check(value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {value!r}")
+        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {safe_url(value)!r}")
     try:
         parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError as exc:
-        raise ValueError(f"has a bad port: {value!r} ({exc})") from None
+    except ValueError:
+        raise ValueError(f"has a bad port: {safe_url(value)!r}") from None
     return value
 
 
@@ -180,12 +180,36 @@ class ChatListingScorer(Scorer):
             "environment variable holding the API key (never an option value: keys are read from the environment only)",
         ),
         Option("concurrency", int, 16, "most requests in flight at once", check=positive),
-        Option("timeout", float, 60.0, "seconds before a request times out (then it is retried)", check=positive),
+        Option(
+            "timeout",
+            float,
+            60.0,
+            "seconds to wait for a reply once the request is sent (the read timeout; a chat completion is "
+            "generated before its first byte)",
+            check=positive,
+        ),
+        Option("connect_timeout", float, 10.0, "seconds to wait for a connection to the server", check=positive),
         Option(
             "max_retries",
             int,
             6,
-            "retries of a request after 429, 5xx, timeouts or dropped connections",
+            "retries of a request after 429, 408, 409, 5xx or dropped connections (and the most attempts of any "
+            "request, less one)",
+            check=non_negative,
+        ),
+        Option(
+            "timeout_retries",
+            int,
+            1,
+            "retries of a request that timed out; one more timeout stops the run (a server that never answers)",
+            check=non_negative,
+        ),
+        Option(
+            "reply_retries",
+            int,
+            2,
+            "retries of a request whose 200 reply is not an answer (empty, an HTML page, a JSON error); "
+            "then that request is recorded as failed",
             check=non_negative,
         ),
         Option(
@@ -228,6 +252,14 @@ class ChatListingScorer(Scorer):
         Option("device", str, "auto", "transformers backend: cpu, cuda, cuda:N, mps or auto"),
     )
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        # Credentials written into base_url are sent but never kept where they could be stored or
+        # printed: params (and so provenance and repr) hold the URL without them.
+        self._base_url: str | None = self.params["base_url"]
+        if self._base_url is not None:
+            self.params["base_url"] = safe_url(self._base_url)
+
     # -- planning ----------------------------------------------------------------------------------
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
@@ -242,8 +274,8 @@ class ChatListingScorer(Scorer):
                 )
 
     def endpoint(self) -> str:
-        """The base URL requests go to (option, else $OPENAI_BASE_URL, else the OpenAI API)."""
-        url = self.params["base_url"] or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        """The base URL requests go to (option, else $OPENAI_BASE_URL, else the OpenAI API), credentials included."""
+        url = self._base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         try:
             return _base_url_check(url)
         except ValueError as exc:
@@ -326,7 +358,7 @@ class ChatListingScorer(Scorer):
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
-            with socket.create_connection((parts.hostname, port), timeout=min(10.0, self.params["timeout"])):
+            with socket.create_connection((parts.hostname, port), timeout=self.params["connect_timeout"]):
                 pass
         except OSError as exc:
             raise ChatServiceError(
@@ -382,7 +414,10 @@ class ChatListingScorer(Scorer):
                     api_key=self.api_key(),
                     concurrency=p["concurrency"],
                     timeout=p["timeout"],
+                    connect_timeout=p["connect_timeout"],
                     max_retries=p["max_retries"],
+                    timeout_retries=p["timeout_retries"],
+                    reply_retries=p["reply_retries"],
                     requests_per_minute=p["requests_per_minute"],
                     tokens_per_minute=p["tokens_per_minute"],
                     backoff_base=p["backoff_base"],
@@ -451,20 +486,24 @@ class ChatListingScorer(Scorer):
         )
         rows: list[dict[str, Any]] = []
         usage: dict[str, dict[str, int]] = {}
-        refusals, off_count, rating_problems, missing, truncated = [], [], [], [], []
+        refusals, off_count, rating_problems, missing, truncated, hedged = [], [], [], [], [], []
         fingerprints: set[str] = set()
         n_duplicates = 0
-        failed_keys = {f["key"] for f in report.failed}
+        failures = {f["key"]: f for f in report.failed}
         for request in requests:
             entry = stored.get(request.key)
             if entry is None:
+                failure = failures.get(request.key)
                 missing.append(
                     {
                         "model": request.model,
                         "target": request.target,
                         "task": request.task,
                         "sample": request.sample,
-                        "failed": request.key in failed_keys,
+                        "response_id": request.key,
+                        "failed": failure is not None,
+                        "reason": failure["reason"] if failure else "not sent",
+                        "error": failure["error"] if failure else "",
                     }
                 )
                 continue
@@ -498,10 +537,12 @@ class ChatListingScorer(Scorer):
                 "sample": request.sample,
                 "response_id": request.key,
             }
+            server_refusal = model_refusal(response) if not (text or "").strip() else None
             if request.task == "rating":
                 value, status = parser.parse_rating(text)
-                if choice.get("finish_reason") == "content_filter":
+                if server_refusal is not None or choice.get("finish_reason") == "content_filter":
                     value, status = math.nan, "refusal"
+                    text = text or server_refusal
                 if status == "refusal":
                     refusals.append({**where, "text": (text or "")[:200]})
                 elif status != "ok":
@@ -519,9 +560,12 @@ class ChatListingScorer(Scorer):
                 )
                 continue
             listing = parser.parse_listing(text)
-            if choice.get("finish_reason") == "content_filter" and not listing.items:
+            if (server_refusal is not None or choice.get("finish_reason") == "content_filter") and not listing.items:
                 listing.refusal = True
+                listing.refusal_text = listing.refusal_text or server_refusal or ""
             n_duplicates += listing.n_duplicates
+            if listing.hedge and listing.items:
+                hedged.append({**where, "text": " / ".join(listing.hedge)[:300]})
             if listing.status == "refusal":
                 refusals.append({**where, "text": (listing.refusal_text or text or "")[:200]})
                 continue
@@ -550,7 +594,7 @@ class ChatListingScorer(Scorer):
         table = from_records(rows, scorer=self.name, extra_columns=columns)
         table.attrs["assoc_run"] = {
             "backend": p["backend"],
-            "endpoint": public_endpoint(self.endpoint()) if p["backend"] == "openai" else "local",
+            "endpoint": safe_url(self.endpoint()) if p["backend"] == "openai" else "local",
             "prompts": dict(
                 zip(("system", "listing", "rating"), self.templates()),
                 combination="one conversation per request: [system, user]",
@@ -563,6 +607,7 @@ class ChatListingScorer(Scorer):
             "retry_reasons": report.retry_reasons,
             "failed": report.failed,
             "seconds_sending": round(report.seconds, 3),
+            "seconds_waiting_to_retry": round(report.waited, 3),
             "cache_dir": store.root,
             "usage": usage,
             "system_fingerprints": sorted(fingerprints),
@@ -571,11 +616,32 @@ class ChatListingScorer(Scorer):
             "n_replies_off_count": len(off_count),
             "replies_off_count": off_count,
             "n_duplicates_removed": n_duplicates,
+            "n_hedged": len(hedged),
+            "hedged": hedged,
             "rating_problems": rating_problems,
             "truncated": truncated,
             "missing": missing,
+            "n_unanswered": len(missing),
+            "incomplete": self._incomplete(missing, len(requests)),
         }
         return table
+
+    @staticmethod
+    def _incomplete(missing: list[dict[str, Any]], n_requests: int) -> str:
+        """One line on the requests without an answer (``""`` when every request has one).
+
+        ``assoc score`` prints it and exits with status 3 (the table is written with the rows there are).
+        """
+        if not missing:
+            return ""
+        reasons: dict[str, int] = {}
+        for item in missing:
+            reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+        return (
+            f"chat_listing: {len(missing)} of {n_requests} request(s) have no answer ({why}) and no rows in the "
+            f"table; details in the run report's 'missing'; run the same command again to retry them"
+        )
 
     def _warn(
         self,

@@ -25,9 +25,18 @@ Fault injection, for retries and resumption (each call returns the server, to ch
   ``match``) get HTTP ``status`` (429 with a ``Retry-After`` header, 500, 503, ...), or are held
   for ``delay`` seconds (a timeout for a client with a shorter timeout), or have their
   connection dropped without an answer (``drop=True``);
+* :meth:`fail` with ``empty=True``: a 200 chat completion whose ``content`` is empty (what content
+  filters and some local servers send); with ``body=...``: a 200 whose body is that text instead
+  of a chat completion (a proxy's HTML page, a JSON error object; ``content_type`` sets its type);
+  with ``hang=True``: the request is read and never answered (the connection stays open until the
+  client gives up or the server stops);
 * :meth:`go_down` / :meth:`come_up`: every request fails with ``status`` until it comes up;
 * ``delay`` (constructor or attribute): every answer is sent after this many seconds (the
   benchmark's 50 ms).
+
+Credentials in the URL: :meth:`ChatServer.url_with` gives the base URL with user info and query
+parameters (``http://user:password@127.0.0.1:PORT/v1?api-key=...``); each :class:`Received`
+keeps the request's ``query`` and headers, so a test can check what reached the server.
 
 Run it on its own with ``python -m assoc_chat_listing.testing [--port 8000] [--delay 0.05]``.
 """
@@ -199,6 +208,10 @@ class Fault:
     drop: bool = False
     match: str = ""
     code: str = ""
+    empty: bool = False
+    body: str | None = None
+    content_type: str = "application/json"
+    hang: bool = False
 
 
 @dataclass
@@ -210,7 +223,8 @@ class Received:
     body: dict[str, Any]
     headers: dict[str, str]
     time: float
-    answered: str = ""  # "ok", "fault <status>", "drop", "delay"
+    answered: str = ""  # "ok", "fault <status>", "drop", "delay", "empty", "body", "hang"
+    query: dict[str, str] = field(default_factory=dict)
 
     @property
     def user(self) -> str:
@@ -250,6 +264,14 @@ class ChatServer:
     def url(self) -> str:
         """The base URL to give the client (``http://127.0.0.1:PORT/v1``)."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def url_with(self, user: str = "", password: str = "", **query: str) -> str:
+        """The base URL with credentials in it: ``http://user:password@127.0.0.1:PORT/v1?name=value``."""
+        from urllib.parse import quote, urlencode
+
+        auth = f"{quote(user, safe='')}:{quote(password, safe='')}@" if user or password else ""
+        tail = f"?{urlencode(query)}" if query else ""
+        return f"http://{auth}127.0.0.1:{self.port}/v1{tail}"
 
     def start(self) -> ChatServer:
         """Start listening on 127.0.0.1 (a free port unless ``port`` was given)."""
@@ -304,13 +326,21 @@ class ChatServer:
         drop: bool = False,
         match: str = "",
         code: str = "",
+        empty: bool = False,
+        body: str | None = None,
+        content_type: str = "application/json",
+        hang: bool = False,
     ) -> ChatServer:
-        """The next ``times`` matching requests fail: HTTP ``status``, held ``delay`` s, or dropped.
+        """The next ``times`` matching requests fail: HTTP ``status``, held ``delay`` s, dropped, or not answers.
 
-        ``code`` is the error body's ``code`` (e.g. ``insufficient_quota`` with a 429).
+        ``code`` is the error body's ``code`` (e.g. ``insufficient_quota`` with a 429). ``empty``:
+        a 200 chat completion with empty ``content``; ``body``: a 200 with this text as its body
+        (``content_type`` its type); ``hang``: never answered.
         """
         with self._lock:
-            self.faults.append(Fault(times, status, retry_after, delay, drop, match, code))
+            self.faults.append(
+                Fault(times, status, retry_after, delay, drop, match, code, empty, body, content_type, hang)
+            )
         return self
 
     def go_down(self, status: int = 503) -> ChatServer:
@@ -398,7 +428,10 @@ class ChatServer:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {}
-        received = Received(method, path, body, headers, time.time())
+        from urllib.parse import parse_qsl
+
+        path, _, query = path.partition("?")
+        received = Received(method, path, body, headers, time.time(), query=dict(parse_qsl(query)))
         with self._lock:
             self.requests.append(received)
             self.in_flight += 1
@@ -423,6 +456,13 @@ class ChatServer:
                 if fault.drop:
                     received.answered = "drop"
                     return False
+                if fault.hang:
+                    received.answered = "hang"
+                    await asyncio.Event().wait()  # until the client closes the connection or the server stops
+                if fault.body is not None:
+                    received.answered = "body"
+                    await self._send_raw(writer, 200, fault.body.encode("utf-8"), fault.content_type)
+                    return True
                 if fault.delay:
                     received.answered = "delay"
                     await asyncio.sleep(fault.delay)
@@ -441,7 +481,9 @@ class ChatServer:
                     return True
             if self.delay:
                 await asyncio.sleep(self.delay)
-            text = self.answer(body)
+            text = "" if fault is not None and fault.empty else self.answer(body)
+            if fault is not None and fault.empty:
+                received.answered = "empty"
             n = len(self.requests)
             prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
             completion_tokens = len(text.split())
@@ -475,11 +517,20 @@ class ChatServer:
             with self._lock:
                 self.in_flight -= 1
 
-    @staticmethod
+    @classmethod
     async def _send(
-        writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None
+        cls, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(payload).encode("utf-8")
+        await cls._send_raw(writer, status, json.dumps(payload).encode("utf-8"), "application/json", extra)
+
+    @staticmethod
+    async def _send_raw(
+        writer: asyncio.StreamWriter,
+        status: int,
+        data: bytes,
+        content_type: str,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         reason = {
             200: "OK",
             404: "Not Found",
@@ -489,7 +540,7 @@ class ChatServer:
         }.get(status, "Error")
         head = [
             f"HTTP/1.1 {status} {reason}",
-            "Content-Type: application/json",
+            f"Content-Type: {content_type}",
             f"Content-Length: {len(data)}",
             "Connection: keep-alive",
         ]
