@@ -81,7 +81,8 @@ def test_paper_examples_are_coded_as_printed():
 
 
 def test_term_estimates_by_hand():
-    result = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
+    # a long dictionary is matched exactly by default; repeats removed after normalising on request
+    result = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY, deduplicate="normalized")
     validate_table(result)  # again an association table
     est = estimates(result)
     # nurse: "" is empty and the second "sociable" a repeat -> 6 responses:
@@ -156,7 +157,9 @@ def test_wide_dictionary_and_mapping_give_the_same_codes():
 
 def test_wide_output_dimension_choice_and_by():
     table = pd.concat([make_table(), make_table(model="llama")], ignore_index=True)
-    wide = assoc.analyze("stereotype", table, dictionary=DICTIONARY, shape="wide", dimensions=["Competence"])
+    wide = assoc.analyze(
+        "stereotype", table, dictionary=DICTIONARY, shape="wide", dimensions=["Competence"], deduplicate=True
+    )
     assert list(wide["model"]) == ["gpt"] * 3 + ["llama"] * 3
     assert not any(c.startswith("warmth_") for c in wide.columns)
     nurse = wide[(wide.model == "gpt") & (wide.target == "nurse")].iloc[0]
@@ -164,9 +167,9 @@ def test_wide_output_dimension_choice_and_by():
     assert nurse["competence_direction"] == 0.75 and nurse["n_responses"] == 6
     # one term per category (target_group), pooling its terms' responses
     pooled = estimates(
-        assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY, by=["model", "target_group"]).assign(
-            target="all"
-        )
+        assoc.analyze(
+            "stereotype", make_table(), dictionary=DICTIONARY, by=["model", "target_group"], deduplicate=True
+        ).assign(target="all")
     )
     # 6 + 4 + 2 = 12 responses; Warmth words: 4 (nurse) + 1 (pilot)
     assert pooled["all", "Warmth", "representativeness"] == pytest.approx(5 / 12, abs=1e-15)
@@ -249,6 +252,8 @@ def test_from_the_command_line(tmp_path):
             str(tmp_path / "listings.csv"),
             "-o",
             f"dictionary={tmp_path / 'sadcat.csv'}",
+            "-o",
+            "deduplicate=normalized",
             "--out",
             str(out),
         ],
@@ -261,7 +266,7 @@ def test_from_the_command_line(tmp_path):
 
 def test_repeated_dictionary_entries_are_counted_once_and_reported():
     repeated = pd.concat([DICTIONARY, DICTIONARY.iloc[[0]]], ignore_index=True)  # 'sociable' twice on Warmth
-    with pytest.warns(UserWarning, match="1 dictionary entr.*counted once: 'sociable' listed more than once"):
+    with pytest.warns(UserWarning, match="1 entr.*counted once: 'sociable' listed more than once"):
         twice = assoc.analyze("stereotype", make_table(), dictionary=repeated)
     once = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
     assert twice["value"].tolist() == pytest.approx(once["value"].tolist(), nan_ok=True)
@@ -273,3 +278,27 @@ def test_long_dictionary_file_with_a_word_column_that_is_no_identifier(tmp_path)
     result = assoc.analyze("stereotype", make_table(), dictionary=str(path), dictionary_word="my word")
     expected = assoc.analyze("stereotype", make_table(), dictionary=DICTIONARY)
     assert result["value"].tolist() == pytest.approx(expected["value"].tolist(), nan_ok=True)
+
+
+def test_a_nan_response_is_missing_not_an_error():
+    table = make_table({"nurse": ["sociable", "x", "cold"]})
+    table.loc[table["attribute"] == "x", "attribute"] = np.nan
+    est = assoc.analyze("stereotype", table, dictionary=DICTIONARY, shape="wide").iloc[0]
+    # sociable (W 1) and cold (W -0.5); the NaN response is missing, not coded 0
+    assert est["n_responses"] == 2 and est["n_empty"] == 1
+    assert est["warmth_representativeness"] == 1 and est["warmth_direction"] == pytest.approx(0.25, abs=1e-15)
+
+
+def test_deduplicate_options_by_hand():
+    table = make_table({"t": ["Teachers", "teacher", "teachers ", "smart"]})
+    dictionary = {"Competence": {"smart": 1, "teacher": 0.5}}
+    counts = {
+        mode: assoc.analyze("stereotype", table, dictionary=dictionary, shape="wide", deduplicate=mode).iloc[0]
+        for mode in ("none", "response", "normalized")
+    }
+    # none: 4 responses; response: "Teachers" and "teachers " are one (lowercased, trimmed): 3;
+    # normalized: all three singularise to "teacher": 2
+    assert [counts[m]["n_responses"] for m in ("none", "response", "normalized")] == [4, 3, 2]
+    assert counts["normalized"]["competence_direction"] == pytest.approx(0.75, abs=1e-15)
+    with pytest.raises(OptionError, match="one of 'none', 'response', 'normalized'"):
+        assoc.analyze("stereotype", table, dictionary=dictionary, deduplicate="sometimes")

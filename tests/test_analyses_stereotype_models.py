@@ -226,3 +226,19 @@ def test_nested_valence_models_without_a_random_factor_are_ols():
     assert fits[2, "r2_marginal"] == pytest.approx(big.rsquared, rel=1e-12)
     t = out[(out.kind == "fixed") & (out.step == 1)].set_index("term")["statistic"]
     assert t["warmth_direction"] == pytest.approx(small.tvalues["warmth_direction"], rel=1e-10)
+
+
+def test_emmeans_keeps_a_factor_column_added_to_the_long_output():
+    wide = coded_terms(n_categories=3, n_terms=6)
+    wide["cluster"] = ["a" if int(t.split(".")[1]) % 2 else "b" for t in wide["target"]]  # a user's factor
+    long = to_long(wide).merge(wide[["target", "cluster"]], on="target")
+    out = quiet(assoc.analyze, "emmeans", long, outcome="warmth_direction", factor="cluster")
+    means = out[out["kind"] == "emmean"].set_index("level")["estimate"]
+    # the EMM of a one-factor OLS is the level's mean
+    expected = wide.groupby("cluster")["warmth_direction"].mean()
+    assert means["a"] == pytest.approx(expected["a"], abs=1e-12) and means["b"] == pytest.approx(
+        expected["b"], abs=1e-12
+    )
+    long.loc[long.index[0], "cluster"] = "c"  # two values within one term
+    with pytest.raises(TableError, match="column 'cluster' has several values within one term"):
+        quiet(assoc.analyze, "emmeans", long, outcome="warmth_direction", factor="cluster")

@@ -15,7 +15,7 @@ import pytest
 from assoc.testing.docs import code_blocks, run_blocks
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-OFFLINE_PAGES = ["stimuli.md", "table.md", "analyses.md", "weat.md", "cli.md"]
+OFFLINE_PAGES = ["stimuli.md", "table.md", "analyses.md", "weat.md", "cli.md", "guarantees.md"]
 
 
 def _blocks(page: str, language: str) -> list[str]:

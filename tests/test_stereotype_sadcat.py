@@ -86,7 +86,7 @@ def test_rda_and_csv_give_identical_codings_equal_to_a_hand_coding(tmp_path):
     rda = write_rda(tmp_path / "Dictionaries.rda", {"Dictionaries": SADCAT})
     csv = write_sadcat_csv(tmp_path / "Dictionaries.csv")
     table = make_table()
-    options = {"dimensions": ["warmth", "COMPETENCE"]}  # any case
+    options = {"dimensions": ["warmth", "COMPETENCE"], "deduplicate": "normalized"}  # any case
     from_rda = assoc.analyze("stereotype", table, dictionary=str(rda), **options)
     from_csv = assoc.analyze("stereotype", table, dictionary=str(csv), **options)
     pd.testing.assert_frame_equal(from_rda, from_csv)
@@ -260,10 +260,27 @@ def test_documented_accuracy_on_the_warriner_word_list():
     expected = bench.word_list(lemmas, pairs)
     result = bench.measure(singular_word, expected, {p for p, _ in pairs})
     assert result["n_words"] == 21522 and result["n_singular"] == 13834 and result["n_plural"] == 7688
-    assert result["accuracy"] == pytest.approx(0.9973, abs=5e-5)
-    assert result["singular_kept"] == pytest.approx(0.9966, abs=5e-5)
-    assert result["plural_right"] == pytest.approx(0.9984, abs=5e-5)
+    assert result["accuracy"] == pytest.approx(0.9970, abs=5e-5)
+    assert result["singular_kept"] == pytest.approx(0.9968, abs=5e-5)
+    assert result["plural_right"] == pytest.approx(0.9974, abs=5e-5)
     assert result["hard_cases_right"] == 1.0
     # and the alternative it was chosen over
     other = bench.measure(bench.inflect_singular, expected, set())
     assert other["accuracy"] == pytest.approx(0.9820, abs=5e-5) and other["hard_cases_right"] == 0.5
+
+
+def test_hand_labelled_plurals():
+    """tests/data/plurals_hand_labelled.tsv: 444 words labelled by hand (346 plurals, 98 words that are not)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "data" / "plurals_hand_labelled.tsv"
+    rows = [
+        line.split("\t")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#") and not line.startswith("word\t")
+    ]
+    assert len(rows) == 444 and sum(c not in ("not plural", "same") for _, _, c in rows) == 346
+    wrong = {w: singularize(w) for w, s, _ in rows if singularize(w) != s}
+    # the classes the issue names are right: hindus, newbies, techies, foodies, oxen, congressmen,
+    # physics, trousers, texas; two unknown -us plurals stay (documented in assoc.stats.singular)
+    assert wrong == {"zulus": "zulus", "haikus": "haikus"}

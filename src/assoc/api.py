@@ -12,7 +12,7 @@ from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import check_output
 from assoc.stimuli.model import Stimuli
-from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance
+from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
 #: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
 RUN_REPORT_KEY = "assoc_run"
+#: In a run report: how many ``value`` cells of the table are NaN (each scorer documents why it writes NaN).
+NAN_VALUES_KEY = "nan_values"
 
 
 def scorers() -> dict[str, str]:
@@ -74,6 +76,7 @@ def score(
     *,
     progress: bool | None = None,
     executor: str | Executor | None = None,
+    out: str | Path | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
@@ -94,6 +97,10 @@ def score(
         :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
         (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
+    out:
+        Also write the table there (:func:`~assoc.table.write_table`). The path, like the cache
+        directory, is checked before any scoring: a problem is an :class:`~assoc.errors.OutputError`
+        at once, not after the work.
     **options:
         The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
 
@@ -111,6 +118,8 @@ def score(
     instance = scorer_cls(**options)
     chosen = _resolve_models(scorer_cls, models)
     _check_runs_on(scorer_cls, executor)
+    check_outputs(out)
+    _check_cache_dir(instance)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
     show = default_enabled() if progress is None else progress
@@ -128,6 +137,9 @@ def score(
     # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
     run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None
     table = check_output(table, scorer_cls, loaded, chosen)
+    missing = int(table["value"].isna().sum())
+    if missing:  # legitimate NaN (documented: out of vocabulary, a refusal, ...), counted for the analyses
+        run = {**(run if isinstance(run, dict) else {}), NAN_VALUES_KEY: missing}
     plugin = reg.scorers[scorer].plugin
     set_provenance(
         table,
@@ -146,7 +158,85 @@ def score(
             **({"run": run} if run is not None else {}),
         ),
     )
+    if out is not None:
+        write_table(table, out)
     return table
+
+
+def check_outputs(out: str | Path | None, what: str = "output table") -> None:
+    """Check before any work that a table can be written at ``out`` (and its provenance sidecar).
+
+    Raises :class:`~assoc.errors.TableError` for a format assoc cannot write and
+    :class:`~assoc.errors.OutputError` for a path that cannot be written (a folder, a file
+    where a folder should be, no permission, a read-only file); ``None`` checks nothing.
+    """
+    from assoc.infra.io import check_output_file
+    from assoc.table.files import sidecar_path, table_format
+
+    if out is None:
+        return
+    check_output_file(out, what)
+    table_format(out)
+    if table_format(out) != "parquet":
+        sidecar = sidecar_path(out)
+        if sidecar.is_dir():
+            from assoc.errors import OutputError
+
+            raise OutputError(f"{what} {out}: its provenance sidecar {sidecar} is a folder; remove or rename it")
+
+
+def _check_cache_dir(instance: Any) -> None:
+    """Check before any work that the scorer's cache directory (when it caches) can be written."""
+    if not instance.params.get("cache", False):
+        return
+    from assoc.infra.cache import default_root
+    from assoc.infra.io import check_writable_dir
+
+    chosen = instance.params.get("cache_dir")
+    where = "cache directory (cache_dir)" if chosen else "cache directory ($ASSOC_CACHE_DIR or the user cache)"
+    check_writable_dir(chosen or default_root(), where)
+
+
+def expected_nan_values(provenance: Mapping[str, Any]) -> int | None:
+    """How many NaN values the scorer runs behind a table reported (None: no record of a run).
+
+    A score table's run report counts them (:data:`NAN_VALUES_KEY`); a compare table adds up its runs.
+    """
+    kind = provenance.get("kind")
+    if kind == "score":
+        run = provenance.get("run")
+        return int(run.get(NAN_VALUES_KEY, 0)) if isinstance(run, Mapping) else 0
+    if kind == "compare" and isinstance(provenance.get("runs"), list):
+        counts = [expected_nan_values(p) if isinstance(p, Mapping) else None for p in provenance["runs"]]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
+    return None
+
+
+def _warn_unexpected_nan(data: pd.DataFrame, name: str) -> None:
+    """Warn when the table holds NaN values that no scorer run reported.
+
+    Analyses leave NaN values out (an out-of-vocabulary word has no measurement); that is
+    right only for NaN the scorer documented and counted. NaN from anywhere else (a table
+    edited by hand, a model that broke) would be averaged around silently: say so.
+    """
+    if "value" not in data.columns:
+        return
+    missing = int(data["value"].isna().sum())
+    if not missing:
+        return
+    expected = expected_nan_values(get_provenance(data))
+    if expected is not None and expected == missing:
+        return
+    reason = (
+        "the table has no provenance that accounts for them"
+        if expected is None
+        else f"the scorer run behind the table reported {expected:,}"
+    )
+    warnings.warn(
+        f"input of analysis {name!r}: {missing:,} of {len(data):,} values are NaN and {reason}; the analysis "
+        "leaves NaN values out, so check where they come from",
+        stacklevel=3,
+    )
 
 
 def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
@@ -185,6 +275,7 @@ def compare(
     models: Mapping[str, str | Sequence[str] | None] | None = None,
     progress: bool | None = None,
     executor: str | Executor | None = None,
+    out: str | Path | None = None,
 ) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 
@@ -197,12 +288,14 @@ def compare(
     scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
     :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
     runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
-    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``).
+    pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``). ``out`` also writes
+    the table there, checked before any scorer runs (see :func:`score`).
     """
     import pandas as pd
 
     from assoc.executors import get_executor
 
+    check_outputs(out)
     loaded = Stimuli.load(stimuli)
     plan = scorers if isinstance(scorers, Mapping) else {name: {} for name in scorers}
     if not plan:
@@ -216,7 +309,9 @@ def compare(
         scorer_cls = plugins.get_scorer(name)
         scorer_cls(**opts)  # validate early: a typo in the last scorer must not waste the first one's run
         _resolve_models(scorer_cls, chosen)
-        scorer_cls(**opts).check_stimuli(loaded)
+        instance = scorer_cls(**opts)
+        instance.check_stimuli(loaded)
+        _check_cache_dir(instance)
         _check_runs_on(scorer_cls, executor)
         runs.append((name, chosen, opts))
     runner = get_executor(executor)  # one executor (one Ray session) for every scorer
@@ -236,26 +331,32 @@ def compare(
         combined,
         make_provenance(kind="compare", runs=provenance, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint()),
     )
+    if out is not None:
+        write_table(combined, out)
     return combined
 
 
-def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.DataFrame:
+def analyze(
+    name: str, table: pd.DataFrame | str | Path, *, out: str | Path | None = None, **options: Any
+) -> pd.DataFrame:
     """Run the analysis ``name`` on an association table (a DataFrame or a .csv/.parquet/.jsonl path).
 
     Options are the analysis's own (``assoc analyses`` lists them). The result
     is a DataFrame with provenance (the input table's provenance is kept under
-    ``"input"``).
+    ``"input"``). ``out`` also writes the result there, checked before the analysis runs.
     """
     import pandas as pd
 
     reg = plugins.registry()
     analysis_cls = plugins.get_analysis(name)
     instance = analysis_cls(**options)
+    check_outputs(out, "output table (out)")
     data = as_table(table, validate=analysis_cls.requires_association_table, where=f"input of analysis {name!r}")
     if len(data) == 0:
         raise TableError(f"input of analysis {name!r} has no rows")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        _warn_unexpected_nan(data, name)
         result = instance.run(data)
     for warning in caught:  # re-emit so callers see them, and keep them in provenance
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
@@ -276,4 +377,6 @@ def analyze(name: str, table: pd.DataFrame | str | Path, **options: Any) -> pd.D
             input=get_provenance(data),
         ),
     )
+    if out is not None:
+        write_table(result, out)
     return result

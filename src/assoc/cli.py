@@ -96,7 +96,10 @@ def _executor_options(command: Any) -> Any:
         "--ray-address",
         default=None,
         metavar="ADDRESS",
-        help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray started for the run).",
+        help=(
+            "With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, "
+            "else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
+        ),
     )(command)
     return click.option(
         "--executor",
@@ -128,7 +131,7 @@ def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
 @click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
 def score(
@@ -145,6 +148,7 @@ def score(
     from assoc import api, plugins
     from assoc.scoring.options import parse_cli_options
 
+    api.check_outputs(out, "--out")
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
     with _executor(executor, ray_address) as runner:
@@ -183,7 +187,7 @@ def _exit_if_incomplete(table: Any) -> None:
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
 def compare(
@@ -201,6 +205,7 @@ def compare(
     from assoc.errors import OptionError
     from assoc.scoring.options import parse_cli_options
 
+    api.check_outputs(out, "--out")
     names = list(dict.fromkeys(scorer_names))
     chosen: dict[str, list[str]] = {}
     for pair in models:
@@ -241,7 +246,7 @@ def compare(
     help="Input table (.csv, .parquet or .jsonl).",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Analysis option; repeatable.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Output table (.csv, .parquet or .jsonl). Default: print.")
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | None) -> None:
     """Run the analysis NAME on an association table."""
     import warnings
@@ -249,6 +254,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], out: str | Non
     from assoc import api, plugins
     from assoc.scoring.options import parse_cli_options
 
+    api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
     with warnings.catch_warnings(record=True) as caught:
@@ -400,7 +406,7 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
     help="A score table or an analysis result (.csv, .parquet or .jsonl).",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Figure file (.png, .pdf or .svg).")
+@click.option("--out", required=True, help="Figure file (.png, .pdf or .svg).")
 def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str) -> None:
     """Draw a figure.
 
@@ -408,10 +414,17 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], out: str)
     agreement (correlations between models), or convergence (method x method correlations of a
     convergence result).
     """
+    from pathlib import Path
+
     from assoc import plotting
+    from assoc.errors import OptionError
+    from assoc.infra.io import check_output_file
     from assoc.scoring.options import parse_cli_options, validate_options
     from assoc.table.files import read_table
 
+    if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
+        raise OptionError(f"cannot save a figure as {Path(out).name!r}: use .png, .pdf or .svg")
+    check_output_file(out, "--out")
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
     table = read_table(table_path)
@@ -452,8 +465,23 @@ def build_cli() -> click.Group:
     return cli
 
 
+def _exit_on_sigterm() -> None:
+    """Turn SIGTERM (``kill``, a batch system's time limit) into ``SystemExit``.
+
+    Python runs no cleanup on the default SIGTERM; as an exception it unwinds the stack, so
+    half-written temporary files are removed (:mod:`assoc.io`) and finished work stays cached.
+    Only in the main thread, and only when nobody else installed a handler.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``assoc`` console script."""
+    _exit_on_sigterm()
     build_cli().main(args=argv, prog_name="assoc")
 
 

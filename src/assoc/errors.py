@@ -72,6 +72,14 @@ class DataError(AssocError, ValueError):
     """Input data (norms, criteria, counts, embeddings) are malformed or insufficient."""
 
 
+class OutputError(AssocError, OSError):
+    """An output path or the cache directory cannot be written (checked before any work starts)."""
+
+
+class ProvenanceWarning(UserWarning):
+    """A table's provenance no longer describes its data and is not used (e.g. the file was edited)."""
+
+
 class OutOfVocabularyWarning(UserWarning):
     """Some stimulus words are not in a model's vocabulary.
 

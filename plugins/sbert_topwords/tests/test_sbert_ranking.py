@@ -62,7 +62,8 @@ def test_ceiling_inclusive_or_not():
 def test_fewer_words_than_k():
     vocabulary = np.eye(3, dtype=np.float32)
     found = top_k(np.array([[1.0, 0.0, 0.0]]), vocabulary, k=5, ceiling=0.7, exclude=[[1]])
-    assert found.indices[0].tolist() == [2, -1, -1, -1, -1]
+    # at most the 3 vocabulary words can be kept: min(k, V) columns, not k (a huge k asked for TiB)
+    assert found.indices[0].tolist() == [2, -1, -1]
     assert found.n_excluded[0] == 1
 
 
@@ -91,3 +92,9 @@ def test_400k_vocabulary_within_2gb():
     )
     for row in range(3):
         assert set(found.indices[row].tolist()) == set(np.argsort(-sims[row])[:50].tolist())
+
+
+def test_a_huge_k_allocates_only_the_vocabulary():
+    vocabulary = np.eye(4, dtype=np.float32)
+    found = top_k(np.array([[1.0, 0.5, 0.0, 0.0]]), vocabulary, k=10**12, ceiling=None)
+    assert found.indices.shape == (1, 4) and found.indices[0].tolist() == [0, 1, 2, 3]

@@ -104,7 +104,9 @@ class EmmeansAnalysis(Analysis):
         p = self.params
         data = table
         if p["outcome"] not in table.columns and is_stereotype_long(table):
-            data, _ = stereotype_wide(table, what="emmeans")
+            # keep the factor, random and by columns a user added to the long table
+            keep = [p["factor"], *p["random"], *(p["by"] or [])]
+            data, _ = stereotype_wide(table, what="emmeans", keep=keep)
         if p["outcome"] not in data.columns:
             raise DataError(
                 f"emmeans: no outcome column {p['outcome']!r} (columns: "

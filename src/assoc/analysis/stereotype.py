@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import column_list, groups, require_columns, table_source
@@ -56,6 +57,15 @@ def dictionary_dimensions(requested: list[str], known: list[str]) -> list[str]:
     return chosen
 
 
+def _deduplicate_choice(value: Any) -> str:
+    """``check`` of ``deduplicate``: none, response or normalized (true = normalized, false = none)."""
+    if isinstance(value, bool):
+        return "normalized" if value else "none"
+    if isinstance(value, str) and value.lower() in ("none", "response", "normalized"):
+        return value.lower()
+    raise ValueError(f"must be one of 'none', 'response', 'normalized' (or true/false), got {value!r}")
+
+
 class StereotypeAnalysis(Analysis):
     """Dictionary coding of listed or associated words into representativeness and direction.
 
@@ -79,6 +89,8 @@ class StereotypeAnalysis(Analysis):
     """
 
     name = "stereotype"
+    #: any table with one row per response; a missing response (NaN) is data, coded as missing
+    requires_association_table = False
     description = (
         "Stereotype representativeness (0-1) and direction (-1..1) per term and dimension, "
         "by dictionary coding of listed/associated words."
@@ -93,24 +105,34 @@ class StereotypeAnalysis(Analysis):
             "dictionary",
             object,
             REQUIRED,
-            "the dictionary: SADCAT's Dictionaries.rda (or any .rda/.rds data frame) or a .csv/.tsv/.parquet/"
-            ".jsonl file (long: word, dimension, direction; or wide as SADCAT: word, <dimension>_dict, "
-            "<dimension>_dict_hi/_lo, <dimension>_dir), a DataFrame, or a mapping {dimension: {word: direction}}",
+            "the dictionary: SADCAT's All.steps_Dictionaries.rda or Dictionaries.rda (or their CSV exports, "
+            "or any .rda/.rds data frame), a .csv/.tsv/.parquet/.jsonl file (long: word, dimension, direction; "
+            "or wide as SADCAT: word, <dimension>_dict, <dimension>_dict_hi/_lo, <dimension>_dir), a DataFrame, "
+            "or a mapping {dimension: {word: direction}}",
             check=_dictionary_source,
         ),
-        Option("dictionary_word", str, "word", "the word column of the dictionary table"),
+        Option("dictionary_word", str, "word", "the word column of the dictionary table (not SADCAT's files)"),
         Option(
             "dictionary_object",
             str,
             None,
-            "the data frame of an .rda file to read (default: Dictionaries, or the file's only data frame)",
+            "the data frame of an .rda file to read (default: the file's SADCAT data frame, or its only one)",
         ),
         Option("word", str, "attribute", "column of the table holding the listed/associated word"),
+        Option(
+            "matching",
+            str,
+            None,
+            "sadcat: SADCAT's LLM-pipeline rules (tokens and phrases inside a response, final s cut on both "
+            "sides, punctuation dropped, direction = high - low); exact: the whole normalised response must "
+            "be a dictionary entry. Default: sadcat for SADCAT's files, exact for other dictionaries",
+            choices=("sadcat", "exact"),
+        ),
         Option(
             "dimensions",
             list,
             None,
-            "dimensions to code (default: every dimension of the dictionary)",
+            "dimensions to code (default: every dimension of the dictionary; the paper codes Warmth and Competence)",
             check=column_list,
         ),
         Option(
@@ -125,36 +147,57 @@ class StereotypeAnalysis(Analysis):
             "normalize",
             bool,
             True,
-            "lowercase and replace dashes by spaces in responses and dictionary (the paper's preprocessing)",
+            "exact matching: lowercase and replace dashes by spaces in responses and dictionary (the paper's "
+            "preprocessing); sadcat matching always does SADCAT's steps",
         ),
         Option(
             "singularize",
             bool,
             True,
-            "turn plural responses into singulars before matching (the paper's "
-            "preprocessing; a response already in the dictionary is kept; see assoc.stats.singular)",
+            "turn plural responses into singulars before matching (the paper's preprocessing): sadcat "
+            "matching with SADCAT's singularize2, exact matching with assoc.stats.singular; a response "
+            "already in the dictionary is kept",
         ),
-        Option("deduplicate", bool, True, "count a term's repeated responses once (the paper removes them)"),
+        Option(
+            "word_list",
+            object,
+            None,
+            "sadcat matching: the English word list singularize2 checks its results against (a text file, "
+            "one word a line, or an .rda character vector such as SemNetDictionaries' general.dictionary); "
+            "default: the english-words package's web2 and gcide lists",
+        ),
+        Option(
+            "deduplicate",
+            object,
+            "none",
+            "repeated responses of a term: none (all counted, as SADCAT's aggregate_responses), response "
+            "(identical responses after lowercasing and trimming counted once, before singularising: the "
+            "paper's removal of repeated ChatGPT responses) or normalized (identical after singularising "
+            "counted once); true = normalized, false = none",
+            check=_deduplicate_choice,
+        ),
         Option(
             "level",
             str,
             "term",
-            "term: estimates per term; response: each input row with its codes",
+            "term: estimates per term; response: each input row with its codes (as shape='responses')",
             choices=("term", "response"),
         ),
         Option(
             "shape",
             str,
             "long",
-            "term level: long (an association table, one row per estimate) or wide (one row per term)",
-            choices=("long", "wide"),
+            "long (an association table, one row per estimate), wide (one row per term) or responses (one "
+            "row per response with its normalised text, the tokens that matched each dimension and the codes)",
+            choices=("long", "wide", "responses"),
         ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """Code the words with the dictionary and compute direction and representativeness."""
+        import warnings
+
         from assoc.errors import DataError
-        from assoc.stats.dictionary import load_dictionary, normalize_word
 
         p = self.params
         word = p["word"]
@@ -172,69 +215,48 @@ class StereotypeAnalysis(Analysis):
                 f"({', '.join(sorted(table['measure'].astype(str).unique()))}); the same words would be "
                 f"coded once per measure: filter the table to one measure first"
             )
-        dictionary = load_dictionary(
-            p["dictionary"], word_column=p["dictionary_word"], normalize=p["normalize"], r_object=p["dictionary_object"]
-        )
-        if dictionary.notes:
-            import warnings
-
-            warnings.warn(
-                f"stereotype: {len(dictionary.notes)} dictionary entr(y/ies) repeated with the same direction "
-                f"and counted once: {'; '.join(dictionary.notes[:5])}",
-                stacklevel=2,
-            )
+        coder = _load_coder(p)
+        if coder.notes:
+            warnings.warn(f"stereotype: dictionary {coder.source}: {'; '.join(coder.notes)}", stacklevel=2)
         dimensions = (
-            dictionary_dimensions(p["dimensions"], dictionary.dimensions)
+            dictionary_dimensions(p["dimensions"], coder.dimensions)
             if p["dimensions"] is not None
-            else dictionary.dimensions
+            else coder.dimensions
         )
         stems = [column_stem(d) for d in dimensions]
         if len(set(stems)) != len(stems):
             raise DataError(f"stereotype: dimensions {dimensions} give the same column names {stems}; rename them")
 
         data = table.copy()
-        words = data[word].astype(str)
-        empty = data[word].isna() | (words.str.strip() == "")
-        data["word_normalized"] = [
-            normalize_word(w, normalize=p["normalize"]) if not e else "" for w, e in zip(words, empty)
-        ]
-        if p["singularize"]:
-            from assoc.stats.singular import singularize
-
-            known = {w for dimension in dimensions for w in dictionary.entries[dimension]}
-            # as SADCAT's singulariser: a response already in the dictionary is kept ("glasses", "news")
-            data["word_normalized"] = [w if not w or w in known else singularize(w) for w in data["word_normalized"]]
-        empty |= data["word_normalized"] == ""
-        data["is_empty"] = empty
-        repeated = data[~empty].duplicated(subset=[*by, "word_normalized"], keep="first")
+        coded = coder.code(data[word].tolist(), dimensions)
+        for column, values in coded.text.items():
+            data[column] = values
+        data["is_empty"] = coded.missing
         data["is_duplicate"] = False
-        if p["deduplicate"]:
+        if p["deduplicate"] != "none":
+            column = "text_lower" if p["deduplicate"] == "response" else "word_normalized"
+            present = data[~data["is_empty"]]
+            keys = present[column].astype(str)
+            if p["deduplicate"] == "response":
+                keys = keys.str.strip()
+            repeated = present.assign(_key=keys).duplicated(subset=[*by, "_key"], keep="first")
             data.loc[repeated.index, "is_duplicate"] = repeated
-        if p["level"] == "response":
-            return self._responses(data, dictionary, dimensions, stems)
-        return self._terms(data, dictionary, dimensions, stems, by)
-
-    def _responses(self, data, dictionary, dimensions, stems) -> pd.DataFrame:
-        import numpy as np
-
-        from assoc.stats.dictionary import code_words
-
-        coded = ~data["is_empty"]
-        codes = code_words(data.loc[coded, "word_normalized"].tolist(), dictionary, dimensions)
         for dimension, stem in zip(dimensions, stems):
-            rep = np.full(len(data), np.nan)
-            direction = np.full(len(data), np.nan)
-            rep[coded.to_numpy()] = codes[dimension][0]
-            direction[coded.to_numpy()] = codes[dimension][1]
-            data[f"{stem}_representativeness"] = rep
-            data[f"{stem}_direction"] = direction
-        return data.reset_index(drop=True)
+            data[f"{stem}_representativeness"] = coded.codes[dimension]
+            data[f"{stem}_direction"] = coded.directions[dimension]
+            data[f"{stem}_matched"] = coded.matched[dimension]
+        data.attrs["stereotype_matching"] = coder.matching
+        if p["level"] == "response" or p["shape"] == "responses":
+            data["matching"] = coder.matching
+            return data.reset_index(drop=True)
+        return self._terms(data, dimensions, stems, by, allow_empty=coder.matching == "sadcat")
 
-    def _terms(self, data, dictionary, dimensions, stems, by) -> pd.DataFrame:
+    def _terms(self, data, dimensions, stems, by, *, allow_empty: bool) -> pd.DataFrame:
+        import numpy as np
         import pandas as pd
 
         from assoc.errors import DataError
-        from assoc.stats.dictionary import aggregate, code_words
+        from assoc.stats.dictionary import aggregate
         from assoc.table.files import normalise
 
         p = self.params
@@ -248,43 +270,219 @@ class StereotypeAnalysis(Analysis):
                 "n_empty": int(part["is_empty"].sum()),
                 "n_duplicates_removed": int(part["is_duplicate"].sum()),
             }
-            if used.empty:
+            if used.empty and not allow_empty:
                 raise DataError(f"stereotype: term {key} has no non-empty response in column {p['word']!r}")
-            codes = code_words(used["word_normalized"].tolist(), dictionary, dimensions)
             wide = {**key, "n_responses": len(used), **counts}
             for dimension, stem in zip(dimensions, stems):
-                res = aggregate(*codes[dimension])
+                if used.empty:  # as SADCAT's mean(na.rm = TRUE) of no value: NA
+                    rep, direction, n_in, n_dir = np.nan, np.nan, 0, 0
+                else:
+                    res = aggregate(
+                        used[f"{stem}_representativeness"].to_numpy(float), used[f"{stem}_direction"].to_numpy(float)
+                    )
+                    rep, direction, n_in, n_dir = (
+                        res.representativeness,
+                        res.direction,
+                        res.n_in_dictionary,
+                        res.n_with_direction,
+                    )
                 common = {
                     **key,
                     "attribute_group": dimension,
                     "attribute": "",
                     "dimension": dimension,
-                    "n_responses": res.n_responses,
-                    "n_in_dictionary": res.n_in_dictionary,
-                    "n_with_direction": res.n_with_direction,
+                    "n_responses": len(used),
+                    "n_in_dictionary": n_in,
+                    "n_with_direction": n_dir,
                     **counts,
                 }
-                long_rows.append({**common, "measure": "representativeness", "value": res.representativeness})
-                long_rows.append({**common, "measure": "direction", "value": res.direction})
+                long_rows.append({**common, "measure": "representativeness", "value": rep})
+                long_rows.append({**common, "measure": "direction", "value": direction})
                 wide.update(
                     {
-                        f"{stem}_representativeness": res.representativeness,
-                        f"{stem}_direction": res.direction,
-                        f"{stem}_n_in_dictionary": res.n_in_dictionary,
-                        f"{stem}_n_with_direction": res.n_with_direction,
+                        f"{stem}_representativeness": rep,
+                        f"{stem}_direction": direction,
+                        f"{stem}_n_in_dictionary": n_in,
+                        f"{stem}_n_with_direction": n_dir,
                     }
                 )
             wide_rows.append(wide)
+        matching = data.attrs.get("stereotype_matching", "")
         if p["shape"] == "wide":
             out = pd.DataFrame(wide_rows)
             out["word_column"] = p["word"]
             out["source_measure"] = source_measure
+            out["matching"] = matching
             return out
         out = pd.DataFrame(long_rows)
         out["word_column"] = p["word"]
         out["source_measure"] = source_measure
+        out["matching"] = matching
         extra = [c for c in by if c not in ("scorer", "model", "context", "target_group", "target")]
         return normalise(out, scorer="stereotype", extra_columns=[*extra, "dimension"])
+
+
+class _Coded:
+    """Per-response codes of one table: text columns, missing flags, codes, directions, matches."""
+
+    def __init__(self) -> None:
+        self.text: dict[str, list[Any]] = {}
+        self.missing: list[bool] = []
+        self.codes: dict[str, list[float]] = {}
+        self.directions: dict[str, list[float]] = {}
+        self.matched: dict[str, list[str]] = {}
+
+
+class _Coder:
+    """One of the two matchings, with the dictionary loaded (see ``StereotypeAnalysis``)."""
+
+    def __init__(self, matching: str, source: str, dimensions: list[str], notes: list[str]) -> None:
+        self.matching = matching
+        self.source = source
+        self.dimensions = dimensions
+        self.notes = notes
+        self.sadcat: Any = None
+        self.exact: Any = None
+        self.singularize = True
+        self.normalize = True
+
+    def code(self, responses: list[Any], dimensions: list[str]) -> _Coded:
+        out = _Coded()
+        for d in dimensions:
+            out.codes[d], out.directions[d], out.matched[d] = [], [], []
+        if self.matching == "sadcat":
+            lower, singular, matched_text, tokens = [], [], [], []
+            for response in responses:
+                c = self.sadcat.code(response, dimensions)
+                lower.append(c.lower)
+                singular.append(c.singular)
+                matched_text.append(c.matched_text)
+                tokens.append(" ".join(c.tokens) if c.lower is not None else None)
+                out.missing.append(c.lower is None)
+                for d in dimensions:
+                    out.codes[d].append(c.codes[d])
+                    out.directions[d].append(c.directions[d])
+                    values = c.matches.get(d, [])
+                    out.matched[d].append("; ".join(" ".join(v) for v in values))
+            out.text = {
+                "text_lower": lower,
+                "word_normalized": singular,
+                "text_matched": matched_text,
+                "tokens": tokens,
+            }
+            return out
+        from assoc.stats.dictionary import normalize_word
+        from assoc.stats.sadcat import is_missing
+
+        dictionary = self.exact
+        known = {w for d in dimensions for w in dictionary.entries[d]} if self.singularize else set()
+        lower, normalized = [], []
+        for response in responses:
+            missing = is_missing(response) or not str(response).strip()
+            out.missing.append(missing)
+            if missing:
+                lower.append(None)
+                normalized.append("")
+                for d in dimensions:
+                    out.codes[d].append(float("nan"))
+                    out.directions[d].append(float("nan"))
+                    out.matched[d].append("")
+                continue
+            text = normalize_word(str(response), normalize=self.normalize)
+            lower.append(str(response).strip().lower())
+            if self.singularize and text and text not in known:
+                from assoc.stats.singular import singularize
+
+                text = singularize(text)
+            normalized.append(text)
+            for d in dimensions:
+                rep, direction = dictionary.code(text, d)
+                out.codes[d].append(rep)
+                out.directions[d].append(direction)
+                out.matched[d].append(text if rep else "")
+        out.text = {"text_lower": lower, "word_normalized": normalized}
+        return out
+
+
+def _load_coder(p: dict[str, Any]) -> _Coder:
+    """Read the dictionary once and set up the requested (or default) matching."""
+    from collections.abc import Mapping
+
+    from assoc.stats import sadcat
+    from assoc.stats.dictionary import Dictionary, load_dictionary, read_dictionary_frame
+
+    source = p["dictionary"]
+    name = str(source) if not hasattr(source, "columns") and not isinstance(source, Mapping) else "(given)"
+    frame = (
+        None
+        if isinstance(source, Mapping)
+        else read_dictionary_frame(source, p["dictionary_word"], p["dictionary_object"])
+    )
+    kind = sadcat.sadcat_kind(frame) if frame is not None else None
+    matching = p["matching"] or ("sadcat" if kind else "exact")
+    notes: list[str] = []
+    sadcat_dict = None
+    if kind:
+        sadcat_dict = sadcat.sadcat_dictionary(frame, source=name)
+        notes.extend(sadcat_dict.notes)
+        if kind == "dictionaries" and matching == "sadcat":
+            notes.append(
+                "this is Dictionaries (SADCAT-preprocessed forms: spaces, dashes and punctuation removed, "
+                "lemmatised by TreeTagger, final s cut); multi-word responses ('well educated') and forms "
+                "TreeTagger changed cannot match it: use All.steps_Dictionaries for SADCAT's LLM pipeline"
+            )
+    if matching == "sadcat":
+        if sadcat_dict is None:
+            loaded = load_dictionary(
+                frame if frame is not None else source, word_column=p["dictionary_word"], normalize=True
+            )
+            sadcat_dict = sadcat.sadcat_dictionary_from_entries(loaded.entries)
+        known = sadcat.read_word_list(p["word_list"]) if p["word_list"] is not None else None
+        coder = _Coder("sadcat", name, list(sadcat_dict.dimensions), notes)
+        coder.sadcat = sadcat.SadcatCoder(sadcat_dict, singularize=p["singularize"], known_words=known)
+        return coder
+    if p["word_list"] is not None:
+        from assoc.errors import DataError
+
+        raise DataError("stereotype: word_list is used by matching='sadcat' only")
+    if sadcat_dict is not None:
+        exact = Dictionary(_exact_entries(sadcat_dict, normalize=p["normalize"]), p["normalize"])
+    else:
+        exact = load_dictionary(
+            frame if frame is not None else source,
+            word_column=p["dictionary_word"],
+            normalize=p["normalize"],
+            r_object=p["dictionary_object"],
+        )
+        if exact.notes:
+            notes.append(
+                f"{len(exact.notes)} entr(y/ies) repeated with the same direction and counted once: "
+                + "; ".join(exact.notes[:5])
+            )
+    coder = _Coder("exact", name, exact.dimensions, notes)
+    coder.exact = exact
+    coder.singularize = p["singularize"]
+    coder.normalize = p["normalize"]
+    return coder
+
+
+def _exact_entries(dictionary: Any, *, normalize: bool) -> dict[str, dict[str, float]]:
+    """Whole-word entries of a SADCAT file: direction = high - low membership, merged over repeats."""
+    import math
+
+    from assoc.stats.dictionary import normalize_word
+
+    entries: dict[str, dict[str, float]] = {}
+    for dimension in dictionary.dimensions:
+        hi = {normalize_word(w, normalize=normalize) for w in dictionary.keys.get(f"{dimension}_hi", [])}
+        lo = {normalize_word(w, normalize=normalize) for w in dictionary.keys.get(f"{dimension}_lo", [])}
+        words = entries.setdefault(dimension, {})
+        for raw in dictionary.keys[dimension]:
+            w = normalize_word(raw, normalize=normalize)
+            if not w:
+                continue
+            words[w] = float((w in hi) - (w in lo)) if dimension in dictionary.directional else math.nan
+    return entries
 
 
 #: Suffixes of the wide ``stereotype`` output's per-dimension estimate columns.
@@ -298,12 +496,14 @@ def is_stereotype_long(table: pd.DataFrame) -> bool:
     )
 
 
-def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, list[str]]:
+def stereotype_wide(table: pd.DataFrame, *, what: str, keep: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
     """One row per term with ``<stem>_representativeness`` / ``<stem>_direction`` columns, and the stems.
 
     Accepts the ``stereotype`` analysis' output in either shape: wide (returned as it is) or
     long (``measure`` representativeness/direction, ``attribute_group`` the dimension), which is
-    pivoted on the :data:`TERM_COLUMNS` it has. ``what`` names the caller in errors.
+    pivoted on the :data:`TERM_COLUMNS` it has plus the ``keep`` columns it has (a caller's
+    factor or grouping columns, e.g. a category column added to the long table; each must
+    have one value per term). ``what`` names the caller in errors.
     """
     import pandas as pd
 
@@ -324,6 +524,14 @@ def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, li
         )
     long = table[table["measure"].isin(["representativeness", "direction"])]
     keys = [c for c in TERM_COLUMNS if c in long.columns]
+    pivot_by = keys + [
+        c
+        for c in dict.fromkeys(keep)
+        if c in long.columns and c not in keys and c not in ("measure", "value", "attribute_group", "attribute")
+    ]
+    for extra in pivot_by[len(keys) :]:
+        if (long.groupby(keys, dropna=False)[extra].nunique(dropna=False) > 1).any():
+            raise TableError(f"{what}: column {extra!r} has several values within one term; it cannot be kept")
     if long.duplicated([*keys, "attribute_group", "measure"]).any():
         raise TableError(
             f"{what}: several rows per term, dimension and measure; the term columns "
@@ -331,7 +539,7 @@ def stereotype_wide(table: pd.DataFrame, *, what: str) -> tuple[pd.DataFrame, li
         )
     dims = list(dict.fromkeys(long["attribute_group"].astype(str)))
     wide = long.assign(_column=[f"{column_stem(d)}_{m}" for d, m in zip(long["attribute_group"], long["measure"])])
-    wide = wide.pivot(index=keys, columns="_column", values="value").reset_index()
+    wide = wide.pivot(index=pivot_by, columns="_column", values="value").reset_index()
     wide.columns.name = None
     out = pd.DataFrame(wide)
     return out, [column_stem(d) for d in dims]

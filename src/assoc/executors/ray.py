@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from assoc.scoring.scorer import Scorer
 
 INSTALL_HINT = "the Ray executor needs Ray, which is not installed: pip install 'assoc[ray]' (or pip install ray)"
+#: Seconds to wait for a Ray cluster address to answer before giving up (``RayExecutor(connect_timeout=...)``
+#: or ``$ASSOC_RAY_CONNECT_TIMEOUT`` changes it). Ray itself would wait minutes for an address that is wrong.
+DEFAULT_CONNECT_TIMEOUT = 30.0
+CONNECT_TIMEOUT_VARIABLE = "ASSOC_RAY_CONNECT_TIMEOUT"
+#: An HTTP/2 client preface and an empty SETTINGS frame: a Ray cluster (a gRPC server) answers with
+#: its own SETTINGS frame, so one round trip tells a Ray address from a port where something else listens.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 #: Units queued on one actor at a time: the next one is ready when the current one finishes.
 IN_FLIGHT_PER_WORKER = 2
 
@@ -48,6 +55,82 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise OptionError(INSTALL_HINT) from exc
     return ray
+
+
+def _connect_timeout(value: float | None) -> float:
+    if value is None:
+        text = os.environ.get(CONNECT_TIMEOUT_VARIABLE, "").strip()
+        if not text:
+            return DEFAULT_CONNECT_TIMEOUT
+        try:
+            value = float(text)
+        except ValueError:
+            raise OptionError(f"{CONNECT_TIMEOUT_VARIABLE} must be a number of seconds, got {text!r}") from None
+        what = CONNECT_TIMEOUT_VARIABLE
+    else:
+        what = "connect_timeout"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < float(value) < float("inf"):
+        raise OptionError(f"{what} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def parse_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray address, None for ``auto``/``local``; an :class:`OptionError` if malformed."""
+    text = str(address).strip()
+    if text.lower() in ("auto", "local"):
+        return None
+    rest = text[len("ray://") :] if text.lower().startswith("ray://") else text
+    if "://" in rest:
+        raise OptionError(f"Ray address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    host, sep, port = rest.rpartition(":")
+    host = host.strip("[]")  # [::1]:6379
+    if not sep or not host:
+        raise OptionError(f"Ray address {address!r} has no port: expected HOST:PORT (e.g. 10.0.0.5:6379) or auto")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise OptionError(f"Ray address {address!r}: the port {port!r} is not a number from 1 to 65535")
+    return host, int(port)
+
+
+def check_address(address: str, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
+    """Raise one :class:`OptionError` naming ``address`` unless a Ray cluster answers there within ``timeout`` s.
+
+    Ray's own connection attempt retries for minutes on a wrong address; this check is bounded:
+    it resolves the host, opens a TCP connection and sends an HTTP/2 preface, which a Ray
+    cluster (a gRPC server) answers with a SETTINGS frame.
+    """
+    import socket
+    import time
+
+    parsed = parse_address(address)
+    if parsed is None:
+        return
+    host, port = parsed
+    hint = f"(waited up to {timeout:g} s; RayExecutor(connect_timeout=...) or ${CONNECT_TIMEOUT_VARIABLE} changes it)"
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise OptionError(f"Ray address {address!r}: cannot resolve the host {host!r} ({exc})") from None
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as connection:
+            connection.sendall(_HTTP2_PREFACE)
+            connection.settimeout(max(0.001, deadline - time.monotonic()))
+            header = b""
+            while len(header) < 9:
+                chunk = connection.recv(9 - len(header))
+                if not chunk:
+                    break
+                header += chunk
+    except TimeoutError:
+        raise OptionError(f"Ray address {address!r}: no answer like a Ray cluster's {hint}") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OptionError(f"cannot reach the Ray cluster at {address!r}: {reason} {hint}") from None
+    if len(header) < 9 or header[3] != 0x04:  # HTTP/2 frame type 4: SETTINGS
+        raise OptionError(
+            f"Ray address {address!r}: something listens there, but it does not answer like a Ray cluster "
+            "(expected the cluster's GCS port, usually 6379, or ray://HOST:10001)"
+        )
 
 
 class UnitActor:
@@ -84,6 +167,12 @@ class RayExecutor(Executor):
     init_options:
         Extra keyword arguments of ``ray.init`` when this executor starts or joins Ray
         (e.g. ``{"num_cpus": 2}`` for a local Ray, ``{"runtime_env": {...}}``).
+    connect_timeout:
+        Seconds an address (``HOST:PORT`` or ``ray://HOST:PORT``) may take to answer as a Ray
+        cluster (default ``$ASSOC_RAY_CONNECT_TIMEOUT``, else 30). The address is checked when the
+        executor is made, before any work: a malformed address, an unknown host, a refused
+        connection or a port that does not answer like Ray is one :class:`~assoc.errors.OptionError`
+        naming the address.
     """
 
     name = "ray"
@@ -96,7 +185,11 @@ class RayExecutor(Executor):
         resources: Mapping[str, float] | None = None,
         max_retries: int = 3,
         init_options: Mapping[str, Any] | None = None,
+        connect_timeout: float | None = None,
     ):
+        self.connect_timeout = _connect_timeout(connect_timeout)
+        if address is not None or os.environ.get("RAY_ADDRESS"):
+            check_address(address or os.environ["RAY_ADDRESS"], self.connect_timeout)
         self.ray = import_ray()
         if max_workers is not None and (not isinstance(max_workers, int) or max_workers < 1):
             raise OptionError(f"max_workers must be a positive integer, got {max_workers!r}")
@@ -120,7 +213,13 @@ class RayExecutor(Executor):
             return
         options = {"include_dashboard": False, "log_to_driver": False, **self.init_options}
         address = self.address or os.environ.get("RAY_ADDRESS") or None
-        self.ray.init(address=address, **options)
+        if address is not None:
+            check_address(address, self.connect_timeout)
+        try:
+            self.ray.init(address=address, **options)
+        except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+            where = f"the Ray cluster at {address!r}" if address else "a local Ray"
+            raise OptionError(f"cannot join {where}: {' '.join(str(exc).split())}") from None
         self._started = True
 
     def close(self) -> None:

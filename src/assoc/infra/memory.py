@@ -112,3 +112,40 @@ class BytesLRU(Generic[V]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._entries)
+
+
+#: Environment variable: bytes that one computation's large arrays may take (a number, ``8e9`` allowed).
+WORK_MEMORY_VARIABLE = "ASSOC_WORK_MEMORY"
+
+
+def work_memory_budget() -> int:
+    """Bytes one computation may hold in large arrays: ``$ASSOC_WORK_MEMORY``, else half the physical memory."""
+    chosen = budget_from_environment(WORK_MEMORY_VARIABLE)
+    return physical_memory() // 2 if chosen is None else chosen
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes / 2**10:.1f} KiB"
+
+
+def check_fits_memory(
+    count: int, bytes_each: float, *, option: str, what: str, fixed: float = 0, given: int | None = None
+) -> None:
+    """Raise :class:`OptionError` unless ``count`` items of ``bytes_each`` bytes (plus ``fixed``) fit the budget.
+
+    The message says the largest ``option`` that fits :func:`work_memory_budget`, and how to raise it;
+    ``given`` is the value the user gave when it differs from ``count`` (e.g. a count capped by a size).
+    """
+    budget = work_memory_budget()
+    need = fixed + count * bytes_each
+    if need <= budget:
+        return
+    allowed = max(0, int((budget - fixed) // bytes_each)) if bytes_each > 0 else 0
+    raise OptionError(
+        f"{option}={count if given is None else given:,} needs about {_size(need)} for {what}, more than the "
+        f"memory budget of {_size(budget)} (half this machine's memory; ${WORK_MEMORY_VARIABLE} sets it): "
+        f"at most {option}={allowed:,}"
+    )

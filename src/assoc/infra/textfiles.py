@@ -46,20 +46,149 @@ def read_text(path: Path, *, what: str, error: ErrorFactory) -> str:
         ) from None
 
 
-def parse_json(text: str, path: Path, *, error: ErrorFactory) -> Any:
-    """``json.loads`` with an error that names the file, line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"cannot parse {path}: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+class TypedText(str):
+    """A scalar as the user typed it, with the value a parser would have made of it.
+
+    ``yes``, ``010``, ``1.10`` and ``.nan`` in YAML, or ``1.10`` and ``NaN`` in JSON, are read by
+    the parsers as ``True``, ``8``, ``1.1`` and ``nan``: a word would be rewritten. With
+    ``keep_text=True`` the parsers below return such scalars as :class:`TypedText`: the text as
+    written (it *is* a ``str``), with :attr:`value` holding the parser's reading for the places
+    that want a number (a ``range``) or ``null`` (an empty entry).
+    """
+
+    value: Any
+    line: int | None
+
+    def __new__(cls, text: str, value: Any, line: int | None = None) -> TypedText:
+        """The text ``text`` that a parser read as ``value`` (on ``line``, when known)."""
+        made = super().__new__(cls, text)
+        made.value, made.line = value, line
+        return made
 
 
-def parse_yaml(text: str, path: Path, *, error: ErrorFactory) -> Any:
-    """``yaml.safe_load`` that refuses repeated mapping keys; errors are one line with the location."""
+def typed_value(value: Any) -> Any:
+    """``value`` with every :class:`TypedText` in it (keys included) replaced by the parser's reading."""
+    if isinstance(value, TypedText):
+        return value.value
+    if isinstance(value, dict):
+        return {typed_value(k): typed_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed_value(v) for v in value]
+    return value
+
+
+def as_written(value: Any) -> Any:
+    """``value`` with each :class:`TypedText` as plain text, unless the parser's number says the same.
+
+    ``[1, 5]`` stays two integers and ``0.5`` a float (their text is the number's own spelling),
+    while ``010``, ``1.10``, ``1e3``, ``no``, ``null`` and ``.nan`` inside a list or mapping stay
+    the text that was typed: a word or a column name is never rewritten.
+    """
+    if isinstance(value, TypedText):
+        typed = value.value
+        if isinstance(typed, (int, float)) and not isinstance(typed, bool) and str(typed) == str(value):
+            return typed
+        return str(value)
+    if isinstance(value, dict):
+        return {as_written(k): as_written(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_written(v) for v in value]
+    return value
+
+
+def load_yaml_text(text: str, *, keep_text: bool = False) -> Any:
+    """Parse YAML ``text`` (raises :class:`yaml.YAMLError`; a repeated key is one too)."""
     import yaml
 
     try:
-        return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_unique_key_loader(keep_text))  # noqa: S506 - a SafeLoader subclass
+    except _RepeatedKey as exc:
+        raise yaml.YAMLError(f"key {exc.key!r} appears twice (lines {exc.first_line} and {exc.line})") from None
+
+
+def parse_json(text: str, path: Path, *, error: ErrorFactory, keep_text: bool = False) -> Any:
+    """``json.loads`` with an error that names the file, line and column.
+
+    A key repeated within one object is refused with its line (``json`` would keep the last
+    one silently). With ``keep_text`` numbers and the non-standard ``NaN``/``Infinity`` are
+    :class:`TypedText` (see there).
+    """
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen and not repeated:
+                repeated.append(key)
+            seen[key] = value
+        return seen
+
+    hooks: dict[str, Any] = {}
+    if keep_text:
+        hooks = {
+            "parse_int": lambda s: TypedText(s, int(s)),
+            "parse_float": lambda s: TypedText(s, float(s)),
+            "parse_constant": lambda s: TypedText(s, float(s)),
+        }
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, **hooks)
+    except json.JSONDecodeError as exc:
+        raise error(f"cannot parse {path}: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if repeated:
+        line, first = _json_repeated_key_lines(text, repeated[0])
+        raise error(
+            f"cannot read {path}: line {line}: key {repeated[0]!r} appears twice in one object "
+            f"(first on line {first}); the second would silently replace the first"
+        )
+    return data
+
+
+def _json_repeated_key_lines(text: str, wanted: str) -> tuple[int, int]:
+    """The lines of the second and first occurrence of ``wanted`` as a key of one JSON object.
+
+    Runs only on text ``json`` has parsed already, so a small scanner of strings, brackets
+    and colons suffices.
+    """
+    stack: list[dict[str, int] | None] = []  # one entry per open bracket: keys seen (None in an array)
+    i, line, n = 0, 1, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\n":
+            line += 1
+        elif char in "{[":
+            stack.append({} if char == "{" else None)
+        elif char in "}]":
+            stack.pop()
+        elif char == '"':
+            end = i + 1
+            while text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            token = json.loads(text[i : end + 1])
+            after = end + 1
+            while after < n and text[after] in " \t\r\n":
+                after += 1
+            keys = stack[-1] if stack else None
+            if keys is not None and after < n and text[after] == ":" and token == wanted:
+                if token in keys:
+                    return line, keys[token]
+                keys[token] = line
+            line += text.count("\n", i, end)
+            i = end
+        i += 1
+    return 0, 0  # pragma: no cover - only called after json reported the repeat
+
+
+def parse_yaml(text: str, path: Path, *, error: ErrorFactory, keep_text: bool = False) -> Any:
+    """``yaml.safe_load`` that refuses repeated mapping keys; errors are one line with the location.
+
+    With ``keep_text`` every scalar that YAML 1.1 would turn into a number, a boolean, a date
+    or null (``010``, ``1.10``, ``.nan``, ``no``, ``on``, ``null``, ``2024-01-01``) is a
+    :class:`TypedText`: the text as written, with the parser's reading in ``.value``.
+    """
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_unique_key_loader(keep_text))  # noqa: S506 - a SafeLoader subclass
     except _RepeatedKey as exc:
         raise error(
             f"cannot read {path}: line {exc.line}: key {exc.key!r} appears twice in one mapping "
@@ -80,8 +209,8 @@ class _RepeatedKey(Exception):
         self.key, self.line, self.first_line = key, line, first_line
 
 
-@lru_cache(maxsize=1)
-def _unique_key_loader() -> type:
+@lru_cache(maxsize=2)
+def _unique_key_loader(keep_text: bool = False) -> type:
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -100,4 +229,24 @@ def _unique_key_loader() -> type:
                         continue
             return super().construct_mapping(node, deep=deep)
 
-    return UniqueKeyLoader
+    if not keep_text:
+        return UniqueKeyLoader
+
+    class TextKeepingLoader(UniqueKeyLoader):
+        """Scalars YAML 1.1 would retype keep their text (:class:`TypedText`)."""
+
+    def keep(construct: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def construct_as_written(loader: Any, node: Any) -> Any:
+            return TypedText(node.value, construct(loader, node), node.start_mark.line + 1)
+
+        return construct_as_written
+
+    for tag, construct in (
+        ("bool", yaml.SafeLoader.construct_yaml_bool),
+        ("int", yaml.SafeLoader.construct_yaml_int),
+        ("float", yaml.SafeLoader.construct_yaml_float),
+        ("null", yaml.SafeLoader.construct_yaml_null),
+        ("timestamp", yaml.SafeLoader.construct_yaml_timestamp),
+    ):
+        TextKeepingLoader.add_constructor(f"tag:yaml.org,2002:{tag}", keep(construct))
+    return TextKeepingLoader

@@ -18,6 +18,7 @@ oneDNN are each checked once per model against the model's own forward pass
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections import defaultdict
 from collections.abc import Sequence
@@ -271,6 +272,10 @@ class MaskedLM:
                 batch = order[start:stop]
                 picks = [(b, row, pos) for b, row in enumerate(batch) for pos in positions[row]]
                 log_sm = self._forward(model, [rows[r] for r in batch], [(b, p) for b, _, p in picks], torch)
+                # One reduction per batch: NaN or inf anywhere makes the sum non-finite (a finite
+                # log-softmax row sums to a finite number), so the hot path allocates nothing.
+                if not math.isfinite(float(log_sm.sum())):
+                    self._refuse_non_finite(log_sm, [rows[batch[b]] for b, _, _ in picks])
                 for k, (_, row, pos) in enumerate(picks):
                     vector = log_sm[k]
                     for i in targets[(row, pos)]:
@@ -280,6 +285,22 @@ class MaskedLM:
         finally:
             meter.close()
         return results  # type: ignore[return-value]
+
+    def _refuse_non_finite(self, log_sm: np.ndarray, sequences: list[tuple[int, ...]]) -> None:
+        """Stop with a :class:`ModelError` naming the model and the first query whose output is not finite.
+
+        Finite logits always give a finite log-softmax, so NaN or inf here means the model itself
+        computed them: corrupt weights, or a float16 overflow. Averaging such rows silently would
+        publish numbers the model never produced.
+        """
+        bad = ~np.isfinite(log_sm).all(axis=1)
+        first = int(np.flatnonzero(bad)[0])
+        text = self.tokenizer.decode(list(sequences[first]), skip_special_tokens=False)
+        raise ModelError(
+            f"model {self.name!r} returned NaN or infinite logits for {int(bad.sum())} of {len(bad)} masked "
+            f"position(s) in one batch, first in {text!r} (dtype {self.dtype}): its weights may be corrupt, "
+            "or float16 overflowed (try dtype float32)"
+        )
 
     def _forward(
         self,

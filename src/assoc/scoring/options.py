@@ -160,18 +160,25 @@ class Option:
 
         Strings stay as typed; lists accept ``a,b,c`` or YAML ``[a, b]``; other
         types are read as YAML scalars or collections (``3``, ``0.5``, ``true``,
-        ``{a: b}``, ``null``).
+        ``{a: b}``, ``null``). Inside a list or mapping, and for numbers, an item keeps the text
+        typed whenever YAML 1.1 would change it (``[no, 010]`` is ``["no", "010"]``, not
+        ``[False, 8]``; ``n=010`` is ten): see :func:`assoc.infra.textfiles.as_written`.
         """
         import yaml
+
+        from assoc.infra.textfiles import TypedText, as_written, load_yaml_text, typed_value
 
         if self.type is str:
             return text
         if self.type is list and not text.lstrip().startswith("["):
             return text
         try:
-            return yaml.safe_load(text)
+            parsed = load_yaml_text(text, keep_text=True)
         except yaml.YAMLError as exc:
-            raise OptionError(f"option {self.name!r}: cannot parse {text!r}: {exc}") from None
+            raise OptionError(f"option {self.name!r}: cannot parse {text!r}: {' '.join(str(exc).split())}") from None
+        if self.type is bool or (isinstance(parsed, TypedText) and parsed.value is None):
+            return typed_value(parsed)  # true/yes/on and null mean what YAML says
+        return as_written(parsed)
 
 
 def _renamed(option: Option, old: str, value: Any, owner: str) -> Any:

@@ -88,7 +88,7 @@ class Dictionary:
 
 def _direction(value: Any, *, word: str, dimension: str) -> float:
     """A direction in [-1, 1], or NaN for a missing one; anything else is an error naming the word."""
-    if value is None or (isinstance(value, str) and value.strip().upper() in {"", "NA", "NAN"}):
+    if value is None or value is pd.NA or (isinstance(value, str) and value.strip().upper() in {"", "NA", "NAN"}):
         return math.nan
     if isinstance(value, bool):
         raise DataError(
@@ -268,11 +268,16 @@ R_DATA_SUFFIXES = (".rda", ".rdata", ".rds")
 
 
 def read_r_data_frame(
-    path: str | Path, *, name: str | None = None, prefer: str = "Dictionaries", what: str = "dictionary"
+    path: str | Path,
+    *,
+    name: str | None = None,
+    prefer: str | Sequence[str] = ("All.steps_Dictionaries", "Dictionaries"),
+    what: str = "dictionary",
 ) -> pd.DataFrame:
     """The data frame ``name`` of an R data file (.rda/.RData from ``save()``, .rds from ``saveRDS()``).
 
-    Without ``name``, the object ``prefer`` if the file has it, else its only data frame. Read
+    Without ``name``, the first object of ``prefer`` the file has (by default SADCAT's
+    ``All.steps_Dictionaries``, then ``Dictionaries``), else its only data frame. Read
     with ``rdata`` (pure Python; no R needed). A file without a data frame, or with several and
     no choice, is an error naming its objects.
     """
@@ -321,14 +326,24 @@ def read_r_data_frame(
         return frames[name]
     if not frames:
         raise DataError(f"the {what} {path} holds no data frame (it holds {described})")
-    if prefer in frames:
-        return frames[prefer]
+    for preferred in [prefer] if isinstance(prefer, str) else prefer:
+        if preferred in frames:
+            return frames[preferred]
     if len(frames) > 1:
         raise DataError(
             f"the {what} {path} holds several data frames ({', '.join(frames)}); name one with the "
             f"'dictionary_object' option"
         )
     return next(iter(frames.values()))
+
+
+def read_dictionary_frame(source: Any, word_column: str = "word", r_object: str | None = None) -> pd.DataFrame:
+    """The table of a dictionary given as a DataFrame, a table file or an R data file (read as it is).
+
+    An R data file holding several data frames gives SADCAT's (``All.steps_Dictionaries`` or
+    ``Dictionaries``) unless ``r_object`` names another.
+    """
+    return _read_frame(source, word_column, r_object)
 
 
 def _read_frame(source: Any, word_column: str, r_object: str | None = None) -> pd.DataFrame:

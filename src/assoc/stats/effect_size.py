@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 
 from assoc.errors import DataError, OptionError
-from assoc.stats.budget import check_resampling_size
+from assoc.stats.budget import check_resampling_size, resampling_bar
 from assoc.stats.constants import LPR_POPULATION_SD as LPR_POPULATION_SD  # re-exported
 from assoc.stats.samples import as_sample, negligible_spread
 
@@ -159,17 +159,19 @@ def bootstrap_interval(
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
         raise OptionError(f"n_resamples must be an integer >= 2, not {n_resamples!r}")
-    check_resampling_size(n_resamples, x_arr.size + y_arr.size, option=option)
+    check_resampling_size(n_resamples, x_arr.size + y_arr.size, option=option, bytes_kept_per_resample=8)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     block = max(1, 2_000_000 // (x_arr.size + y_arr.size))
     values = []
     remaining = int(n_resamples)
-    while remaining > 0:
-        k = min(block, remaining)
-        xs = x_arr[rng.integers(0, x_arr.size, size=(k, x_arr.size))]
-        ys = y_arr[rng.integers(0, y_arr.size, size=(k, y_arr.size))]
-        values.append(np.asarray(statistic(xs, ys), dtype=float).reshape(k))
-        remaining -= k
+    with resampling_bar(n_resamples, x_arr.size + y_arr.size, desc="bootstrap") as meter:
+        while remaining > 0:
+            k = min(block, remaining)
+            xs = x_arr[rng.integers(0, x_arr.size, size=(k, x_arr.size))]
+            ys = y_arr[rng.integers(0, y_arr.size, size=(k, y_arr.size))]
+            values.append(np.asarray(statistic(xs, ys), dtype=float).reshape(k))
+            remaining -= k
+            meter.update(k)
     all_values = np.concatenate(values)
     defined = all_values[np.isfinite(all_values)]
     n_undefined = int(all_values.size - defined.size)

@@ -54,7 +54,7 @@ import numpy as np
 from scipy import stats as _scipy_stats
 
 from assoc.errors import DataError, OptionError
-from assoc.stats.budget import check_resampling_size
+from assoc.stats.budget import check_resampling_size, resampling_bar
 from assoc.stats.samples import as_sample
 
 Alternative = Literal["greater", "less", "two-sided"]
@@ -169,10 +169,12 @@ def two_sample_permutation_test(
     blocks, method, n_permutations, correction = _partitions(pooled.size, n_x, exact_limit, n_resamples, seed)
 
     n_ge = n_le = 0
-    for x_index, y_index in blocks:
-        values = partition_statistic(pooled, x_index, y_index)
-        n_ge += int(np.count_nonzero(values >= observed - tolerance))
-        n_le += int(np.count_nonzero(values <= observed + tolerance))
+    with resampling_bar(n_permutations, pooled.size, desc=f"permutation test ({method})") as meter:
+        for x_index, y_index in blocks:
+            values = partition_statistic(pooled, x_index, y_index)
+            n_ge += int(np.count_nonzero(values >= observed - tolerance))
+            n_le += int(np.count_nonzero(values <= observed + tolerance))
+            meter.update(x_index.shape[0])
 
     p_greater = (n_ge + correction) / (n_permutations + correction)
     p_less = (n_le + correction) / (n_permutations + correction)
@@ -251,12 +253,15 @@ def rowwise_permutation_test(
     upper = ((observed + tolerance + totals / n_y) / slope)[:, None]
     n_ge = np.zeros(arr.shape[0], dtype=np.int64)
     n_le = np.zeros(arr.shape[0], dtype=np.int64)
-    for x_index, _ in _rebalanced(blocks, max(1, _BLOCK_ELEMENTS // max(arr.shape[0], 1))):
-        member = np.zeros((x_index.shape[0], n))
-        np.put_along_axis(member, x_index, 1.0, axis=1)
-        sum_x = arr @ member.T  # (rows, partitions in block): sum of x for every row and partition
-        n_ge += np.count_nonzero(sum_x >= lower, axis=1)
-        n_le += np.count_nonzero(sum_x <= upper, axis=1)
+    meter = resampling_bar(n_permutations, arr.size, desc=f"permutation tests of {arr.shape[0]:,} rows ({method})")
+    with meter:
+        for x_index, _ in _rebalanced(blocks, max(1, _BLOCK_ELEMENTS // max(arr.shape[0], 1))):
+            member = np.zeros((x_index.shape[0], n))
+            np.put_along_axis(member, x_index, 1.0, axis=1)
+            sum_x = arr @ member.T  # (rows, partitions in block): sum of x for every row and partition
+            n_ge += np.count_nonzero(sum_x >= lower, axis=1)
+            n_le += np.count_nonzero(sum_x <= upper, axis=1)
+            meter.update(x_index.shape[0])
 
     p_greater = (n_ge + correction) / (n_permutations + correction)
     p_less = (n_le + correction) / (n_permutations + correction)

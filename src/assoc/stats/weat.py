@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assoc.errors import DataError, OptionError
-from assoc.stats.budget import check_resampling_size
+from assoc.stats.budget import check_resampling_size, resampling_bar
 from assoc.stats.effect_size import BootstrapInterval, standardized_mean_difference
 from assoc.stats.permutation import (
     Alternative,
@@ -161,7 +161,8 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if n_resamples < 2:
         raise OptionError(f"the bootstrap needs at least 2 resamples, not {n_resamples}")
-    check_resampling_size(n_resamples, sum(sim_xa.shape) + sum(sim_yb.shape), option="n_bootstrap")
+    per_resample = sum(sim_xa.shape) + sum(sim_yb.shape)
+    check_resampling_size(n_resamples, per_resample, option="n_bootstrap", bytes_kept_per_resample=8)
     # A separate stream from the permutation test's, still determined by the seed; a Generator
     # (numpy's convention) is used as it is, continuing after the permutation test's draws.
     rng = (
@@ -174,6 +175,7 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
     block = max(1, 4_000_000 // ((n_x + n_y) * (n_a + n_b)))
     values = []
     remaining = int(n_resamples)
+    meter = resampling_bar(n_resamples, per_resample, desc="WEAT bootstrap")
     while remaining > 0:
         k = min(block, remaining)
         ix = rng.integers(0, n_x, (k, n_x))
@@ -190,6 +192,8 @@ def _bootstrap_weat(sim_xa, sim_xb, sim_ya, sim_yb, *, ddof, n_resamples, level,
         d[negligible_spread(sd, pooled, axis=1)] = np.nan
         values.append(d)
         remaining -= k
+        meter.update(k)
+    meter.close()
     all_values = np.concatenate(values)
     defined = all_values[np.isfinite(all_values)]
     if defined.size == 0:

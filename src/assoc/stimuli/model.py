@@ -82,17 +82,37 @@ def _expand_group_value(kind: str, group: str, value: Any, where: str) -> tuple[
     if not isinstance(value, (list, tuple)):
         raise StimuliError(f"{where}: {kind} group {group!r} must be a list of words, got {type(value).__name__}")
     words: list[str] = []
-    for word in value:
-        if isinstance(word, (int, float)) and not isinstance(word, bool):
-            word = str(word)
+    for position, word in enumerate(value, 1):
+        if isinstance(word, int) and not isinstance(word, bool):
+            word = str(word)  # an integer from Python code: its digits are exactly what was written
         if not isinstance(word, str):
-            raise StimuliError(f"{where}: {kind} group {group!r} contains a non-text item {word!r}")
+            raise StimuliError(
+                f"{where}: {kind} group {group!r}, item {position}: {_non_text(word)} where a word belongs"
+                f"{_quote_hint(word)}"
+            )
         if not word.strip():
             raise StimuliError(f"{where}: {kind} group {group!r} contains an empty word")
         if word != word.strip():
             raise StimuliError(f"{where}: {kind} group {group!r}: word {word!r} has leading or trailing spaces")
         words.append(word)
     return tuple(words)
+
+
+def _non_text(value: Any) -> str:
+    """How a non-text stimuli item is named in errors."""
+    if value is None:
+        return "null (an empty item)"
+    if isinstance(value, bool):
+        return f"the boolean {value!r}"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    return f"a non-text item {value!r}"
+
+
+def _quote_hint(value: Any) -> str:
+    if isinstance(value, (bool, float)) or value is None:
+        return " (write words as text, e.g. in quotes, so that they are kept exactly as written)"
+    return ""
 
 
 def _normalise_groups(kind: str, groups: Any, where: str) -> dict[str, tuple[str, ...]]:
@@ -393,6 +413,81 @@ def _design_from_dict(data: Any, default_name: str, where: str) -> Design:
     )
 
 
+def _as_written(data: Any) -> Any:
+    """A parsed stimuli file with its words, labels and queries exactly as the user typed them.
+
+    The parsers (:func:`assoc.infra.textfiles.parse_yaml`/``parse_json`` with ``keep_text``) return
+    every scalar YAML 1.1 or JSON would retype (``010``, ``1.10``, ``no``, ``null``, ``.nan``,
+    ``NaN``) as :class:`~assoc.infra.textfiles.TypedText`. Here the places that hold text (words, group
+    and design names, queries, descriptions, notes, the keys of the file's mappings) keep that
+    text; the places that hold other values (``range`` bounds, ``meta``) and an empty entry get
+    the parser's reading.
+    """
+    if not isinstance(data, dict):
+        return _typed(data)
+    out = _design_as_written(data)
+    for key in ("meta", "citation"):
+        if key in out:
+            out[key] = _typed(out[key])
+    if "designs" in out:
+        designs = out["designs"]
+        if isinstance(designs, list):
+            out["designs"] = [_design_as_written(d) for d in designs]
+        elif isinstance(designs, dict):
+            out["designs"] = {_text(k): _design_as_written(v) for k, v in designs.items()}
+        else:
+            out["designs"] = _typed(designs)
+    return out
+
+
+def _typed(value: Any) -> Any:
+    from assoc.infra.textfiles import typed_value
+
+    return typed_value(value)
+
+
+def _text(value: Any) -> Any:
+    """Text as written; an empty entry (YAML ``key:`` with nothing after it) stays null."""
+    from assoc.infra.textfiles import TypedText
+
+    if isinstance(value, TypedText):
+        return None if value == "" else str(value)
+    return value
+
+
+def _texts(value: Any) -> Any:
+    """A text or a list of texts, as written (a lone ``null`` is no entry at all)."""
+    from assoc.infra.textfiles import TypedText
+
+    if isinstance(value, list):
+        return [_text(item) if not isinstance(item, (list, dict)) else _typed(item) for item in value]
+    if isinstance(value, TypedText) and value.value is None:
+        return None
+    return _text(value) if not isinstance(value, dict) else _typed(value)
+
+
+def _design_as_written(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return _typed(data)
+    out: dict[Any, Any] = {}
+    for key, value in data.items():
+        key = _text(key)
+        if key in ("mask", "target", "attribute") and isinstance(value, dict):
+            value = {_text(group): _group_as_written(words) for group, words in value.items()}
+        elif key in ("name", "description", "queries", "query", "notes"):
+            value = _texts(value)
+        elif key not in ("designs", "meta", "citation"):
+            value = _typed(value)
+        out[key] = value
+    return out
+
+
+def _group_as_written(words: Any) -> Any:
+    if isinstance(words, dict):  # {range: [from, to, step]}: numbers
+        return {_text(k): _typed(v) for k, v in words.items()}
+    return _texts(words)
+
+
 class Stimuli:
     """An ordered collection of :class:`Design` objects, validated on construction."""
 
@@ -463,10 +558,15 @@ class Stimuli:
             raise StimuliError(f"stimuli file {path} must end in .yaml, .yml or .json")
         text = read_text(path, what="stimuli file", error=StimuliError)
         parse = parse_json if suffix == ".json" else parse_yaml
-        data = parse(text, path, error=StimuliError)
+        data = _as_written(parse(text, path, error=StimuliError, keep_text=True))
         if data is None:
             raise StimuliError(f"stimuli file {path} is empty")
-        return cls.from_dict(data, name=str(data.get("name", "")) if isinstance(data, Mapping) else "")
+        try:
+            return cls.from_dict(data, name=str(data.get("name", "")) if isinstance(data, Mapping) else "")
+        except StimuliError as exc:
+            if type(exc) is StimuliError and str(path) not in str(exc):  # name the file the problem is in
+                raise StimuliError(f"{path}: {exc}") from None
+            raise
 
     @classmethod
     def load(cls, spec: str | Path | Mapping[str, Any] | Stimuli) -> Stimuli:

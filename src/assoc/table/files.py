@@ -53,6 +53,9 @@ TEXT_COLUMNS: tuple[str, ...] = (
 COLUMNS: tuple[str, ...] = TEXT_COLUMNS + ("value",)
 PROVENANCE_KEY = "assoc"
 CSV_COLUMNS_KEY = "csv_columns"  # in a CSV file's sidecar, beside the provenance: what its extra columns hold
+#: In a sidecar, beside the provenance: which data file it describes (sha256 of its bytes, rows, bytes).
+DATA_FILE_KEY = "data_file"
+_COLUMN_KINDS = ("text", "bool", "int", "float")
 # .json is one JSON array of row objects; .jsonl (JSON Lines) is one object per line.
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "json"}
 
@@ -369,11 +372,28 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
             if schema:
                 sidecar[CSV_COLUMNS_KEY] = schema
         if sidecar:
+            # The sidecar names the exact bytes it describes: a kill between the two writes, or a file
+            # edited, sorted or truncated afterwards, is detected on reading (never old labels on new rows).
+            sidecar[DATA_FILE_KEY] = _data_file_identity(path, len(table))
             with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
                 json.dump(sidecar, handle, indent=2, ensure_ascii=False)
         else:
             sidecar_path(path).unlink(missing_ok=True)
     return path
+
+
+def _data_file_identity(path: Path, rows: int) -> dict[str, Any]:
+    """What identifies a data file: the sha256 of its bytes, its size and its number of rows."""
+    import hashlib
+
+    from assoc.infra.io import write_target
+
+    real = write_target(path)
+    digest = hashlib.sha256()
+    with open(real, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"sha256": digest.hexdigest(), "bytes": real.stat().st_size, "rows": int(rows)}
 
 
 def _column_schema(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -413,8 +433,46 @@ def _column_schema(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
     return schema
 
 
-def _apply_column_schema(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, Any]]) -> None:
+def _check_column_schema(schema: Any, sidecar: Path) -> dict[str, dict[str, Any]]:
+    """``csv_columns`` of a sidecar, or a one-line :class:`TableError` saying what is wrong with it."""
+
+    def bad(problem: str) -> TableError:
+        return TableError(
+            f"{sidecar}: {CSV_COLUMNS_KEY!r} is malformed ({problem}); fix it, or delete the sidecar to read "
+            "the table without provenance"
+        )
+
+    if not isinstance(schema, dict):
+        raise bad(f"expected an object of column -> {{kind, missing}}, got {type(schema).__name__}")
+    for column, entry in schema.items():
+        if not isinstance(entry, dict):
+            raise bad(f"column {column!r}: expected an object, got {entry!r}")
+        if entry.get("kind") not in _COLUMN_KINDS:
+            raise bad(f"column {column!r}: kind must be one of {', '.join(_COLUMN_KINDS)}, got {entry.get('kind')!r}")
+        missing = entry.get("missing", [])
+        if not isinstance(missing, list) or not all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)
+            and 0 <= pair[0] <= pair[1]
+            for pair in missing
+        ):
+            raise bad(f"column {column!r}: missing must be a list of [start, stop] row ranges, got {missing!r}")
+    return schema
+
+
+def _apply_column_schema(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, Any]], sidecar: Path) -> None:
     """Restore the extra columns of a CSV file read as raw text, as :func:`_column_schema` described them."""
+    try:
+        _restore_columns(frame, schema)
+    except (ValueError, TypeError) as exc:
+        raise TableError(
+            f"{sidecar}: {CSV_COLUMNS_KEY!r} does not fit the table ({' '.join(str(exc).split())}); fix it, or "
+            "delete the sidecar to read the table without provenance"
+        ) from None
+
+
+def _restore_columns(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, Any]]) -> None:
     import numpy as np
     import pandas as pd
 
@@ -430,6 +488,9 @@ def _apply_column_schema(frame: pd.DataFrame, schema: Mapping[str, Mapping[str, 
             frame[column] = raw.astype(object).where(~missing, np.nan)
         elif kind == "bool":
             values = raw.map({"True": True, "False": False})
+            if values[~missing].isna().any():
+                example = raw[~missing & values.isna()].iloc[0]
+                raise ValueError(f"column {column!r} is recorded as bool but holds {example!r}")
             frame[column] = values.astype(bool) if not missing.any() else values.astype(object).where(~missing, np.nan)
         elif kind == "int":
             frame[column] = pd.to_numeric(raw).astype("int64")
@@ -544,6 +605,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         elif fmt == "csv":
             provenance = _read_sidecar(path)
             schema = provenance.pop(CSV_COLUMNS_KEY, {})
+            if provenance or schema:
+                provenance, schema = _matching_sidecar(path, provenance, schema)
             text = {c: str for c in (*TEXT_COLUMNS, *schema)}
             frame = pd.read_csv(
                 path,
@@ -562,14 +625,86 @@ def read_table(path: str | Path) -> pd.DataFrame:
         if column in frame:
             frame[column] = frame[column].astype(object).where(frame[column].notna(), "").astype(str).astype(object)
     if fmt == "csv":
-        _apply_column_schema(frame, schema)
+        schema = _schema_within_rows(schema, len(frame), path)
+        _apply_column_schema(frame, schema, sidecar_path(path))
         _restore_numeric_csv_columns(frame, skip=schema)
     if fmt in ("jsonl", "json"):
         provenance = _read_sidecar(path)
+        if provenance:
+            provenance, _ = _matching_sidecar(path, provenance, {})
     _text_as_object(frame)
     if provenance:
         set_provenance(frame, provenance)
     return frame
+
+
+def _matching_sidecar(
+    path: Path, provenance: dict[str, Any], schema: Any
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The provenance and column schema of ``path``'s sidecar, if the sidecar describes this very file.
+
+    A sidecar records the sha256, size and row count of the file it was written with. When the
+    file no longer matches (edited, sorted or truncated outside assoc, or a run killed between
+    writing the file and its sidecar) the provenance and its column labels would describe other
+    rows: warn (:class:`~assoc.errors.ProvenanceWarning`) and use neither. A file with fewer rows
+    than recorded that ends in the middle of a line is truncated: a :class:`TableError`.
+    A sidecar from before this record (no ``data_file``) is used as it is.
+    """
+    import warnings
+
+    from assoc.errors import ProvenanceWarning
+
+    sidecar = sidecar_path(path)
+    recorded = provenance.pop(DATA_FILE_KEY, None)
+    if schema:
+        schema = _check_column_schema(schema, sidecar)
+    if recorded is None:
+        return provenance, schema or {}
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("sha256"), str):
+        raise TableError(f"{sidecar}: {DATA_FILE_KEY!r} is malformed ({recorded!r}); fix or delete the sidecar")
+    actual = _data_file_identity(path, 0)
+    if actual["sha256"] == recorded["sha256"]:
+        return provenance, schema or {}
+    rows = recorded.get("rows")
+    with open(path, "rb") as handle:
+        handle.seek(max(0, actual["bytes"] - 1))
+        ends_mid_line = actual["bytes"] > 0 and handle.read(1) != b"\n"
+    if isinstance(rows, int) and isinstance(recorded.get("bytes"), int) and actual["bytes"] < recorded["bytes"]:
+        if ends_mid_line:
+            raise TableError(
+                f"{path} is truncated: it ends in the middle of a line and has {actual['bytes']:,} of the "
+                f"{recorded['bytes']:,} bytes ({rows:,} rows) assoc wrote (see {sidecar.name}); write it again"
+            )
+    warnings.warn(
+        f"{path.name} is not the file its provenance sidecar {sidecar.name} describes (its content changed "
+        f"after assoc wrote it{f', which had {rows:,} rows' if isinstance(rows, int) else ''}: edited, sorted or "
+        "truncated, or a run stopped between writing the two files); reading it without provenance and "
+        "without the sidecar's column types",
+        ProvenanceWarning,
+        stacklevel=4,
+    )
+    return {}, {}
+
+
+def _schema_within_rows(schema: dict[str, dict[str, Any]], rows: int, path: Path) -> dict[str, dict[str, Any]]:
+    """``schema`` if its missing-cell ranges fit a table of ``rows`` rows; else warn and drop it.
+
+    Only sidecars without a ``data_file`` record (written before it existed) can disagree here.
+    """
+    import warnings
+
+    from assoc.errors import ProvenanceWarning
+
+    beyond = [c for c, e in schema.items() if any(stop > rows for _, stop in e.get("missing", []))]
+    if beyond:
+        warnings.warn(
+            f"{sidecar_path(path).name} records missing cells of column {beyond[0]!r} beyond the {rows:,} rows "
+            f"of {path.name} (the file changed after assoc wrote it); reading it without the sidecar's column types",
+            ProvenanceWarning,
+            stacklevel=4,
+        )
+        return {}
+    return schema
 
 
 def _read_sidecar(path: Path) -> dict[str, Any]:

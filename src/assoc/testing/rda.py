@@ -3,9 +3,9 @@
 No R is needed to make a small SADCAT-layout ``Dictionaries.rda``: this writes R's XDR
 serialisation format, version 2 (R Internals, sec. 1.8 "Serialization formats"), gzip
 compressed, for the few object types a data frame of words and numbers needs: character,
-double, integer and logical vectors (with ``NA``), and data frames (a list with the
-attributes ``names``, ``class`` and compact ``row.names``). ``rdata`` (the reader ``assoc``
-uses) has its own writer, but as of rdata 1.1 it cannot write pandas' string columns; an
+double, integer and logical vectors (with ``NA``), factors (from a pandas categorical column),
+and data frames (a list with the attributes ``names``, ``class`` and compact ``row.names``).
+``rdata`` (the reader ``assoc`` uses) has its own writer, but as of rdata 1.1 it cannot write pandas' string columns; an
 independent writer also keeps the reading tests from checking rdata against itself.
 
 Reference: R Core Team. R Internals, sec. 1.8 (Serialization formats).
@@ -76,8 +76,21 @@ def _pairlist(entries: Sequence[tuple[str, bytes]]) -> bytes:
     return out + _int(NILVALUE_SXP)
 
 
+def _factor(values: pd.Categorical) -> bytes:
+    """An R factor: 1-based integer codes (NA for missing) with ``levels`` and ``class`` attributes."""
+    codes = [NA_INTEGER if c < 0 else int(c) + 1 for c in values.codes]
+    attributes = _pairlist([("levels", _vector([str(v) for v in values.categories])), ("class", _vector(["factor"]))])
+    return _int(INTSXP | IS_OBJECT | HAS_ATTR) + _int(len(codes)) + b"".join(_int(c) for c in codes) + attributes
+
+
+def _column(series: pd.Series) -> bytes:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return _factor(series.array)
+    return _vector(series.astype(object).where(series.notna(), None).tolist())
+
+
 def _data_frame(frame: pd.DataFrame) -> bytes:
-    columns = [_vector(frame[c].astype(object).where(frame[c].notna(), None).tolist()) for c in frame.columns]
+    columns = [_column(frame[c]) for c in frame.columns]
     attributes = _pairlist(
         [
             ("names", _vector([str(c) for c in frame.columns])),

@@ -25,17 +25,17 @@ def chat_group() -> None:
 @click.option(
     "--out",
     required=True,
-    type=click.Path(dir_okay=False),
     help="JSON Lines file: one stored request and raw response per line.",
 )
 def responses_command(table_path: str | None, cache_dir: str | None, out: str) -> None:
     """Write the stored raw responses (what each model said, exactly) to a JSON Lines file."""
     import assoc
     from assoc.errors import DataError
-    from assoc.infra.io import atomic_write
+    from assoc.infra.io import atomic_write, check_output_file
 
     from . import responses
 
+    check_output_file(out, "--out")
     ids = None
     if table_path is not None:
         table = assoc.read_table(table_path)

@@ -13,15 +13,35 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc.plugins.hookspecs import RegisterScorer
+    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl
 def register_scorers(register: RegisterScorer) -> None:
-    """Register the ``chat_listing`` scorer."""
+    """Register the ``chat_listing`` and ``chat_word_association`` scorers."""
     from .scorer import ChatListingScorer
 
     register(ChatListingScorer)
+    from .word_association.scorer import ChatWordAssociationScorer
+
+    register(ChatWordAssociationScorer)
+
+
+@hookimpl
+def register_analyses(register: RegisterAnalysis) -> None:
+    """Register the ``word_association`` analysis (D scores of the LLM Word Association Test)."""
+    from .word_association.analysis import WordAssociationAnalysis
+
+    register(WordAssociationAnalysis)
+
+
+@hookimpl
+def register_stimuli(register: RegisterStimuli) -> None:
+    """Register the Bai et al. (2025) stimuli: ``bai2025`` and ``bai2025_synonym``."""
+    from .word_association.bundled import load_bai2025, load_bai2025_synonym
+
+    register("bai2025", load_bai2025, "Bai et al. (2025) LLM Word Association Test: 21 stereotypes")
+    register("bai2025_synonym", load_bai2025_synonym, "Bai et al. (2025): the synonym variant's words and labels")
 
 
 @hookimpl

@@ -452,7 +452,7 @@ class ChatListingScorer(Scorer):
         tokens = sum(estimate_tokens(r) for r in missing)
         models = sorted({r.model for r in requests})
         print(
-            f"chat_listing dry run: {len(requests)} request(s) for {len(models)} model(s) "
+            f"{self.name} dry run: {len(requests)} request(s) for {len(models)} model(s) "
             f"({', '.join(models)}); {len(requests) - len(missing)} stored, {len(missing)} to send "
             f"(about {tokens:,.0f} tokens at most, estimated). Nothing was sent.",
             file=sys.stderr,

@@ -5,6 +5,14 @@ from __future__ import annotations
 import click
 
 
+def _check_output(output: str | None) -> None:
+    """Check the --out path before any model loads (one line, not a traceback after the work)."""
+    if output:
+        from assoc.infra.io import check_output_file
+
+        check_output_file(output, "--out")
+
+
 def _emit(frame, output: str | None) -> None:
     if output:
         from assoc.infra.io import atomic_write
@@ -48,6 +56,7 @@ def fmat_group() -> None:
 @_output_option
 def check_command(queries, models, top_n, device, revision, output) -> None:
     """Show the most probable fills of each QUERY's [MASK] (like FMAT's fill_mask_check)."""
+    _check_output(output)
     from .helpers import fill_mask_check
 
     _emit(fill_mask_check(list(queries), list(models), top_n=top_n, device=device, revision=revision), output)
@@ -71,6 +80,7 @@ def vocab_command(words, models, query, device, revision, output) -> None:
 
     A word like 1800:2019 checks every number of that range.
     """
+    _check_output(output)
     from .helpers import vocab_check
 
     _emit(vocab_check(list(words), list(models), query=query, device=device, revision=revision), output)
@@ -83,6 +93,7 @@ def vocab_command(words, models, query, device, revision, output) -> None:
 @_output_option
 def info_command(models, device, revision, output) -> None:
     """Show vocabulary size, hidden size, layers, casing, mask token and parameters (like FMAT's BERT_info)."""
+    _check_output(output)
     from .helpers import model_info
 
     _emit(model_info(list(models), device=device, revision=revision), output)

@@ -29,7 +29,6 @@ def models_command() -> None:
 @click.option(
     "--out",
     "out",
-    type=click.Path(dir_okay=False),
     default=None,
     help="write the list here (one word a line); default: standard output",
 )
@@ -39,6 +38,10 @@ def vocabulary_command(size: int, out: str | None) -> None:
 
     from .vocabulary import load_vocabulary
 
+    if out is not None:
+        from assoc.infra.io import check_output_file
+
+        check_output_file(out, "--out")
     vocabulary = load_vocabulary("wordfreq-en", size=size)
     text = "\n".join(vocabulary.words) + "\n"
     if out is None:

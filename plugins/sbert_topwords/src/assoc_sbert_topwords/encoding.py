@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from assoc.errors import DataError, OptionError
+from assoc.errors import ModelError, OptionError
 
 from .templates import apply_template
 
@@ -76,12 +76,19 @@ class SentenceEncoder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
+            block = out[start : start + len(chunk)]
+            # per chunk, one reduction: stop at the first broken chunk rather than embed everything first
+            if not np.isfinite(block.sum(dtype=np.float64)):
+                steps.close()
+                bad = np.flatnonzero(~np.all(np.isfinite(block), axis=1))
+                raise ModelError(
+                    f"model {self.name!r} returned NaN or infinite embeddings for {len(bad)} of {len(chunk)} "
+                    f"text(s) in one batch, first {chunk[int(bad[0])]!r} (dtype {self.dtype}): its weights may "
+                    "be corrupt, or float16 overflowed (try dtype=float32)"
+                )
             self.n_encoded += len(chunk)
             steps.update(len(chunk))
         steps.close()
-        if not np.all(np.isfinite(out)):
-            bad = [texts[i] for i in np.flatnonzero(~np.all(np.isfinite(out), axis=1))[:5]]
-            raise DataError(f"model {self.name!r} returned NaN or infinite embeddings for {bad} (try dtype=float32)")
         return out
 
 

@@ -29,8 +29,8 @@ class TopWords:
 
     Attributes
     ----------
-        indices: ``(n_terms, k)`` vocabulary indices in rank order; -1 where fewer than k words remain.
-        values: ``(n_terms, k)`` their cosines (NaN where ``indices`` is -1).
+        indices: ``(n_terms, min(k, V))`` vocabulary indices in rank order; -1 where fewer than k words remain.
+        values: ``(n_terms, min(k, V))`` their cosines (NaN where ``indices`` is -1).
         n_above_ceiling: per term, vocabulary words removed by the ceiling.
         n_excluded: per term, vocabulary words removed as the term itself (or its case variants).
     """
@@ -91,8 +91,9 @@ def top_k(
     inv_v = unit_rows(vocabulary) if vocabulary_inverse_norms is None else vocabulary_inverse_norms
     t = np.asarray(terms, dtype=np.float32) * unit_rows(np.asarray(terms, dtype=np.float32))[:, None]
     v = np.asarray(vocabulary, dtype=np.float32)
-    indices = np.full((n_terms, k), -1, dtype=np.int64)
-    values = np.full((n_terms, k), np.nan, dtype=np.float64)
+    # at most the whole vocabulary can be kept: a top_k beyond it must not allocate columns for nothing
+    indices = np.full((n_terms, k_eff), -1, dtype=np.int64)
+    values = np.full((n_terms, k_eff), np.nan, dtype=np.float64)
     n_above = np.zeros(n_terms, dtype=np.int64)
     n_excluded = np.zeros(n_terms, dtype=np.int64)
     rows = block_rows(n_vocabulary, max_block_bytes)

@@ -100,6 +100,10 @@ TEMPLATE_OPTION = Option(
 TERMS_PER_UNIT = 256
 
 
+#: Memory of one table row of sbert_topwords while it is built (a dict per row, then a DataFrame row), bytes.
+ROW_BYTES = 1_000
+
+
 @dataclass(frozen=True)
 class Term:
     """One term of the stimuli as it appears in the output: design, group and text."""
@@ -289,6 +293,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
             warnings.warn(
                 f"sbert_topwords: {vocabulary.n_duplicates} repeated vocabulary word(s) kept once", stacklevel=2
             )
+        self._check_table_fits(len(terms) * len(models), len(vocabulary))
         step = max(1, min(TERMS_PER_UNIT, block_rows(len(vocabulary), self.params["max_block_mb"] * 2**20)))
         blocks = [terms[i : i + step] for i in range(0, len(terms), step)]
         resources = self.unit_resources()
@@ -303,6 +308,23 @@ class SBERTTopWordsScorer(_SBERTScorer):
             for model in models
             for i, block in enumerate(blocks)
         ]
+
+    def _check_table_fits(self, n_term_models: int, n_vocabulary: int) -> None:
+        """Refuse a ``top_k`` whose table cannot be held in memory, naming the largest that can.
+
+        The table has a row per (term, model, kept word), ``min(top_k, vocabulary size)`` words per
+        term; a row costs about :data:`ROW_BYTES` while the units' rows are gathered and the table built.
+        """
+        from assoc.infra.memory import check_fits_memory
+
+        top_k = int(self.params["top_k"])
+        check_fits_memory(
+            min(top_k, n_vocabulary),
+            ROW_BYTES * n_term_models,
+            option="top_k",
+            what=f"the rows of {n_term_models:,} term-model pair(s)",
+            given=top_k,
+        )
 
     def load_worker(self, model: str) -> EncoderWorker:
         """Load ``model`` and embed the vocabulary once (from the disk cache when present)."""

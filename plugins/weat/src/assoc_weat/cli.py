@@ -92,7 +92,7 @@ def caliskan_table(
 @click.option("--tests", default=None, help="Comma-separated subset, e.g. weat1,weat2 (default: all ten).")
 @click.option("--seed", default=0, show_default=True, help="Seed of sampled permutation tests.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="weat scorer option; repeatable.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Also write the table (.csv, .parquet or .jsonl).")
+@click.option("--out", help="Also write the table (.csv, .parquet or .jsonl).")
 @click.option("--markdown", is_flag=True, help="Print a Markdown table.")
 def caliskan_command(
     model: str, sd: str, tests: str | None, seed: int, options: tuple[str, ...], out: str | None, markdown: bool
@@ -103,11 +103,13 @@ def caliskan_command(
     Table 1 (all ten tests), and word2vec results as quoted by Bao (2024) (seven tests); other
     embeddings will differ.
     """
+    from assoc.api import check_outputs
     from assoc.scoring.options import parse_cli_options
     from assoc.table import write_table
 
     from .scorer import WEATScorer
 
+    check_outputs(out, "--out")
     scorer_options = parse_cli_options(WEATScorer.options, options, owner="scorer 'weat'")
     chosen = [t.strip() for t in tests.split(",") if t.strip()] if tests else None
     frame = caliskan_table(model, sd=sd, tests=chosen, seed=seed, scorer_options=scorer_options)
@@ -175,14 +177,16 @@ def format_markdown(frame: Any) -> str:
 )
 @click.option("--sd", type=click.Choice(["sample", "population"]), default="sample", show_default=True)
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="weat scorer option; repeatable.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the per-word WEFAT scores (.csv/.parquet/.jsonl).")
+@click.option("--out", help="Write the per-word WEFAT scores (.csv/.parquet/.jsonl).")
 def valnorm_command(norms: str, model: str, language: str, sd: str, options: tuple[str, ...], out: str | None) -> None:
     """ValNorm: WEFAT valence of every norm word against pleasant/unpleasant, correlated with the norms."""
+    from assoc.api import check_outputs
     from assoc.scoring.options import parse_cli_options
     from assoc.table import write_table
 
     from .scorer import WEATScorer
 
+    check_outputs(out, "--out")
     scorer_options = parse_cli_options(WEATScorer.options, options, owner="scorer 'weat'")
     summary, scores = run_valnorm(norms, model, language=language, sd=sd, scorer_options=scorer_options)
     click.echo(summary.to_string(index=False))
