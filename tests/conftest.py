@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -21,28 +22,58 @@ def fresh_plugins() -> Iterator[None]:
 
 
 @pytest.fixture
-def fake_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_plugins: None) -> Callable[[str, str], Path]:
-    """Install a throw-away plugin: a module plus a dist-info with an ``assoc`` entry point.
-
-    ``fake_plugin(name, source)`` writes ``source`` as module ``assoc_fake_<name>`` and
-    registers it under the entry-point name ``name``. The directory is put on
-    ``sys.path`` (and ``PYTHONPATH`` for subprocesses).
-    """
+def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory on ``sys.path`` (and ``PYTHONPATH`` for subprocesses) for throw-away plugin modules."""
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", str(site) + (":" + ":".join(sys.path)))
+    return site
+
+
+def _write_module(site: Path, name: str, source: str) -> str:
+    module = f"assoc_fake_{name}"
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    sys.modules.pop(module, None)
+    return module
+
+
+@pytest.fixture
+def fake_plugin(plugin_site: Path, fresh_plugins: None) -> Callable[[str, str], Path]:
+    """Register a throw-away plugin in this process, with the public :func:`assoc.plugins.register`.
+
+    ``fake_plugin(name, source)`` writes ``source`` as module ``assoc_fake_<name>`` (importable,
+    also by subprocesses and Ray workers, from a directory on ``sys.path`` and ``PYTHONPATH``),
+    imports it and registers it under ``name``. Tests about entry points themselves (discovery,
+    ``ASSOC_PLUGINS``, a module that fails to import, a CLI run in another process) use
+    :func:`fake_distribution` instead.
+    """
 
     def install(name: str, source: str) -> Path:
-        module = f"assoc_fake_{name}"
-        (site / f"{module}.py").write_text(textwrap.dedent(source))
-        dist = site / f"assoc_fake_{name}-0.0.1.dist-info"
+        module = importlib.import_module(_write_module(plugin_site, name, source))
+        plugins.register(module, name=name)
+        return plugin_site
+
+    return install
+
+
+@pytest.fixture
+def fake_distribution(plugin_site: Path, fresh_plugins: None) -> Callable[[str, str], Path]:
+    """Install a throw-away plugin distribution: a module plus a dist-info with an ``assoc`` entry point.
+
+    ``fake_distribution(name, source)`` writes ``source`` as module ``assoc_fake_<name>`` and
+    registers it under the entry-point name ``name``, as ``pip install`` would; plugins load it
+    (or fail to) the next time they load. Only for tests of entry-point discovery itself.
+    """
+
+    def install(name: str, source: str) -> Path:
+        module = _write_module(plugin_site, name, source)
+        dist = plugin_site / f"assoc_fake_{name}-0.0.1.dist-info"
         dist.mkdir()
         (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: assoc-fake-{name}\nVersion: 0.0.1\n")
         (dist / "entry_points.txt").write_text(f"[assoc]\n{name} = {module}\n")
-        sys.modules.pop(module, None)
         plugins.reset()
-        return site
+        return plugin_site
 
     return install
 

@@ -68,9 +68,10 @@ def tiny(tmp_path_factory):
 
 
 @pytest.fixture
-def units_plugin(fake_plugin, monkeypatch, tmp_path):
+def units_plugin(fake_distribution, monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(HERE))
-    fake_plugin("units", "from unit_scorers import register_scorers  # noqa: F401\n")
+    # An installed distribution (not assoc.plugins.register): the tests also run assoc in other processes.
+    fake_distribution("units", "from unit_scorers import register_scorers  # noqa: F401\n")
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "calls.log"
 

@@ -68,8 +68,8 @@ def _run(args, tmp_path, extra_env=None):
     return done.stderr
 
 
-def test_piped_output_has_no_third_party_bars_or_info_logs(fake_plugin, tiny_model, tmp_path):
-    fake_plugin("loads", PLUGIN)
+def test_piped_output_has_no_third_party_bars_or_info_logs(fake_distribution, tiny_model, tmp_path):
+    fake_distribution("loads", PLUGIN)
     quiet = _run(["--model", str(tiny_model)], tmp_path)
     assert "Loading weights" not in quiet
     assert "loading configuration file" not in quiet.lower()

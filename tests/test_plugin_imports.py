@@ -46,20 +46,20 @@ def register_scorers(register):
 """
 
 
-def test_a_hook_module_importing_pandas_at_top_level_fails(fake_plugin):
-    fake_plugin("heavytop", HEAVY_AT_TOP)
+def test_a_hook_module_importing_pandas_at_top_level_fails(fake_distribution):
+    fake_distribution("heavytop", HEAVY_AT_TOP)
     with pytest.raises(AssertionError, match=r"plugin 'heavytop'.*imports .*pandas.*inside the functions"):
         check_plugin_imports("heavytop")
 
 
-def test_a_heavy_import_inside_a_hook_fails_too(fake_plugin):
-    fake_plugin("heavyhook", HEAVY_IN_HOOK)
+def test_a_heavy_import_inside_a_hook_fails_too(fake_distribution):
+    fake_distribution("heavyhook", HEAVY_IN_HOOK)
     with pytest.raises(AssertionError, match=r"imports numpy"):
         check_plugin_imports("heavyhook")
 
 
-def test_a_plugin_with_heavy_imports_inside_methods_passes(fake_plugin):
-    fake_plugin("light", LIGHT)
+def test_a_plugin_with_heavy_imports_inside_methods_passes(fake_distribution):
+    fake_distribution("light", LIGHT)
     check_plugin_imports("light")
     check_plugin_imports("assoc_fake_light")  # a module name works as well as an entry-point name
 

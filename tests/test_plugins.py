@@ -1,4 +1,4 @@
-"""Plugin discovery: entry points, broken plugins, name conflicts, the ASSOC_PLUGINS allow-list."""
+"""Plugin discovery: entry points, broken plugins, name clashes, the ASSOC_PLUGINS allow-list."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from assoc.errors import PluginError, UnknownNameError
 from assoc.plugins import manager as plugins
 
 
-def test_entry_point_scorer_is_found_and_runs(fake_plugin, scorer_source):
-    fake_plugin("lengthy", scorer_source("lengthy"))
+def test_entry_point_scorer_is_found_and_runs(fake_distribution, scorer_source):
+    fake_distribution("lengthy", scorer_source("lengthy"))
     assert "lengthy" in assoc.scorers()
     table = assoc.score("lengthy", {"target": {"T": ["abcd"]}, "attribute": {"A": ["ab"]}}, scale=2)
     assert table["value"].tolist() == [4.0]
@@ -18,9 +18,9 @@ def test_entry_point_scorer_is_found_and_runs(fake_plugin, scorer_source):
     assert info.status == "loaded" and info.scorers == ["lengthy"] and info.version == "0.0.1"
 
 
-def test_broken_plugin_is_reported_not_fatal(fake_plugin, scorer_source):
-    fake_plugin("good", scorer_source("goodscorer"))
-    fake_plugin("broken", "import this_module_does_not_exist\n")
+def test_broken_plugin_is_reported_not_fatal(fake_distribution, scorer_source):
+    fake_distribution("good", scorer_source("goodscorer"))
+    fake_distribution("broken", "import this_module_does_not_exist\n")
     assert "goodscorer" in assoc.scorers()
     info = plugins.registry().infos["broken"]
     assert info.status == "failed"
@@ -49,9 +49,9 @@ def test_two_plugins_claiming_one_scorer_is_a_clear_error(fake_plugin, scorer_so
         assoc.score("same", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
 
 
-def test_allow_list_env_var(fake_plugin, scorer_source, monkeypatch):
-    fake_plugin("first", scorer_source("first_scorer"))
-    fake_plugin("second", scorer_source("second_scorer"))
+def test_allow_list_env_var(fake_distribution, scorer_source, monkeypatch):
+    fake_distribution("first", scorer_source("first_scorer"))
+    fake_distribution("second", scorer_source("second_scorer"))
     monkeypatch.setenv("ASSOC_PLUGINS", "second")
     plugins.reset()
     names = assoc.scorers()
@@ -89,8 +89,8 @@ def test_stimuli_hook_and_named_loading(fake_plugin):
         assoc.Stimuli.load("tyo")
 
 
-def test_unknown_name_error_names_the_plugins_that_failed(fake_plugin, scorer_source):
-    fake_plugin("wordlen", "import this_module_does_not_exist\n")
+def test_unknown_name_error_names_the_plugins_that_failed(fake_distribution, scorer_source):
+    fake_distribution("wordlen", "import this_module_does_not_exist\n")
     with pytest.raises(UnknownNameError) as caught:
         assoc.score("wordlen", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
     message = str(caught.value)
@@ -178,9 +178,9 @@ def test_cli_lists_the_clash_and_keeps_other_commands_working(fake_plugin, score
     assert "error: scorer 'same' is registered by both plugin 'one' and plugin 'two'" in clashing.stderr
 
 
-def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake_plugin, scorer_source):
-    fake_plugin("good", scorer_source("goodscorer"))
-    fake_plugin(
+def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake_distribution, scorer_source):
+    fake_distribution("good", scorer_source("goodscorer"))
+    fake_distribution(
         "wrapping",
         """
         from assoc import hookimpl
@@ -189,7 +189,7 @@ def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake
             yield
     """,
     )
-    fake_plugin(
+    fake_distribution(
         "ordered",
         """
         from assoc import hookimpl

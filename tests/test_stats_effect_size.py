@@ -88,7 +88,7 @@ def test_bootstrap_agrees_with_scipy_percentile():
     ).confidence_interval
     assert ours.low == pytest.approx(reference.low, abs=0.03)
     assert ours.high == pytest.approx(reference.high, abs=0.03)
-    assert ours.level == 0.95 and ours.n_undefined == 0
+    assert ours.confidence == ours.level == 0.95 and ours.n_undefined == 0
 
 
 def test_bootstrap_counts_undefined_resamples():

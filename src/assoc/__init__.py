@@ -14,15 +14,27 @@ Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay f
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from assoc import _moved
-from assoc import plugins as _plugins  # noqa: F401  (installs the resolver of bundled stimuli names)
+from assoc.infra.importhooks import call_after_import as _call_after_import
 from assoc.plugins.hookspecs import hookimpl
+from assoc.plugins.manager import get_stimuli_loader as _get_stimuli_loader
+from assoc.stimuli.model import set_bundle_resolver as _set_bundle_resolver
 from assoc.version import __version__
 
-_moved.install()
+
+def _register_accessor() -> None:
+    from assoc.table.accessor import register  # pandas is imported by now: the accessor module may load
+
+    register()
+
+
+# The three process-wide registrations, made here once and nowhere else (no module registers
+# anything as a side effect of being imported or of a setter being called):
+_moved.install()  # old import paths of moved modules (assoc.cache, assoc.scorer, ...) keep working
+_set_bundle_resolver(_get_stimuli_loader)  # Stimuli.load("caliskan:weat1") asks the plugin registry
+_call_after_import("pandas", _register_accessor)  # DataFrame.assoc as soon as pandas is (never imports pandas)
 
 _LAZY = {
     "score": "assoc.api",
@@ -105,11 +117,6 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module 'assoc' has no attribute {name!r}")
 
-
-if "pandas" in sys.modules:  # tables built before any assoc call get `table.assoc` too (cheap: pandas is loaded)
-    from assoc.table.accessor import register as _register_accessor
-
-    _register_accessor()
 
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.analysis.base import Analysis

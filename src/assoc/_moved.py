@@ -7,7 +7,6 @@ imports or patches a name through the old path sees the same state as code using
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -53,7 +52,8 @@ MOVED: dict[str, str] = {
 }
 
 
-class _AliasLoader(importlib.abc.Loader):
+class _AliasLoader:
+    # Duck-typed (create_module/exec_module): importlib.abc costs ~15 ms of start-up to import.
     def __init__(self, new_name: str) -> None:
         self.new_name = new_name
 
@@ -70,14 +70,14 @@ class _AliasLoader(importlib.abc.Loader):
         return None
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
+class _MovedFinder:
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
         new_name = MOVED.get(fullname)
         if new_name is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(new_name))
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(new_name))  # type: ignore[arg-type]
 
 
 def install() -> None:

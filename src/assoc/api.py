@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.analysis.base import with_estimate
 from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
-from assoc.scoring.output import check_output
+from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
 from assoc.stimuli.model import Stimuli
 from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
 
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 
     from assoc.executors import Executor
 
-StimuliLike = "Stimuli | str | Path | Mapping[str, Any]"
-#: ``table.attrs`` key where a scorer may leave a report of its run (kept in the provenance as ``"run"``).
-RUN_REPORT_KEY = "assoc_run"
 #: In a run report: how many ``value`` cells of the table are NaN (each scorer documents why it writes NaN).
 NAN_VALUES_KEY = "nan_values"
 
@@ -44,16 +41,31 @@ def stimuli_sets() -> dict[str, str]:
     return {name: entry.description for name, entry in sorted(reg.stimuli.items())}
 
 
-def _resolve_models(scorer_cls: Any, models: str | Sequence[str] | None) -> list[str]:
-    if isinstance(models, str):
-        models = [models]
-    chosen = list(models) if models else list(scorer_cls.default_models)
-    if not chosen and scorer_cls.requires_models:
+def _resolve_models(scorer_cls: Any, models: Any) -> list[str]:
+    """The model names of a run: names as given (local paths resolved), in-memory models registered.
+
+    ``models`` is a name, a list of names and loaded models, a ``{name: model}`` dict, or one
+    loaded model (:mod:`assoc.scoring.models`); ``None`` or empty: the scorer's defaults.
+    """
+    from assoc.scoring.models import as_model_list, register_model
+
+    given = as_model_list(models)
+    if not given:
+        given = [(None, model) for model in scorer_cls.default_models]
+    if not given and scorer_cls.requires_models:
         raise OptionError(f"scorer {scorer_cls.name!r} needs at least one model (pass models=[...] or --model)")
-    for model in chosen:
-        if not isinstance(model, str) or not model.strip():
-            raise OptionError(f"model identifiers must be non-empty text, got {model!r}")
-    chosen = [_model_identity(model) for model in chosen]
+    chosen = []
+    for name, model in given:
+        if isinstance(model, str):
+            if not model.strip():
+                raise OptionError(f"model identifiers must be non-empty text, got {model!r}")
+            if name is not None and name != model:
+                raise OptionError(f"a models dict maps names to loaded models; {name!r}: {model!r} is a name")
+            chosen.append(_model_identity(model))
+        elif model is None:
+            raise OptionError("model identifiers must be non-empty text or loaded models, got None")
+        else:
+            chosen.append(register_model(model, name))
     if len(set(chosen)) != len(chosen):
         raise OptionError(f"a model is listed twice: {chosen}")
     return chosen
@@ -72,7 +84,7 @@ def _model_identity(model: str) -> str:
 def score(
     scorer: str,
     stimuli: Stimuli | str | Path | Mapping[str, Any],
-    models: str | Sequence[str] | None = None,
+    models: Any = None,
     *,
     progress: bool | None = None,
     executor: str | Executor | None = None,
@@ -88,7 +100,12 @@ def score(
     stimuli:
         A :class:`Stimuli`, a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
     models:
-        Model identifiers; ``None`` uses the scorer's default models.
+        Model identifiers (one name or a list); ``None`` uses the scorer's default models. A model
+        already in memory can be given instead of a name (a ``(transformers model, tokenizer)``
+        pair for ``fmat``/``pll``, a sentence-transformers model for ``sbert_*``, gensim
+        ``KeyedVectors`` for ``weat``), alone, in the list, or in a ``{name: model}`` dict that
+        names it; the table records the name (``memory:<source>@<hash>`` when none is given) and
+        provenance the SHA-256 of its weights (:mod:`assoc.scoring.models`).
     progress:
         Show progress bars (default: only when stderr is a terminal).
     executor:
@@ -109,58 +126,80 @@ def score(
     pandas.DataFrame
         An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
     """
-    from assoc.executors import get_executor
-    from assoc.executors.run import run_study
-    from assoc.infra.progress import default_enabled, quiet_libraries
+    instance, chosen = _prepare(scorer, models, executor, options)
+    check_outputs(out)
+    loaded = Stimuli.load(stimuli)
+    instance.check_stimuli(loaded)
+    table = _run(scorer, instance, loaded, chosen, progress=progress, executor=executor)
+    if out is not None:
+        write_table(table, out)
+    return table
 
-    reg = plugins.registry()
+
+def _prepare(
+    scorer: str, models: Any, executor: str | Executor | None, options: Mapping[str, Any]
+) -> tuple[Any, list[str]]:
+    """The scorer built from its validated options, and its models: everything checked before any work."""
+    from assoc.executors.run import check_runs_on
+
     scorer_cls = plugins.get_scorer(scorer)
     instance = scorer_cls(**options)
     chosen = _resolve_models(scorer_cls, models)
-    _check_runs_on(scorer_cls, executor)
-    check_outputs(out)
+    check_runs_on(scorer_cls, executor, chosen)
     _check_cache_dir(instance)
-    loaded = Stimuli.load(stimuli)
-    instance.check_stimuli(loaded)
+    return instance, chosen
+
+
+def _run(
+    scorer: str,
+    instance: Any,
+    loaded: Stimuli,
+    chosen: list[str],
+    *,
+    progress: bool | None,
+    executor: str | Executor | None,
+) -> pd.DataFrame:
+    """Run a prepared scorer (the driver decides how), check its table and attach provenance."""
+    from assoc.executors.run import run_scorer
+    from assoc.infra.progress import default_enabled, quiet_libraries
+
+    reg = plugins.registry()
+    scorer_cls = type(instance)
     show = default_enabled() if progress is None else progress
     with quiet_libraries(show):
-        if scorer_cls.supports_units():
-            runner = get_executor(executor)
-            try:
-                table, executed = run_study(instance, loaded, chosen, executor=runner, progress=show)
-            finally:
-                if runner is not executor:  # made here from a name: release what it started (a local Ray)
-                    runner.close()
-        else:
-            table, executed = instance.score(loaded, chosen, progress=show), {"name": "local", "units": None}
-    # A scorer may report how the run went (requests sent, retries, token usage, refusals, ...) as a
-    # JSON-able dict in attrs["assoc_run"]; it is kept in the provenance under "run".
-    run = table.attrs.pop(RUN_REPORT_KEY, None) if hasattr(table, "attrs") else None
+        table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show)
+    run = pop_run_report(table)  # how the run went, if the scorer said (set_run_report): kept under "run"
     table = check_output(table, scorer_cls, loaded, chosen)
     missing = int(table["value"].isna().sum())
     if missing:  # legitimate NaN (documented: out of vocabulary, a refusal, ...), counted for the analyses
         run = {**(run if isinstance(run, dict) else {}), NAN_VALUES_KEY: missing}
-    plugin = reg.scorers[scorer].plugin
-    set_provenance(
+    return _with_provenance(
         table,
-        make_provenance(
-            kind="score",
-            scorer=scorer,
-            plugin=plugin,
-            plugin_version=plugins.plugin_version(plugin),
-            models=chosen,
-            model_fingerprints=_fingerprints(instance, chosen),
-            options=instance.params,
-            stimuli=loaded.name,
-            stimuli_sha256=loaded.fingerprint(),
-            citation=scorer_cls.citation,
-            executor=executed,
-            **({"run": run} if run is not None else {}),
-        ),
+        reg.scorers[scorer],
+        instance,
+        kind="score",
+        scorer=scorer,
+        models=chosen,
+        model_fingerprints=_fingerprints(instance, chosen),
+        stimuli=loaded.name,
+        stimuli_sha256=loaded.fingerprint(),
+        stimuli_meta=loaded.meta,
+        executor=executed,
+        **({"run": run} if run is not None else {}),
     )
-    if out is not None:
-        write_table(table, out)
-    return table
+
+
+def _with_provenance(table: pd.DataFrame, registered: Any, instance: Any, **fields: Any) -> pd.DataFrame:
+    """``table`` with the provenance of a scorer's or analysis's run: its plugin, options, citation and ``fields``."""
+    plugin = registered.plugin
+    record = make_provenance(
+        **fields,
+        plugin=plugin,
+        plugin_version=plugins.plugin_version(plugin),
+        options=instance.params,
+        citation=type(instance).citation,
+    )
+    return set_provenance(table, record)
 
 
 def check_outputs(out: str | Path | None, what: str = "output table") -> None:
@@ -242,37 +281,24 @@ def _warn_unexpected_nan(data: pd.DataFrame, name: str) -> None:
 def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
     """Each model's exact identity for provenance.
 
-    A Hub commit or a hash of local weights (the scorer's :meth:`~assoc.scoring.scorer.Scorer.model_fingerprint`);
-    a failure is recorded, not raised, after a finished run.
+    A Hub commit, a hash of local weights or of an in-memory model's weights
+    (:meth:`~assoc.scoring.scorer.Scorer.identify_model`); a failure is recorded, not raised,
+    after a finished run.
     """
     out = {}
     for model in models:
         try:
-            out[model] = str(scorer.model_fingerprint(model))
+            out[model] = str(scorer.identify_model(model))
         except Exception as exc:  # the scores exist already: a missing fingerprint must not lose them
             out[model] = f"unknown ({type(exc).__name__}: {exc})"
     return out
-
-
-def _check_runs_on(scorer_cls: Any, executor: Any) -> None:
-    """Refuse a non-local executor for a scorer without work units.
-
-    Such a scorer runs only in this process; a clear error beats a silent local run of a study
-    meant for a cluster.
-    """
-    name = getattr(executor, "name", executor)
-    if name not in (None, "local") and not scorer_cls.supports_units():
-        raise OptionError(
-            f"scorer {scorer_cls.name!r} does not describe its work as units (Scorer.plan/run_unit), "
-            f"so it runs only in this process: drop executor={name!r} (--executor)"
-        )
 
 
 def compare(
     stimuli: Stimuli | str | Path | Mapping[str, Any],
     scorers: Mapping[str, Mapping[str, Any] | None] | Sequence[str],
     *,
-    models: Mapping[str, str | Sequence[str] | None] | None = None,
+    models: Mapping[str, Any] | None = None,
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
@@ -301,24 +327,19 @@ def compare(
     if not plan:
         raise OptionError("compare needs at least one scorer")
     runs = []
-    for name, opts in plan.items():
+    for name, opts in plan.items():  # every scorer built and checked once, before any of them runs
         opts = dict(opts or {})
         chosen = opts.pop("models", None)
         if chosen is None and models is not None:
             chosen = models.get(name)
-        scorer_cls = plugins.get_scorer(name)
-        scorer_cls(**opts)  # validate early: a typo in the last scorer must not waste the first one's run
-        _resolve_models(scorer_cls, chosen)
-        instance = scorer_cls(**opts)
+        instance, resolved = _prepare(name, chosen, executor, opts)
         instance.check_stimuli(loaded)
-        _check_cache_dir(instance)
-        _check_runs_on(scorer_cls, executor)
-        runs.append((name, chosen, opts))
+        runs.append((name, instance, resolved))
     runner = get_executor(executor)  # one executor (one Ray session) for every scorer
     tables, provenance = [], []
     try:
-        for name, chosen, opts in runs:
-            table = score(name, loaded, chosen, progress=progress, executor=runner, **opts)
+        for name, instance, resolved in runs:
+            table = _run(name, instance, loaded, resolved, progress=progress, executor=runner)
             provenance.append(get_provenance(table))
             tables.append(table)
     finally:
@@ -329,7 +350,13 @@ def compare(
     combined = pd.concat(tables, ignore_index=True, sort=False)
     set_provenance(
         combined,
-        make_provenance(kind="compare", runs=provenance, stimuli=loaded.name, stimuli_sha256=loaded.fingerprint()),
+        make_provenance(
+            kind="compare",
+            runs=provenance,
+            stimuli=loaded.name,
+            stimuli_sha256=loaded.fingerprint(),
+            stimuli_meta=loaded.meta,
+        ),
     )
     if out is not None:
         write_table(combined, out)
@@ -363,19 +390,14 @@ def analyze(
     if not isinstance(result, pd.DataFrame):
         raise TableError(f"analysis {name!r} returned {type(result).__name__}, not a DataFrame")
     result = with_estimate(result, analysis_cls.estimate_column)
-    plugin = reg.analyses[name].plugin
-    set_provenance(
+    result = _with_provenance(
         result,
-        make_provenance(
-            kind="analysis",
-            analysis=name,
-            plugin=plugin,
-            plugin_version=plugins.plugin_version(plugin),
-            options=instance.params,
-            citation=analysis_cls.citation,
-            warnings=[str(w.message) for w in caught],
-            input=get_provenance(data),
-        ),
+        reg.analyses[name],
+        instance,
+        kind="analysis",
+        analysis=name,
+        warnings=[str(w.message) for w in caught],
+        input=get_provenance(data),
     )
     if out is not None:
         write_table(result, out)

@@ -286,26 +286,23 @@ def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
             click.echo(f"{name:<{width}}  {entry.description}")
 
 
-@cli.command(name="scorers")
-@click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
-def scorers_command(verbose: bool) -> None:
-    """List installed scorers."""
-    from assoc.plugins import manager as plugins
+def _listing_command(kind: str) -> click.Command:
+    """The ``assoc scorers`` / ``assoc analyses`` command: one listing of a registry's components."""
 
-    reg = plugins.registry()
-    _list_components(dict(sorted(reg.scorers.items())), verbose, "scorers")
-    _warn_broken(reg)
+    def command(verbose: bool) -> None:
+        from assoc.plugins import manager as plugins
+
+        reg = plugins.registry()
+        _list_components(dict(sorted(getattr(reg, kind).items())), verbose, kind)
+        _warn_broken(reg)
+
+    command.__doc__ = f"List installed {kind}."
+    option = click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
+    return cli.command(name=kind)(option(command))
 
 
-@cli.command(name="analyses")
-@click.option("--verbose", "-v", is_flag=True, help="Show citations and options.")
-def analyses_command(verbose: bool) -> None:
-    """List installed analyses."""
-    from assoc.plugins import manager as plugins
-
-    reg = plugins.registry()
-    _list_components(dict(sorted(reg.analyses.items())), verbose, "analyses")
-    _warn_broken(reg)
+scorers_command = _listing_command("scorers")
+analyses_command = _listing_command("analyses")
 
 
 @cli.command(name="stimuli")
@@ -351,8 +348,8 @@ def plugins_command() -> None:
         if info.error:
             line += f"\n    reason: {info.error}"
         click.echo(line)
-    for conflict in reg.conflicts:
-        click.echo(f"conflict: {conflict}; using that name is an error")
+    for clash in reg.clash_messages:
+        click.echo(f"clash: {clash}; using that name is an error")
 
 
 PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
@@ -444,9 +441,9 @@ def _warn_broken(reg: Any) -> None:
     broken = [info.name for info in reg.infos.values() if info.status == "failed"]
     if broken:
         click.echo(f"warning: plugin(s) failed to load: {', '.join(broken)} (see `assoc plugins`)", err=True)
-    for conflict in reg.conflicts:
+    for clash in reg.clash_messages:
         click.echo(
-            f"warning: {conflict}; using that name is an error (uninstall one, or choose plugins with ASSOC_PLUGINS)",
+            f"warning: {clash}; using that name is an error (uninstall one, or choose plugins with ASSOC_PLUGINS)",
             err=True,
         )
 

@@ -46,7 +46,7 @@ class UnknownNameError(AssocError, LookupError):
 
 
 class PluginError(AssocError):
-    """A plugin failed to load or conflicts with another plugin."""
+    """A plugin failed to load, or clashes with another plugin (both register one name)."""
 
 
 class StimuliWarning(UserWarning):

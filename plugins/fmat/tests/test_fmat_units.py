@@ -65,12 +65,12 @@ def test_add_tokens_scores_each_model_in_one_unit(tiny_models):
 
 @pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
 def test_cached_units_load_no_model(tiny_models, monkeypatch):
-    import assoc.mlm.engine as engine
+    import assoc.mlm.loading as loading
 
     first = assoc.score("fmat", STIMULI, [tiny_models["albert"]])
     loads = []
-    real = engine.load_masked_lm
-    monkeypatch.setattr(engine, "load_masked_lm", lambda *a, **k: (loads.append(a), real(*a, **k))[1])
+    real = loading.load_parts
+    monkeypatch.setattr(loading, "load_parts", lambda *a, **k: (loads.append(a), real(*a, **k))[1])
     again = assoc.score("fmat", STIMULI, [tiny_models["albert"]])
     assert loads == [] and again.attrs["assoc"]["executor"]["units_from_cache"] == 1
     assert again.equals(first)

@@ -18,6 +18,7 @@ from assoc_pll.pll import score_sentences  # noqa: E402
 from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
 
 from assoc.errors import ModelError, StimuliError  # noqa: E402
+from assoc.executors.run import run_scorer  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 from assoc.testing import tiny_mlm  # noqa: E402
 
@@ -153,9 +154,9 @@ def test_word_l2r_masks_later_pieces_of_a_three_piece_word(lms):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_word_l2r_with_the_variant_excluded(lms, family):
-    # word_l2r and tokens=context/variant together: the context holds a multi-piece word
+    # word_l2r and tokens_scored=context/variant together: the context holds a multi-piece word
     # (crew ##me ##mber in BERT) and the variant is multi-piece too; the variant's tokens stay
-    # visible while context tokens are scored, and are scored word_l2r with tokens=variant.
+    # visible while context tokens are scored, and are scored word_l2r with tokens_scored=variant.
     lm = lms[family]
     sentence, span = filled_sentence("the crewmember is a [MASK] from utah", "firewoman")
     ids = lm.tokenizer(sentence)["input_ids"]
@@ -167,7 +168,7 @@ def test_word_l2r_with_the_variant_excluded(lms, family):
         if which == "context":  # the reference never masks a variant token
             assert all(not set(masked) & set(own) for _, masked in plan)
         expected = hand_log_probs(lm, ids, plan)
-        result = score_sentences(lm, [sentence], [span], metric="word_l2r", tokens=which, max_tokens=64)[0]
+        result = score_sentences(lm, [sentence], [span], metric="word_l2r", tokens_scored=which, max_tokens=64)[0]
         assert [t.position for t in result.token_log_probs] == positions
         assert [t.log_prob for t in result.token_log_probs] == pytest.approx(expected, abs=TOL)
         assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(positions))
@@ -188,15 +189,19 @@ def test_context_tokens_exclude_the_variant(lms, family, variant):
     own = variant_token_positions(lm, tokens, variant)
     context = [p for p in range(1, len(ids) - 1) if p not in own]
     for which, positions in (("context", context), ("variant", own)):
-        result = score_sentences(lm, [sentence], [span], tokens=which)[0]
+        result = score_sentences(lm, [sentence], [span], tokens_scored=which)[0]
         expected = hand_log_probs(lm, ids, [(p, [p]) for p in positions])
         assert [t.position for t in result.token_log_probs] == positions
         assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(positions))
         assert result.n_tokens == len(ids) - 2
     # context and variant partition the full sentence
-    full = score_sentences(lm, [sentence], [span], tokens="all")[0].pll
-    parts = sum(score_sentences(lm, [sentence], [span], tokens=w)[0].pll for w in ("context", "variant"))
+    full = score_sentences(lm, [sentence], [span], tokens_scored="all")[0].pll
+    parts = sum(score_sentences(lm, [sentence], [span], tokens_scored=w)[0].pll for w in ("context", "variant"))
     assert full == pytest.approx(parts, abs=1e-6)
+    # the former keyword still works, with a deprecation warning, and means the same
+    with pytest.warns(DeprecationWarning, match="tokens_scored"):
+        old = score_sentences(lm, [sentence], [span], tokens="context")[0].pll
+    assert old == score_sentences(lm, [sentence], [span], tokens_scored="context")[0].pll
 
 
 def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
@@ -209,7 +214,7 @@ def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
         attribute={"state": ("Utah", "New York")},
     )
     scorer = PLLScorer(tokens_scored="context", metric="word_l2r", per_token=True)
-    table = scorer.score(Stimuli([design]), [model_dirs["bert"]], progress=False)
+    table = run_scorer(scorer, Stimuli([design]), [model_dirs["bert"]])[0]
     assert len(table) == 2 * 2 * 2
     assert set(table["measure"]) == {"pll"} and set(table["tokens_scored"]) == {"context"}
     row = table[(table["target"] == "John") & (table["attribute"] == "New York") & (table["mask"] == "crew member")]
@@ -240,8 +245,8 @@ def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
 
 def test_mean_reduction_is_sum_over_scored_tokens(model_dirs):
     design = Design(name="d", queries=("she works as a [MASK]",), mask={"job": ("nurse", "pilot")})
-    summed = PLLScorer().score(Stimuli([design]), [model_dirs["roberta"]], progress=False)
-    mean = PLLScorer(reduction="mean").score(Stimuli([design]), [model_dirs["roberta"]], progress=False)
+    summed = run_scorer(PLLScorer(), Stimuli([design]), [model_dirs["roberta"]])[0]
+    mean = run_scorer(PLLScorer(reduction="mean"), Stimuli([design]), [model_dirs["roberta"]])[0]
     assert list(mean["value"]) == pytest.approx(list(summed["value"] / summed["n_scored"]))
 
 
@@ -257,9 +262,9 @@ def test_empty_and_too_long_sentences_are_clear_errors(lms):
 def test_context_needs_a_variant_span_and_other_tokens(lms):
     lm = lms["bert"]
     with pytest.raises(StimuliError, match="variant"):
-        score_sentences(lm, ["she works as a nurse"], tokens="context")
+        score_sentences(lm, ["she works as a nurse"], tokens_scored="context")
     with pytest.raises(StimuliError, match="no context tokens"):
-        score_sentences(lm, ["nurse"], [(0, 5)], tokens="context")
+        score_sentences(lm, ["nurse"], [(0, 5)], tokens_scored="context")
 
 
 def test_slow_tokenizer_is_rejected(lms):

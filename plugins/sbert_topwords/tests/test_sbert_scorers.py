@@ -322,3 +322,29 @@ def test_vocabulary_embedding_resumes_from_its_chunks_with_the_same_numbers(tmp_
     calls.clear()
     again, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
     assert from_cache and calls == [] and np.array_equal(again, whole)
+
+
+class _Terminal:
+    """A standard error that says it is a terminal (progress bars default to on), and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_the_progress_setting_reaches_the_workers_vocabulary_bar(cache_dir, monkeypatch, progress):
+    """``--no-progress`` (progress=False) silences the bar the worker opens while embedding the vocabulary."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=3, cache=False, progress=progress)
+    assert ("embedding vocabulary" in "".join(terminal.parts)) is progress

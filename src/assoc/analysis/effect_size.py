@@ -10,6 +10,7 @@ from assoc.analysis.base import Analysis
 from assoc.scoring.options import Option, non_negative, positive
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 
@@ -184,10 +185,7 @@ class EffectSizeAnalysis(Analysis):
 
     def _two_sample(self, x, y, names) -> dict[str, Any]:
         """D between groups x and y, bootstrap CI, permutation p (the shared machinery)."""
-        import numpy as np
-
         from assoc.stats.effect_size import (
-            bootstrap_interval,
             standardized_mean_difference,
             standardized_mean_difference_rows,
             standardizer,
@@ -209,19 +207,9 @@ class EffectSizeAnalysis(Analysis):
             "sd_value": standardizer(x, y, sd=sd, ddof=ddof),
             "d": standardized_mean_difference(x, y, sd=sd, ddof=ddof),
         }
-        if p["n_bootstrap"] > 0:
-            ci = bootstrap_interval(
-                x,
-                y,
-                lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof),
-                level=p["confidence"],
-                n_resamples=p["n_bootstrap"],
-                seed=p["seed"],
-                option="n_bootstrap",
-            )
-            row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
-        else:
-            row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
+        row.update(
+            _bootstrap_columns(x, y, lambda xs, ys: standardized_mean_difference_rows(xs, ys, sd=sd, ddof=ddof), p)
+        )
         if p["test"] == "permutation":
             test = two_sample_permutation_test(
                 x,
@@ -255,7 +243,6 @@ class EffectSizeAnalysis(Analysis):
         import numpy as np
         from scipy import stats
 
-        from assoc.stats.effect_size import bootstrap_interval
         from assoc.stats.samples import negligible_spread
 
         p = self.params
@@ -284,20 +271,8 @@ class EffectSizeAnalysis(Analysis):
             "sd_value": sd_value,
             "d": float("nan") if (not fixed and negligible_spread(sd_value, x)) else float((x.mean() - mu) / sd_value),
         }
-        if p["n_bootstrap"] > 0:
-            # the second sample is a dummy: bootstrap_interval resamples each sample within itself
-            ci = bootstrap_interval(
-                x,
-                np.array([mu]),
-                d_rows,
-                level=p["confidence"],
-                n_resamples=p["n_bootstrap"],
-                seed=p["seed"],
-                option="n_bootstrap",
-            )
-            row.update(ci_low=ci.low, ci_high=ci.high, confidence=p["confidence"], n_bootstrap=p["n_bootstrap"])
-        else:
-            row.update(ci_low=np.nan, ci_high=np.nan, confidence=np.nan, n_bootstrap=0)
+        # the second sample is a dummy: bootstrap_interval resamples each sample within itself
+        row.update(_bootstrap_columns(x, np.array([mu]), d_rows, p))
         if p["test"] == "t":
             res = stats.ttest_1samp(x, mu, alternative=p["alternative"])
             row.update(
@@ -352,3 +327,26 @@ class EffectSizeAnalysis(Analysis):
         values = values.to_numpy(dtype=float)
         finite = values[np.isfinite(values)]
         return finite, int(values.size - finite.size)
+
+
+def _bootstrap_columns(x: np.ndarray, y: np.ndarray, statistic: Any, p: dict[str, Any]) -> dict[str, Any]:
+    """``ci_low``, ``ci_high``, ``confidence``, ``n_bootstrap`` of a row: the percentile bootstrap CI of ``statistic``.
+
+    With ``n_bootstrap`` 0 the interval is NaN and ``n_bootstrap`` 0 (no CI was asked for).
+    """
+    import numpy as np
+
+    from assoc.stats.effect_size import bootstrap_interval
+
+    if p["n_bootstrap"] <= 0:
+        return {"ci_low": np.nan, "ci_high": np.nan, "confidence": np.nan, "n_bootstrap": 0}
+    ci = bootstrap_interval(
+        x,
+        y,
+        statistic,
+        confidence=p["confidence"],
+        n_resamples=p["n_bootstrap"],
+        seed=p["seed"],
+        option="n_bootstrap",
+    )
+    return {"ci_low": ci.low, "ci_high": ci.high, "confidence": p["confidence"], "n_bootstrap": p["n_bootstrap"]}

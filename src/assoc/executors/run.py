@@ -1,4 +1,10 @@
-"""The driver: plan the units, reuse cached ones, run the rest on an executor, merge the rows.
+"""The driver: the one place that decides how a scorer runs, and runs it.
+
+:func:`run_scorer` is what :func:`assoc.score` (and so :func:`assoc.compare` and the CLI) calls:
+a scorer that describes its work as units runs through :func:`run_study` on an executor; any
+other scorer runs its own :meth:`~assoc.scoring.scorer.Scorer.score` in this process.
+
+:func:`run_study` plans the units, reuses cached ones, runs the rest on an executor and merges the rows.
 
 Each finished unit's rows are written to the on-disk cache (:mod:`assoc.infra.cache`) the
 moment they arrive, whichever executor computed them, so a driver that is killed and
@@ -15,6 +21,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assoc.errors import OptionError
 from assoc.executors.base import Executor, category_of
 from assoc.scoring.units import WorkUnit, check_plan
 
@@ -25,31 +32,74 @@ if TYPE_CHECKING:
     from assoc.scoring.scorer import Scorer
     from assoc.stimuli.model import Stimuli
 
-UNIT_CACHE_VERSION = 1
-
 
 def unit_namespaces(scorer: Scorer, units: Sequence[WorkUnit]) -> dict[str, Namespace]:
     """The unit-cache namespace of each model of ``units`` (empty when the scorer caches nothing).
 
-    A namespace holds everything that changes a unit's rows: the scorer, its cache version,
-    its options (except where the cache lives) and the model's fingerprint.
+    See :meth:`assoc.scoring.scorer.Scorer.unit_namespace`.
     """
-    cache = scorer.unit_cache()
-    if cache is None:
-        return {}
-    options = {k: v for k, v in scorer.params.items() if k not in ("cache", "cache_dir")}
     out = {}
     for model in dict.fromkeys(unit.model for unit in units):
-        out[model] = cache.namespace(
-            kind="units",
-            version=UNIT_CACHE_VERSION,
-            scorer=scorer.name,
-            scorer_version=scorer.cache_version,
-            options=options,
-            model=model,
-            fingerprint=scorer.model_fingerprint(model) if model else "",
-        )
+        namespace = scorer.unit_namespace(model)
+        if namespace is None:
+            return {}
+        out[model] = namespace
     return out
+
+
+def check_runs_on(scorer_cls: type[Scorer], executor: str | Executor | None, models: Sequence[str] = ()) -> None:
+    """Refuse a non-local executor for work that can only run in this process, before anything runs.
+
+    That is a scorer without work units, and a model given as an object in memory
+    (:mod:`assoc.scoring.models`: other processes cannot see it). A clear error beats a silent
+    local run of a study meant for a cluster.
+    """
+    from assoc.scoring.models import in_memory
+
+    name = getattr(executor, "name", executor)
+    if name in (None, "local"):
+        return
+    if not scorer_cls.supports_units():
+        raise OptionError(
+            f"scorer {scorer_cls.name!r} does not describe its work as units (Scorer.plan/run_unit), "
+            f"so it runs only in this process: drop executor={name!r} (--executor)"
+        )
+    local = [model for model in models if in_memory(model) is not None]
+    if local:
+        raise OptionError(
+            f"model {local[0]!r} is an object in this process's memory, which executor {name!r} cannot reach: "
+            "give its name or directory instead, or drop executor="
+        )
+
+
+def run_scorer(
+    scorer: Scorer,
+    stimuli: Stimuli,
+    models: Sequence[str],
+    *,
+    executor: str | Executor | None = None,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Run ``scorer`` on ``stimuli`` and ``models``: the one place that chooses how.
+
+    A scorer with work units (:meth:`~assoc.scoring.scorer.Scorer.supports_units`) runs through
+    :func:`run_study` on ``executor`` (a name from :data:`assoc.executors.EXECUTORS`, an
+    :class:`~assoc.executors.base.Executor`, or ``None`` for local; one made here from a name is
+    closed afterwards). Any other scorer runs its own ``score`` in this process, and a
+    non-local ``executor`` is an :class:`~assoc.errors.OptionError`. Returns the scorer's raw
+    table (unchecked) and the executor's provenance record.
+    """
+    check_runs_on(type(scorer), executor, models)
+    if not scorer.supports_units():
+        return scorer.score(stimuli, models, progress=progress), {"name": "local", "units": None}
+    from assoc.executors import get_executor
+
+    runner = get_executor(executor)
+    try:
+        return run_study(scorer, stimuli, models, executor=runner, progress=progress)
+    finally:
+        if runner is not executor:  # made here from a name: release what it started (a local Ray)
+            runner.close()
 
 
 def run_study(

@@ -149,3 +149,17 @@ def check_fits_memory(
         f"memory budget of {_size(budget)} (half this machine's memory; ${WORK_MEMORY_VARIABLE} sets it): "
         f"at most {option}={allowed:,}"
     )
+
+
+def free_memory() -> None:
+    """Return the memory of dropped models: a garbage collection, then CUDA's cached blocks."""
+    import gc
+
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass

@@ -6,17 +6,30 @@ Third-party libraries' bars and info logs follow the same setting (:func:`quiet_
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
-import importlib.util
+import contextvars
 import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from assoc.infra.importhooks import AfterImport
+
+#: The run's progress setting while :func:`quiet_libraries` is active (``None``: none given).
+_RUN_SETTING: contextvars.ContextVar[bool | None] = contextvars.ContextVar("assoc_progress", default=None)
+
 
 def default_enabled() -> bool:
-    """Progress bars are on only when standard error is an interactive terminal."""
+    """Whether a bar with ``enabled=None`` shows.
+
+    Inside :func:`quiet_libraries` (every scorer's run, where ``progress=`` / ``--no-progress``
+    applies): that run's setting, so bars a scorer's worker opens without being told
+    (``load_worker`` has no ``progress`` argument) follow it too. Elsewhere: on only when
+    standard error is an interactive terminal.
+    """
+    setting = _RUN_SETTING.get()
+    if setting is not None:
+        return setting
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
@@ -67,13 +80,24 @@ def quiet_libraries(progress: bool | None = None) -> Iterator[None]:
     does not need to import it early. With ``progress`` true nothing changes.
 
     The core wraps every scorer's ``score`` in it; plugin authors use it around their own
-    commands' work (``with assoc.infra.progress.quiet_libraries(progress): ...``).
+    commands' work (``with assoc.infra.progress.quiet_libraries(progress): ...``). Inside the
+    block, assoc's own bars with ``enabled=None`` follow ``progress`` too (:func:`default_enabled`).
     """
     if progress is None:
         progress = default_enabled()
-    if progress:
-        yield
-        return
+    token = _RUN_SETTING.set(bool(progress))
+    try:
+        if progress:
+            yield
+        else:
+            with _libraries_quiet():
+                yield
+    finally:
+        _RUN_SETTING.reset(token)
+
+
+@contextlib.contextmanager
+def _libraries_quiet() -> Iterator[None]:
     restore: list[Callable[[], None]] = []
 
     def imported(name: str) -> None:
@@ -84,7 +108,7 @@ def quiet_libraries(progress: bool | None = None) -> Iterator[None]:
         else:
             restore.append(_quiet(name))
 
-    hook = _AfterImport(LIBRARIES, imported)
+    hook = AfterImport(LIBRARIES, imported)
     for name in LIBRARIES:
         # transformers and huggingface_hub set their loggers' levels when imported: quieten them after that
         if name in sys.modules or name not in ("transformers", "huggingface_hub"):
@@ -134,44 +158,3 @@ def _quiet(name: str, follow_hub: bool = False) -> Callable[[], None]:
             step()
 
     return restore
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Calls ``callback(name)`` right after the top-level module ``name`` (one of ``names``) is first imported."""
-
-    def __init__(self, names: tuple[str, ...], callback: Callable[[str], None]) -> None:
-        self.names = set(names)
-        self.callback = callback
-        self._finding: set[str] = set()
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname not in self.names or fullname in self._finding:
-            return None
-        self._finding.add(fullname)
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            self._finding.discard(fullname)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _CallbackLoader(spec.loader, lambda: self.callback(fullname))
-        return spec
-
-
-class _CallbackLoader(importlib.abc.Loader):
-    """Runs the wrapped loader, then a callback; everything else is the wrapped loader's."""
-
-    def __init__(self, loader: Any, callback: Callable[[], None]) -> None:
-        self._loader = loader
-        self._callback = callback
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
-        with contextlib.suppress(Exception):  # a library we cannot quieten must still import
-            self._callback()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)

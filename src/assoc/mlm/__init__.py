@@ -26,11 +26,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("MaskedLM", "load_masked_lm"):
+    if name == "MaskedLM":
         from assoc.mlm import engine
 
         return getattr(engine, name)
-    if name in ("cached_masked_lm", "release_masked_lms", "loaded_masked_lms"):
+    if name in ("load_masked_lm", "cached_masked_lm", "release_masked_lms", "loaded_masked_lms"):
         from assoc.mlm import loading
 
         return getattr(loading, name)

@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 
 class MaskedLM:
-    """A loaded fill-mask model plus its tokenizer. Use :func:`load_masked_lm` to build one.
+    """A loaded fill-mask model plus its tokenizer.
+
+    Build one with :func:`assoc.mlm.loading.load_masked_lm` (a private copy) or
+    :func:`assoc.mlm.loading.cached_masked_lm` (shared in the process).
 
     Attributes: ``name`` (as given by the user), ``tokenizer``, ``model``, ``device``,
     ``dtype``, ``mask_token``, ``mask_token_id``, ``max_length`` (longest sequence the
@@ -95,7 +98,7 @@ class MaskedLM:
             self.model = None
             return
         self.model = None
-        from assoc.mlm.loading import free_memory
+        from assoc.infra.memory import free_memory
 
         free_memory()
 
@@ -687,19 +690,3 @@ def _max_length(tokenizer: Any, config: Any) -> int:
     if isinstance(tok_limit, int) and 0 < tok_limit < 1_000_000:
         limits.append(tok_limit)
     return min(limits) if limits else 512
-
-
-def load_masked_lm(
-    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
-) -> MaskedLM:
-    """Load a fill-mask model from a Hugging Face id or a local directory.
-
-    Respects the usual Hugging Face cache settings (``HF_HOME``, ``HF_HUB_OFFLINE``). ``memo``
-    is where facts about the weights are remembered across processes (None: the default cache root).
-    Raises :class:`assoc.errors.ModelError` with a clear message when the model cannot
-    be found or is not a masked language model.
-    """
-    from assoc.mlm.loading import load_parts
-
-    tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision, memo=memo)
-    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint, memo=memo)

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
+from assoc.infra.memory import free_memory
 from assoc.mlm.options import DTYPES
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
+    from assoc.mlm.engine import MaskedLM
 
 # Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
 # weight file once per process is enough.
@@ -122,6 +124,45 @@ def hub_fingerprint(model_id: str, revision: str | None) -> str | None:
         # .../models--org--name/snapshots/<commit>/config.json
         return "hf:" + model_id + "@" + Path(found).parent.name
     return None
+
+
+def in_memory_masked_lm(name: str) -> MaskedLM | None:
+    """A :class:`~assoc.mlm.engine.MaskedLM` around the in-memory ``(model, tokenizer)`` pair ``name``.
+
+    ``None`` when ``name`` is not an in-memory model (:mod:`assoc.scoring.models`). The pair is used
+    where it is (its device and dtype; the scorer's ``device``/``dtype`` options do not move or cast a
+    model the user holds) and put in evaluation mode, since dropout would make every number random.
+    Closing the handle removes any temporary tokens and leaves the weights to the user.
+    """
+    from assoc.scoring.models import fingerprint, in_memory, is_pair
+
+    pair = in_memory(name)
+    if pair is None:
+        return None
+    if not is_pair(pair):
+        raise ModelError(
+            f"model {name!r} is a {type(pair).__name__} in memory; the masked-LM scorers take a "
+            "(transformers masked LM, tokenizer) pair"
+        )
+    from assoc.mlm.engine import MaskedLM
+
+    lm, tokenizer = pair
+    if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
+        raise ModelError(f"model {name!r}: the first item of the pair is not a transformers model")
+    if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
+        raise ModelError(f"model {name!r} has no mask token: it is not a fill-mask (masked) language model")
+    lm.eval()
+    weights = lm.get_input_embeddings().weight
+    return MaskedLM(
+        name,
+        tokenizer,
+        lm,
+        device=str(weights.device),
+        dtype=str(weights.dtype).removeprefix("torch."),
+        fingerprint=fingerprint(pair),
+        base_vocab_size=int(weights.shape[0]),
+        shared=True,
+    )
 
 
 def load_parts(model: str, *, device: str, dtype: str, revision: str | None, memo: Cache | None = None):
@@ -266,7 +307,7 @@ class MaskedLMCache:
     for the CPU, half of the GPU's memory; ``ASSOC_MODEL_CACHE_BYTES`` overrides both);
     least recently used models are released before a new one loads, and the model just
     loaded is always kept. ``max_bytes=0`` turns the cache off: every call loads a private
-    model that is freed when its handle is closed, as :func:`~assoc.mlm.engine.load_masked_lm` does. Call
+    model that is freed when its handle is closed, as :func:`load_masked_lm` does. Call
     :meth:`release` (or :func:`release_masked_lms`) to free memory on request.
 
     Thread-safe: one lock guards the table, and a model is loaded once even when several
@@ -293,10 +334,13 @@ class MaskedLMCache:
         (their fingerprint, the engine's fast-path checks): the caller's run cache, None for the
         default cache root.
         """
-        from assoc.mlm.engine import MaskedLM
+        from assoc.mlm.engine import MaskedLM  # numpy: not at module level, so that importing this stays cheap
 
         if not isinstance(model, str) or not model.strip():
             raise ModelError("model name is empty; give a Hugging Face id or a local directory")
+        loaded = in_memory_masked_lm(model)
+        if loaded is not None:
+            return loaded
         key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
         if self._budget(key.device) <= 0:  # caching off: a private model, freed when its handle closes
             tokenizer, lm, fingerprint, resolved = load_parts(
@@ -442,20 +486,6 @@ def _default_budget(device: str) -> int:
     return physical_memory() // 4
 
 
-def free_memory() -> None:
-    """Return the memory of dropped models: a garbage collection, then CUDA's cached blocks."""
-    import gc
-
-    gc.collect()
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-    except ImportError:  # pragma: no cover
-        pass
-
-
 #: The process-wide cache behind :func:`cached_masked_lm` (set ``MODEL_CACHE.max_bytes`` to bound it).
 MODEL_CACHE = MaskedLMCache()
 
@@ -471,7 +501,7 @@ def cached_masked_lm(
     """Load ``model`` once per process and reuse it: :meth:`MaskedLMCache.get` of :data:`MODEL_CACHE`.
 
     Scorers (fmat, pll), helpers and executors' workers call this instead of
-    :func:`~assoc.mlm.engine.load_masked_lm`. The returned
+    :func:`load_masked_lm`. The returned
     :class:`~assoc.mlm.engine.MaskedLM` shares its weights with every other one for the
     same :class:`ModelKey`. Use it as a context manager (``with cached_masked_lm(m) as lm:``)
     or call its ``close()`` when done: for a shared handle that removes the temporary
@@ -490,3 +520,23 @@ def release_masked_lms(
 def loaded_masked_lms() -> list[ModelKey]:
     """The models this process keeps loaded, least recently used first."""
     return MODEL_CACHE.keys()
+
+
+def load_masked_lm(
+    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
+) -> MaskedLM:
+    """Load a fill-mask model from a Hugging Face id or a local directory: a private copy.
+
+    Respects the usual Hugging Face cache settings (``HF_HOME``, ``HF_HUB_OFFLINE``). ``memo``
+    is where facts about the weights are remembered across processes (None: the default cache root).
+    Raises :class:`assoc.errors.ModelError` with a clear message when the model cannot
+    be found or is not a masked language model. The copy is freed when it is closed;
+    :func:`cached_masked_lm` shares one copy per process instead.
+    """
+    from assoc.mlm.engine import MaskedLM
+
+    loaded = in_memory_masked_lm(model)
+    if loaded is not None:
+        return loaded
+    tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision, memo=memo)
+    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint, memo=memo)

@@ -20,8 +20,10 @@ from assoc.plugins.manager import (
     get_scorer,
     get_stimuli_loader,
     plugin_version,
+    register,
     registry,
     reset,
+    unregister,
 )
 
 __all__ = [
@@ -37,5 +39,7 @@ __all__ = [
     "get_stimuli_loader",
     "plugin_version",
     "registry",
+    "register",
     "reset",
+    "unregister",
 ]

@@ -14,6 +14,7 @@ none. The core's own analyses (``assoc.plugins.builtin``) always load.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import threading
 import warnings
@@ -75,7 +76,7 @@ class PluginRegistry:
         self.stimuli: dict[str, Registered] = {}
         # (kind, name) -> the plugins that register it, for names registered by more than one plugin
         self.clashes: dict[tuple[str, str], list[str]] = {}
-        self.conflicts: list[str] = []
+        self.clash_messages: list[str] = []  # one line per clash, for listings and warnings
         self._loaded = False
         self._lock = threading.Lock()
 
@@ -127,12 +128,48 @@ class PluginRegistry:
         except Exception as exc:
             info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
 
-    def _collect(self) -> None:
+    def add(self, plugin: object, name: str) -> PluginInfo:
+        """Register ``plugin`` (a module or any object with hook implementations) in this process.
+
+        Its hooks run at once, as an entry point's do when plugins load; see :func:`register`.
+        """
+        self.load()
+        if not isinstance(name, str) or not name.strip():
+            raise PluginError(f"a plugin registered in-process needs a non-empty name, got {name!r}")
+        if name in self.infos:
+            raise PluginError(f"a plugin named {name!r} is already registered ({self.infos[name].module})")
+        module = getattr(plugin, "__name__", None) or f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+        info = PluginInfo(name=name, module=str(module), version=str(getattr(plugin, "__version__", "")))
+        self.pm.register(plugin, name=name)
+        self.infos[name] = info
+        self._collect(only=name)
+        return info
+
+    def remove(self, name: str) -> None:
+        """Undo :meth:`add` (or forget an entry-point plugin): its names disappear, clashes are re-judged."""
+        self.load()
+        if name not in self.infos:
+            raise UnknownNameError("plugin", name, self.infos)
+        del self.infos[name]
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        # Rebuild every registry from the remaining plugins: a name that clashed may now be unique.
+        for info in self.infos.values():
+            for listed in (info.scorers, info.analyses, info.stimuli):
+                listed.clear()
+            if info.status == "failed" and info.error.startswith(_REGISTERING_HOOKS):
+                info.status, info.error = "loaded", ""  # judged again below
+        for registered in (self.scorers, self.analyses, self.stimuli, self.clashes):
+            registered.clear()
+        self._collect()
+
+    def _collect(self, only: str | None = None) -> None:
         """Call each plugin's hooks one plugin at a time, so every registration knows its plugin.
 
         A name registered by two plugins is a clash: both plugins are credited with it, the
         registry keeps it (so listings show it) but looking it up is a :class:`PluginError`;
-        every other name keeps working.
+        every other name keeps working. ``only``: call the hooks of that plugin alone (one
+        registered in-process after the others had loaded).
         """
         clashes = self.clashes
         for hook_name, registry, kind in (
@@ -143,6 +180,8 @@ class PluginRegistry:
             hook = getattr(self.pm.hook, hook_name)
             for impl in hook.get_hookimpls():
                 plugin = impl.plugin_name
+                if only is not None and plugin != only:
+                    continue
                 info = self.infos.get(plugin)
 
                 def register(
@@ -164,6 +203,9 @@ class PluginRegistry:
                         text = getattr(obj, "description", "")
                         if not name:
                             raise PluginError(f"{_kind} {obj!r} has no name")
+                        if inspect.isabstract(obj):
+                            missing = ", ".join(f"{m}()" for m in sorted(obj.__abstractmethods__))
+                            raise PluginError(f"{_kind} {name!r} ({obj.__qualname__}) does not implement {missing}")
                     if name in _registry and _registry[name].plugin != _plugin:
                         owners = clashes.setdefault((_kind, name), [_registry[name].plugin])
                         if _plugin not in owners:
@@ -182,7 +224,7 @@ class PluginRegistry:
                 except Exception as exc:
                     if info is not None:
                         info.status, info.error = "failed", f"{hook_name}: {type(exc).__name__}: {exc}"
-        self.conflicts = [_clash_text(kind, name, owners) for (kind, name), owners in clashes.items()]
+        self.clash_messages = [_clash_text(kind, name, owners) for (kind, name), owners in clashes.items()]
 
     def check_clash(self, kind: str, name: str) -> None:
         """Raise :class:`PluginError` if several plugins registered ``name``.
@@ -196,8 +238,8 @@ class PluginRegistry:
             raise PluginError(
                 f"{_clash_text(kind, name, owners)}. Uninstall one of them or restrict plugins with {ENV_ALLOWLIST}."
             )
-        for conflict in self.conflicts:
-            warnings.warn(f"{conflict} (using that name is an error)", PluginWarning, stacklevel=4)
+        for clash in self.clash_messages:
+            warnings.warn(f"{clash} (using that name is an error)", PluginWarning, stacklevel=4)
 
     def register_commands(self, cli: click.Group) -> None:
         """Let every plugin add its commands to the ``assoc`` click group."""
@@ -211,6 +253,9 @@ class PluginRegistry:
                 info = self.infos.get(impl.plugin_name)
                 if info is not None:
                     info.status, info.error = "failed", f"register_commands: {type(exc).__name__}: {exc}"
+
+
+_REGISTERING_HOOKS = ("register_scorers", "register_analyses", "register_stimuli")
 
 
 def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> bool:
@@ -256,9 +301,38 @@ def registry() -> PluginRegistry:
 
 
 def reset() -> None:
-    """Forget loaded plugins (tests use it after changing ``ASSOC_PLUGINS``)."""
+    """Forget loaded plugins, and those registered in-process (tests use it after changing ``ASSOC_PLUGINS``)."""
     global _REGISTRY
     _REGISTRY = None
+
+
+def register(plugin: object, name: str) -> PluginInfo:
+    """Register a plugin object in this process, as if it were installed with an entry point.
+
+    ``plugin`` is a module or any object whose attributes are hook implementations
+    (functions marked with :data:`assoc.hookimpl`); its hooks run at once, and what they
+    register is available to :func:`assoc.score`, :func:`assoc.analyze`, ``assoc.scorers()``
+    and the rest of this process, like pluggy's ``pm.register`` in simonw/llm's tests::
+
+        class MyPlugin:
+            @assoc.hookimpl
+            def register_scorers(self, register):
+                register(MyScorer)
+
+        assoc.plugins.register(MyPlugin(), name="my-plugin")
+
+    Returns the plugin's :class:`PluginInfo` (``status`` ``"failed"`` with the reason when a hook
+    raised, exactly as for an installed plugin). A name already taken by a plugin is a
+    :class:`~assoc.errors.PluginError`; a scorer, analysis or stimuli-set name that another
+    plugin registers too is a clash, as between installed plugins. :func:`unregister` removes
+    the plugin; :func:`reset` forgets every plugin, in-process ones included.
+    """
+    return registry().add(plugin, name)
+
+
+def unregister(name: str) -> None:
+    """Remove the plugin registered as ``name`` (:func:`register`) and everything it registered."""
+    registry().remove(name)
 
 
 def failed_plugins() -> list[PluginInfo]:
@@ -280,19 +354,16 @@ def _clash_text(kind: str, name: str, owners: list[str]) -> str:
     return f"{kind} {name!r} is registered by {'both ' if len(owners) == 2 else ''}{named}"
 
 
-def _lookup(registry_of: dict[str, Registered], kind: str, name: str) -> Any:
-    """The registered object ``name``, or an :class:`UnknownNameError`.
+def _lookup(registry_of: dict[str, Registered], kind: str, name: str, hint: str = "") -> Any:
+    """The registered object ``name`` of ``kind`` (scorer, analysis or stimuli set), or an :class:`UnknownNameError`.
 
-    The error has a did-you-mean hint and names any plugin that failed to load (it may
-    have provided the name).
+    The error has a did-you-mean hint, ``hint``, and names any plugin that failed to load (it
+    may have provided the name).
     """
     reg = registry()
-    clash_kind = (
-        "scorer" if registry_of is reg.scorers else "analysis" if registry_of is reg.analyses else "stimuli set"
-    )
-    reg.check_clash(clash_kind, name)
+    reg.check_clash(kind, name)
     if name not in registry_of:
-        raise UnknownNameError(kind, name, registry_of, hint=_failure_hint())
+        raise UnknownNameError(kind, name, registry_of, hint="; ".join(h for h in (hint, _failure_hint()) if h))
     return registry_of[name].obj
 
 
@@ -313,20 +384,10 @@ def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:
         raise StimuliError(
             f"{name!r} is neither a stimuli file nor a bundled stimuli set (no bundled sets are installed)"
         )
-    return _lookup(reg.stimuli, "stimuli set (or file)", name)
+    return _lookup(reg.stimuli, "stimuli set", name, hint="no stimuli file (.yaml, .yml, .json) has this name either")
 
 
 def plugin_version(plugin: str) -> str:
     """The version of the distribution that provides ``plugin`` ("" when unknown)."""
     info = registry().infos.get(plugin)
     return info.version if info else ""
-
-
-def _install_bundle_resolver() -> None:
-    """Let :meth:`assoc.stimuli.Stimuli.load` resolve bundled set names through this registry."""
-    from assoc.stimuli.model import set_bundle_resolver
-
-    set_bundle_resolver(get_stimuli_loader)
-
-
-_install_bundle_resolver()

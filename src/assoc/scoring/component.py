@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from abc import ABC
 from typing import Any, ClassVar
 
 from assoc.scoring.options import Option, validate_options
@@ -42,12 +43,14 @@ def options_docstring(options: tuple[Option, ...]) -> str:
     return "\n".join(lines)
 
 
-class Component:
+class Component(ABC):  # noqa: B024 - an ABC so that subclasses' abstract methods (Analysis.run) are enforced
     """Base of :class:`~assoc.scoring.scorer.Scorer` and :class:`~assoc.analysis.Analysis`.
 
     Like scikit-learn estimators, the constructor only validates and stores the
     options (in ``self.params``); nothing is loaded or computed until the
-    component is used.
+    component is used. An abstract base class: a subclass that leaves an
+    ``@abstractmethod`` (``Analysis.run``) unimplemented cannot be instantiated, and
+    the plugin registry refuses to register it.
     """
 
     kind: ClassVar[str] = "component"

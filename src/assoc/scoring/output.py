@@ -24,13 +24,51 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import ScorerOutputWarning, TableError
+from assoc.errors import PluginError, ScorerOutputWarning, TableError
 from assoc.table.files import COLUMNS, TEXT_COLUMNS, normalise, validate_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.stimuli.model import Stimuli
+
+
+#: ``table.attrs`` key where a scorer leaves a report of its run (kept in the provenance as ``"run"``).
+RUN_REPORT_KEY = "assoc_run"
+
+
+def set_run_report(table: pd.DataFrame, report: Mapping[str, Any]) -> pd.DataFrame:
+    """Attach a report of how the run went to a scorer's output table, and return the table.
+
+    ``report`` is a JSON-compatible dict (requests sent, retries, token usage, refusals, ...);
+    :func:`assoc.score` moves it into the table's provenance under ``"run"``. A report that
+    JSON cannot hold is a :class:`~assoc.errors.PluginError` here, in the scorer, rather than a
+    ``repr`` in the provenance.
+    """
+    import json
+    from pathlib import PurePath
+
+    def plain(value: Any) -> Any:  # what provenance stores as text or lists anyway
+        if isinstance(value, PurePath):
+            return str(value)
+        if isinstance(value, (set, frozenset, tuple)):
+            return list(value)
+        if hasattr(value, "item") and callable(value.item):  # numpy scalars
+            return value.item()
+        raise TypeError(f"{type(value).__name__} {value!r} is not JSON-compatible")
+
+    try:
+        json.dumps(report, default=plain)
+    except (TypeError, ValueError) as exc:
+        raise PluginError(f"a scorer's run report must be JSON-compatible: {exc}") from exc
+    table.attrs[RUN_REPORT_KEY] = dict(report)
+    return table
+
+
+def pop_run_report(table: Any) -> dict[str, Any] | None:
+    """Remove and return the run report that :func:`set_run_report` attached (``None`` when there is none)."""
+    attrs = getattr(table, "attrs", None)
+    return attrs.pop(RUN_REPORT_KEY, None) if isinstance(attrs, dict) else None
 
 
 def check_output(table: Any, scorer_cls: Any, stimuli: Stimuli, models: Sequence[str]) -> pd.DataFrame:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from assoc.stimuli.model import Stimuli
 
 
+#: Part of every unit-cache namespace: bump when the driver's way of storing units changes.
+UNIT_CACHE_VERSION = 1
+
+
 class Scorer(Component):
     """Base class of every scorer.
 
@@ -74,15 +78,17 @@ class Scorer(Component):
         says whether to show progress bars (:func:`assoc.infra.progress.bar`). Return
         an association table (:mod:`assoc.table.files`).
 
-        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`):
-        the default runs the units in this process (the local executor).
+        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`)
+        instead. The scoring layer never runs units itself: the driver
+        (:func:`assoc.executors.run.run_scorer`, what :func:`assoc.score` calls) is the one place
+        that chooses between this method and the units, so a unit scorer's ``score`` is not called.
         """
-        if not self.supports_units():
-            raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
-        from assoc.executors.local import LocalExecutor
-        from assoc.executors.run import run_study
-
-        return run_study(self, stimuli, models, executor=LocalExecutor(), progress=progress)[0]
+        if self.supports_units():
+            raise NotImplementedError(
+                f"scorer {self.name!r} describes its work as units: run it with assoc.score({self.name!r}, ...) "
+                "or assoc.executors.run.run_scorer(scorer, stimuli, models)"
+            )
+        raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
 
     # -- work units (optional) --------------------------------------------------------------
     @classmethod
@@ -146,6 +152,26 @@ class Scorer(Component):
         cache = self.run_cache()
         return cache if cache.enabled else None
 
+    def unit_namespace(self, model: str) -> Namespace | None:
+        """The unit-cache namespace of ``model`` (None when the scorer caches nothing).
+
+        A namespace holds everything that changes a unit's rows: the scorer, its cache version,
+        its options (except where the cache lives) and the model's identity.
+        """
+        cache = self.unit_cache()
+        if cache is None:
+            return None
+        options = {k: v for k, v in self.params.items() if k not in ("cache", "cache_dir")}
+        return cache.namespace(
+            kind="units",
+            version=UNIT_CACHE_VERSION,
+            scorer=self.name,
+            scorer_version=self.cache_version,
+            options=options,
+            model=model,
+            fingerprint=self.identify_model(model) if model else "",
+        )
+
     def unit_progress(self, unit: WorkUnit, **parts: Any) -> Namespace | None:
         """The checkpoints of ``unit`` while it is computed (None without a unit cache).
 
@@ -155,15 +181,25 @@ class Scorer(Component):
         stored once: as the unit's rows (:meth:`assoc.infra.cache.Namespace.progress`). ``parts`` are
         settings the checkpoints depend on beyond the unit cache's (e.g. the device type).
         """
-        from assoc.executors.run import unit_namespaces
-
-        namespace = unit_namespaces(self, [unit]).get(unit.model)
+        namespace = self.unit_namespace(unit.model)
         return namespace.progress(unit.fingerprint(), **parts) if namespace is not None else None
 
     def model_fingerprint(self, model: str) -> str:
         """A stable identity of ``model``'s weights for the unit cache (default: the name itself).
 
         Override when the name is not enough (the masked-LM scorers hash local directories and
-        use the Hub commit).
+        use the Hub commit). Never called for a model given as an object in memory:
+        :meth:`identify_model` hashes its weights instead.
         """
         return model
+
+    def identify_model(self, model: str) -> str:
+        """``model``'s identity for provenance and the unit cache: what the core calls.
+
+        The SHA-256 of the weights of a model given as an object in memory
+        (:func:`assoc.scoring.models.fingerprint`), else :meth:`model_fingerprint`.
+        """
+        from assoc.scoring.models import fingerprint, in_memory
+
+        loaded = in_memory(model)
+        return fingerprint(loaded) if loaded is not None else self.model_fingerprint(model)

@@ -117,16 +117,36 @@ class BootstrapInterval:
     Attributes
     ----------
         low, high: interval bounds.
-        level: confidence level (e.g. 0.95).
+        confidence: confidence level (e.g. 0.95; ``level`` is its former name, still readable).
         n_resamples: bootstrap resamples drawn.
         n_undefined: resamples whose statistic was NaN (e.g. zero SD) and were left out.
     """
 
     low: float
     high: float
-    level: float
+    confidence: float
     n_resamples: int
     n_undefined: int
+
+    @property
+    def level(self) -> float:
+        """The former name of :attr:`confidence`."""
+        return self.confidence
+
+
+def confidence_argument(confidence: float, level: float | None, where: str) -> float:
+    """``confidence``, or the value given under its former name ``level`` (with a :class:`DeprecationWarning`).
+
+    The analyses' public option is ``confidence``; the statistics functions took ``level`` before.
+    """
+    if level is None:
+        return confidence
+    import warnings
+
+    if confidence != 0.95:
+        raise OptionError(f"{where}: give confidence only (level is its former name)")
+    warnings.warn(f"{where}(level=...) is now confidence=...", DeprecationWarning, stacklevel=3)
+    return level
 
 
 def bootstrap_interval(
@@ -134,16 +154,17 @@ def bootstrap_interval(
     y: np.ndarray | list[float],
     statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
     *,
-    level: float = 0.95,
+    confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | np.random.Generator | None = None,
     option: str = "n_resamples",
+    level: float | None = None,
 ) -> BootstrapInterval:
     """Percentile bootstrap CI, resampling x and y independently, each within itself.
 
     Each resample draws n_x values from x and n_y values from y with replacement
     (a stratified bootstrap: group sizes are kept, as in the WEAT where the word
-    sets are fixed in size). The interval is the (1-level)/2 and (1+level)/2
+    sets are fixed in size). The interval is the (1-confidence)/2 and (1+confidence)/2
     quantiles of the resampled statistics (Efron & Tibshirani 1993, *An
     Introduction to the Bootstrap*, ch. 13), with linear interpolation.
 
@@ -151,9 +172,13 @@ def bootstrap_interval(
     ----------
     statistic
         Vectorised ``f(xs, ys) -> values`` over rows of (k, n_x), (k, n_y) arrays.
+    confidence
+        Confidence level of the interval (``level`` is its former name, still accepted with a
+        :class:`DeprecationWarning`).
     option
         The name users give ``n_resamples`` (e.g. ``n_bootstrap``), for error messages.
     """
+    level = confidence_argument(confidence, level, "bootstrap_interval")
     x_arr, y_arr = as_sample(x, "x"), as_sample(y, "y")
     if not 0.0 < level < 1.0:
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")

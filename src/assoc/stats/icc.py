@@ -45,6 +45,7 @@ import pandas as pd
 from scipy import stats
 
 from assoc.errors import DataError
+from assoc.stats.samples import as_complete_matrix
 
 MODELS = ("oneway", "twoway")
 TYPES = ("agreement", "consistency")
@@ -90,7 +91,7 @@ class MeanSquares:
 
 def mean_squares(ratings: np.ndarray) -> MeanSquares:
     """Mean squares of an ``n x k`` complete matrix (see the module docstring)."""
-    x = _check_matrix(ratings)
+    x = as_complete_matrix(ratings, label="ratings", rows="items", columns="raters", statistic="an ICC")
     n, k = x.shape
     grand = x.mean()
     ss_rows = k * np.sum((x.mean(axis=1) - grand) ** 2)
@@ -298,17 +299,3 @@ def ratings_matrix(
     wide = table.pivot(index=items, columns=raters, values=value)
     complete = wide.dropna(axis=0, how="any")
     return complete, int(len(wide) - len(complete))
-
-
-def _check_matrix(ratings: np.ndarray) -> np.ndarray:
-    x = np.asarray(ratings, dtype=float)
-    if x.ndim != 2:
-        raise DataError(f"ratings must be a 2-D items x raters matrix, got {x.ndim} dimension(s)")
-    n, k = x.shape
-    if n < 2:
-        raise DataError(f"an ICC needs at least 2 complete items, got {n}")
-    if k < 2:
-        raise DataError(f"an ICC needs at least 2 raters, got {k}")
-    if not np.isfinite(x).all():
-        raise DataError("ratings contain NaN or infinite values; drop incomplete items first")
-    return x

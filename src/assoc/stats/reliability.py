@@ -30,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from assoc.errors import DataError
+from assoc.stats.samples import as_complete_matrix
 
 
 @dataclass(frozen=True)
@@ -57,16 +58,8 @@ def cronbach_alpha(scores: np.ndarray, *, confidence: float = 0.95) -> AlphaResu
     """
     if not 0 < confidence < 1:
         raise DataError(f"confidence must be between 0 and 1, got {confidence}")
-    x = np.asarray(scores, dtype=float)
-    if x.ndim != 2:
-        raise DataError(f"scores must be a 2-D cases x items matrix, got {x.ndim} dimension(s)")
+    x = as_complete_matrix(scores, label="scores", rows="cases", columns="items", statistic="Cronbach's alpha")
     n, k = x.shape
-    if k < 2:
-        raise DataError(f"Cronbach's alpha needs at least 2 items, got {k}")
-    if n < 2:
-        raise DataError(f"Cronbach's alpha needs at least 2 complete cases, got {n}")
-    if not np.isfinite(x).all():
-        raise DataError("scores contain NaN or infinite values; drop incomplete cases first")
     cov = np.cov(x, rowvar=False, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = k / (k - 1) * (1 - np.trace(cov) / cov.sum())

@@ -26,6 +26,25 @@ def as_sample(values: object, label: str) -> np.ndarray:
     return arr
 
 
+def as_complete_matrix(values: object, *, label: str, rows: str, columns: str, statistic: str) -> np.ndarray:
+    """Check a complete ``rows`` x ``columns`` matrix of finite numbers with at least 2 of each.
+
+    ``values`` as a 2-D float array, or a :class:`DataError` naming the matrix ``label``, the
+    ``statistic`` that needs it, and how incomplete rows are handled (removed first, by the caller).
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 2:
+        raise DataError(f"{label} must be a 2-D {rows} x {columns} matrix, got {x.ndim} dimension(s)")
+    n, k = x.shape
+    if n < 2:
+        raise DataError(f"{statistic} needs at least 2 complete {rows}, got {n}")
+    if k < 2:
+        raise DataError(f"{statistic} needs at least 2 {columns}, got {k}")
+    if not np.isfinite(x).all():
+        raise DataError(f"{label} contain NaN or infinite values; drop incomplete {rows} first")
+    return x
+
+
 def negligible_spread(sd: float | np.ndarray, values: np.ndarray, *, axis: int | None = None) -> bool | np.ndarray:
     """Whether a standard deviation is zero up to the floating-point rounding of ``values``.
 

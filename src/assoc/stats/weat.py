@@ -26,7 +26,7 @@ import numpy as np
 
 from assoc.errors import DataError, OptionError
 from assoc.stats.budget import check_resampling_size, resampling_bar
-from assoc.stats.effect_size import BootstrapInterval, standardized_mean_difference
+from assoc.stats.effect_size import BootstrapInterval, confidence_argument, standardized_mean_difference
 from assoc.stats.permutation import (
     Alternative,
     PermutationResult,
@@ -97,7 +97,8 @@ def weat(
     n_resamples: int = 100_000,
     seed: int | None = None,
     n_bootstrap: int = 0,
-    level: float = 0.95,
+    confidence: float = 0.95,
+    level: float | None = None,
 ) -> WEATResult:
     """The WEAT of Caliskan et al. (2017) from the four similarity blocks.
 
@@ -116,9 +117,11 @@ def weat(
         resamples, resampling words with replacement within each of X, Y, A
         and B (set sizes kept), so the interval reflects the choice of both
         target and attribute words.
-    level
-        Confidence level of the CI.
+    confidence
+        Confidence level of the CI (``level`` is its former name, still accepted with a
+        :class:`DeprecationWarning`).
     """
+    level = confidence_argument(confidence, level, "weat")
     sim_xa, sim_xb = _matrix(sim_xa, "sim_xa"), _matrix(sim_xb, "sim_xb")
     sim_ya, sim_yb = _matrix(sim_ya, "sim_ya"), _matrix(sim_yb, "sim_yb")
     _check_blocks(sim_xa, sim_xb, sim_ya, sim_yb)

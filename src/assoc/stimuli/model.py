@@ -413,6 +413,16 @@ def _design_from_dict(data: Any, default_name: str, where: str) -> Design:
     )
 
 
+def _citations_of(meta: Mapping[str, Any]) -> list[str]:
+    """The citation(s) in a stimuli ``meta``: one text or a list of texts."""
+    cited = meta.get("citation")
+    if isinstance(cited, str):
+        return [cited] if cited.strip() else []
+    if isinstance(cited, (list, tuple)):
+        return [str(c) for c in cited if str(c).strip()]
+    return []
+
+
 def _as_written(data: Any) -> Any:
     """A parsed stimuli file with its words, labels and queries exactly as the user typed them.
 
@@ -610,11 +620,13 @@ class Stimuli:
 
     def bind(self, *others: Stimuli) -> Stimuli:
         """All designs of ``self`` and ``others`` in one :class:`Stimuli` (like ``FMAT_query_bind``)."""
-        designs = list(self.designs)
-        for other in others:
-            designs.extend(Stimuli.load(other).designs)
+        loaded = [self, *(Stimuli.load(other) for other in others)]
+        designs = [design for part in loaded for design in part.designs]
         names = [self.name] + [o.name for o in others if isinstance(o, Stimuli)]
-        return Stimuli(designs, name="+".join(n for n in names if n))
+        # Every source stays cited: one citation as it was, several as a list in bind order.
+        cited = list(dict.fromkeys(c for part in loaded for c in _citations_of(part.meta)))
+        meta = {"citation": cited[0] if len(cited) == 1 else cited} if cited else {}
+        return Stimuli(designs, name="+".join(n for n in names if n), meta=meta)
 
     __add__ = bind
 
@@ -678,6 +690,8 @@ class Stimuli:
         out: dict[str, Any] = {"name": self.name, "designs": [d.to_dict() for d in self.designs]}
         if self.description:
             out["description"] = self.description
+        if self.meta:  # the source and its citation: provenance and ``table.assoc.cite()`` read them
+            out["meta"] = dict(self.meta)
         return out
 
     def fingerprint(self) -> str:

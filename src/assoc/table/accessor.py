@@ -9,8 +9,9 @@ makes it discoverable::
     print(table.assoc.summary())  # what statsmodels users expect of a fitted result
     print(table.assoc.cite())     # the papers behind the scorer and every analysis applied
 
-The accessor is registered with pandas when :mod:`assoc` is imported after pandas, and by
-every function that returns a table, so it is there whenever a table from assoc is.
+The accessor is registered once, by ``import assoc``: at once when pandas is already imported,
+else the moment pandas finishes importing (:func:`assoc.infra.importhooks.call_after_import`).
+``import assoc`` itself imports neither pandas nor this module, and no other code registers anything.
 """
 
 from __future__ import annotations
@@ -77,7 +78,12 @@ class Summary:
 
 
 def citations(provenance: Mapping[str, Any]) -> list[str]:
-    """Every ``citation`` in a provenance record, innermost (the scorer) first, without repeats."""
+    """Every citation in a provenance record, innermost first, without repeats.
+
+    Per record: its ``citation`` (the scorer's or the analysis's paper), then the citation of the
+    stimuli it measured (``stimuli_meta["citation"]``); inputs and compared runs come before the
+    record that used them.
+    """
     found: list[str] = []
 
     def walk(record: Any) -> None:
@@ -85,9 +91,15 @@ def citations(provenance: Mapping[str, Any]) -> list[str]:
             for key in ("input", "runs"):
                 if key in record:
                     walk(record[key])
-            text = record.get("citation")
-            if isinstance(text, str) and text.strip() and text.strip() not in found:
-                found.append(text.strip())
+            stimuli_meta = record.get("stimuli_meta")
+            stimuli_cited = stimuli_meta.get("citation") if isinstance(stimuli_meta, Mapping) else None
+            # The method's paper, then the source of the stimuli it measured (one text or a list).
+            for text in [
+                record.get("citation"),
+                *(stimuli_cited if isinstance(stimuli_cited, list) else [stimuli_cited]),
+            ]:
+                if isinstance(text, str) and text.strip() and text.strip() not in found:
+                    found.append(text.strip())
         elif isinstance(record, list):
             for item in record:
                 walk(item)

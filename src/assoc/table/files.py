@@ -299,9 +299,6 @@ def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
 
 def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
     """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
-    from assoc.table.accessor import register
-
-    register()  # every table with provenance has `table.assoc` (provenance, summary(), cite())
     table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
     return table
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from assoc.errors import OptionError, StimuliError
 from assoc.scoring.options import Option, non_negative, positive
+from assoc.scoring.output import set_run_report
 from assoc.scoring.scorer import Scorer
 
 from . import prompts
@@ -458,14 +459,16 @@ class ChatListingScorer(Scorer):
             file=sys.stderr,
         )
         table = from_records(rows, scorer=self.name, measure="dry_run", extra_columns=["design", "task", "sample"])
-        table.attrs["assoc_run"] = {
-            "dry_run": True,
-            "requests": len(requests),
-            "stored": len(requests) - len(missing),
-            "to_send": len(missing),
-            "estimated_tokens": tokens,
-        }
-        return table
+        return set_run_report(
+            table,
+            {
+                "dry_run": True,
+                "requests": len(requests),
+                "stored": len(requests) - len(missing),
+                "to_send": len(missing),
+                "estimated_tokens": tokens,
+            },
+        )
 
     def _table(
         self,
@@ -592,7 +595,7 @@ class ChatListingScorer(Scorer):
         if any(r.task == "rating" for r in requests):
             columns += ["rating_status", "raw_reply"]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
-        table.attrs["assoc_run"] = {
+        run_report = {
             "backend": p["backend"],
             "endpoint": safe_url(self.endpoint()) if p["backend"] == "openai" else "local",
             "prompts": dict(
@@ -624,7 +627,7 @@ class ChatListingScorer(Scorer):
             "n_unanswered": len(missing),
             "incomplete": self._incomplete(missing, len(requests)),
         }
-        return table
+        return set_run_report(table, run_report)
 
     @staticmethod
     def _incomplete(missing: list[dict[str, Any]], n_requests: int) -> str:

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-CITATION = (
-    "Bao, H.-W.-S. (2024). The Fill-Mask Association Test (FMAT): Measuring propositions in natural "
-    "language. Journal of Personality and Social Psychology. https://doi.org/10.1037/pspa0000396"
-)
+from .citation import CITATION
 
 __all__ = ["CITATION", "FMATScorer", "LPRAnalysis", "vocab_check", "model_info", "fill_mask_check", "load_bao2024"]
 

@@ -36,7 +36,7 @@ from assoc.analysis import Analysis
 from assoc.scoring.options import Option
 from assoc.stats.constants import LPR_POPULATION_SD
 
-from . import CITATION
+from .citation import CITATION
 
 # The working frame keeps the [MASK] candidate apart from the {TARGET}/{ATTRIB} fillers: "target" and
 # "attribute" hold only what fills those placeholders ("" otherwise), "mask_group"/"mask" the candidate.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from assoc.mlm.scorer import MaskedLMWorker
     from assoc.scoring.units import WorkUnit
 
-from . import CITATION
+from .citation import CITATION
 
 EXTRA_COLUMNS = {
     "design": "the design (study) the row belongs to",
@@ -115,7 +115,7 @@ class FMATScorer(MaskedLMScorer):
             decode_items(unit.payload),
             oov=p["oov"],
             weight_decay=p["weight_decay"],
-            tokens=p["token_overrides"],
+            token_overrides=p["token_overrides"],
             max_tokens=p["max_tokens"],
             namespace=checkpoints,
             warn=False,

@@ -46,7 +46,7 @@ def same_model(key: str, model: str) -> bool:
     return a == b and os.path.isdir(a)
 
 
-def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], words: set[str]) -> None:
+def check_overrides(token_overrides: Mapping[str, Any] | None, models: Sequence[str], words: set[str]) -> None:
     """Refuse token overrides that would be silently unused.
 
     Refuse overrides that would be silently unused: a model key that is not one of ``models``
@@ -54,7 +54,7 @@ def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], wor
     """
     from assoc.errors import OptionError
 
-    for key, value in (tokens or {}).items():
+    for key, value in (token_overrides or {}).items():
         if isinstance(value, Mapping):
             if not any(same_model(key, m) for m in models):
                 raise OptionError(
@@ -72,14 +72,14 @@ def check_overrides(tokens: Mapping[str, Any] | None, models: Sequence[str], wor
             )
 
 
-def overrides_for(model: str, tokens: Mapping[str, Any] | None) -> dict[str, str]:
+def overrides_for(model: str, token_overrides: Mapping[str, Any] | None) -> dict[str, str]:
     """Explicit candidate -> token overrides for ``model``.
 
     Explicit candidate -> token overrides for ``model``: global ``{word: token}`` entries plus
     ``{model: {word: token}}`` entries for this model.
     """
     out: dict[str, str] = {}
-    for key, value in (tokens or {}).items():
+    for key, value in (token_overrides or {}).items():
         if isinstance(value, Mapping):
             if same_model(key, model):
                 out.update({str(w): str(t) for w, t in value.items()})
@@ -94,7 +94,7 @@ def score_model(
     *,
     oov: str = "nan",
     weight_decay: float = 1.0,
-    tokens: Mapping[str, Any] | None = None,
+    token_overrides: Mapping[str, Any] | None = None,
     max_tokens: int | None = None,
     cache: Any = None,
     progress: bool = False,
@@ -113,7 +113,7 @@ def score_model(
     """
     if oov not in OOV_MODES:
         raise ValueError(f"oov must be one of {OOV_MODES}")
-    overrides = overrides_for(lm.name, tokens)
+    overrides = overrides_for(lm.name, token_overrides)
     options_of: dict[str, list[str]] = {}
     for item in items:
         opts = options_of.setdefault(item.filling.text, [])

@@ -22,6 +22,7 @@ Kauf, C., & Ivanova, A. (2023). A better way to do masked language model scoring
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,11 +68,12 @@ def score_sentences(
     spans: Sequence[tuple[int, int] | None] | None = None,
     *,
     metric: str = "original",
-    tokens: str = "all",
+    tokens_scored: str = "all",
     max_tokens: int | None = None,
     progress: bool = False,
     cache: Any = None,
     namespace: Any = None,
+    tokens: str | None = None,
 ) -> list[SentencePLL]:
     """PLL of each sentence under the masked LM ``lm`` (an :class:`assoc.mlm.MaskedLM`).
 
@@ -80,12 +82,13 @@ def score_sentences(
     sentences:
         The sentences, as plain text.
     spans:
-        For ``tokens="context"`` or ``"variant"``: the character span ``(start, end)``
+        For ``tokens_scored="context"`` or ``"variant"``: the character span ``(start, end)``
         of the variant in each sentence (the tokens that overlap it are the variant's).
     metric:
         ``"original"`` or ``"word_l2r"`` (see :mod:`assoc_pll.masking`).
-    tokens:
-        ``"all"``, ``"context"`` (exclude the variant's tokens: P(C|V)) or ``"variant"``.
+    tokens_scored:
+        ``"all"``, ``"context"`` (exclude the variant's tokens: P(C|V)) or ``"variant"``; the
+        scorer's option of the same name.
     max_tokens:
         Token budget of one forward batch (padded length x batch size). ``None``:
         :func:`assoc.mlm.options.default_max_tokens` of the model's device.
@@ -95,20 +98,28 @@ def score_sentences(
     namespace:
         Instead of ``cache``, the :class:`assoc.infra.cache.Namespace` to store them in (the scorer
         passes a work unit's checkpoints, :meth:`assoc.mlm.scorer.MaskedLMScorer.unit_checkpoints`).
+    tokens:
+        The former name of ``tokens_scored`` (still accepted, with a :class:`DeprecationWarning`).
     """
     from assoc.mlm import MaskRequest
 
+    if tokens is not None:
+        if tokens_scored != "all":
+            raise OptionError("give tokens_scored only (tokens is its former name)")
+        warnings.warn("score_sentences(tokens=...) is now tokens_scored=...", DeprecationWarning, stacklevel=2)
+        tokens_scored = tokens
+
     if metric not in METRICS:
         raise OptionError(f"PLL metric must be one of {METRICS}, got {metric!r}")
-    if tokens not in TOKEN_SELECTIONS:
-        raise OptionError(f"PLL tokens must be one of {TOKEN_SELECTIONS}, got {tokens!r}")
+    if tokens_scored not in TOKEN_SELECTIONS:
+        raise OptionError(f"PLL tokens_scored must be one of {TOKEN_SELECTIONS}, got {tokens_scored!r}")
     if spans is None:
         spans = [None] * len(sentences)
     if len(spans) != len(sentences):
         raise StimuliError(f"{len(sentences)} sentences but {len(spans)} variant spans")
 
     encoded = [encode_sentence(lm.tokenizer, s, lm.max_length) for s in sentences]
-    plans: list[tuple[int, ...]] = [positions_to_score(e, tokens, span) for e, span in zip(encoded, spans)]
+    plans: list[tuple[int, ...]] = [positions_to_score(e, tokens_scored, span) for e, span in zip(encoded, spans)]
 
     # Identical masked copies (the same sentence scored twice) are sent once.
     request_index: dict[tuple[tuple[int, ...], int, int], int] = {}
@@ -138,7 +149,7 @@ def score_sentences(
                 n_scored=len(per_token),
                 n_tokens=enc.n_tokens,
                 metric=metric,
-                tokens_scored=tokens,
+                tokens_scored=tokens_scored,
                 token_log_probs=per_token,
             )
         )

@@ -145,7 +145,7 @@ class PLLScorer(MaskedLMScorer):
             [it["row"]["sentence"] for it in items],
             [it["span"] for it in items],
             metric=p["metric"],
-            tokens=p["tokens_scored"],
+            tokens_scored=p["tokens_scored"],
             max_tokens=p["max_tokens"],
             namespace=checkpoints,
         )

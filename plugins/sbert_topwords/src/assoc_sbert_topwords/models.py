@@ -247,7 +247,18 @@ def load_sentence_model(
     the weights' precision; ``revision`` applies to Hub ids only (a local directory has one version).
     """
     from assoc.mlm.loading import resolve_device, torch_dtype
+    from assoc.scoring.models import fingerprint as weights_fingerprint
+    from assoc.scoring.models import in_memory
 
+    loaded = in_memory(model)
+    if loaded is not None:  # a model the user passed as an object: used where it is, as it is
+        if not (callable(getattr(loaded, "encode", None)) and callable(getattr(loaded, "state_dict", None))):
+            raise ModelError(
+                f"model {model!r} is a {type(loaded).__name__} in memory; the sbert scorers take a "
+                "sentence-transformers model (SentenceTransformer)"
+            )
+        loaded.eval()
+        return loaded, model, weights_fingerprint(loaded)
     name, directory = resolve_model(model)
     device = resolve_device(device)
     try:

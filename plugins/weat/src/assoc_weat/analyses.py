@@ -116,7 +116,7 @@ class WEATAnalysis(Analysis):
                 n_resamples=p["n_resamples"],
                 seed=p["seed"],
                 n_bootstrap=p["n_bootstrap"],
-                level=p["confidence"],
+                confidence=p["confidence"],
             )
             rows.append(
                 {

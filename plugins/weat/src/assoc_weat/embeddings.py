@@ -274,6 +274,13 @@ def load_embeddings(
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError(f"limit must be a positive integer, not {limit!r}")
+    from assoc.scoring.models import in_memory
+
+    loaded = in_memory(model)
+    if loaded is not None:  # KeyedVectors the user passed as an object (assoc.scoring.models)
+        if not (hasattr(loaded, "index_to_key") and hasattr(loaded, "vectors") and hasattr(loaded, "vector_size")):
+            raise ModelError(f"model {model!r} is a {type(loaded).__name__} in memory; weat takes gensim KeyedVectors")
+        return Embeddings(_first(loaded, limit) if limit is not None else loaded, model)
     # Any spelling of a file is one entry; a file rewritten since it was loaded is loaded again.
     key = (_cache_name(model), format, vocabulary, limit, _file_stamp(model))
     cached = EMBEDDING_CACHE.get(key)

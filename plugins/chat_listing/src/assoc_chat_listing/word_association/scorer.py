@@ -7,7 +7,7 @@ two attribute groups (A, B) works: the bundled ``bai2025`` set (21 stereotypes),
 sets, a user's IAT stimuli. The scorer is a :class:`~assoc_chat_listing.scorer.ChatListingScorer`
 with other prompts and another reading of the replies: it sends its requests through the same
 client, cache, retries, rate limits and concurrency, and reports the run the same way
-(``table.attrs["assoc_run"]``). See ``docs/word-association.md``.
+(``set_run_report``: ``table.attrs[RUN_REPORT_KEY]``). See ``docs/word-association.md``.
 
 Rows (``measure``):
 
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.errors import OptionError, StimuliError
 from assoc.scoring.options import Option, positive
+from assoc.scoring.output import set_run_report
 
 from ..requests import ChatRequest, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
@@ -443,7 +444,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
         self._warn_replies(statuses, len(requests))
         columns = list(self.extra_columns)[:-2]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
-        table.attrs["assoc_run"] = {
+        run_report: dict[str, Any] = {
             "backend": p["backend"],
             "endpoint": public_endpoint(self.endpoint()) if p["backend"] == "openai" else "local",
             "prompts": {
@@ -473,8 +474,8 @@ class ChatWordAssociationScorer(ChatListingScorer):
         # chat_listing's one-line summary of unanswered requests (the CLI's exit status), where it has one
         summary = getattr(self, "_incomplete", None)
         if callable(summary):
-            table.attrs["assoc_run"]["incomplete"] = summary(missing, len(requests))
-        return table
+            run_report["incomplete"] = summary(missing, len(requests))
+        return set_run_report(table, run_report)
 
     @staticmethod
     def _variants_of(requests: list[ChatRequest]) -> list[tuple[str, str]]:
@@ -486,7 +487,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
             shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
             warnings.warn(
                 f"chat_word_association: {sum(bad.values())} of {total} repl(y/ies) not fully parsed ({shown}); "
-                "counts and reasons are in the table's run report (table.attrs['assoc_run']) and in the "
+                "counts and reasons are in the table's run report (provenance 'run') and in the "
                 "pairs_parsed rows",
                 ChatReplyWarning,
                 stacklevel=3,
