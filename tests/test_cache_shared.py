@@ -29,10 +29,11 @@ BY_HAND = [0, -3, 2, -1, -1, -4, 5, 4, 3]
 
 
 @pytest.fixture
-def units_plugin(fake_plugin, monkeypatch, tmp_path):
+def units_plugin(fake_distribution, monkeypatch, tmp_path):
     """tests/unit_scorers.py's scorer; returns a function listing the logged calls of one kind."""
     monkeypatch.syspath_prepend(str(HERE))
-    fake_plugin("units", "from unit_scorers import register_scorers  # noqa: F401\n")
+    # An installed distribution (not assoc.plugins.register): the tests also run assoc in other processes.
+    fake_distribution("units", "from unit_scorers import register_scorers  # noqa: F401\n")
     log = tmp_path / "calls.log"
     monkeypatch.setenv("ASSOC_TEST_UNIT_LOG", str(log))
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
