@@ -18,6 +18,8 @@ import signal
 import time
 from typing import Any
 
+import numpy as np
+
 from assoc import Option, Scorer, hookimpl
 from assoc.scoring.options import CACHE_OPTIONS
 from assoc.scoring.units import WorkUnit
@@ -47,6 +49,7 @@ class LengthUnits(Scorer):
         Option("sleep", float, 0.0, "seconds slept per unit (added to $ASSOC_TEST_UNIT_SLEEP)"),
         Option("fail_model", str, None, "a model whose load_worker raises (or $ASSOC_TEST_FAIL_MODEL)"),
         Option("fail_flag", str, None, "with fail_model: raise only while this file exists"),
+        Option("numpy_values", bool, False, "values as numpy float32 scalars (as numpy-based scorers return them)"),
         Option(
             "die_at",
             str,
@@ -80,6 +83,7 @@ class LengthUnits(Scorer):
             if not os.path.exists(marker):
                 open(marker, "w").close()  # noqa: SIM115
                 os.kill(os.getpid(), signal.SIGKILL)  # a worker lost mid-study, as the OOM killer would do
+        number = np.float32 if self.params["numpy_values"] else float
         return [
             dict(
                 model=unit.model,
@@ -88,7 +92,7 @@ class LengthUnits(Scorer):
                 target=t,
                 attribute_group=ag,
                 attribute=a,
-                value=self.params["scale"] * (len(t) - len(a)),
+                value=number(self.params["scale"] * (len(t) - len(a))),
             )
             for d, tg, t, ag, a in unit.payload
         ]

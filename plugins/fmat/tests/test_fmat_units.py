@@ -83,3 +83,57 @@ def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models):
     oov = [str(w.message) for w in caught if "not single tokens" in str(w.message)]
     assert len(oov) == 1 and "woman" in oov[0]  # "woman" at the sentence start only, in one of two units
     assert table["oov"].sum() == 1
+
+
+@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.parametrize("scorer", ["fmat", "pll"])
+def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, monkeypatch, scorer):
+    """cache_dir covers what a run writes (memo included); a masked-LM result is stored once, as unit rows."""
+    import assoc.mlm.loading as loading
+    from assoc.infra.cache import Cache
+
+    default = tmp_path / "default-root"
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(default))
+    monkeypatch.setattr(loading, "_LOCAL_FINGERPRINTS", {})  # hash the weights again: the memo is written
+    mine = tmp_path / "mine"
+    first = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache_dir=str(mine), unit_size=2)
+    assert not default.exists()
+    assert list((mine / "memo" / "local-fingerprint").glob("*.json"))
+    assert [ns.parts["kind"] for ns in Cache(mine).namespaces()] == ["units"]  # no second copy as log probs
+    assert not list(mine.rglob("progress-*")) and not list(mine.rglob("*.tmp"))
+    again = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache_dir=str(mine), unit_size=2)
+    assert again.attrs["assoc"]["executor"]["units_from_cache"] == 3
+    assert np.array_equal(first["value"].to_numpy(), again["value"].to_numpy(), equal_nan=True)
+    monkeypatch.setattr(loading, "_LOCAL_FINGERPRINTS", {})
+    off = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache=False, cache_dir=str(tmp_path / "off"), unit_size=2)
+    assert not (tmp_path / "off").exists() and not default.exists()  # cache=False: nothing on disk
+    assert np.array_equal(first["value"].to_numpy(), off["value"].to_numpy(), equal_nan=True)
+
+
+def test_a_unit_killed_inside_resumes_from_its_checkpoints(tiny_models, tmp_path, monkeypatch):
+    """Inside one unit, log probabilities are checkpointed chunk by chunk; the resumed unit deletes them."""
+    import assoc_fmat.scoring as scoring
+
+    from assoc.mlm.engine import MaskedLM
+
+    real = MaskedLM.log_probs
+    calls = []
+
+    def interrupted(self, requests, **kwargs):
+        calls.append(len(requests))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, requests, **kwargs)
+
+    monkeypatch.setattr(scoring, "CHUNK", 1)
+    monkeypatch.setattr(MaskedLM, "log_probs", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        assoc.score("fmat", STIMULI, [tiny_models["bert"]], cache_dir=str(tmp_path / "c"))
+    assert list((tmp_path / "c").rglob("progress-*"))
+    calls.clear()
+    monkeypatch.setattr(MaskedLM, "log_probs", lambda self, r, **kw: (calls.append(len(r)), real(self, r, **kw))[1])
+    resumed = assoc.score("fmat", STIMULI, [tiny_models["bert"]], cache_dir=str(tmp_path / "c"))
+    assert sum(calls) == 5 - 2  # 5 unique filled queries, two checkpointed before the interruption
+    assert not list((tmp_path / "c").rglob("progress-*"))
+    whole = assoc.score("fmat", STIMULI, [tiny_models["bert"]], cache=False)
+    assert np.max(np.abs(resumed["value"].to_numpy() - whole["value"].to_numpy())) < 1e-5  # batches of one: f32 noise

@@ -290,6 +290,40 @@ def test_no_warnings_on_a_clean_run(cache_dir):
         assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False)
 
 
+def test_vocabulary_embedding_resumes_from_its_chunks_with_the_same_numbers(tmp_path, monkeypatch):
+    """A run killed while embedding the vocabulary keeps the finished chunks; the resumed matrix is bitwise equal."""
+    import assoc_sbert_topwords.encoding as encoding
+    from assoc_sbert_topwords.encoding import SentenceEncoder, open_encoder, vocabulary_embeddings
+
+    monkeypatch.setattr(encoding, "CHUNK", 16)  # 50 words: chunks of 16, 16, 16, 2
+    encoder = open_encoder(MODEL, device="cpu", dtype="float32", revision=None, batch_size=8, normalize=True)
+    options = {"vocabulary_digest": "d", "template": None, "progress": False}
+    whole, _ = vocabulary_embeddings(encoder, SMALL_VOCABULARY, cache_dir=None, use_cache=False, **options)
+    real = SentenceEncoder.encode
+    calls = []
+
+    def interrupted(self, texts, **kwargs):
+        calls.append(len(texts))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, texts, **kwargs)
+
+    monkeypatch.setattr(SentenceEncoder, "encode", interrupted)
+    root = tmp_path / "c"
+    cached = {"cache_dir": str(root), "use_cache": True, **options}
+    with pytest.raises(KeyboardInterrupt):
+        vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
+    calls.clear()
+    monkeypatch.setattr(SentenceEncoder, "encode", lambda self, t, **kw: (calls.append(len(t)), real(self, t, **kw))[1])
+    resumed, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
+    assert calls == [16, 2] and not from_cache  # the last two chunks only
+    assert resumed.dtype == np.float32 and np.array_equal(resumed, whole)  # exactly the uninterrupted numbers
+    assert len(list((root / "arrays").glob("*.npy"))) == 1  # the chunks were replaced by the whole matrix
+    calls.clear()
+    again, from_cache = vocabulary_embeddings(encoder, SMALL_VOCABULARY, **cached)
+    assert from_cache and calls == [] and np.array_equal(again, whole)
+
+
 class _Terminal:
     """A standard error that says it is a terminal (progress bars default to on), and keeps what is written."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.errors import PluginError
@@ -25,8 +25,13 @@ class Executor(ABC):
     name: ClassVar[str] = ""
 
     @abstractmethod
-    def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
-        """Run ``units`` with ``scorer`` (whose ``load_worker``/``run_unit`` do the work)."""
+    def run(self, scorer: Scorer, units: Iterable[WorkUnit]) -> Iterator[UnitOutcome]:
+        """Run ``units`` with ``scorer`` (whose ``load_worker``/``run_unit`` do the work).
+
+        ``units`` may be a lazy iterable: the driver claims each unit as it is taken from it
+        (:func:`assoc.executors.run.run_study`), so an executor should take units when it is
+        ready to run them.
+        """
 
     def describe(self) -> dict[str, Any]:
         """What provenance records about this executor (its name and settings)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from assoc.executors.base import Executor, Worker
@@ -21,8 +21,8 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
-        """Run ``units`` one after another with one :class:`Worker`."""
+    def run(self, scorer: Scorer, units: Iterable[WorkUnit]) -> Iterator[UnitOutcome]:
+        """Run ``units`` one after another with one :class:`Worker`, taking each when the previous one is done."""
         worker = Worker(scorer)
         try:
             for unit in units:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import OptionError
@@ -241,8 +241,12 @@ class RayExecutor(Executor):
             )
         return max(1, min(count, n_units, self.max_workers or n_units))
 
-    def run(self, scorer: Scorer, units: Sequence[WorkUnit]) -> Iterator[UnitOutcome]:
-        """Run ``units`` on Ray actors and yield each outcome as it arrives."""
+    def run(self, scorer: Scorer, units: Iterable[WorkUnit]) -> Iterator[UnitOutcome]:
+        """Run ``units`` on Ray actors and yield each outcome as it arrives.
+
+        All units are taken at the start (the actors are sized and assigned by model).
+        """
+        units = list(units)
         if not units:
             return
         ray = self.ray

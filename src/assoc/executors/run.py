@@ -8,14 +8,17 @@ other scorer runs its own :meth:`~assoc.scoring.scorer.Scorer.score` in this pro
 
 Each finished unit's rows are written to the on-disk cache (:mod:`assoc.infra.cache`) the
 moment they arrive, whichever executor computed them, so a driver that is killed and
-started again recomputes only the units that had not arrived. Rows are merged in plan
-order, so the table does not depend on the executor or on which units came from the cache.
+started again recomputes only the units that had not arrived. Each unit is claimed before
+it is computed, so concurrent runs of one study on one cache split the work. Rows are
+merged in plan order, so the table does not depend on the executor, on which units came
+from the cache, or on which run computed them.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import OptionError
@@ -25,34 +28,22 @@ from assoc.scoring.units import WorkUnit, check_plan
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.infra.cache import Namespace
+    from assoc.infra.cache import Claim, Namespace
     from assoc.scoring.scorer import Scorer
     from assoc.stimuli.model import Stimuli
-
-UNIT_CACHE_VERSION = 1
 
 
 def unit_namespaces(scorer: Scorer, units: Sequence[WorkUnit]) -> dict[str, Namespace]:
     """The unit-cache namespace of each model of ``units`` (empty when the scorer caches nothing).
 
-    A namespace holds everything that changes a unit's rows: the scorer, its cache version,
-    its options (except where the cache lives) and the model's fingerprint.
+    See :meth:`assoc.scoring.scorer.Scorer.unit_namespace`.
     """
-    cache = scorer.unit_cache()
-    if cache is None:
-        return {}
-    options = {k: v for k, v in scorer.params.items() if k not in ("cache", "cache_dir")}
     out = {}
     for model in dict.fromkeys(unit.model for unit in units):
-        out[model] = cache.namespace(
-            kind="units",
-            version=UNIT_CACHE_VERSION,
-            scorer=scorer.name,
-            scorer_version=scorer.cache_version,
-            options=options,
-            model=model,
-            fingerprint=scorer.identify_model(model) if model else "",
-        )
+        namespace = scorer.unit_namespace(model)
+        if namespace is None:
+            return {}
+        out[model] = namespace
     return out
 
 
@@ -118,7 +109,13 @@ def run_study(
 
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache.
+
+    Units are claimed (:meth:`assoc.infra.cache.Namespace.claim`) just before they are computed, so
+    several runs of one study on one cache directory split the work: a unit another live run
+    has claimed is left to it, and its rows are read from the cache once that run stored them;
+    a unit claimed by a run that died is taken over.
     """
+    from assoc.infra.cache import plain_rows
     from assoc.infra.prefetch import import_in_background
     from assoc.infra.progress import bar
 
@@ -126,32 +123,87 @@ def run_study(
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)
     namespaces = unit_namespaces(scorer, units)
     rows_of: dict[str, list[dict[str, Any]]] = {}
-    for unit in units:
+
+    def from_cache(unit: WorkUnit) -> bool:
         namespace = namespaces.get(unit.model)
         if namespace is not None:
             found = namespace.get(unit.fingerprint())
             if isinstance(found, list):
                 rows_of[unit.key] = found
+                return True
+        return False
+
+    for unit in units:
+        from_cache(unit)
     cached = len(rows_of)
     todo = [unit for unit in units if unit.key not in rows_of]
     by_key = {unit.key: unit for unit in todo}
     seen_warnings: dict[tuple[str, str], None] = {}
+    claims: dict[str, Claim] = {}
     meter = bar(total=sum(unit.size for unit in units), desc=scorer.name, enabled=progress, unit="item")
     meter.update(sum(unit.size for unit in units if unit.key in rows_of))
-    try:
-        for outcome in executor.run(scorer, todo):
-            arrived = by_key.get(outcome.key)
-            if arrived is None or arrived.key in rows_of:  # a retried unit that arrives twice counts once
-                continue
-            unit = arrived
+    cache = scorer.unit_cache() if todo else None
+    if cache is not None:
+        cache.sweep()  # what killed runs left behind: their temporary files and claims
+
+    def claimed(pending: list[WorkUnit], deferred: list[WorkUnit]) -> Iterator[WorkUnit]:
+        """The units of ``pending`` this run may compute, each claimed just before the executor takes it."""
+        nonlocal cached
+        for unit in pending:
             namespace = namespaces.get(unit.model)
-            if namespace is not None:
-                namespace.put_many({unit.fingerprint(): outcome.rows})
-            rows_of[unit.key] = outcome.rows
-            seen_warnings.update(dict.fromkeys(outcome.warnings))
-            meter.update(unit.size)
+            if namespace is None:
+                yield unit
+                continue
+            claim = namespace.claim(unit.fingerprint())
+            if claim is None:  # another live run computes it
+                deferred.append(unit)
+                continue
+            namespace.refresh()
+            if from_cache(unit):  # stored by another run since this one looked
+                claim.release()
+                cached += 1
+                meter.update(unit.size)
+                continue
+            claims[unit.key] = claim
+            yield unit
+
+    try:
+        delay = 0.05
+        while todo:
+            deferred: list[WorkUnit] = []
+            for outcome in executor.run(scorer, claimed(todo, deferred)):
+                arrived = by_key.get(outcome.key)
+                if arrived is None or arrived.key in rows_of:  # a retried unit that arrives twice counts once
+                    continue
+                unit = arrived
+                rows = plain_rows(outcome.rows)
+                namespace = namespaces.get(unit.model)
+                if namespace is not None:
+                    namespace.put_many({unit.fingerprint(): rows})
+                claim = claims.pop(unit.key, None)
+                if claim is not None:
+                    claim.release()
+                rows_of[unit.key] = rows
+                seen_warnings.update(dict.fromkeys(outcome.warnings))
+                meter.update(unit.size)
+            if not deferred:
+                break
+            # Units other runs hold: wait for their rows (or for their claims to end), then try again.
+            time.sleep(delay)
+            delay = min(1.0, delay * 1.5)
+            for namespace in {id(ns): ns for ns in (namespaces[u.model] for u in deferred)}.values():
+                namespace.refresh()
+            todo = []
+            for unit in deferred:
+                if from_cache(unit):
+                    cached += 1
+                    meter.update(unit.size)
+                else:
+                    todo.append(unit)
     finally:
         meter.close()
+        for claim in claims.values():  # units that did not arrive (an error, Ctrl-C): free for other runs
+            claim.release()
         for category, message in seen_warnings:  # shown once each, even when several units raised them
             warnings.warn(message, category_of(category), stacklevel=3)
     missing = [unit.key for unit in units if unit.key not in rows_of]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.infra.cache import digest
 
 if TYPE_CHECKING:
-    from assoc.infra.cache import Namespace, ResultCache
+    from assoc.infra.cache import Cache, Namespace
     from assoc.mlm.requests import MaskRequest
 
 
@@ -26,7 +26,7 @@ def request_key(request: MaskRequest) -> str:
     return digest([list(request.input_ids), request.position, token_ids])[:40]
 
 
-def model_namespace(cache: ResultCache, lm: Any, kind: str, version: int, **parts: Any) -> Namespace:
+def model_namespace(cache: Cache, lm: Any, kind: str, version: int, **parts: Any) -> Namespace:
     """The cache namespace of one masked LM for results of ``kind``.
 
     It holds everything that changes the numbers (the weights' fingerprint, dtype, device type)

@@ -22,13 +22,16 @@ import math
 import weakref
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from assoc.errors import ModelError
 from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, default_max_tokens  # noqa: F401 (re-exported)
 from assoc.mlm.requests import MaskRequest
+
+if TYPE_CHECKING:
+    from assoc.infra.cache import Cache
 
 
 class MaskedLM:
@@ -54,6 +57,7 @@ class MaskedLM:
         fingerprint: str,
         base_vocab_size: int | None = None,
         shared: bool = False,
+        memo: Cache | None = None,
     ):
         self.name = name
         self.tokenizer = tokenizer
@@ -62,6 +66,7 @@ class MaskedLM:
         self.dtype = dtype
         self.fingerprint = fingerprint
         self.shared = shared
+        self.memo = memo  # where checks of these weights are remembered (None: the default cache root)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
         self.max_length = _max_length(tokenizer, model.config)
@@ -404,7 +409,7 @@ class MaskedLM:
                 return None
             from assoc.mlm.memo import recall
 
-            remembered = recall("engine-fast-paths", memo_key)
+            remembered = recall("engine-fast-paths", memo_key, self.memo)
             if not (
                 isinstance(remembered, list)
                 and len(remembered) == 2
@@ -456,7 +461,7 @@ class MaskedLM:
         if memo_key is not None:
             from assoc.mlm.memo import remember
 
-            remember("engine-fast-paths", memo_key, list(outcome))
+            remember("engine-fast-paths", memo_key, list(outcome), self.memo)
         self._shortcut, self._onednn = bool(outcome[0]), bool(outcome[1])
         if result is None:
             result = self._forward(model, seqs, picks, torch, shortcut=False, onednn=False)

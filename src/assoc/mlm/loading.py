@@ -18,6 +18,7 @@ from assoc.infra.memory import free_memory
 from assoc.mlm.options import DTYPES
 
 if TYPE_CHECKING:
+    from assoc.infra.cache import Cache
     from assoc.mlm.engine import MaskedLM
 
 # Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
@@ -59,12 +60,13 @@ def looks_like_path(model: str) -> bool:
     return model.startswith(("/", "./", "../", "~", "\\")) or model.count("/") > 1 or Path(model).expanduser().exists()
 
 
-def local_fingerprint(directory: Path) -> str:
+def local_fingerprint(directory: Path, memo: Cache | None = None) -> str:
     """sha256 over the relative names and contents of every file in ``directory``.
 
-    Remembered for the life of the process and across processes (:mod:`assoc.mlm.memo`),
-    keyed by each file's name, size, modification and change times and inode, so the
-    weights are hashed once, not at every run, and again whenever a file changes.
+    Remembered for the life of the process and across processes (:mod:`assoc.mlm.memo`, in
+    ``memo``: the run's cache; None for the default cache root), keyed by each file's name,
+    size, modification and change times and inode, so the weights are hashed once, not at
+    every run, and again whenever a file changes.
     """
     from assoc.mlm.memo import recall, remember
 
@@ -73,7 +75,7 @@ def local_fingerprint(directory: Path) -> str:
     if key in _LOCAL_FINGERPRINTS:
         return _LOCAL_FINGERPRINTS[key]
     memo_key = [key[0], [list(entry) for entry in stamp]]
-    fingerprint = recall("local-fingerprint", memo_key)
+    fingerprint = recall("local-fingerprint", memo_key, memo)
     if not (isinstance(fingerprint, str) and fingerprint.startswith("sha256:")):
         digest = hashlib.sha256()
         for name in (entry[0] for entry in stamp):
@@ -82,7 +84,7 @@ def local_fingerprint(directory: Path) -> str:
                 _hash_file(handle, digest)
             digest.update(b"\0")
         fingerprint = "sha256:" + digest.hexdigest()
-        remember("local-fingerprint", memo_key, fingerprint)
+        remember("local-fingerprint", memo_key, fingerprint, memo)
     _LOCAL_FINGERPRINTS[key] = fingerprint
     return fingerprint
 
@@ -165,8 +167,11 @@ def in_memory_masked_lm(name: str) -> MaskedLM | None:
     )
 
 
-def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
-    """Load (tokenizer, model, fingerprint) or raise :class:`ModelError` naming the problem."""
+def load_parts(model: str, *, device: str, dtype: str, revision: str | None, memo: Cache | None = None):
+    """Load (tokenizer, model, fingerprint) or raise :class:`ModelError` naming the problem.
+
+    ``memo``: where the weights' fingerprint is remembered (:func:`local_fingerprint`).
+    """
     if not isinstance(model, str) or not model.strip():
         raise ModelError("model name is empty; give a Hugging Face id or a local directory")
     model = model.strip()
@@ -224,7 +229,7 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None):
         raise ModelError(f"model {model!r} has no mask token: it is not a fill-mask (masked) language model")
     lm.eval()
     lm.to(device)
-    return tokenizer, lm, model_fingerprint(model, revision), device
+    return tokenizer, lm, model_fingerprint(model, revision, memo), device
 
 
 def _weights_errors() -> tuple[type[BaseException], ...]:
@@ -260,15 +265,15 @@ def _weight_files(directory: Path) -> list[str]:
     return sorted({p.name for pattern in patterns for p in directory.glob(pattern)})
 
 
-def model_fingerprint(model: str, revision: str | None) -> str:
+def model_fingerprint(model: str, revision: str | None, memo: Cache | None = None) -> str:
     """A stable identity of a model's weights, computed without loading it.
 
-    The sha256 of a local directory's files, else the Hub commit in the local Hugging Face
-    cache, else ``hf:<id>@<revision>``.
+    The sha256 of a local directory's files (remembered in ``memo``, see :func:`local_fingerprint`),
+    else the Hub commit in the local Hugging Face cache, else ``hf:<id>@<revision>``.
     """
     path = Path(model.strip()).expanduser()
     if path.is_dir():
-        return local_fingerprint(path)
+        return local_fingerprint(path, memo)
     if looks_like_path(model.strip()):  # a missing directory: loading it will say so
         return f"path:{path}"
     return hub_fingerprint(model.strip(), revision) or f"hf:{model.strip()}@{revision or 'unknown-revision'}"
@@ -331,8 +336,21 @@ class MaskedLMCache:
         self._entries: OrderedDict[ModelKey, _Entry] = OrderedDict()
         self._lock = threading.RLock()
 
-    def get(self, model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None) -> Any:
-        """A :class:`~assoc.mlm.engine.MaskedLM` for ``model``, loaded now or reused from this process."""
+    def get(
+        self,
+        model: str,
+        *,
+        device: str = "cpu",
+        dtype: str = "float32",
+        revision: str | None = None,
+        memo: Cache | None = None,
+    ) -> Any:
+        """A :class:`~assoc.mlm.engine.MaskedLM` for ``model``, loaded now or reused from this process.
+
+        ``memo`` is the cache where facts about the weights are remembered across processes
+        (their fingerprint, the engine's fast-path checks): the caller's run cache, None for the
+        default cache root.
+        """
         from assoc.mlm.engine import MaskedLM  # numpy: not at module level, so that importing this stays cheap
 
         if not isinstance(model, str) or not model.strip():
@@ -342,8 +360,12 @@ class MaskedLMCache:
             return loaded
         key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
         if self._budget(key.device) <= 0:  # caching off: a private model, freed when its handle closes
-            tokenizer, lm, fingerprint, resolved = load_parts(model, device=device, dtype=dtype, revision=revision)
-            return MaskedLM(model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint)
+            tokenizer, lm, fingerprint, resolved = load_parts(
+                model, device=device, dtype=dtype, revision=revision, memo=memo
+            )
+            return MaskedLM(
+                model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
+            )
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.stamp != stamp:
@@ -351,7 +373,9 @@ class MaskedLMCache:
                 entry = None
             if entry is None:
                 self._make_room(key.device, self._largest(key.device))
-                tokenizer, lm, fingerprint, resolved = load_parts(model, device=device, dtype=dtype, revision=revision)
+                tokenizer, lm, fingerprint, resolved = load_parts(
+                    model, device=device, dtype=dtype, revision=revision, memo=memo
+                )
                 entry = _Entry(
                     tokenizer,
                     lm,
@@ -373,6 +397,7 @@ class MaskedLMCache:
                 fingerprint=entry.fingerprint,
                 base_vocab_size=entry.vocab_size,
                 shared=True,
+                memo=memo,
             )
             if masked.vocab_size != entry.vocab_size:  # temporary tokens left by a caller that did not remove them
                 masked.remove_temporary_tokens()
@@ -482,7 +507,14 @@ def _default_budget(device: str) -> int:
 MODEL_CACHE = MaskedLMCache()
 
 
-def cached_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None) -> Any:
+def cached_masked_lm(
+    model: str,
+    *,
+    device: str = "cpu",
+    dtype: str = "float32",
+    revision: str | None = None,
+    memo: Cache | None = None,
+) -> Any:
     """Load ``model`` once per process and reuse it: :meth:`MaskedLMCache.get` of :data:`MODEL_CACHE`.
 
     Scorers (fmat, pll), helpers and executors' workers call this instead of
@@ -490,9 +522,9 @@ def cached_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32",
     :class:`~assoc.mlm.engine.MaskedLM` shares its weights with every other one for the
     same :class:`ModelKey`. Use it as a context manager (``with cached_masked_lm(m) as lm:``)
     or call its ``close()`` when done: for a shared handle that removes the temporary
-    tokens it added and drops the handle, never the weights.
+    tokens it added and drops the handle, never the weights. ``memo``: see :meth:`MaskedLMCache.get`.
     """
-    return MODEL_CACHE.get(model, device=device, dtype=dtype, revision=revision)
+    return MODEL_CACHE.get(model, device=device, dtype=dtype, revision=revision, memo=memo)
 
 
 def release_masked_lms(
@@ -507,10 +539,13 @@ def loaded_masked_lms() -> list[ModelKey]:
     return MODEL_CACHE.keys()
 
 
-def load_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None) -> MaskedLM:
+def load_masked_lm(
+    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
+) -> MaskedLM:
     """Load a fill-mask model from a Hugging Face id or a local directory: a private copy.
 
-    Respects the usual Hugging Face cache settings (``HF_HOME``, ``HF_HUB_OFFLINE``).
+    Respects the usual Hugging Face cache settings (``HF_HOME``, ``HF_HUB_OFFLINE``). ``memo``
+    is where facts about the weights are remembered across processes (None: the default cache root).
     Raises :class:`assoc.errors.ModelError` with a clear message when the model cannot
     be found or is not a masked language model. The copy is freed when it is closed;
     :func:`cached_masked_lm` shares one copy per process instead.
@@ -520,5 +555,5 @@ def load_masked_lm(model: str, *, device: str = "cpu", dtype: str = "float32", r
     loaded = in_memory_masked_lm(model)
     if loaded is not None:
         return loaded
-    tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision)
-    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint)
+    tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision, memo=memo)
+    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint, memo=memo)

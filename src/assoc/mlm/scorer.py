@@ -2,8 +2,11 @@
 
 A unit is one model x a block of consecutive filled queries (with every ``[MASK]``
 option of each); a worker takes the model from the process's model cache
-(:func:`assoc.mlm.cached_masked_lm`: loaded once per process, kept for later calls) with
-its result cache and computes the units of that model with it.
+(:func:`assoc.mlm.cached_masked_lm`: loaded once per process, kept for later calls) and
+computes the units of that model with it. While a unit is computed, its log probabilities
+are checkpointed chunk by chunk (:meth:`MaskedLMScorer.unit_checkpoints`), so a killed run
+resumes inside the unit; once the unit's rows are done the checkpoints are deleted, and the
+rows (stored by the driver) are the one copy of the results in the cache.
 """
 
 from __future__ import annotations
@@ -17,16 +20,16 @@ from assoc.scoring.units import WorkUnit
 from assoc.stimuli.model import Filling, MaskItem
 
 if TYPE_CHECKING:
-    from assoc.infra.cache import ResultCache
+    from assoc.infra.cache import Cache, Namespace
     from assoc.stimuli.model import Stimuli
 
 
 @dataclass
 class MaskedLMWorker:
-    """The worker state of a masked-LM scorer: the loaded model and the engine's result cache."""
+    """The worker state of a masked-LM scorer: the loaded model and the run's cache (None with ``cache=False``)."""
 
     lm: Any
-    cache: ResultCache | None
+    cache: Cache | None
 
     def close(self) -> None:
         """Drop this worker's handle and any temporary tokens it added.
@@ -80,8 +83,8 @@ class MaskedLMScorer(Scorer):
     """Base of the masked-LM scorers: work units of filled queries, one model loaded per worker.
 
     Subclasses implement :meth:`check_items` (checks before any model loads) and
-    :meth:`run_unit` (``state.lm`` is the :class:`~assoc.mlm.MaskedLM`, ``state.cache`` the
-    engine's :class:`~assoc.infra.cache.ResultCache`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
+    :meth:`run_unit` (``state.lm`` is the :class:`~assoc.mlm.MaskedLM`; checkpoint long units
+    with :meth:`unit_checkpoints`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
     """
 
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
@@ -133,15 +136,27 @@ class MaskedLMScorer(Scorer):
 
         The model is loaded on the configured device and dtype the first time and reused after.
         """
-        from assoc.infra.cache import ResultCache
         from assoc.mlm import cached_masked_lm
 
         p = self.params
-        lm = cached_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"])
-        return MaskedLMWorker(lm, ResultCache(p["cache_dir"]) if p["cache"] else None)
+        cache = self.run_cache()
+        lm = cached_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"], memo=cache)
+        return MaskedLMWorker(lm, cache if cache.enabled else None)
+
+    def unit_checkpoints(self, state: MaskedLMWorker, unit: WorkUnit, kind: str) -> Namespace | None:
+        """Where ``unit``'s log probabilities are checkpointed while it is computed (None with ``cache=False``).
+
+        A :meth:`~assoc.scoring.scorer.Scorer.unit_progress` namespace that also names what the engine's
+        numbers depend on beyond the options (the weights' fingerprint, dtype and device type).
+        Call ``discard()`` on it once the unit's rows are computed.
+        """
+        lm = state.lm
+        return self.unit_progress(
+            unit, kind=kind, model=lm.fingerprint, dtype=lm.dtype, device=str(lm.device).split(":")[0]
+        )
 
     def model_fingerprint(self, model: str) -> str:
         """The weights' identity (local directory hash or Hub commit), without loading the model."""
         from assoc.mlm.loading import model_fingerprint
 
-        return model_fingerprint(model, self.params["revision"])
+        return model_fingerprint(model, self.params["revision"], self.run_cache())

@@ -10,9 +10,13 @@ from assoc.scoring.component import Component
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.infra.cache import ResultCache
+    from assoc.infra.cache import Cache, Namespace
     from assoc.scoring.units import WorkUnit
     from assoc.stimuli.model import Stimuli
+
+
+#: Part of every unit-cache namespace: bump when the driver's way of storing units changes.
+UNIT_CACHE_VERSION = 1
 
 
 class Scorer(Component):
@@ -131,17 +135,54 @@ class Scorer(Component):
             rows, scorer=self.name, measure=self.measure or None, extra_columns=list(self.extra_columns)
         )
 
-    def unit_cache(self) -> ResultCache | None:
-        """Where finished units' rows are cached, or None for no cache.
+    def run_cache(self) -> Cache:
+        """The cache of this scorer's runs: everything it stores on disk goes there.
 
         The default follows the scorer's ``cache`` and ``cache_dir`` options when it declares
-        them (:data:`assoc.scoring.options.CACHE_OPTIONS`), and caches nothing otherwise.
+        them (:data:`assoc.scoring.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
+        :func:`assoc.infra.cache.default_root`), disabled with ``cache=False`` or when the scorer declares
+        no ``cache`` option (then nothing is read or written, memos included).
         """
-        from assoc.infra.cache import ResultCache
+        from assoc.infra.cache import Cache
 
-        if not self.params.get("cache", False):
+        return Cache(self.params.get("cache_dir"), enabled=bool(self.params.get("cache", False)))
+
+    def unit_cache(self) -> Cache | None:
+        """Where finished units' rows are cached (:meth:`run_cache`), or None for no cache."""
+        cache = self.run_cache()
+        return cache if cache.enabled else None
+
+    def unit_namespace(self, model: str) -> Namespace | None:
+        """The unit-cache namespace of ``model`` (None when the scorer caches nothing).
+
+        A namespace holds everything that changes a unit's rows: the scorer, its cache version,
+        its options (except where the cache lives) and the model's identity.
+        """
+        cache = self.unit_cache()
+        if cache is None:
             return None
-        return ResultCache(self.params.get("cache_dir"))
+        options = {k: v for k, v in self.params.items() if k not in ("cache", "cache_dir")}
+        return cache.namespace(
+            kind="units",
+            version=UNIT_CACHE_VERSION,
+            scorer=self.name,
+            scorer_version=self.cache_version,
+            options=options,
+            model=model,
+            fingerprint=self.identify_model(model) if model else "",
+        )
+
+    def unit_progress(self, unit: WorkUnit, **parts: Any) -> Namespace | None:
+        """The checkpoints of ``unit`` while it is computed (None without a unit cache).
+
+        A :meth:`run_unit` that takes long stores partial results there (e.g. a chunk of log
+        probabilities at a time), reads them back when the unit is computed again after a kill,
+        and calls ``discard()`` on it before returning the unit's rows, so that each result is
+        stored once: as the unit's rows (:meth:`assoc.infra.cache.Namespace.progress`). ``parts`` are
+        settings the checkpoints depend on beyond the unit cache's (e.g. the device type).
+        """
+        namespace = self.unit_namespace(unit.model)
+        return namespace.progress(unit.fingerprint(), **parts) if namespace is not None else None
 
     def model_fingerprint(self, model: str) -> str:
         """A stable identity of ``model``'s weights for the unit cache (default: the name itself).

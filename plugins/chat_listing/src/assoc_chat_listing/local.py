@@ -25,13 +25,16 @@ from .requests import ChatRequest, ResponseStore, make_entry
 DEFAULT_MAX_NEW_TOKENS = 512
 
 
-def model_endpoint(model: str) -> str:
-    """``transformers:<fingerprint>`` of a local directory or cached Hub model (used in cache keys)."""
+def model_endpoint(model: str, memo: Any = None) -> str:
+    """``transformers:<fingerprint>`` of a local directory or cached Hub model (used in cache keys).
+
+    ``memo``: the :class:`assoc.infra.cache.Cache` where a directory's hash is remembered (None: the default root).
+    """
     from assoc.mlm.loading import hub_fingerprint, local_fingerprint, looks_like_path
 
     path = Path(model).expanduser()
     if path.is_dir():
-        return "transformers:" + local_fingerprint(path)
+        return "transformers:" + local_fingerprint(path, memo)
     if looks_like_path(model):
         raise ModelError(f"model directory {model!r} does not exist")
     return "transformers:" + (hub_fingerprint(model, None) or f"hf:{model}")

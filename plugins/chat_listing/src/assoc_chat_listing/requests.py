@@ -3,7 +3,7 @@
 A request's key is the sha256 of the canonical JSON of everything that changes the reply:
 backend, endpoint (the base URL without credentials or query), model, messages, sampling
 parameters and sample index. The API key is never part of it. Responses are stored with
-:class:`assoc.infra.cache.ResultCache` (atomic, checksummed packs; a corrupt pack is deleted and its
+:class:`assoc.infra.cache.Cache` (atomic, checksummed packs; a corrupt pack is deleted and its
 requests sent again) in one namespace per backend, endpoint and model; each entry holds the
 request (without any secret), the raw response body as the server sent it, and when it arrived.
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from assoc.infra.cache import Namespace, ResultCache, _exclusive_lock, digest
+from assoc.infra.cache import Cache, Namespace, digest, exclusive_lock
 
 ENTRY_FORMAT = 1
 
@@ -236,7 +236,7 @@ class _Journal:
         # Created and locked under another name, then renamed: recovery never sees an unlocked new journal.
         fresh = directory / f"{name}.new"
         self._locks = contextlib.ExitStack()
-        if not self._locks.enter_context(_exclusive_lock(fresh)):  # pragma: no cover - a fresh random name
+        if not self._locks.enter_context(exclusive_lock(fresh)):  # pragma: no cover - a fresh random name
             raise OSError(f"cannot lock the new journal {fresh}")
         self._fd = os.open(fresh, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
         os.replace(fresh, self.path)
@@ -291,7 +291,7 @@ class ResponseStore:
 
     def __init__(self, root: str | None = None, *, enabled: bool = True):
         self.enabled = enabled
-        self._cache = ResultCache(root) if enabled else None
+        self._cache = Cache(root) if enabled else None
         self._spaces: dict[tuple[str, str, str], Namespace] = {}
         self._memory: dict[str, dict[str, Any]] = {}
         self._journal: _Journal | None = None
@@ -370,13 +370,13 @@ class ResponseStore:
         if not directory.is_dir():
             return 0
         for fresh in directory.glob("*.new"):  # killed between creating a journal and naming it: empty
-            with _exclusive_lock(fresh) as free:
+            with exclusive_lock(fresh) as free:
                 if free:
                     with contextlib.suppress(OSError):
                         fresh.unlink()
         recovered = 0
         for path in sorted(directory.glob("*.jsonl")):
-            with _exclusive_lock(path) as free:
+            with exclusive_lock(path) as free:
                 if not free or not path.exists():
                     continue
                 grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -439,16 +439,7 @@ class ResponseStore:
     def all_entries(self) -> dict[str, dict[str, Any]]:
         """Every stored entry under the root (for :func:`assoc_chat_listing.responses`)."""
         out = dict(self._memory)
-        if self._cache is None or not self._cache.root.exists():
-            return out
-
-        for meta in self._cache.root.glob("*/namespace.json"):
-            try:
-                parts = json.loads(meta.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if parts.get("scorer") != "chat_listing":
-                continue
-            space = Namespace(meta.parent, parts)
-            out.update(space.get_many(list(space._load())))
+        if self._cache is not None:
+            for space in self._cache.namespaces(scorer="chat_listing"):
+                out.update(space.items())
         return out

@@ -301,7 +301,7 @@ class ChatListingScorer(Scorer):
         out: list[ChatRequest] = []
         for model in models:
             if p["backend"] == "transformers":
-                endpoint = model_endpoint(model)
+                endpoint = model_endpoint(model, self.run_cache())
             else:
                 endpoint = public_endpoint(self.endpoint())
             for design in stimuli:

@@ -108,16 +108,21 @@ class FMATScorer(MaskedLMScorer):
         from .scoring import score_model
 
         p = self.params
-        return score_model(
+        # checkpoints while the unit is computed; its rows (stored by the driver) are the one copy kept
+        checkpoints = self.unit_checkpoints(state, unit, "fmat-log-prob")
+        rows = score_model(
             state.lm,
             decode_items(unit.payload),
             oov=p["oov"],
             weight_decay=p["weight_decay"],
             token_overrides=p["token_overrides"],
             max_tokens=p["max_tokens"],
-            cache=state.cache,
+            namespace=checkpoints,
             warn=False,
         )
+        if checkpoints is not None:
+            checkpoints.discard()
+        return rows
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
         """The table of all units' rows, with one out-of-vocabulary warning per model."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from assoc.infra.cache import Namespace
 from assoc.mlm.words import OutOfVocabularyWarning, WordTokens, chain_steps, word_tokens_batch
-from assoc.stimuli import MaskItem, Stimuli
+from assoc.stimuli.model import MaskItem, Stimuli
 
 OOV_MODES = ("nan", "add_tokens", "multi_token")
 CACHE_VERSION = 1
@@ -105,7 +105,7 @@ def score_model(
 
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
     the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
-    ``cache`` is an :class:`assoc.infra.cache.ResultCache` or None. ``max_tokens`` is the
+    ``cache`` is an :class:`assoc.infra.cache.Cache` or None. ``max_tokens`` is the
     engine's batch budget; None = the device default (:func:`assoc.mlm.options.default_max_tokens`).
     ``warn=False`` leaves the out-of-vocabulary warnings to the caller (:func:`warn_about_rows`
     builds them from the rows, as the fmat scorer does once per model for all its work units);

@@ -72,6 +72,7 @@ def score_sentences(
     max_tokens: int | None = None,
     progress: bool = False,
     cache: Any = None,
+    namespace: Any = None,
     tokens: str | None = None,
 ) -> list[SentencePLL]:
     """PLL of each sentence under the masked LM ``lm`` (an :class:`assoc.mlm.MaskedLM`).
@@ -92,8 +93,11 @@ def score_sentences(
         Token budget of one forward batch (padded length x batch size). ``None``:
         :func:`assoc.mlm.options.default_max_tokens` of the model's device.
     cache:
-        An :class:`assoc.infra.cache.ResultCache` (or None): every masked copy's log-probability
+        An :class:`assoc.infra.cache.Cache` (or None): every masked copy's log-probability
         is stored as soon as its chunk is computed, so an interrupted run resumes.
+    namespace:
+        Instead of ``cache``, the :class:`assoc.infra.cache.Namespace` to store them in (the scorer
+        passes a work unit's checkpoints, :meth:`assoc.mlm.scorer.MaskedLMScorer.unit_checkpoints`).
     tokens:
         The former name of ``tokens_scored`` (still accepted, with a :class:`DeprecationWarning`).
     """
@@ -131,7 +135,7 @@ def score_sentences(
             keys.append(request_index[key])
         keys_per_sentence.append(keys)
 
-    log_probs = _compute(lm, requests, cache, max_tokens=max_tokens, progress=progress)
+    log_probs = _compute(lm, requests, cache, namespace, max_tokens=max_tokens, progress=progress)
 
     results = []
     for enc, positions, keys in zip(encoded, plans, keys_per_sentence):
@@ -152,15 +156,18 @@ def score_sentences(
     return results
 
 
-def _compute(lm: Any, requests: list[Any], cache: Any, *, max_tokens: int | None, progress: bool) -> list[float]:
+def _compute(
+    lm: Any, requests: list[Any], cache: Any, namespace: Any, *, max_tokens: int | None, progress: bool
+) -> list[float]:
     """Log P(token | masked copy) for each request, cached.
 
-    From ``cache`` when present, else from the engine, in chunks of similar length, each
-    stored in the cache as soon as it is done (:func:`assoc.mlm.compute.cached_log_probs`).
+    From ``namespace`` (or ``cache``) when present, else from the engine, in chunks of similar length,
+    each stored as soon as it is done (:func:`assoc.mlm.compute.cached_log_probs`).
     """
     from assoc.mlm.compute import cached_log_probs, model_namespace
 
-    namespace = model_namespace(cache, lm, "pll-log-prob", CACHE_VERSION) if cache is not None else None
+    if namespace is None and cache is not None:
+        namespace = model_namespace(cache, lm, "pll-log-prob", CACHE_VERSION)
     values = cached_log_probs(
         lm,
         requests,

@@ -138,6 +138,8 @@ class PLLScorer(MaskedLMScorer):
 
         p = self.params
         items = sentence_rows(decode_items(unit.payload))
+        # checkpoints while the unit is computed; its rows (stored by the driver) are the one copy kept
+        checkpoints = self.unit_checkpoints(state, unit, "pll-log-prob")
         results = score_sentences(
             state.lm,
             [it["row"]["sentence"] for it in items],
@@ -145,8 +147,10 @@ class PLLScorer(MaskedLMScorer):
             metric=p["metric"],
             tokens_scored=p["tokens_scored"],
             max_tokens=p["max_tokens"],
-            cache=state.cache,
+            namespace=checkpoints,
         )
+        if checkpoints is not None:
+            checkpoints.discard()
         records = []
         for item, result in zip(items, results, strict=True):
             row = {

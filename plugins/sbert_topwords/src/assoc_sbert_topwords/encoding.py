@@ -1,9 +1,13 @@
 """Embedding texts with a sentence-transformers model, and the on-disk cache of vocabulary embeddings.
 
 A vocabulary's embeddings are computed once per (model fingerprint, revision, vocabulary digest,
-template, normalization, dtype, device type) and kept in :class:`assoc.infra.cache.ArrayStore` (atomic
-writes, sha256-checked on load; a corrupt entry is recomputed, never trusted), so a second study
-over the same vocabulary does not re-embed it.
+template, normalization, dtype, device type) and kept in the cache's arrays
+(:meth:`assoc.infra.cache.Cache.arrays`: atomic writes, sha256-checked on load; a corrupt entry is
+recomputed, never trusted), so a second study over the same vocabulary does not re-embed it.
+While a vocabulary is embedded, each chunk of :data:`CHUNK` words is stored as soon as it is
+done, so a killed run resumes from the last finished chunk; the chunks are deleted once the
+whole matrix is stored (each result is stored once). The chunks are the very ``encode`` calls
+an uninterrupted run makes, so a resumed run gives exactly the same numbers.
 """
 
 from __future__ import annotations
@@ -89,14 +93,24 @@ class SentenceEncoder:
 
 
 def open_encoder(
-    model: str, *, device: str, dtype: str, revision: str | None, batch_size: int, normalize: bool
+    model: str,
+    *,
+    device: str,
+    dtype: str,
+    revision: str | None,
+    batch_size: int,
+    normalize: bool,
+    memo: Any = None,
 ) -> SentenceEncoder:
-    """Load ``model`` (see :mod:`assoc_sbert_topwords.models`) into a :class:`SentenceEncoder`."""
+    """Load ``model`` (see :mod:`assoc_sbert_topwords.models`) into a :class:`SentenceEncoder`.
+
+    ``memo``: the :class:`assoc.infra.cache.Cache` where the model files' hash is remembered (None: the default root).
+    """
     from .models import load_sentence_model
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise OptionError(f"batch_size must be a positive integer, got {batch_size!r}")
-    encoder, name, fingerprint = load_sentence_model(model, device=device, dtype=dtype, revision=revision)
+    encoder, name, fingerprint = load_sentence_model(model, device=device, dtype=dtype, revision=revision, memo=memo)
     return SentenceEncoder(encoder, name, fingerprint, str(encoder.device), dtype, revision, batch_size, normalize)
 
 
@@ -110,8 +124,12 @@ def vocabulary_embeddings(
     use_cache: bool,
     progress: bool | None,
 ) -> tuple[np.ndarray, bool]:
-    """The vocabulary's embeddings (float32, C-contiguous) and whether they came from the cache."""
-    from assoc.infra.cache import ArrayStore
+    """The vocabulary's embeddings (float32, C-contiguous) and whether they came from the cache.
+
+    With ``use_cache``, a vocabulary embedded in part by a killed run resumes from its stored chunks.
+    """
+    from assoc.infra.cache import Cache
+    from assoc.infra.progress import bar
 
     key = {
         "kind": "sbert-vocabulary",
@@ -120,14 +138,29 @@ def vocabulary_embeddings(
         "n_words": len(words),
         "template": template,
     }
-    store = ArrayStore(cache_dir) if use_cache else None
-    if store is not None:
-        cached = store.load(**key)
-        if cached is not None and cached.shape == (len(words), encoder.dimension):
-            return np.ascontiguousarray(cached, dtype=np.float32), True
-    matrix = encoder.encode(
-        [apply_template(template, w) for w in words], progress=progress, desc=f"embedding vocabulary ({encoder.name})"
-    )
-    if store is not None:
-        store.save(matrix, **key)
+    texts = [apply_template(template, w) for w in words]
+    desc = f"embedding vocabulary ({encoder.name})"
+    if not use_cache:
+        return encoder.encode(texts, progress=progress, desc=desc), False
+    store = Cache(cache_dir).arrays()
+    cached = store.load(**key)
+    if cached is not None and cached.shape == (len(words), encoder.dimension):
+        return np.ascontiguousarray(cached, dtype=np.float32), True
+    matrix = np.empty((len(texts), encoder.dimension), dtype=np.float32)
+    chunks = [{**key, "chunk": i, "chunk_size": CHUNK} for i in range((len(texts) + CHUNK - 1) // CHUNK)]
+    steps = bar(total=len(texts), desc=desc, enabled=progress, unit="text")
+    try:
+        for i, chunk_key in enumerate(chunks):
+            start, stop = i * CHUNK, min(len(texts), (i + 1) * CHUNK)
+            part = store.load(**chunk_key)
+            if part is None or part.shape != (stop - start, encoder.dimension) or part.dtype != np.float32:
+                part = encoder.encode(texts[start:stop])  # one chunk: the same encode call as a whole run's
+                store.save(part, **chunk_key)
+            matrix[start:stop] = part
+            steps.update(stop - start)
+    finally:
+        steps.close()
+    store.save(matrix, **key)
+    for chunk_key in chunks:
+        store.delete(**chunk_key)
     return matrix, False

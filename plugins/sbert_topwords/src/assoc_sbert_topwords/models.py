@@ -226,16 +226,21 @@ def resolve_model(model: str) -> tuple[str, Path | None]:
     return model, None
 
 
-def fingerprint(name: str, directory: Path | None, revision: str | None) -> str:
-    """A stable id of the model's files: sha256 of a local directory's files, else the Hub id and revision."""
+def fingerprint(name: str, directory: Path | None, revision: str | None, memo: Any = None) -> str:
+    """A stable id of the model's files: sha256 of a local directory's files, else the Hub id and revision.
+
+    ``memo``: the :class:`assoc.infra.cache.Cache` where a directory's hash is remembered (None: the default root).
+    """
     from assoc.mlm.loading import hub_fingerprint, local_fingerprint
 
     if directory is not None:
-        return local_fingerprint(directory)
+        return local_fingerprint(directory, memo)
     return hub_fingerprint(name, revision) or f"hf:{name}@{revision or 'unknown-revision'}"
 
 
-def load_sentence_model(model: str, *, device: str, dtype: str, revision: str | None) -> tuple[Any, str, str]:
+def load_sentence_model(
+    model: str, *, device: str, dtype: str, revision: str | None, memo: Any = None
+) -> tuple[Any, str, str]:
     """Load a sentence-transformers model: ``(SentenceTransformer, canonical name, fingerprint)``.
 
     ``device`` is resolved as by the masked-LM scorers ('auto' = CUDA when available); ``dtype`` sets
@@ -284,4 +289,4 @@ def load_sentence_model(model: str, *, device: str, dtype: str, revision: str | 
             f"cannot load sentence-transformers model from {where}: {type(exc).__name__}: "
             f"{str(exc).splitlines()[0] if str(exc) else ''}{hint}"
         ) from exc
-    return encoder, name, fingerprint(name, directory, revision)
+    return encoder, name, fingerprint(name, directory, revision, memo)

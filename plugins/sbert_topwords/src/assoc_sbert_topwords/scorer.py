@@ -164,6 +164,7 @@ class _SBERTScorer(Scorer):
             revision=p["revision"],
             batch_size=p["batch_size"],
             normalize=p["normalize"],
+            memo=self.run_cache(),
         )
 
     def load_worker(self, model: str) -> EncoderWorker:
@@ -175,7 +176,7 @@ class _SBERTScorer(Scorer):
         from .models import fingerprint, resolve_model
 
         name, directory = resolve_model(model)
-        return fingerprint(name, directory, self.params["revision"])
+        return fingerprint(name, directory, self.params["revision"], self.run_cache())
 
     def unit_resources(self) -> dict[str, float]:
         """What one worker needs: a GPU when the device is CUDA, else one CPU."""
