@@ -59,9 +59,10 @@ def test_prompts_match_the_shared_stimuli_file():
 
     import yaml
 
-    path = pathlib.Path("/work/shared/stimuli/nicolas2024_stereotypes.yaml")
+    # The project's shared/ folder sits beside the repository (``../shared`` from the repository root).
+    path = pathlib.Path(__file__).resolve().parents[3].parent / "shared" / "stimuli" / "nicolas2024_stereotypes.yaml"
     if not path.exists():
-        pytest.skip("the shared stimuli folder is not on this machine")
+        pytest.skip("the shared stimuli folder (../shared beside the repository) is not on this machine")
     printed = yaml.safe_load(path.read_text())["chatgpt"]["prompts"]
     assert (printed["system"], printed["listing"], printed["valence"]) == (SYSTEM, LISTING, RATING)
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from assoc.analysis import Analysis
+from assoc.analysis.base import Requirement
 from assoc.errors import DataError
 from assoc.scoring.options import Option, confidence_level, non_negative
 
@@ -227,6 +228,11 @@ class MACAnalysis(Analysis):
     """
 
     name = "mac"
+    requires = Requirement(
+        needs="cosines of target words with attribute words (measure cosine of a weat or sbert_cosine table)",
+        roles=("target", "attribute_group", "attribute"),
+        instead="score targets against attribute words (e.g. assoc score --scorer weat)",
+    )
     estimate_column = "mac"
     description = "MAC: mean over target words and attribute groups of the mean cosine (or cosine distance)."
     citation = MANZINI
@@ -319,6 +325,13 @@ class RNDAnalysis(Analysis):
     """
 
     name = "rnd"
+    requires = Requirement(
+        needs="per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
+        "of two attribute groups",
+        roles=("attribute_group",),
+        at_least={"attribute_group": 2},
+        instead="score with the weat scorer and -o measures=[cosine,centroid_distance] (docs/weat.md)",
+    )
     estimate_column = "rnd"
     description = "RND: sum (or mean) over words of ||w - mean(A)|| - ||w - mean(B)||."
     citation = GARG
@@ -397,6 +410,12 @@ class ECTAnalysis(Analysis):
     """
 
     name = "ect"
+    requires = Requirement(
+        needs="per-word cosines with the mean vectors of two attribute groups (measure centroid_cosine)",
+        roles=("attribute_group",),
+        at_least={"attribute_group": 2},
+        instead="score with the weat scorer and -o measures=[cosine,centroid_cosine] (docs/weat.md)",
+    )
     estimate_column = "ect"
     description = "ECT: Spearman correlation over words of cos(w, mean(A)) and cos(w, mean(B))."
     citation = DEV
@@ -484,6 +503,12 @@ class SemAxisAnalysis(Analysis):
     """
 
     name = "semaxis"
+    requires = Requirement(
+        needs="per-word cosines with the axis between two attribute groups (measure axis_cosine)",
+        roles=("attribute_group",),
+        at_least={"attribute_group": 2},
+        instead="score with the weat scorer and -o measures=[cosine,axis_cosine] (docs/weat.md)",
+    )
     estimate_column = "semaxis"
     description = "SemAxis: per target word, cos(w, mean(A) - mean(B)); summary: the mean over words."
     citation = AN
@@ -541,6 +566,11 @@ class RIPAAnalysis(Analysis):
     """
 
     name = "ripa"
+    requires = Requirement(
+        needs="per-word projections on the relation vector of paired words of two groups (measure relation_projection)",
+        roles=("attribute_group",),
+        instead="score with the weat scorer and -o measures=[cosine,relation_projection] (docs/weat.md)",
+    )
     estimate_column = "ripa"
     description = "RIPA: mean over words of the mean inner product with the unit relation vectors of paired words."
     citation = ETHAYARAJH
@@ -639,6 +669,11 @@ class RNSBAnalysis(Analysis):
     """
 
     name = "rnsb"
+    requires = Requirement(
+        needs="per-word log-odds of a classifier of two attribute groups (measure logit)",
+        roles=("attribute_group",),
+        instead="score with the weat scorer and -o measures=[cosine,logit] (docs/weat.md)",
+    )
     estimate_column = "rnsb"
     description = "RNSB: KL divergence from uniform of the normalised P(B | w) of a logistic classifier of A vs B."
     citation = SWEENEY
