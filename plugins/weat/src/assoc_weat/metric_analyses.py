@@ -494,6 +494,19 @@ def _contrast_rows(part: pd.DataFrame, column: str, a: str | None, b: str | None
     raise DataError(f"{what}, {_where(key)}: no contrast {a!r} - {b!r} (available: {', '.join(map(repr, labels))})")
 
 
+def _contrast_of_targets(
+    table: pd.DataFrame, measure: str, params: dict, what: str
+) -> Iterator[tuple[dict, pd.DataFrame, str, str, list[str]]]:
+    """Per ``by`` group: the rows of one attribute contrast (see :func:`_contrast_rows`) for the chosen targets.
+
+    Yields (key, rows, a, b, target groups); the target groups are ``params["targets"]`` or all of them.
+    """
+    for key, part in _parts(table, measure, params["by"], what):
+        chosen, a, b = _contrast_rows(part, "attribute_group", params["a"], params["b"], key, what)
+        groups = _chosen(params["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")
+        yield key, chosen[chosen["target_group"].isin(groups)], a, b, groups
+
+
 class SemAxisAnalysis(Analysis):
     """SemAxis (An et al., 2018), as sweater's ``semaxis(l = 0)`` computes it.
 
@@ -527,10 +540,7 @@ class SemAxisAnalysis(Analysis):
 
         p = self.params
         rows: list[dict] = []
-        for key, part in _parts(table, "axis_cosine", p["by"], "semaxis"):
-            chosen, a, b = _contrast_rows(part, "attribute_group", p["a"], p["b"], key, "semaxis")
-            groups = _chosen(p["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")
-            chosen = chosen[chosen["target_group"].isin(groups)]
+        for key, chosen, a, b, groups in _contrast_of_targets(table, "axis_cosine", p, "semaxis"):
             if p["per_word"]:
                 rows.extend(
                     {**key, "target_group": r.target_group, "target": r.target, "a": a, "b": b, "semaxis": r.value}
@@ -694,10 +704,7 @@ class RNSBAnalysis(Analysis):
 
         p = self.params
         rows: list[dict] = []
-        for key, part in _parts(table, "logit", p["by"], "rnsb"):
-            chosen, a, b = _contrast_rows(part, "attribute_group", p["a"], p["b"], key, "rnsb")
-            groups = _chosen(p["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")
-            chosen = chosen[chosen["target_group"].isin(groups)]
+        for key, chosen, a, b, groups in _contrast_of_targets(table, "logit", p, "rnsb"):
             negative = 1.0 / (1.0 + np.exp(chosen["value"].to_numpy()))
             if p["per_word"]:
                 # each word's term P_i ln(n P_i) of the KL divergence: the terms sum to RNSB
