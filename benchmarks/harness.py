@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPARISONS = ("fmat", "pll", "sbert", "weat", "chat")
 #: a 1-minute load average above this before a round means other work shares the CPU
 QUIET_LOAD = 0.5
+#: result keys of a side too large for the JSON file (the values compared; the checks summarise them)
+BULKY = ("values", "lists")
 QUICK_HEADER = "**Quick smoke run, not a measurement**: tiny sizes (`--quick`), run to show that every side works."
 
 # --------------------------------------------------------------------------- the clocks of one side
@@ -75,8 +77,8 @@ class Stamps:
 CLOCK_TEXT = {
     "process": "process: from the parent starting the child process to the result (Python start-up, imports, "
     "model load and the work)",
-    "imported": "imported: from after the side's imports (torch, transformers, the side's library) to the result "
-    "(model load and the work)",
+    "imported": "imported: from after the side's imports (for torch sides: torch, transformers and the side's "
+    "library) to the result (model load, if any, and the work)",
     "loaded": "loaded: from after the side's model load to the result (the work alone)",
 }
 
@@ -113,6 +115,8 @@ class Comparison:
     clocks: tuple[str, ...] = ("process",)
     workload: str = ""
     notes: list[str] = field(default_factory=list)
+    #: what the header says instead of the device where no side runs torch (``--device`` does not apply)
+    device_note: str | None = None
 
 
 def comparison_module(name: str) -> Any:
@@ -247,14 +251,18 @@ def header_block(result: dict[str, Any]) -> str:
                 ["machine", f"{m['cpu']}, {m['cores']} cores ({vector})"],
                 ["software", f"Python {m['python']}, torch {m['torch']}"],
                 ["torch threads", m["torch_threads"]],
-                ["device", f"{m['device']}{gpu}"],
+                ["device", result.get("device_note") or f"{m['device']}{gpu}"],
                 ["1-minute load", f"{min(loads):.2f} to {max(loads):.2f} (before and after each round)"],
                 ["rounds", f"{len(result['rounds'])}, each side in its own fresh process, order alternating"],
             ],
         ),
     ]
     if result.get("not_quiet"):
-        lines += ["", f"**Machine not quiet**: load above {QUIET_LOAD} before round(s) {', '.join(map(str, result['not_quiet']))}."]
+        lines += [
+            "",
+            f"**Machine not quiet**: load above {QUIET_LOAD} before round(s) "
+            f"{', '.join(map(str, result['not_quiet']))}.",
+        ]
     return "\n".join(lines)
 
 
@@ -270,19 +278,27 @@ def render_markdown(result: dict[str, Any]) -> str:
         for name, side in sides.items():
             stats = result["summary"].get(name, {}).get(clock)
             if stats:
-                rows.append([side["label"], fmt_seconds(stats["median"]), f"{fmt_seconds(stats['min'])}–"
-                             f"{fmt_seconds(stats['max'])}"])
+                rows.append(
+                    [
+                        side["label"],
+                        fmt_seconds(stats["median"]),
+                        f"{fmt_seconds(stats['min'])}–{fmt_seconds(stats['max'])}",
+                    ]
+                )
         parts += [md_table(["side", "median s", "range s"], rows), ""]
         rows = []
         for contest in result["contests"]:
             stats = contest["ratio"].get(clock)
             if stats:
-                rows.append([
-                    contest["label"] or f"{sides[contest['baseline']]['label']} / {sides[contest['assoc']]['label']}",
-                    fmt_ratio(stats["median"]),
-                    f"{fmt_ratio(stats['min'])}–{fmt_ratio(stats['max'])}",
-                    ", ".join(fmt_ratio(v) for v in stats["rounds"]),
-                ])
+                rows.append(
+                    [
+                        contest["label"]
+                        or f"{sides[contest['baseline']]['label']} / {sides[contest['assoc']]['label']}",
+                        fmt_ratio(stats["median"]),
+                        f"{fmt_ratio(stats['min'])}–{fmt_ratio(stats['max'])}",
+                        ", ".join(fmt_ratio(v) for v in stats["rounds"]),
+                    ]
+                )
         if rows:
             parts += [
                 f"Ratio baseline time / assoc time (above 1: assoc takes less time), clock {clock}:",
@@ -374,7 +390,9 @@ def run_comparison(name: str, args: argparse.Namespace, command: str) -> dict[st
                     )
                 clocks = {}
                 for side_name in order:
-                    side_spec = module.side_spec(side_name, spec, workdir, index) if hasattr(module, "side_spec") else spec
+                    side_spec = (
+                        module.side_spec(side_name, spec, workdir, index) if hasattr(module, "side_spec") else spec
+                    )
                     output = run_child(name, by_name[side_name], side_spec, workdir, str(index))
                     outputs[side_name].append(output)
                     clocks[side_name] = output["clocks"]
@@ -419,7 +437,11 @@ def run_comparison(name: str, args: argparse.Namespace, command: str) -> dict[st
         "not_quiet": not_quiet,
         "checks": checks,
         "notes": comparison.notes,
-        "side_results": {s: [o["result"].get("summary", {}) for o in outs] for s, outs in outputs.items()},
+        "device_note": comparison.device_note,
+        # what each side reported beyond its results (threads, CPU time, ...), per round
+        "side_info": {
+            s: [{k: v for k, v in o["result"].items() if k not in BULKY} for o in outs] for s, outs in outputs.items()
+        },
     }
 
 
@@ -442,18 +464,33 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "in alternating rounds; writes docs/benchmarks/<name>.md and benchmarks/results/<name>.json",
     )
     parser.add_argument(
-        "comparisons", nargs="*", metavar="NAME", help=f"which comparisons to run (default: all of {', '.join(COMPARISONS)})"
+        "comparisons",
+        nargs="*",
+        metavar="NAME",
+        help=f"which comparisons to run (default: all of {', '.join(COMPARISONS)})",
     )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (pairs of runs), default 3")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test, not a measurement")
-    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
-                        help="torch device of every side (auto: cuda when available)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads(N) in every child (default: torch's own default)")
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda", "auto"),
+        default="auto",
+        help="torch device of every side (auto: cuda when available)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads(N) in every child (default: torch's own default)",
+    )
     parser.add_argument("--docs-dir", type=Path, default=ROOT / "docs" / "benchmarks")
     parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--minicons-venv", type=Path, default=None,
-                        help="pll: the virtual environment with minicons (created when missing)")
+    parser.add_argument(
+        "--minicons-venv",
+        type=Path,
+        default=None,
+        help="pll: the virtual environment with minicons (created when missing)",
+    )
     args = parser.parse_args(argv)
     unknown = [c for c in args.comparisons if c not in COMPARISONS]
     if unknown:

@@ -46,6 +46,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         ],
         contests=[Contest("assoc", "plain", "plain loop / assoc")],
         clocks=("process", "imported"),
+        device_note="none: network clients (`--device` does not apply)",
         workload=(
             f"{requests} distinct listing requests at concurrency {concurrency} against a local 127.0.0.1 test "
             f"server that answers after {DELAY * 1000:.0f} ms (ideal: {concurrency / DELAY:.0f} requests per "

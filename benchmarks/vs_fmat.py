@@ -31,9 +31,7 @@ ONE_QUERY = "[MASK] works as a {TARGET}."
 def one_query_study() -> dict[str, Any]:
     from benchmarks.bench_fmat import OPTIONS
 
-    return {
-        "designs": [{"name": "one", "queries": [ONE_QUERY], "mask": OPTIONS, "target": {"Occupation": ["nurse"]}}]
-    }
+    return {"designs": [{"name": "one", "queries": [ONE_QUERY], "mask": OPTIONS, "target": {"Occupation": ["nurse"]}}]}
 
 
 def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[str, Any], None]:
@@ -154,6 +152,6 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
         diff, n = max_difference(results["assoc"]["values"], results[side]["values"])
         if n != expected:
             raise SystemExit(f"fmat: only {n} of {expected} log probabilities of {side} match assoc's")
-        rows.append([f"max \\|Δ log P\\| assoc vs {side} (round 1)", f"{diff:.2e} over {n} values"])
+        rows.append([f"max |Δ log P| assoc vs {side} (round 1)", f"{diff:.2e} over {n} values"])
     rows.append(["torch threads in the children", results["assoc"]["threads"]])
     return rows

@@ -82,7 +82,9 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
         raise SystemExit(f"pll: assoc scored {len(ours)} sentences, minicons {len(theirs)}")
     diff = max(abs(a - b) for a, b in zip(ours, theirs, strict=True))
     return [
-        ["max \\|Δ PLL\\| assoc vs minicons (round 1)", f"{diff:.2e} over {len(ours)} sentences"],
-        ["torch threads in the children", f"assoc {results['assoc']['threads']}, minicons "
-         f"{results['minicons']['threads']}"],
+        ["max |Δ PLL| assoc vs minicons (round 1)", f"{diff:.2e} over {len(ours)} sentences"],
+        [
+            "torch threads in the children",
+            f"assoc {results['assoc']['threads']}, minicons {results['minicons']['threads']}",
+        ],
     ]

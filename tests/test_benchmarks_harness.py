@@ -31,7 +31,7 @@ def harness():
 def test_arguments(harness):
     args = harness.parse_args([])
     assert args.comparisons == ["fmat", "pll", "sbert", "weat", "chat"]
-    assert (args.rounds, args.quick, args.device, args.threads) == (3, False, "cpu", None)
+    assert (args.rounds, args.quick, args.device, args.threads) == (3, False, "auto", None)
     args = harness.parse_args(["pll", "fmat", "pll", "--rounds", "5", "--quick", "--device", "auto", "--threads", "1"])
     assert args.comparisons == ["pll", "fmat"]  # in the order given, once each
     assert (args.rounds, args.quick, args.device, args.threads) == (5, True, "auto", 1)
@@ -116,8 +116,14 @@ def result(harness, quick: bool, load: float) -> dict:
         "clocks": ["process"],
         "sides": [{"name": "assoc", "label": "assoc side"}, {"name": "base", "label": "base|line"}],
         "contests": [
-            {"assoc": "assoc", "baseline": "base", "label": "", "ratio": {"process": {
-                **harness.summary(harness.ratios([8.0, 10.0], [2.0, 4.0])), "rounds": [4.0, 2.5]}}}
+            {
+                "assoc": "assoc",
+                "baseline": "base",
+                "label": "",
+                "ratio": {
+                    "process": {**harness.summary(harness.ratios([8.0, 10.0], [2.0, 4.0])), "rounds": [4.0, 2.5]}
+                },
+            }
         ],
         "summary": {"assoc": {"process": harness.summary([2.0, 4.0])}, "base": {"process": harness.summary([8, 10])}},
         "rounds": rounds,

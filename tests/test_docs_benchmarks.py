@@ -40,8 +40,13 @@ def test_snippets_enabled_with_the_docs_as_base_path():
 
 def test_every_generated_table_is_included_and_every_include_resolves():
     generated = {p.relative_to(DOCS).as_posix() for p in GENERATED.glob("*.md")}
-    assert {"benchmarks/fmat.md", "benchmarks/pll.md", "benchmarks/sbert.md", "benchmarks/weat.md",
-            "benchmarks/chat.md"} <= generated
+    assert {
+        "benchmarks/fmat.md",
+        "benchmarks/pll.md",
+        "benchmarks/sbert.md",
+        "benchmarks/weat.md",
+        "benchmarks/chat.md",
+    } <= generated
     included = set()
     for page in pages():
         for target in INCLUDE.findall(page.read_text(encoding="utf-8")):
@@ -64,11 +69,26 @@ def speed_claims(name: str, text: str) -> list[str]:
 
 def test_the_pattern_catches_typed_figures():
     # the claims issue 28 withdrew, as they were printed
-    for claim in ("2.3× faster", "obvious / warm | **28.2×**", "8.75×", "1.51x", "554.5 req/s", "9,024 queries/min",
-                  "182.8 tokens/s", "1.2–1.5 times faster"):
+    for claim in (
+        "2.3× faster",
+        "obvious / warm | **28.2×**",
+        "8.75×",
+        "1.51x",
+        "554.5 req/s",
+        "9,024 queries/min",
+        "182.8 tokens/s",
+        "1.2–1.5 times faster",
+    ):
         assert speed_claims("x.md", claim), claim
-    for fine in ("768 × 30,522", "1,366 terms × 2 prompts", "240 unique queries × 6 options", "a 3x3 grid", "10×10 / 25×25",
-                 "`2X-Q1`", "(2 × the smaller one-sided p)"):
+    for fine in (
+        "768 × 30,522",
+        "1,366 terms × 2 prompts",
+        "240 unique queries × 6 options",
+        "a 3x3 grid",
+        "10×10 / 25×25",
+        "`2X-Q1`",
+        "(2 × the smaller one-sided p)",
+    ):
         assert not speed_claims("x.md", fine), fine
 
 
