@@ -9,8 +9,8 @@ processes burn CPU (``0``: an idle machine):
   block every assoc run uses; model load is outside the clock.
 * ``fmat``   - ``assoc.score("fmat", ..., threads=N, cache=False)``: ``--queries`` unique filled
   queries x 6 options on a bert-base-shaped masked LM with random weights (``bench_fmat.build_model``:
-  speed does not depend on the weights), model load and the table included, torch imported before
-  the clock.
+  speed does not depend on the weights), model load and the table included, torch and the BERT
+  model code imported before the clock.
 
 Every measurement runs in a fresh process of its own, and the thread counts alternate within a
 round (1, 2 then 2, 1, ...), so neither a warm cache nor a drifting machine favours one count.
@@ -73,7 +73,8 @@ def child_fmat(threads: int, model: str, queries: int) -> dict[str, Any]:
     """``assoc.score("fmat", ...)`` with ``threads=``: model load and the table included."""
     import warnings
 
-    import torch  # noqa: F401 - imported before the clock
+    import torch  # noqa: F401 - imported before the clock, with the model code: threads change neither
+    from transformers import BertForMaskedLM, BertTokenizerFast  # noqa: F401
 
     import assoc
 
@@ -240,7 +241,9 @@ def main() -> None:
                     f"{spread([r['cpu'] for r in chosen])} | {min(loads):.1f}-{max(loads):.1f} |"
                 )
     if args.json is not None:
-        args.json.write_text(json.dumps({"machine": about, "settings": vars(args), "records": records}, indent=1, default=str))
+        args.json.write_text(
+            json.dumps({"machine": about, "settings": vars(args), "records": records}, indent=1, default=str)
+        )
         print(f"wrote {args.json}")
 
 

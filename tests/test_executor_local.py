@@ -193,6 +193,7 @@ def test_run_study_with_a_scorer_instance(units_plugin):
     table, record = run_study(
         LengthUnits(per_unit=3, cache=False), Stimuli.load(STIMULI), ["m1"], executor=get_executor()
     )
+    assert record.pop("threads")["requested"] is None  # torch's count: a fact of this process (test_threads.py)
     assert record == {"name": "local", "units": 3, "units_from_cache": 0} and len(table) == len(PAIRS)
 
 

@@ -193,7 +193,9 @@ def test_cli_refuses_a_bad_value_in_one_line(threads_plugin, tmp_path, command, 
     result = run_cli(command, "-s", "threads_units", "-i", "missing.json", "--threads", value, "--out", str(out))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert lines == [f"error: --threads must be a positive integer (the number of threads torch computes with), got {value!r}"]
+    assert lines == [
+        f"error: --threads must be a positive integer (the number of threads torch computes with), got {value!r}"
+    ]
     assert not out.exists()
 
 

@@ -59,7 +59,9 @@ def _positive_integer(value: Any, what: str) -> int:
         if text.isdigit() or (text.startswith("+") and text[1:].isdigit()):
             number = int(text)
     if isinstance(number, bool) or not isinstance(number, numbers.Integral) or int(number) < 1:
-        raise OptionError(f"{what} must be a positive integer (the number of threads torch computes with), got {value!r}")
+        raise OptionError(
+            f"{what} must be a positive integer (the number of threads torch computes with), got {value!r}"
+        )
     return int(number)
 
 
