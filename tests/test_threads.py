@@ -245,3 +245,28 @@ def _fresh_default() -> int:
     """torch's default intra-op thread count in a fresh process (what a restore must come back to)."""
     code = "import torch; print(torch.get_num_threads())"
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout)
+
+
+def test_a_masked_lm_scores_the_same_with_one_and_two_threads(tmp_path, monkeypatch):
+    """fmat end to end: the count reaches the real scorer (provenance) and changes no value beyond float noise."""
+    from assoc.testing.tiny_mlm import build_bert_wordpiece
+
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    model = str(build_bert_wordpiece(tmp_path / "bert"))
+    stimuli = {
+        "designs": [
+            {
+                "name": "occ",
+                "queries": ["The [MASK] works as a {TARGET}.", "[MASK] is a {TARGET}."],
+                "mask": {"male": ["man", "he"], "female": ["woman", "she"]},
+                "target": {"Occupation": ["nurse", "engineer", "teacher"]},
+            }
+        ]
+    }
+    previous = torch.get_num_threads()
+    one = assoc.score("fmat", stimuli, [model], threads=1, cache=False)
+    two = assoc.score("fmat", stimuli, [model], threads=2, cache=False)
+    assert torch.get_num_threads() == previous
+    assert [t.attrs["assoc"]["executor"]["threads"]["torch"] for t in (one, two)] == [1, 2]
+    assert one.drop(columns="value").equals(two.drop(columns="value")) and len(one) == 24
+    assert (one["value"] - two["value"]).abs().max() <= 1e-6
