@@ -5,7 +5,8 @@ the *contests* (an assoc side against a baseline side), prepares what every side
 model built into a temporary directory, a server), and runs one side in a child process
 (``python -m benchmarks --child NAME SIDE SPEC``), which writes its timestamps and results to a JSON
 file. The harness runs the sides ``--rounds`` times in alternating order (round 1 A, B, ...;
-round 2 ..., B, A), so that a slow spell of the machine hits every side alike, records the 1-minute
+round 2 ..., B, A), so that a slow spell of the machine hits every side alike, records how much CPU
+other processes used during each round (and the 1-minute
 load average before and after each round, and writes
 
 * ``docs/benchmarks/<name>.md``: the tables (median and range per side and of each ratio), headed
@@ -39,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPARISONS = ("fmat", "pll", "sbert", "weat", "chat")
 #: a 1-minute load average above this before a round means other work shares the CPU
 QUIET_LOAD = 0.5
+#: other processes using more than this many cores on average during a round: the round is not a measurement
+QUIET_OTHER_CPU = 0.1
 #: result keys of a side too large for the JSON file (the values compared; the checks summarise them)
 BULKY = ("values", "lists")
 QUICK_HEADER = "**Quick smoke run, not a measurement**: tiny sizes (`--quick`), run to show that every side works."
@@ -202,6 +205,47 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
+def cpu_seconds() -> tuple[float, float] | None:
+    """(busy, steal) CPU seconds of the whole machine since boot, all cores, from ``/proc/stat``; None elsewhere.
+
+    Busy is user + nice + system + irq + softirq time: what every process on the machine used.
+    """
+    try:
+        fields = Path("/proc/stat").read_text(encoding="ascii").splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] != "cpu" or len(fields) < 9:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
+    return (user + nice + system + irq + softirq) / ticks, steal / ticks
+
+
+def own_cpu_seconds() -> float:
+    """CPU seconds this process and its finished children used (user + system)."""
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def other_cpu(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None) -> float | None:
+    """Cores' worth of CPU that processes other than the harness and its sides used between two ``cpu_sample`` s.
+
+    The machine's busy time minus the harness's own (and its children's) CPU time, over the wall time.
+    The 1-minute load average cannot tell this: it counts the sides themselves and lags a minute behind.
+    """
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    return max(0.0, ((after[1] - before[1]) - (after[2] - before[2])) / (after[0] - before[0]))
+
+
+def cpu_sample() -> tuple[float, float, float] | None:
+    """(wall time, machine busy CPU seconds, this process tree's CPU seconds) now; None without ``/proc/stat``."""
+    machine = cpu_seconds()
+    return None if machine is None else (now(), machine[0], own_cpu_seconds())
+
+
 def load_average() -> float:
     """The 1-minute load average (NaN where the platform has none)."""
     try:
@@ -236,6 +280,7 @@ def header_block(result: dict[str, Any]) -> str:
     """The lines that head every generated page: date, machine, load, threads, device, command."""
     m = result["machine"]
     loads = [r["load_before"] for r in result["rounds"]] + [r["load_after"] for r in result["rounds"]]
+    others = [r["other_cpu"] for r in result["rounds"] if r.get("other_cpu") is not None]
     vector = ", ".join(f"{flag} {'yes' if m[flag] else 'no'}" for flag in ("avx512f", "avx2"))
     lines = []
     if result["quick"]:
@@ -252,7 +297,17 @@ def header_block(result: dict[str, Any]) -> str:
                 ["software", f"Python {m['python']}, torch {m['torch']}"],
                 ["torch threads", m["torch_threads"]],
                 ["device", result.get("device_note") or f"{m['device']}{gpu}"],
-                ["1-minute load", f"{min(loads):.2f} to {max(loads):.2f} (before and after each round)"],
+                [
+                    "other processes' CPU",
+                    f"{min(others):.2f} to {max(others):.2f} cores (per round: the machine's busy time from "
+                    "/proc/stat minus the sides' own CPU time, over the round's wall time)"
+                    if others
+                    else "not measured (no /proc/stat)",
+                ],
+                [
+                    "1-minute load",
+                    f"{min(loads):.2f} to {max(loads):.2f} (before and after each round; counts the sides)",
+                ],
                 ["rounds", f"{len(result['rounds'])}, each side in its own fresh process, order alternating"],
             ],
         ),
@@ -260,7 +315,7 @@ def header_block(result: dict[str, Any]) -> str:
     if result.get("not_quiet"):
         lines += [
             "",
-            f"**Machine not quiet**: load above {QUIET_LOAD} before round(s) "
+            f"**Machine not quiet**: other processes used more than {QUIET_OTHER_CPU} cores during round(s) "
             f"{', '.join(map(str, result['not_quiet']))}.",
         ]
     return "\n".join(lines)
@@ -311,11 +366,13 @@ def render_markdown(result: dict[str, Any]) -> str:
     rows = []
     for r in result["rounds"]:
         times = "; ".join(f"{name} {fmt_seconds(r['clocks'][name][result['clocks'][0]])}" for name in r["order"])
-        rows.append([r["round"], f"{r['load_before']:.2f}", f"{r['load_after']:.2f}", times])
+        other = r.get("other_cpu")
+        other_text = "n/a" if other is None else f"{other:.2f}"
+        rows.append([r["round"], other_text, f"{r['load_before']:.2f}", f"{r['load_after']:.2f}", times])
     parts += [
         f"Rounds (clock {result['clocks'][0]}, in the order run):",
         "",
-        md_table(["round", "load before", "load after", "seconds"], rows),
+        md_table(["round", "other CPU (cores)", "load before", "load after", "seconds"], rows),
     ]
     parts += ["", *(f"{note}" for note in result.get("notes", []))]
     return "\n".join(parts).rstrip() + "\n"
@@ -380,14 +437,7 @@ def run_comparison(name: str, args: argparse.Namespace, command: str) -> dict[st
             for index in range(args.rounds):
                 order = round_order([s.name for s in comparison.sides], index)
                 before = load_average()
-                if before > QUIET_LOAD:
-                    not_quiet.append(index + 1)
-                    print(
-                        f"[{name}] WARNING: machine not quiet: 1-minute load {before:.2f} > {QUIET_LOAD} before "
-                        f"round {index + 1}; timings are not a measurement",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                sample = cpu_sample()
                 clocks = {}
                 for side_name in order:
                     side_spec = (
@@ -397,11 +447,32 @@ def run_comparison(name: str, args: argparse.Namespace, command: str) -> dict[st
                     outputs[side_name].append(output)
                     clocks[side_name] = output["clocks"]
                 after = load_average()
+                other = other_cpu(sample, cpu_sample())
                 rounds.append(
-                    {"round": index + 1, "order": order, "load_before": before, "load_after": after, "clocks": clocks}
+                    {
+                        "round": index + 1,
+                        "order": order,
+                        "load_before": before,
+                        "load_after": after,
+                        "other_cpu": other,
+                        "clocks": clocks,
+                    }
                 )
                 times = ", ".join(f"{s} {clocks[s][comparison.clocks[0]]:.2f} s" for s in order)
-                print(f"[{name}] round {index + 1}: {times}; load {before:.2f} -> {after:.2f}", flush=True)
+                other_text = "n/a" if other is None else f"{other:.2f} cores"
+                print(
+                    f"[{name}] round {index + 1}: {times}; other processes {other_text}; "
+                    f"load {before:.2f} -> {after:.2f}",
+                    flush=True,
+                )
+                if other is not None and other > QUIET_OTHER_CPU:
+                    not_quiet.append(index + 1)
+                    print(
+                        f"[{name}] WARNING: machine not quiet: other processes used {other:.2f} cores during round "
+                        f"{index + 1} (> {QUIET_OTHER_CPU}); its timings are not a measurement",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             checks = module.checks({s: outs[0]["result"] for s, outs in outputs.items()}, spec)
         finally:
             if cleanup is not None:
