@@ -5,9 +5,9 @@ Two workloads, each with the model's forward passes as nearly all of the time:
 * sbert - all-MiniLM-L6-v2 (the sbert_topwords default, installed offline) embeds the 27,075-word
   built-in vocabulary plus the 1,366 stand-in terms of ``bench_sbert.py`` through the plugin's own
   :class:`~assoc_sbert_topwords.encoding.SentenceEncoder` (chunks of 4,096 texts, batch size 64,
-  sentence-transformers' length-sorted ``encode``). The ONNX side swaps only the transformer
-  inside the SentenceTransformer for an ONNX Runtime session of the same weights: tokenisation,
-  batching, mean pooling and normalisation stay sentence-transformers' own.
+  sentence-transformers' length-sorted ``encode``) with its ``backend`` option ``torch``,
+  ``onnx`` or ``onnx-int8`` (:mod:`assoc_sbert_topwords.onnx`: only the transformer runs on
+  ONNX Runtime; tokenisation, batching, mean pooling and normalisation stay sentence-transformers').
 * mlm - a bert-base-shaped masked LM (``bench_fmat.build_model``: 12 layers, 768 hidden, the
   bert-base-uncased vocabulary, random weights) scores the 480-query study of ``bench_fmat.py``
   (8 templates x 60 occupations x 6 options): the engine's ``MaskedLM.log_probs`` (packed
@@ -16,10 +16,11 @@ Two workloads, each with the model's forward passes as nearly all of the time:
   session of the whole model with the LM head applied at the mask positions only (a gather in
   the graph). Log-softmax in float64 on both sides.
 
-Export: ``torch.onnx.export`` (TorchScript exporter, opset 17, dynamic batch and sequence axes)
-from the local weights; nothing is downloaded. (sentence-transformers' ``backend="onnx"`` needs
-``optimum-onnx``, whose only release, 0.1.0, requires ``transformers<4.58`` and fails to import
-with the transformers 5 that sentence-transformers 6 requires; see ``docs/onnx.md``.) int8:
+Export (mlm here, sbert in the plugin): ``torch.onnx.export`` (TorchScript exporter, opset 17,
+dynamic batch and sequence axes) from the local weights; nothing is downloaded.
+(sentence-transformers' ``backend="onnx"`` needs ``optimum-onnx``, whose latest release, 0.1.0,
+requires ``transformers<4.58`` and fails to import with the transformers 5 that
+sentence-transformers 6 requires; see ``docs/onnx.md``.) int8:
 ``onnxruntime.quantization.quantize_dynamic`` (weights uint8, per tensor: the AVX2 setting;
 activations quantised per batch at run time).
 
@@ -119,54 +120,27 @@ def sbert_texts(quick: bool) -> tuple[list[str], list[str]]:
     return words, terms
 
 
-def sbert_encoder(threads: int) -> Any:
+def sbert_encoder(threads: int, backend: str, directory: Path) -> Any:
+    """The plugin's encoder with its ``backend`` option (the ONNX files are exported into ``directory``)."""
     import torch
     from assoc_sbert_topwords.encoding import open_encoder
 
+    from assoc.infra.cache import Cache
+
     torch.set_num_threads(threads)
-    return open_encoder("all-MiniLM-L6-v2", device="cpu", dtype="float32", revision=None, batch_size=64, normalize=True)
+    return open_encoder(
+        "all-MiniLM-L6-v2",
+        device="cpu",
+        dtype="float32",
+        revision=None,
+        batch_size=64,
+        normalize=True,
+        memo=Cache(directory / "cache"),
+        backend=backend,
+    )
 
 
-def sbert_use_onnx(encoder: Any, path: Path, threads: int) -> None:
-    """Swap the Hugging Face model inside sentence-transformers' Transformer module for an ORT session."""
-    import torch
-
-    module, sess = encoder.model[0], session(path, threads)
-    names = [i.name for i in sess.get_inputs()]
-
-    class OrtTransformer(torch.nn.Module):
-        def __init__(self, config: Any) -> None:
-            super().__init__()
-            self.config = config
-
-        def forward(self, **kwargs: Any) -> dict[str, Any]:
-            feeds = {n: kwargs[n].numpy() for n in names}
-            return {"last_hidden_state": torch.from_numpy(sess.run(None, feeds)[0])}
-
-    module.model = OrtTransformer(module.model.config)
-
-
-def sbert_export(encoder: Any, directory: Path) -> Path:
-    import torch
-
-    hf = encoder.model[0].model
-    tokens = encoder.model.tokenize(["a warm-up sentence", "two"])
-    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in tokens]
-
-    class Wrapper(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.hf = hf
-
-        def forward(self, *inputs: Any) -> Any:
-            return self.hf(**dict(zip(names, inputs, strict=True))).last_hidden_state
-
-    path = directory / "minilm-fp32.onnx"
-    dynamic = {n: {0: "batch", 1: "sequence"} for n in names}
-    dynamic["out"] = {0: "batch", 1: "sequence"}
-    export(Wrapper().eval(), tuple(tokens[n] for n in names), path, names, dynamic)
-    quantize(path, directory / "minilm-int8.onnx")
-    return path
+BACKEND = {"torch": "torch", "ort-fp32": "onnx", "ort-int8": "onnx-int8"}
 
 
 def top_overlap(a: Any, b: Any, terms: list[str], words: list[str], k: int = 50, ceiling: float = 0.7) -> Any:
@@ -189,12 +163,9 @@ def sbert_prepare(directory: Path, threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
 
     words, terms = sbert_texts(quick)
-    encoder = sbert_encoder(threads)
-    sbert_export(encoder, directory)
-    vectors = {"torch": (encoder.encode(words), encoder.encode(terms))}
-    for side in SIDES[1:]:
-        encoder = sbert_encoder(threads)
-        sbert_use_onnx(encoder, directory / f"minilm-{side[4:]}.onnx", threads)
+    vectors = {}
+    for side in SIDES:
+        encoder = sbert_encoder(threads, BACKEND[side], directory)  # the ONNX sides export on first use
         vectors[side] = (encoder.encode(words), encoder.encode(terms))
     cosines = {side: t @ w.T for side, (w, t) in vectors.items()}  # unit rows: dot products are cosines
     out: dict[str, Any] = {"words": len(words), "terms": len(terms)}
@@ -215,9 +186,7 @@ def sbert_prepare(directory: Path, threads: int, quick: bool) -> dict[str, Any]:
 def sbert_time(side: str, directory: Path, threads: int, quick: bool) -> dict[str, float]:
     words, terms = sbert_texts(quick)
     start = time.perf_counter()
-    encoder = sbert_encoder(threads)
-    if side != "torch":
-        sbert_use_onnx(encoder, directory / f"minilm-{side[4:]}.onnx", threads)
+    encoder = sbert_encoder(threads, BACKEND[side], directory)  # exported by the prepare phase
     loaded = time.perf_counter() - start
     encoder.encode(words[:256])  # warm-up
     start, cpu = time.perf_counter(), time.process_time()

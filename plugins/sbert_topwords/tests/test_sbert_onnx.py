@@ -96,3 +96,13 @@ def test_backend_option_errors(cache_dir, monkeypatch):
         warnings.simplefilter("ignore")
         with pytest.raises(OptionError, match=r"pip install 'assoc-sbert-topwords\[onnx\]'"):
             assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx")
+
+
+def test_docs_onnx_example_runs(cache_dir):
+    from pathlib import Path
+
+    from assoc.testing.docs import code_blocks, run_blocks
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "onnx.md"
+    namespace = run_blocks(code_blocks(page), name="docs/onnx.md")
+    assert set(namespace["table"]["target"]) == {"nurse", "engineer"}
