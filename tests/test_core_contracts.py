@@ -217,6 +217,7 @@ def test_the_driver_is_the_one_place_that_runs_units(monkeypatch: pytest.MonkeyP
     with pytest.raises(NotImplementedError, match="describes its work as units.*run_scorer"):
         scorer.score(stimuli, ["len"], progress=False)
     table, record = run_scorer(scorer, stimuli, ["len"])
+    assert record.pop("threads")["requested"] is None  # what torch used is tested in test_threads.py
     assert record == {"name": "local", "units": 8, "units_from_cache": 0}
     rose_love = table[(table.target == "rose") & (table.attribute == "love")]
     assert rose_love["value"].item() == len("rose") - len("love")

@@ -230,6 +230,24 @@ def test_cli_score_with_the_ray_executor(ray_session, tiny, tmp_path):
     assert_same_table(outputs["local"], outputs["ray"])
 
 
+def test_every_ray_worker_computes_with_the_threads_asked_for(ray_session, fresh_plugins, monkeypatch, tmp_path):
+    """threads= reaches each actor: the units' own torch.get_num_threads() is the count, and provenance says so."""
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.delenv("ASSOC_THREADS", raising=False)
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path))
+    import unit_scorers
+
+    assoc.plugins.register(unit_scorers.ThreadsPlugin(), name="threads-test")
+    asked = 3  # neither Ray's default for a 1-CPU actor (OMP_NUM_THREADS=1) nor this machine's core count
+    table = assoc.score("threads_units", PAIRS, ["m1", "m2"], threads=asked, cache=False, executor="ray")
+    assert list(table["value"]) == [float(asked)] * 2 * N_PAIRS
+    assert table.attrs["assoc"]["executor"]["threads"] == {"requested": asked, "source": "threads", "torch": asked}
+    # without a setting, each worker keeps its own default, and provenance records what the units saw
+    table = assoc.score("threads_units", PAIRS, ["m1", "m2"], cache=False, executor="ray")
+    seen = table.attrs["assoc"]["executor"]["threads"]
+    assert seen["requested"] is None and set(table["value"]) == {float(seen["torch"])} != {float(asked)}
+
+
 def test_sbert_topwords_gives_the_local_table(ray_session, monkeypatch):
     """SBERT top words (all-MiniLM-L6-v2, offline) on Ray: one unit per term, the same table as local."""
     import assoc_sbert_topwords.scorer as sbert

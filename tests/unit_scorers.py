@@ -101,3 +101,90 @@ class LengthUnits(Scorer):
 @hookimpl
 def register_scorers(register: Any) -> None:
     register(LengthUnits)
+
+
+class ThreadsUnits(Scorer):
+    """``value`` = torch's intra-op thread count seen inside the unit, for every word pair (tests of ``threads=``).
+
+    torch is imported inside :meth:`run_unit` (not at module level), as a scorer that loads it
+    lazily would; ``fail_at`` names a design whose unit raises after reading the count.
+    """
+
+    name = "threads_units"
+    description = "test scorer: records torch.get_num_threads() inside each unit"
+    citation = "none"
+    measure = "torch_threads"
+    default_models = ("m",)
+    options = (Option("fail_at", str, None, "a design whose unit raises RuntimeError"), *CACHE_OPTIONS)
+
+    def plan(self, stimuli: Any, models: Any) -> list[WorkUnit]:
+        return [
+            WorkUnit(f"{m}#{d.name}", m, [[d.name, *pair] for pair in d.word_pairs()]) for m in models for d in stimuli
+        ]
+
+    def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
+        import torch
+
+        seen = torch.get_num_threads()
+        if unit.payload and unit.payload[0][0] == self.params["fail_at"]:
+            raise RuntimeError(f"unit {unit.key} fails on purpose")
+        return [
+            dict(model=unit.model, target_group=tg, target=t, attribute_group=ag, attribute=a, value=float(seen))
+            for _, tg, t, ag, a in unit.payload
+        ]
+
+
+class ThreadsScore(Scorer):
+    """The same as :class:`ThreadsUnits` through ``score()`` (a scorer without work units)."""
+
+    name = "threads_score"
+    description = "test scorer without units: records torch.get_num_threads() inside score()"
+    citation = "none"
+    measure = "torch_threads"
+    default_models = ("m",)
+    options = (Option("fail", bool, False, "raise RuntimeError inside score()"),)
+
+    def score(self, stimuli: Any, models: Any, *, progress: bool) -> Any:
+        import torch
+
+        from assoc.table.files import from_records
+
+        seen = torch.get_num_threads()
+        if self.params["fail"]:
+            raise RuntimeError("score() fails on purpose")
+        rows = [
+            dict(model=m, target_group=tg, target=t, attribute_group=ag, attribute=a, value=float(seen))
+            for m in models
+            for d in stimuli
+            for tg, t, ag, a in d.word_pairs()
+        ]
+        return from_records(rows, scorer=self.name, measure=self.measure)
+
+
+class TorchFree(Scorer):
+    """Word-length differences without torch, in units: a run that must not load torch even with ``threads=``."""
+
+    name = "torch_free_units"
+    description = "test scorer with units that never imports torch"
+    citation = "none"
+    measure = "length_difference"
+    default_models = ("m",)
+
+    def plan(self, stimuli: Any, models: Any) -> list[WorkUnit]:
+        return [WorkUnit(f"{m}#all", m, [p for d in stimuli for p in d.word_pairs()]) for m in models]
+
+    def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
+        return [
+            dict(model=unit.model, target_group=tg, target=t, attribute_group=ag, attribute=a, value=len(t) - len(a))
+            for tg, t, ag, a in unit.payload
+        ]
+
+
+class ThreadsPlugin:
+    """The thread-recording scorers, for ``assoc.plugins.register(ThreadsPlugin(), name=...)``."""
+
+    @hookimpl
+    def register_scorers(self, register: Any) -> None:
+        register(ThreadsUnits)
+        register(ThreadsScore)
+        register(TorchFree)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.executors import Executor
+    from assoc.infra.threads import ThreadSetting
 
 #: In a run report: how many ``value`` cells of the table are NaN (each scorer documents why it writes NaN).
 NAN_VALUES_KEY = "nan_values"
@@ -89,6 +90,7 @@ def score(
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
+    threads: int | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
@@ -118,6 +120,12 @@ def score(
         Also write the table there (:func:`~assoc.table.write_table`). The path, like the cache
         directory, is checked before any scoring: a problem is an :class:`~assoc.errors.OutputError`
         at once, not after the work.
+    threads:
+        torch's intra-op threads for the run (``torch.set_num_threads``), set around the work in
+        this process or in every Ray worker and restored afterwards, also after an error. Default:
+        ``$ASSOC_THREADS``, else torch's own default. A value that is not a positive integer is an
+        :class:`~assoc.errors.OptionError` before any work. Provenance records the request and the
+        count torch used (``executor.threads``; ``docs/scale.md``).
     **options:
         The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
 
@@ -126,11 +134,14 @@ def score(
     pandas.DataFrame
         An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
     """
+    from assoc.infra.threads import resolve_threads
+
+    setting = resolve_threads(threads)
     instance, chosen = _prepare(scorer, models, executor, options)
     check_outputs(out)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
-    table = _run(scorer, instance, loaded, chosen, progress=progress, executor=executor)
+    table = _run(scorer, instance, loaded, chosen, progress=progress, executor=executor, threads=setting)
     if out is not None:
         write_table(table, out)
     return table
@@ -158,6 +169,7 @@ def _run(
     *,
     progress: bool | None,
     executor: str | Executor | None,
+    threads: ThreadSetting,
 ) -> pd.DataFrame:
     """Run a prepared scorer (the driver decides how), check its table and attach provenance."""
     from assoc.executors.run import run_scorer
@@ -167,7 +179,7 @@ def _run(
     scorer_cls = type(instance)
     show = default_enabled() if progress is None else progress
     with quiet_libraries(show):
-        table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show)
+        table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show, threads=threads)
     run = pop_run_report(table)  # how the run went, if the scorer said (set_run_report): kept under "run"
     table = check_output(table, scorer_cls, loaded, chosen)
     missing = int(table["value"].isna().sum())
@@ -302,6 +314,7 @@ def compare(
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 
@@ -315,12 +328,15 @@ def compare(
     :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
     runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
     pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``). ``out`` also writes
-    the table there, checked before any scorer runs (see :func:`score`).
+    the table there, checked before any scorer runs (see :func:`score`). ``threads`` sets torch's
+    intra-op threads for every scorer's run (see :func:`score`; default ``$ASSOC_THREADS``).
     """
     import pandas as pd
 
     from assoc.executors import get_executor
+    from assoc.infra.threads import resolve_threads
 
+    setting = resolve_threads(threads)
     check_outputs(out)
     loaded = Stimuli.load(stimuli)
     plan = scorers if isinstance(scorers, Mapping) else {name: {} for name in scorers}
@@ -339,7 +355,7 @@ def compare(
     tables, provenance = [], []
     try:
         for name, instance, resolved in runs:
-            table = _run(name, instance, loaded, resolved, progress=progress, executor=runner)
+            table = _run(name, instance, loaded, resolved, progress=progress, executor=runner, threads=setting)
             provenance.append(get_provenance(table))
             tables.append(table)
     finally:

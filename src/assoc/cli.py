@@ -141,6 +141,27 @@ def _executor_options(command: Any) -> Any:
     )(command)
 
 
+def _threads_option(command: Any) -> Any:
+    """The --threads option of the commands that score."""
+    return click.option(
+        "--threads",
+        default=None,
+        metavar="N",
+        help=(
+            "torch's intra-op threads for the run, in this process or in every Ray worker (default: $ASSOC_THREADS, "
+            "else torch's default, one per core); recorded in provenance. See docs/scale.md."
+        ),
+    )(command)
+
+
+def _threads(text: str | None) -> int | None:
+    """--threads checked before any work (also a bad $ASSOC_THREADS); None leaves the choice to the API."""
+    from assoc.infra.threads import resolve_threads
+
+    setting = resolve_threads(text, what="--threads")
+    return setting.requested if setting.source == "threads" else None
+
+
 @contextlib.contextmanager
 def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
     """The executor the options name (None: local), released when the command ends."""
@@ -164,6 +185,7 @@ def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
 @click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
+@_threads_option
 def score(
     scorer: str,
     stimuli: str,
@@ -173,16 +195,20 @@ def score(
     progress: bool | None,
     executor: str,
     ray_address: str | None,
+    threads: str | None,
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
     from assoc import api, plugins
     from assoc.scoring.options import parse_cli_options
 
+    chosen_threads = _threads(threads)
     api.check_outputs(out, "--out")
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
     with _executor(executor, ray_address) as runner:
-        table = api.score(scorer, stimuli, list(models) or None, progress=progress, executor=runner, **given)
+        table = api.score(
+            scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
+        )
     _save_or_print(table, out)
     _exit_if_incomplete(table)
 
@@ -220,6 +246,7 @@ def _exit_if_incomplete(table: Any) -> None:
 @click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
 @_executor_options
+@_threads_option
 def compare(
     scorer_names: tuple[str, ...],
     stimuli: str,
@@ -229,12 +256,14 @@ def compare(
     progress: bool | None,
     executor: str,
     ray_address: str | None,
+    threads: str | None,
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from assoc import api, plugins
     from assoc.errors import OptionError
     from assoc.scoring.options import parse_cli_options
 
+    chosen_threads = _threads(threads)
     api.check_outputs(out, "--out")
     names = list(dict.fromkeys(scorer_names))
     chosen: dict[str, list[str]] = {}
@@ -260,7 +289,7 @@ def compare(
         if name in chosen:
             plan[name]["models"] = chosen[name]
     with _executor(executor, ray_address) as runner:
-        table = api.compare(stimuli, plan, progress=progress, executor=runner)
+        table = api.compare(stimuli, plan, progress=progress, executor=runner, threads=chosen_threads)
     _save_or_print(table, out)
     _exit_if_incomplete(table)
 

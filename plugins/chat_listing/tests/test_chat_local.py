@@ -143,3 +143,16 @@ def test_missing_local_model_is_a_clear_error(tmp_path):
 
     with pytest.raises(ModelError, match="does not exist"):
         run(str(tmp_path / "nope" / "model"))
+
+
+def test_threads_reach_the_local_model_and_change_no_reply(tiny_chat_model, monkeypatch):
+    """threads= (docs/scale.md) applies to the transformers backend: provenance shows the count, replies stay."""
+    import torch
+
+    monkeypatch.delenv("ASSOC_THREADS", raising=False)
+    one = run(tiny_chat_model, cache=False, threads=1)
+    two = run(tiny_chat_model, cache=False, threads=2)
+    assert torch.get_num_threads() == 1  # this module's own setting, restored after the run
+    assert [t.attrs["assoc"]["executor"]["threads"]["torch"] for t in (one, two)] == [1, 2]
+    cols = ["target", "measure", "attribute", "value"]
+    assert one[cols].equals(two[cols])

@@ -25,12 +25,14 @@ class Executor(ABC):
     name: ClassVar[str] = ""
 
     @abstractmethod
-    def run(self, scorer: Scorer, units: Iterable[WorkUnit]) -> Iterator[UnitOutcome]:
+    def run(self, scorer: Scorer, units: Iterable[WorkUnit], *, threads: int | None = None) -> Iterator[UnitOutcome]:
         """Run ``units`` with ``scorer`` (whose ``load_worker``/``run_unit`` do the work).
 
         ``units`` may be a lazy iterable: the driver claims each unit as it is taken from it
         (:func:`assoc.executors.run.run_study`), so an executor should take units when it is
-        ready to run them.
+        ready to run them. ``threads`` is torch's intra-op thread count for every unit, wherever
+        it runs (``None``: the worker's default); give it to each :class:`Worker`, which sets it
+        around each unit and reports the count used in :attr:`UnitOutcome.threads`.
         """
 
     def describe(self) -> dict[str, Any]:
@@ -74,28 +76,37 @@ class Worker:
     another model first releases it (``scorer.release_worker``), so a worker holds at most one
     model in memory. Every executor runs units through this class (the local executor in
     this process, the Ray executor inside each Ray actor).
+
+    ``threads`` (torch's intra-op threads, :mod:`assoc.infra.threads`) is set while a unit's model
+    loads and the unit runs, and restored afterwards; ``None`` leaves torch's default.
     """
 
-    def __init__(self, scorer: Scorer):
+    def __init__(self, scorer: Scorer, threads: int | None = None):
         self.scorer = scorer
+        self.threads = threads
         self.model: str | None = None
         self.state: Any = None
 
     def run(self, unit: WorkUnit) -> UnitOutcome:
-        """Compute one unit: its rows, and the warnings raised meanwhile (to be shown by the driver)."""
-        if self.model != unit.model:
-            self.close()
-            self.state = self.scorer.load_worker(unit.model)
-            self.model = unit.model
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            rows = self.scorer.run_unit(self.state, unit)
+        """Compute one unit: its rows, the warnings raised meanwhile (to be shown by the driver), the threads used."""
+        from assoc.infra.threads import torch_threads
+
+        with torch_threads(self.threads) as used:
+            if self.model != unit.model:
+                self.close()
+                self.state = self.scorer.load_worker(unit.model)
+                self.model = unit.model
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                rows = self.scorer.run_unit(self.state, unit)
         if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
             raise PluginError(
                 f"scorer {self.scorer.name!r}: run_unit() must return a list of row dicts for unit "
                 f"{unit.key!r}, got {type(rows).__name__}"
             )
-        return UnitOutcome(unit.key, rows, [(category_name(w.category), str(w.message)) for w in caught])
+        return UnitOutcome(
+            unit.key, rows, [(category_name(w.category), str(w.message)) for w in caught], threads=used.value
+        )
 
     def close(self) -> None:
         """Release the loaded model's state, if any."""

@@ -21,9 +21,12 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def run(self, scorer: Scorer, units: Iterable[WorkUnit]) -> Iterator[UnitOutcome]:
-        """Run ``units`` one after another with one :class:`Worker`, taking each when the previous one is done."""
-        worker = Worker(scorer)
+    def run(self, scorer: Scorer, units: Iterable[WorkUnit], *, threads: int | None = None) -> Iterator[UnitOutcome]:
+        """Run ``units`` one after another with one :class:`Worker`, taking each when the previous one is done.
+
+        ``threads`` applies in this process, unit by unit (torch's previous count is restored between units).
+        """
+        worker = Worker(scorer, threads)
         try:
             for unit in units:
                 try:

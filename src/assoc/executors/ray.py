@@ -137,10 +137,13 @@ def check_address(address: str, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> Non
 
 
 class UnitActor:
-    """The Ray actor body: one :class:`~assoc.executors.base.Worker` (one loaded model at a time)."""
+    """The Ray actor body: one :class:`~assoc.executors.base.Worker` (one loaded model at a time).
 
-    def __init__(self, scorer: Scorer):
-        self.worker = Worker(scorer)
+    ``threads`` is set in the actor's process around each unit, as the local executor does in the driver.
+    """
+
+    def __init__(self, scorer: Scorer, threads: int | None = None):
+        self.worker = Worker(scorer, threads)
 
     def run(self, unit: WorkUnit) -> UnitOutcome:
         """Compute one unit (loading its model first if this actor holds another one)."""
@@ -241,10 +244,14 @@ class RayExecutor(Executor):
             )
         return max(1, min(count, n_units, self.max_workers or n_units))
 
-    def run(self, scorer: Scorer, units: Iterable[WorkUnit]) -> Iterator[UnitOutcome]:
+    def run(self, scorer: Scorer, units: Iterable[WorkUnit], *, threads: int | None = None) -> Iterator[UnitOutcome]:
         """Run ``units`` on Ray actors and yield each outcome as it arrives.
 
-        All units are taken at the start (the actors are sized and assigned by model).
+        All units are taken at the start (the actors are sized and assigned by model). Every actor
+        sets ``threads`` (torch's intra-op threads) around its units; ``None`` leaves the worker
+        process's default (Ray sets ``OMP_NUM_THREADS`` to the actor's CPUs, so torch usually
+        uses one thread per reserved CPU). ``threads`` does not change the CPUs an actor reserves:
+        ``resources={"CPU": n}`` does.
         """
         units = list(units)
         if not units:
@@ -275,7 +282,7 @@ class RayExecutor(Executor):
                 options["resources"] = custom
             # The scorer (its options) is passed by value, not as an object-store reference: a restarted
             # actor must be able to rebuild itself even when the driver's references are gone.
-            pool = [remote_actor.options(**options).remote(scorer) for _ in range(count)]
+            pool = [remote_actor.options(**options).remote(scorer, threads) for _ in range(count)]
             actors += pool
             queues: dict[str, deque[WorkUnit]] = {}
             for unit in members:

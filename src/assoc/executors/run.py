@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.infra.cache import Claim, Namespace
+    from assoc.infra.threads import ThreadSetting
     from assoc.scoring.scorer import Scorer
     from assoc.stimuli.model import Stimuli
 
@@ -79,6 +80,7 @@ def run_scorer(
     *,
     executor: str | Executor | None = None,
     progress: bool = False,
+    threads: int | ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models``: the one place that chooses how.
 
@@ -86,29 +88,46 @@ def run_scorer(
     :func:`run_study` on ``executor`` (a name from :data:`assoc.executors.EXECUTORS`, an
     :class:`~assoc.executors.base.Executor`, or ``None`` for local; one made here from a name is
     closed afterwards). Any other scorer runs its own ``score`` in this process, and a
-    non-local ``executor`` is an :class:`~assoc.errors.OptionError`. Returns the scorer's raw
-    table (unchecked) and the executor's provenance record.
+    non-local ``executor`` is an :class:`~assoc.errors.OptionError`. ``threads`` is torch's
+    intra-op thread count for the work (a positive integer, a resolved
+    :class:`~assoc.infra.threads.ThreadSetting`, or ``None``: ``$ASSOC_THREADS``, else torch's
+    default), set around the work wherever it runs and restored afterwards. Returns the scorer's
+    raw table (unchecked) and the executor's provenance record, which includes the threads
+    (``"threads"``: requested, where from, and what torch used).
     """
+    from assoc.infra.threads import ThreadSetting, resolve_threads, torch_threads
+
+    setting = threads if isinstance(threads, ThreadSetting) else resolve_threads(threads)
     check_runs_on(type(scorer), executor, models)
     if not scorer.supports_units():
-        return scorer.score(stimuli, models, progress=progress), {"name": "local", "units": None}
+        with torch_threads(setting.requested) as used:
+            table = scorer.score(stimuli, models, progress=progress)
+        return table, {"name": "local", "units": None, "threads": setting.record([used.value])}
     from assoc.executors import get_executor
 
     runner = get_executor(executor)
     try:
-        return run_study(scorer, stimuli, models, executor=runner, progress=progress)
+        return run_study(scorer, stimuli, models, executor=runner, progress=progress, threads=setting)
     finally:
         if runner is not executor:  # made here from a name: release what it started (a local Ray)
             runner.close()
 
 
 def run_study(
-    scorer: Scorer, stimuli: Stimuli, models: Sequence[str], *, executor: Executor, progress: bool = False
+    scorer: Scorer,
+    stimuli: Stimuli,
+    models: Sequence[str],
+    *,
+    executor: Executor,
+    progress: bool = False,
+    threads: int | ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models`` through ``executor``.
 
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
-    name and settings, the number of units and how many came from the cache.
+    name and settings, the number of units and how many came from the cache, and the threads
+    (``threads`` as in :func:`run_scorer`; ``"torch"`` holds what the workers' units used, ``None``
+    when none computed anything with torch, e.g. every unit came from the cache).
 
     Units are claimed (:meth:`assoc.infra.cache.Namespace.claim`) just before they are computed, so
     several runs of one study on one cache directory split the work: a unit another live run
@@ -118,6 +137,10 @@ def run_study(
     from assoc.infra.cache import plain_rows
     from assoc.infra.prefetch import import_in_background
     from assoc.infra.progress import bar
+    from assoc.infra.threads import ThreadSetting, resolve_threads
+
+    setting = threads if isinstance(threads, ThreadSetting) else resolve_threads(threads)
+    used: list[int | None] = []
 
     import_in_background("pandas")  # needed by merge at the end; imported while the models are hashed and loaded
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)
@@ -171,12 +194,13 @@ def run_study(
         delay = 0.05
         while todo:
             deferred: list[WorkUnit] = []
-            for outcome in executor.run(scorer, claimed(todo, deferred)):
+            for outcome in executor.run(scorer, claimed(todo, deferred), threads=setting.requested):
                 arrived = by_key.get(outcome.key)
                 if arrived is None or arrived.key in rows_of:  # a retried unit that arrives twice counts once
                     continue
                 unit = arrived
                 rows = plain_rows(outcome.rows)
+                used.append(outcome.threads)
                 namespace = namespaces.get(unit.model)
                 if namespace is not None:
                     namespace.put_many({unit.fingerprint(): rows})
@@ -215,5 +239,5 @@ def run_study(
         )
     rows = [row for unit in units for row in rows_of[unit.key]]
     table = scorer.merge(rows, list(models))
-    record = {**executor.describe(), "units": len(units), "units_from_cache": cached}
+    record = {**executor.describe(), "units": len(units), "units_from_cache": cached, "threads": setting.record(used)}
     return table, record

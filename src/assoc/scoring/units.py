@@ -69,11 +69,16 @@ class WorkUnit:
 
 @dataclass
 class UnitOutcome:
-    """What a worker sends back for one unit: its rows and the warnings raised while computing them."""
+    """What a worker sends back for one unit: its rows, the warnings raised while computing them, the threads used.
+
+    ``threads`` is torch's intra-op thread count while the unit ran (``None``: torch was not imported
+    in the worker); provenance records it (:mod:`assoc.infra.threads`).
+    """
 
     key: str
     rows: list[dict[str, Any]]
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (category as module:qualname, message)
+    threads: int | None = None
 
 
 class UnitError(AssocError):
