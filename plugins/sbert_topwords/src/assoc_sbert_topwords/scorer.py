@@ -91,7 +91,7 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         "torch",
         "what runs the transformer: 'torch'; 'onnx' (ONNX Runtime on the CPU, float32, checked equal to "
         "PyTorch within 1e-5 on every load); 'onnx-int8' (opt-in int8 weights: faster, cosines change by up "
-        "to ~0.1; see docs/onnx.md). The ONNX backends need pip install 'assoc-sbert-topwords[onnx]'",
+        "to ~0.16; see docs/onnx.md). The ONNX backends need pip install 'assoc-sbert-topwords[onnx]'",
         choices=BACKENDS,
         check=check_backend,
     ),
