@@ -11,7 +11,7 @@ lengths (so padding is exercised): an export whose embeddings differ from PyTorc
 
 ``backend="onnx-int8"`` (opt-in) runs a copy with dynamic int8 quantisation of the linear layers'
 weights (``onnxruntime.quantization.quantize_dynamic``, unsigned 8-bit weights per tensor:
-the setting for CPUs with AVX2 but without VNNI). It is faster still and not equal to PyTorch:
+the setting for CPUs with AVX2 but without VNNI). It is faster and not equal to PyTorch:
 cosines move by up to 0.16 and on average a fifth of each term's top-50 words change (measured
 for all-MiniLM-L6-v2 in ``docs/onnx.md``); it is not checked against PyTorch.
 
