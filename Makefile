@@ -35,5 +35,13 @@ DOCS_FLAGS ?= --strict
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build $(DOCS_FLAGS)
 
+# Every comparison of assoc against the strongest straightforward baseline, each side in its own fresh
+# process, alternating rounds: regenerates docs/benchmarks/*.md (the tables the docs include) and
+# benchmarks/results/*.json. Take a quiet machine. BENCH_FLAGS: e.g. `--quick` (a smoke run),
+# `--rounds 5`, `--device auto`, `--threads 2`, or comparison names (`fmat pll`).
+BENCH_FLAGS ?=
+bench: setup
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m benchmarks $(BENCH_FLAGS)
+
 clean:
 	rm -rf $(VENV) demo-output .assoc-cache site

@@ -23,7 +23,8 @@ another is subtracted from it):
     python benchmarks/profile_fmat.py                 # 480 queries and 1 query, 3 rounds
     python benchmarks/profile_fmat.py --queries 480 --rounds 1
 
-Offline; nothing is downloaded. Prints a Markdown table (median over rounds, and range).
+Offline; nothing is downloaded. Prints Markdown tables (median over rounds, and range) and writes
+them to ``docs/benchmarks/fmat-profile.md`` (``--no-write``: print only), which docs/fmat.md includes.
 """
 
 from __future__ import annotations
@@ -192,7 +193,10 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
 
 
-def report(queries: int, rounds: list[dict[str, Any]], own: list[dict[str, Any]]) -> None:
+def report(queries: int, rounds: list[dict[str, Any]], own: list[dict[str, Any]]) -> list[str]:
+    """Markdown lines: the phases of ``rounds`` (median and range) and the forward passes' arithmetic."""
+    lines: list[str] = []
+    print = lines.append  # noqa: A001 - the lines are printed and written by the caller
     print(f"\n#### {queries} {'query' if queries == 1 else 'queries'} x 6 options, {len(rounds)} fresh processes\n")
     print("| phase | seconds: median (range) |")
     print("|---|---|")
@@ -217,6 +221,31 @@ def report(queries: int, rounds: list[dict[str, Any]], own: list[dict[str, Any]]
             "The model's own load in a fresh process (imports of torch and transformers, "
             f"`from_pretrained` of model and tokenizer, one forward pass): {spread(load)}."
         )
+    pipeline = pipeline_seconds(queries)
+    if pipeline is not None and share * forward:
+        seconds, date = pipeline
+        print(
+            f"\nThe bound this sets: the fill-mask pipeline took {seconds:.2f} s (median, clock process) for the same "
+            f"study in `python -m benchmarks fmat` of {date} (`benchmarks/results/fmat.json`); even with every other "
+            f"phase at zero, assoc's ratio to the pipeline cannot exceed {seconds:.2f} / {share * forward:.2f} = "
+            f"{seconds / (share * forward):.1f} on this machine while the matrix products run at this speed."
+        )
+    return lines
+
+
+def pipeline_seconds(queries: int) -> tuple[float, str] | None:
+    """The pipeline's median seconds (clock process) and date from the harness's last full fmat run, if any."""
+    path = HERE / "results" / "fmat.json"
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if result.get("quick") or f"{queries} unique queries" not in str(result.get("workload", "")):
+        return None
+    try:
+        return float(result["summary"]["pipeline"]["process"]["median"]), str(result["date"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def main() -> None:
@@ -225,6 +254,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", help="a model directory (default: build a bert-base-shaped one)")
+    parser.add_argument("--no-write", dest="write", action="store_false", help="do not write docs/benchmarks")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--own-load", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -234,21 +264,44 @@ def main() -> None:
         return
     sys.path.insert(0, str(HERE))
     import bench_fmat
+    from harness import header_block, machine_info
 
+    lines: list[str] = []
+    loads: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or bench_fmat.build_model(os.path.join(tmp, "bert-base-shaped"), 12, 768)
-        print(
-            f"profile of assoc.score('fmat'), bert-base-shaped model, {args.threads} threads, each round a fresh "
-            f"process with an empty cache; load average before: {os.getloadavg()[0]:.2f}"
-        )
         for queries in args.queries:
             rounds, own = [], []
             for round_ in range(args.rounds):
+                before = os.getloadavg()[0]
                 rounds.append(spawn(queries, model, args.threads, False, os.path.join(tmp, f"c{queries}-{round_}")))
                 if queries == 1:
                     own.append(spawn(queries, model, args.threads, True, os.path.join(tmp, f"o-{round_}")))
-            report(queries, rounds, own)
-        print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+                loads.append({"load_before": before, "load_after": os.getloadavg()[0]})
+            lines += report(queries, rounds, own)
+    import datetime
+
+    result = {
+        "machine": machine_info("cpu", args.threads),
+        "rounds": loads,
+        "quick": False,
+        "command": "python benchmarks/profile_fmat.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "not_quiet": [i + 1 for i, r in enumerate(loads) if r["load_before"] > 0.5],
+    }
+    page = [
+        header_block(result),
+        "",
+        'Where the time of one `assoc.score("fmat", ...)` call goes: each round a fresh process with an '
+        "empty cache directory, exclusive time per phase (a phase nested in another is subtracted from it).",
+        *lines,
+    ]
+    text = "\n".join(page) + "\n"
+    print(text)
+    if args.write:
+        target = HERE.parent / "docs" / "benchmarks" / "fmat-profile.md"
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target.relative_to(HERE.parent)}")
 
 
 if __name__ == "__main__":
