@@ -98,6 +98,16 @@ def test_backend_option_errors(cache_dir, monkeypatch):
             assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx")
 
 
+def test_in_memory_model_is_left_as_it_is(minilm, cache_dir):
+    from assoc.scoring.models import register_model
+
+    name = register_model(minilm, "minilm-in-memory-onnx-test")
+    before = type(minilm[0].auto_model)
+    with pytest.raises(OptionError, match="in memory"):
+        assoc.score("sbert_topwords", TERMS, [name], vocabulary=SMALL_VOCABULARY, backend="onnx", progress=False)
+    assert type(minilm[0].auto_model) is before
+
+
 def test_docs_onnx_example_runs(cache_dir):
     from pathlib import Path
 

@@ -118,6 +118,11 @@ def open_encoder(
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise OptionError(f"batch_size must be a positive integer, got {batch_size!r}")
+    from assoc.scoring.models import in_memory
+
+    if backend != "torch" and in_memory(model) is not None:
+        # swapping the transformer would change the user's own object
+        raise OptionError(f"backend {backend!r} applies to models loaded by name or directory; {model!r} is in memory")
     encoder, name, fingerprint = load_sentence_model(model, device=device, dtype=dtype, revision=revision, memo=memo)
     device = str(encoder.device)
     use_backend(encoder, backend, name=name, fingerprint=fingerprint, device=device, dtype=dtype, memo=memo)
