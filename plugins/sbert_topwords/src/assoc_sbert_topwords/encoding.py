@@ -42,6 +42,7 @@ class SentenceEncoder:
     revision: str | None
     batch_size: int
     normalize: bool
+    backend: str = "torch"  # what runs the transformer (assoc_sbert_topwords.onnx)
     n_encoded: int = field(default=0)  # texts embedded so far (the cache tests read it)
 
     @property
@@ -53,13 +54,16 @@ class SentenceEncoder:
 
     def cache_key(self) -> dict[str, Any]:
         """What changes the numbers, apart from the texts."""
-        return {
+        key: dict[str, Any] = {
             "model": self.fingerprint,
             "revision": self.revision,
             "dtype": self.dtype,
             "device_type": self.device.split(":")[0],
             "normalize": self.normalize,
         }
+        if self.backend != "torch":  # keys of PyTorch embeddings stay as they were before the option existed
+            key["backend"] = self.backend
+        return key
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = False, desc: str = "embedding") -> np.ndarray:
         """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
@@ -101,17 +105,28 @@ def open_encoder(
     batch_size: int,
     normalize: bool,
     memo: Any = None,
+    backend: str = "torch",
 ) -> SentenceEncoder:
     """Load ``model`` (see :mod:`assoc_sbert_topwords.models`) into a :class:`SentenceEncoder`.
 
-    ``memo``: the :class:`assoc.infra.cache.Cache` where the model files' hash is remembered (None: the default root).
+    ``memo``: the :class:`assoc.infra.cache.Cache` where the model files' hash is remembered (None: the
+    default root) and, for the ONNX backends, where the exported model is kept; ``backend``: what runs
+    the transformer (:mod:`assoc_sbert_topwords.onnx`).
     """
     from .models import load_sentence_model
+    from .onnx import use_backend
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise OptionError(f"batch_size must be a positive integer, got {batch_size!r}")
+    from assoc.scoring.models import in_memory
+
+    if backend != "torch" and in_memory(model) is not None:
+        # swapping the transformer would change the user's own object
+        raise OptionError(f"backend {backend!r} applies to models loaded by name or directory; {model!r} is in memory")
     encoder, name, fingerprint = load_sentence_model(model, device=device, dtype=dtype, revision=revision, memo=memo)
-    return SentenceEncoder(encoder, name, fingerprint, str(encoder.device), dtype, revision, batch_size, normalize)
+    device = str(encoder.device)
+    use_backend(encoder, backend, name=name, fingerprint=fingerprint, device=device, dtype=dtype, memo=memo)
+    return SentenceEncoder(encoder, name, fingerprint, device, dtype, revision, batch_size, normalize, backend)
 
 
 def vocabulary_embeddings(

@@ -25,6 +25,7 @@ from assoc.scoring.options import Option, positive
 from assoc.scoring.scorer import Scorer
 from assoc.scoring.units import WorkUnit
 
+from .onnx import BACKENDS, check_backend
 from .templates import check_template
 
 if TYPE_CHECKING:
@@ -83,6 +84,16 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         "float32",
         "weights' precision; float16/bfloat16 are faster on GPUs but change cosines in the 3rd-4th digit",
         choices=("float32", "float16", "bfloat16"),
+    ),
+    Option(
+        "backend",
+        str,
+        "torch",
+        "what runs the transformer: 'torch'; 'onnx' (ONNX Runtime on the CPU, float32, checked equal to "
+        "PyTorch within 1e-5 on every load); 'onnx-int8' (opt-in int8 weights: faster, cosines change by up "
+        "to ~0.16; see docs/onnx.md). The ONNX backends need pip install 'assoc-sbert-topwords[onnx]'",
+        choices=BACKENDS,
+        check=check_backend,
     ),
     *(option for option in MODEL_OPTIONS if option.name != "dtype"),
 )
@@ -165,6 +176,7 @@ class _SBERTScorer(Scorer):
             batch_size=p["batch_size"],
             normalize=p["normalize"],
             memo=self.run_cache(),
+            backend=p["backend"],
         )
 
     def load_worker(self, model: str) -> EncoderWorker:

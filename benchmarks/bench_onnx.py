@@ -1,0 +1,493 @@
+"""Benchmark: ONNX Runtime (fp32 and dynamic int8) against PyTorch where the model itself is the limit.
+
+Two workloads, each with the model's forward passes as nearly all of the time:
+
+* sbert - all-MiniLM-L6-v2 (the sbert_topwords default, installed offline) embeds the 27,075-word
+  built-in vocabulary plus the 1,366 stand-in terms of ``bench_sbert.py`` through the plugin's own
+  :class:`~assoc_sbert_topwords.encoding.SentenceEncoder` (chunks of 4,096 texts, batch size 64,
+  sentence-transformers' length-sorted ``encode``) with its ``backend`` option ``torch``,
+  ``onnx`` or ``onnx-int8`` (:mod:`assoc_sbert_topwords.onnx`: only the transformer runs on
+  ONNX Runtime; tokenisation, batching, mean pooling and normalisation stay sentence-transformers').
+* mlm - a bert-base-shaped masked LM (``bench_fmat.build_model``: 12 layers, 768 hidden, the
+  bert-base-uncased vocabulary, random weights) scores the 480-query study of ``bench_fmat.py``
+  (8 templates x 60 occupations x 6 options): the engine's ``MaskedLM.log_probs`` (packed
+  encoder, last layer at the mask only, oneDNN linear layers) against the same requests, batched
+  by the engine's own planner (:func:`assoc.mlm.engine.plan_batches`), through an ONNX Runtime
+  session of the whole model with the LM head applied at the mask positions only (a gather in
+  the graph). Log-softmax in float64 on both sides.
+
+Export (mlm here, sbert in the plugin): ``torch.onnx.export`` (TorchScript exporter, opset 17,
+dynamic batch and sequence axes) from the local weights; nothing is downloaded.
+(sentence-transformers' ``backend="onnx"`` needs ``optimum-onnx``, whose latest release, 0.1.0,
+requires ``transformers<4.58`` and fails to import with the transformers 5 that
+sentence-transformers 6 requires; see ``docs/onnx.md``.) int8:
+``onnxruntime.quantization.quantize_dynamic`` (weights uint8, per tensor: the AVX2 setting;
+activations quantised per batch at run time).
+
+Accuracy (in one process): max |delta| of every cosine between the terms and the vocabulary
+(sbert) and of every option's log probability (mlm) against PyTorch, and for int8 the mean and
+minimum top-50 overlap (sbert: each term's 50 nearest vocabulary words under bench_sbert's 0.7
+ceiling, the term itself left out; mlm: the 50 most probable vocabulary tokens at each mask).
+
+Timing: every side in its own fresh process, sides alternating in rotated order over
+``--rounds`` rounds; each process loads its model, runs one small warm-up call and then times
+the whole workload; intra-op threads set to ``--threads`` on both runtimes (ONNX Runtime:
+``intra_op_num_threads``, one inter-op thread, sequential execution). Prints median and range
+per side, the ratio of medians, the load average and the CPU.
+
+    python benchmarks/bench_onnx.py                    # both workloads, 3 rounds, 2 threads
+    python benchmarks/bench_onnx.py --quick            # smaller workloads, 1 round (a smoke run)
+    python benchmarks/bench_onnx.py --part mlm --rounds 5
+    python benchmarks/bench_onnx.py --workdir DIR --phase prepare   # export + accuracy only
+    python benchmarks/bench_onnx.py --workdir DIR --phase time      # timing only (reuses DIR)
+
+Needs ``pip install onnxruntime onnx`` (the ``onnx`` extra of assoc). Offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_fmat / bench_sbert beside this file
+
+OPSET = 17
+SIDES = ("torch", "ort-fp32", "ort-int8")
+
+
+# -- ONNX Runtime helpers -----------------------------------------------------------------------------
+
+
+def session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def quantize(fp32: Path, int8: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # uint8 weights: on AVX2 without VNNI, uint8 x int8 products can saturate in ORT's kernels
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QUInt8, per_channel=False)
+
+
+def export(module: Any, args: tuple, path: Path, names: list[str], dynamic: dict[str, dict[int, str]]) -> None:
+    import torch
+
+    with torch.inference_mode(False), torch.no_grad():
+        torch.onnx.export(
+            module,
+            args,
+            str(path),
+            dynamo=False,
+            opset_version=OPSET,
+            input_names=names,
+            output_names=["out"],
+            dynamic_axes=dynamic,
+            do_constant_folding=True,
+        )
+
+
+# -- sbert ----------------------------------------------------------------------------------------------
+
+
+def sbert_texts(quick: bool) -> tuple[list[str], list[str]]:
+    from assoc_sbert_topwords.vocabulary import load_vocabulary
+    from bench_sbert import stand_in_terms
+
+    vocabulary = load_vocabulary()
+    terms = stand_in_terms(vocabulary.words)
+    words = list(vocabulary.words)
+    if quick:
+        words, terms = words[::10], terms[::10]
+    return words, terms
+
+
+def sbert_encoder(threads: int, backend: str, directory: Path) -> Any:
+    """The plugin's encoder with its ``backend`` option (the ONNX files are exported into ``directory``)."""
+    import torch
+    from assoc_sbert_topwords.encoding import open_encoder
+
+    from assoc.infra.cache import Cache
+
+    torch.set_num_threads(threads)
+    return open_encoder(
+        "all-MiniLM-L6-v2",
+        device="cpu",
+        dtype="float32",
+        revision=None,
+        batch_size=64,
+        normalize=True,
+        memo=Cache(directory / "cache"),
+        backend=backend,
+    )
+
+
+BACKEND = {"torch": "torch", "ort-fp32": "onnx", "ort-int8": "onnx-int8"}
+
+
+def top_overlap(a: Any, b: Any, terms: list[str], words: list[str], k: int = 50, ceiling: float = 0.7) -> Any:
+    """Per term: the share of its top-k words (ceiling, the term left out) that both cosine matrices give."""
+    import numpy as np
+
+    lowered = np.array([w.lower() for w in words])
+    out = []
+    for i, term in enumerate(terms):
+        tops = []
+        for sims in (a[i], b[i]):
+            order = np.argsort(-sims, kind="stable")
+            order = order[(sims[order] <= ceiling) & (lowered[order] != term.lower())]
+            tops.append(set(order[:k].tolist()))
+        out.append(len(tops[0] & tops[1]) / k)
+    return np.array(out)
+
+
+def sbert_prepare(directory: Path, threads: int, quick: bool) -> dict[str, Any]:
+    import numpy as np
+
+    words, terms = sbert_texts(quick)
+    vectors = {}
+    for side in SIDES:
+        encoder = sbert_encoder(threads, BACKEND[side], directory)  # the ONNX sides export on first use
+        vectors[side] = (encoder.encode(words), encoder.encode(terms))
+    cosines = {side: t @ w.T for side, (w, t) in vectors.items()}  # unit rows: dot products are cosines
+    out: dict[str, Any] = {"words": len(words), "terms": len(terms)}
+    for side in SIDES[1:]:
+        overlap = top_overlap(cosines["torch"], cosines[side], terms, words)
+        out[side] = {
+            "max_abs_cosine_delta": float(np.max(np.abs(cosines[side] - cosines["torch"]))),
+            "max_abs_embedding_delta": float(
+                max(np.max(np.abs(vectors[side][j] - vectors["torch"][j])) for j in (0, 1))
+            ),
+            "top50_overlap_mean": float(overlap.mean()),
+            "top50_overlap_min": float(overlap.min()),
+            "terms_with_identical_top50_set": int((overlap == 1).sum()),
+        }
+    return out
+
+
+def sbert_time(side: str, directory: Path, threads: int, quick: bool) -> dict[str, float]:
+    words, terms = sbert_texts(quick)
+    start = time.perf_counter()
+    encoder = sbert_encoder(threads, BACKEND[side], directory)  # exported by the prepare phase
+    loaded = time.perf_counter() - start
+    encoder.encode(words[:256])  # warm-up
+    start, cpu = time.perf_counter(), time.process_time()
+    encoder.encode(words)
+    encoder.encode(terms)
+    return {"load": loaded, "seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}
+
+
+# -- mlm ------------------------------------------------------------------------------------------------
+
+
+def mlm_requests(lm: Any, quick: bool) -> list[Any]:
+    """The engine requests of the 480-query study (fmat's score_model, recorded on their way to the engine)."""
+    import warnings
+
+    from assoc_fmat.scoring import items_of, score_model
+    from bench_fmat import stimuli
+
+    recorded: list[Any] = []
+    original = lm.log_probs
+
+    def record(requests: Any, **kwargs: Any) -> Any:
+        recorded.extend(requests)
+        return [[0.0] * len(r.token_ids) for r in requests]
+
+    lm.log_probs = record
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            score_model(lm, items_of(stimuli(96 if quick else 480)), cache=None)
+    finally:
+        lm.log_probs = original
+    return recorded
+
+
+def mlm_export(model_dir: Path, directory: Path) -> Path:
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    model = AutoModelForMaskedLM.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+
+    class AtMask(torch.nn.Module):
+        """Logits at the flat (batch * length + position) indices ``picks`` only."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, picks: Any) -> Any:
+            hidden = self.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            flat = hidden.reshape(-1, hidden.shape[-1]).index_select(0, picks)
+            return self.model.cls(flat)
+
+    ids = torch.tensor([[101, 2023, 103, 102], [101, 103, 102, 0]])
+    mask = (ids != 0).long()
+    picks = torch.tensor([2, 5])
+    path = directory / "mlm-fp32.onnx"
+    dynamic = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}
+    dynamic |= {"picks": {0: "picks"}, "out": {0: "picks"}}
+    export(AtMask().eval(), (ids, mask, picks), path, ["input_ids", "attention_mask", "picks"], dynamic)
+    quantize(path, directory / "mlm-int8.onnx")
+    return path
+
+
+def ort_log_probs(sess: Any, lm: Any, requests: list[Any], max_tokens: int | None = None) -> list[Any]:
+    """What ``lm.log_probs(requests)`` returns, with the forward passes on ONNX Runtime (same batches)."""
+    from collections import defaultdict
+
+    import numpy as np
+    import torch
+
+    from assoc.mlm.engine import default_max_tokens, plan_batches
+
+    max_tokens = max_tokens or default_max_tokens(lm.device)
+    row_of: dict[tuple[int, ...], int] = {}
+    targets: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, req in enumerate(requests):
+        targets[(row_of.setdefault(req.input_ids, len(row_of)), req.position)].append(i)
+    rows = list(row_of)
+    positions: dict[int, list[int]] = defaultdict(list)
+    for row, pos in targets:
+        positions[row].append(pos)
+    order = sorted(range(len(rows)), key=lambda r: -len(rows[r]))
+    results: list[Any] = [None] * len(requests)
+    for start, stop in plan_batches([len(rows[r]) for r in order], max_tokens):
+        batch = order[start:stop]
+        longest = len(rows[batch[0]])
+        ids = np.full((len(batch), longest), lm.pad_token_id, dtype=np.int64)
+        mask = np.zeros((len(batch), longest), dtype=np.int64)
+        for b, r in enumerate(batch):
+            ids[b, : len(rows[r])] = rows[r]
+            mask[b, : len(rows[r])] = 1
+        picks = [(b, r, p) for b, r in enumerate(batch) for p in positions[r]]
+        flat = np.array([b * longest + p for b, _, p in picks], dtype=np.int64)
+        logits = sess.run(None, {"input_ids": ids, "attention_mask": mask, "picks": flat})[0]
+        log_sm = torch.log_softmax(torch.from_numpy(logits).to(torch.float64), dim=-1).numpy()
+        for k, (_, r, p) in enumerate(picks):
+            for i in targets[(r, p)]:
+                wanted = requests[i].token_ids
+                results[i] = log_sm[k].copy() if wanted is None else log_sm[k][list(wanted)]
+    return results
+
+
+def mlm_model(directory: Path) -> Path:
+    from bench_fmat import build_model
+
+    path = directory / "bert-base-shaped"
+    if not (path / "config.json").is_file():
+        build_model(str(path), 12, 768)
+    return path
+
+
+def mlm_prepare(directory: Path, threads: int, quick: bool) -> dict[str, Any]:
+    import numpy as np
+    import torch
+
+    from assoc.mlm import MaskRequest, load_masked_lm
+
+    torch.set_num_threads(threads)
+    model_dir = mlm_model(directory)
+    mlm_export(model_dir, directory)
+    lm = load_masked_lm(str(model_dir), device="cpu")
+    requests = mlm_requests(lm, quick)
+    full = [MaskRequest(r.input_ids, r.position, None) for r in requests]
+    reference = np.concatenate(lm.log_probs(requests))
+    reference_full = lm.log_probs(full)
+    out: dict[str, Any] = {"requests": len(requests), "log_probs": int(reference.size)}
+    for side in SIDES[1:]:
+        sess = session(directory / f"mlm-{side[4:]}.onnx", threads)
+        values = np.concatenate(ort_log_probs(sess, lm, requests))
+        values_full = ort_log_probs(sess, lm, full)
+        overlaps = [
+            len(set(np.argsort(-a)[:50].tolist()) & set(np.argsort(-b)[:50].tolist())) / 50
+            for a, b in zip(reference_full, values_full, strict=True)
+        ]
+        out[side] = {
+            "max_abs_log_prob_delta": float(np.max(np.abs(values - reference))),
+            "max_abs_log_prob_delta_whole_vocabulary": float(
+                max(np.max(np.abs(a - b)) for a, b in zip(reference_full, values_full, strict=True))
+            ),
+            "top50_overlap_mean": float(np.mean(overlaps)),
+            "top50_overlap_min": float(np.min(overlaps)),
+        }
+    return out
+
+
+def mlm_time(side: str, directory: Path, threads: int, quick: bool) -> dict[str, float]:
+    import torch
+
+    from assoc.mlm import load_masked_lm
+
+    torch.set_num_threads(threads)
+    start = time.perf_counter()
+    lm = load_masked_lm(str(directory / "bert-base-shaped"), device="cpu")
+    sess = session(directory / f"mlm-{side[4:]}.onnx", threads) if side != "torch" else None
+    loaded = time.perf_counter() - start
+    requests = mlm_requests(lm, quick)
+
+    def run(reqs: list[Any]) -> Any:
+        return lm.log_probs(reqs) if sess is None else ort_log_probs(sess, lm, reqs)
+
+    run(requests[:12])  # warm-up (the engine also decides its fast paths here)
+    start, cpu = time.perf_counter(), time.process_time()
+    run(requests)
+    return {"load": loaded, "seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}
+
+
+# -- driver ---------------------------------------------------------------------------------------------
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                flags = Path("/proc/cpuinfo").read_text()
+                wide = "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "no AVX2")
+                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cores, widest vectors {wide})"
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def versions() -> str:
+    import onnxruntime
+    import torch
+    import transformers
+
+    return f"torch {torch.__version__}, onnxruntime {onnxruntime.__version__}, transformers {transformers.__version__}"
+
+
+@contextmanager
+def locked(lock: Path | None, shared: bool = False) -> Iterator[None]:
+    """Hold a ``flock`` on ``lock`` (when given): exclusive while one timed process runs, else shared."""
+    if lock is None:
+        yield
+        return
+    import fcntl
+
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def timing(parts: list[str], directory: Path, args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for part in parts:
+        runs: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
+        loads = []
+        for round_ in range(args.rounds):
+            order = SIDES[round_ % 3 :] + SIDES[: round_ % 3]
+            for side in order:
+                command = [sys.executable, __file__, "--child", part, side, "--workdir", str(directory)]
+                command += ["--threads", str(args.threads)] + (["--quick"] if args.quick else [])
+                with locked(args.lock):
+                    load = os.getloadavg()[0]
+                    done = subprocess.run(command, capture_output=True, text=True)
+                loads.append(load)
+                if done.returncode:
+                    raise SystemExit(f"{part} {side} failed:\n{done.stderr}")
+                runs[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(
+                f"{part} round {round_ + 1} ({', '.join(order)}): "
+                + ", ".join(f"{s} {runs[s][-1]['seconds']:.2f} s" for s in SIDES)
+                + f"; load average before each {', '.join(f'{x:.2f}' for x in loads[-3:])}",
+                flush=True,
+            )
+        summary: dict[str, Any] = {"load_average": [min(loads), max(loads)]}
+        base = statistics.median(r["seconds"] for r in runs["torch"])
+        for side in SIDES:
+            seconds = [r["seconds"] for r in runs[side]]
+            med = statistics.median(seconds)
+            summary[side] = {
+                "median_s": round(med, 3),
+                "min_s": round(min(seconds), 3),
+                "max_s": round(max(seconds), 3),
+                "median_cpu_s": round(statistics.median(r["cpu"] for r in runs[side]), 3),
+                "median_load_s": round(statistics.median(r["load"] for r in runs[side]), 3),
+                "torch_over_this": round(base / med, 3),
+            }
+            print(
+                f"{part} {side}: median {med:.2f} s (min {min(seconds):.2f}, max {max(seconds):.2f}), "
+                f"torch/this {base / med:.2f}x",
+                flush=True,
+            )
+        out[part] = summary
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("sbert", "mlm", "all"), default="all")
+    parser.add_argument("--phase", choices=("prepare", "time", "all"), default="all")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="a tenth of the sbert texts, 96 queries, 1 round")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the exported models here")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument(
+        "--lock",
+        type=Path,
+        default=None,
+        help="on a shared machine: a lock file that other heavy work takes shared (flock -s); each timed "
+        "process runs holding it exclusively",
+    )
+    parser.add_argument("--child", nargs=2, metavar=("PART", "SIDE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        part, side = args.child
+        timed = sbert_time if part == "sbert" else mlm_time
+        print(json.dumps(timed(side, args.workdir, args.threads, args.quick)))
+        return
+    if args.quick:
+        args.rounds = 1
+    parts = ["sbert", "mlm"] if args.part == "all" else [args.part]
+    with tempfile.TemporaryDirectory(prefix="bench-onnx-") as tmp:
+        directory = args.workdir or Path(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        result: dict[str, Any] = {
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "cpu": cpu_name(),
+            "threads": args.threads,
+            "versions": versions(),
+        }
+        print(f"{result['date']}; {result['cpu']}; {args.threads} threads; {result['versions']}", flush=True)
+        if args.phase in ("prepare", "all"):
+            for part in parts:
+                prepare = sbert_prepare if part == "sbert" else mlm_prepare
+                with locked(args.lock, shared=True):
+                    result[f"{part}_accuracy"] = prepare(directory, args.threads, args.quick)
+                print(f"{part} accuracy: {json.dumps(result[f'{part}_accuracy'])}", flush=True)
+        if args.phase in ("time", "all"):
+            result["timing"] = timing(parts, directory, args)
+        print(json.dumps(result, indent=2))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""The ``backend`` option: run a sentence-transformers model's transformer on ONNX Runtime.
+
+``backend="torch"`` (the default) runs the model as sentence-transformers loads it.
+``backend="onnx"`` exports the transformer (the Hugging Face model inside the first module) once
+with ``torch.onnx.export`` to an ONNX file in the assoc cache and runs it on ONNX Runtime's CPU
+provider; tokenisation, length-sorted batching, pooling and normalisation stay
+sentence-transformers' own, so only the transformer's arithmetic changes. Before it is used,
+every load checks it against the PyTorch model on a fixed set of probe texts of different
+lengths (so padding is exercised): an export whose embeddings differ from PyTorch's by more than
+:data:`TOLERANCE` anywhere is refused with a :class:`~assoc.errors.ModelError`, never used.
+
+``backend="onnx-int8"`` (opt-in) runs a copy with dynamic int8 quantisation of the linear layers'
+weights (``onnxruntime.quantization.quantize_dynamic``, unsigned 8-bit weights per tensor:
+the setting for CPUs with AVX2 but without VNNI). It is faster and not equal to PyTorch:
+cosines move by up to 0.16 and on average a fifth of each term's top-50 words change (measured
+for all-MiniLM-L6-v2 in ``docs/onnx.md``); it is not checked against PyTorch.
+
+Why sentence-transformers' own ``backend="onnx"`` is not used: it needs ``optimum-onnx``, whose
+releases require ``transformers<4.58``, while sentence-transformers 6 requires transformers 5.
+
+ONNX Runtime uses as many intra-op threads as PyTorch has at the time the model is loaded
+(``torch.get_num_threads()``), one inter-op thread, and sequential execution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from assoc.errors import ModelError, OptionError
+
+#: values of the ``backend`` option
+BACKENDS = ("torch", "onnx", "onnx-int8")
+#: the pip command that installs what the ONNX backends need
+INSTALL = "pip install 'assoc-sbert-topwords[onnx]'"
+#: largest |difference| of any embedding component from PyTorch's that backend="onnx" accepts
+TOLERANCE = 1e-5
+#: ONNX opset of the export
+OPSET = 17
+#: texts of different lengths whose embeddings must match PyTorch's (one batch, so padding is exercised)
+PROBE_TEXTS = (
+    "a",
+    "doctor",
+    "This is a nurse.",
+    "The quick brown fox jumps over the lazy dog near the riverbank at dawn.",
+    "Stereotypes are beliefs about the characteristics, attributes and behaviours of members of groups.",
+    "naïve café",
+)
+
+
+def check_backend(value: str) -> str:
+    """``check`` of the ``backend`` option: the ONNX backends need onnxruntime and onnx installed."""
+    if value != "torch":
+        missing = [name for name in ("onnxruntime", "onnx") if not _importable(name)]
+        if missing:
+            raise ValueError(f"backend {value!r} needs {' and '.join(missing)}: {INSTALL}")
+    return value
+
+
+def _importable(name: str) -> bool:
+    from importlib.util import find_spec
+
+    return find_spec(name) is not None
+
+
+def use_backend(model: Any, backend: str, *, name: str, fingerprint: str, device: str, dtype: str, memo: Any) -> None:
+    """Make the SentenceTransformer ``model`` run its transformer on ``backend`` (in place).
+
+    ``memo``: the :class:`assoc.infra.cache.Cache` whose root holds the exported files (None:
+    the default root). Raises :class:`~assoc.errors.OptionError` for a device or dtype the
+    ONNX backends do not run, and :class:`~assoc.errors.ModelError` for a model they cannot
+    export or an fp32 export that does not reproduce PyTorch's embeddings.
+    """
+    if backend == "torch":
+        return
+    if backend not in BACKENDS:
+        raise OptionError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    check_backend(backend)
+    if str(device).split(":")[0] != "cpu":
+        raise OptionError(f"backend {backend!r} runs on the CPU; got device {device!r} (use backend='torch')")
+    if dtype != "float32":
+        raise OptionError(f"backend {backend!r} runs float32 weights; got dtype {dtype!r}")
+    module = _transformer_module(model, name)
+    hf = module.model if hasattr(module, "model") else module.auto_model
+    # sentence-transformers >= 6 calls it preprocess (tokenize warns there)
+    tokenize = getattr(model, "preprocess", None) or model.tokenize
+    example = tokenize(["two texts", "of different lengths, so one is padded"])
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in example]
+    path = _exported(hf, names, example, fingerprint=fingerprint, int8=backend == "onnx-int8", memo=memo)
+    reference = None
+    if backend == "onnx":
+        reference = model.encode(list(PROBE_TEXTS), batch_size=len(PROBE_TEXTS), convert_to_numpy=True)
+    runner = _runner(_session(path), hf.config, names)
+    attribute = "model" if hasattr(module, "model") else "auto_model"
+    original = getattr(module, attribute)
+    setattr(module, attribute, runner)
+    if reference is not None:
+        import numpy as np
+
+        got = model.encode(list(PROBE_TEXTS), batch_size=len(PROBE_TEXTS), convert_to_numpy=True)
+        delta = float(np.max(np.abs(got - reference)))
+        if not delta <= TOLERANCE:  # also catches NaN
+            setattr(module, attribute, original)
+            raise ModelError(
+                f"the ONNX export of {name!r} does not reproduce its PyTorch embeddings (max |difference| "
+                f"{delta:.2e} > {TOLERANCE:g} on probe texts); use backend='torch'"
+            )
+
+
+def _transformer_module(model: Any, name: str) -> Any:
+    first = model[0] if len(model) else None
+    if type(first).__name__ != "Transformer" or not (hasattr(first, "model") or hasattr(first, "auto_model")):
+        raise ModelError(
+            f"backend 'onnx' runs models whose first module is a sentence-transformers Transformer; "
+            f"{name!r} starts with {type(first).__name__}"
+        )
+    return first
+
+
+def _versions() -> dict[str, str]:
+    import onnx
+    import onnxruntime
+    import torch
+    import transformers
+
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "onnx": onnx.__version__,
+        "onnxruntime": onnxruntime.__version__,
+    }
+
+
+def _exported(hf: Any, names: list[str], example: Any, *, fingerprint: str, int8: bool, memo: Any) -> Path:
+    """The ONNX file of ``hf`` in the cache, exported (and quantised) on first use; written atomically."""
+    from assoc.infra.cache import default_root
+
+    root = Path(memo.root) if memo is not None and getattr(memo, "root", None) else default_root()
+    key = {"fingerprint": fingerprint, "inputs": names, "opset": OPSET, "int8": int8, **_versions()}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    destination = root / "models" / "onnx" / digest
+    path = destination / "model.onnx"
+    if path.is_file():
+        return path
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{digest}.", dir=destination.parent))
+    try:
+        fp32 = work / "fp32.onnx"
+        _export(hf, names, example, fp32)
+        if int8:
+            import logging
+
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            # its advice to pre-process is for static quantisation: drop that one message, nothing else
+            def not_advice(record: logging.LogRecord) -> bool:
+                return "pre-processing before quantization" not in record.getMessage()
+
+            root_logger = logging.getLogger()
+            root_logger.addFilter(not_advice)
+            try:
+                # uint8 weights: on AVX2 CPUs without VNNI, int8 weights can saturate ORT's uint8 x int8 kernels
+                quantize_dynamic(str(fp32), str(work / "model.onnx"), weight_type=QuantType.QUInt8, per_channel=False)
+            finally:
+                root_logger.removeFilter(not_advice)
+            fp32.unlink()
+        else:
+            fp32.rename(work / "model.onnx")
+        (work / "key.json").write_text(json.dumps(key, indent=2, sort_keys=True), encoding="utf-8")
+        try:
+            os.replace(work, destination)
+        except OSError:
+            if not path.is_file():  # not another process that finished first
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return path
+
+
+def _export(hf: Any, names: list[str], example: Any, path: Path) -> None:
+    import warnings
+
+    import torch
+
+    class Transformer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hf = hf
+
+        def forward(self, *inputs: Any) -> Any:
+            return self.hf(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+    # ``example``: two rows of different lengths, so the traced graph keeps the attention mask (a batch
+    # without padding could let the model's mask code drop it)
+    dynamic = {n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]}
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # tracer warnings: the probe check decides whether the export is right
+            torch.onnx.export(
+                Transformer().eval(),
+                tuple(example[n].cpu() for n in names),
+                str(path),
+                dynamo=False,
+                opset_version=OPSET,
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes=dynamic,
+            )
+    except Exception as exc:  # noqa: BLE001 - any exporter failure: this model cannot use the backend
+        raise ModelError(
+            f"cannot export the model to ONNX ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+            "use backend='torch'"
+        ) from exc
+
+
+def _session(path: Path) -> Any:
+    import onnxruntime as ort
+    import torch
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _runner(sess: Any, config: Any, names: list[str]) -> Any:
+    """A module standing in for the Hugging Face model inside sentence-transformers' Transformer."""
+    import torch
+
+    class OnnxTransformer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.config = config
+
+        def forward(self, **features: Any) -> dict[str, Any]:
+            feeds = {n: features[n].cpu().numpy() for n in names}
+            return {"last_hidden_state": torch.from_numpy(sess.run(None, feeds)[0])}
+
+    return OnnxTransformer()

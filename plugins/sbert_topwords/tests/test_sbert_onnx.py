@@ -1,0 +1,118 @@
+"""The ``backend`` option: ONNX Runtime against PyTorch on the real all-MiniLM-L6-v2.
+
+The reference is sentence-transformers' own PyTorch ``encode`` (a model loaded here, not through
+the plugin) and numpy cosines; the ONNX side goes through ``assoc.score``.
+"""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import assoc
+from assoc.errors import ModelError, OptionError
+
+from .conftest import SMALL_VOCABULARY
+
+pytest.importorskip("onnxruntime", reason="the onnx extra (pip install 'assoc-sbert-topwords[onnx]')")
+pytest.importorskip("onnx", reason="the onnx extra (pip install 'assoc-sbert-topwords[onnx]')")
+
+MODEL = "all-MiniLM-L6-v2"
+TERMS = {"target": {"jobs": ["nurse", "doctor"], "age": ["teenagers"]}}
+
+
+def test_onnx_cosines_equal_pytorch_and_provenance_and_cache_keys(minilm, cache_dir):
+    table = assoc.score(
+        "sbert_cosine",
+        {"target": {"jobs": ["nurse", "doctor", "teenagers"]}, "attribute": {"words": SMALL_VOCABULARY}},
+        [MODEL],
+        backend="onnx",
+        progress=False,
+    )
+    # by hand: PyTorch embeddings, float64 cosines
+    words = ["nurse", "doctor", "teenagers", *SMALL_VOCABULARY]
+    vectors = np.asarray(minilm.encode(words, convert_to_numpy=True), dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = {w: i for i, w in enumerate(words)}
+    expected = [float(vectors[index[t]] @ vectors[index[a]]) for t, a in zip(table["target"], table["attribute"])]
+    assert len(table) == 3 * len(SMALL_VOCABULARY)
+    assert np.max(np.abs(table["value"].to_numpy() - expected)) <= 1e-5
+    assert table.assoc.provenance["options"]["backend"] == "onnx"
+    exported = list((cache_dir / "models" / "onnx").glob("*/key.json"))
+    assert len(exported) == 1 and json.loads(exported[0].read_text())["int8"] is False
+
+
+def test_onnx_top_words_equal_pytorch_and_vocabulary_cached_per_backend(cache_dir):
+    def top(backend):
+        table = assoc.score(
+            "sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=10, backend=backend, progress=False
+        )
+        return table.sort_values(["target", "rank"]).reset_index(drop=True)
+
+    torch_rows, onnx_rows = top("torch"), top("onnx")
+    assert np.max(np.abs(torch_rows["value"].to_numpy() - onnx_rows["value"].to_numpy())) <= 1e-5
+    # the vocabulary's embeddings are stored once per backend: two different keys, two arrays
+    assert len(list((cache_dir / "arrays").glob("*.npy"))) == 2
+
+
+def test_onnx_int8_is_opt_in_and_close(minilm, cache_dir):
+    table = assoc.score(
+        "sbert_cosine",
+        {"target": {"jobs": ["nurse", "doctor"]}, "attribute": {"words": SMALL_VOCABULARY}},
+        [MODEL],
+        backend="onnx-int8",
+        progress=False,
+    )
+    words = ["nurse", "doctor", *SMALL_VOCABULARY]
+    vectors = np.asarray(minilm.encode(words, convert_to_numpy=True), dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = {w: i for i, w in enumerate(words)}
+    expected = np.array([vectors[index[t]] @ vectors[index[a]] for t, a in zip(table["target"], table["attribute"])])
+    delta = np.abs(table["value"].to_numpy() - expected)
+    # quantised: not equal to PyTorch, but the same space (docs/onnx.md: up to 0.16 on the paper-sized job)
+    assert 1e-5 < delta.max() < 0.2
+    assert table.assoc.provenance["options"]["backend"] == "onnx-int8"
+
+
+def test_export_that_does_not_reproduce_pytorch_is_refused(cache_dir, monkeypatch):
+    from assoc_sbert_topwords import onnx
+
+    monkeypatch.setattr(onnx, "TOLERANCE", -1.0)  # no export can pass: the refusal path
+    with pytest.raises(ModelError, match="does not reproduce its PyTorch embeddings"):
+        assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx", progress=False)
+
+
+def test_backend_option_errors(cache_dir, monkeypatch):
+    with pytest.raises(OptionError, match="backend"):
+        assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="tensorrt")
+    with pytest.raises(OptionError, match="runs float32"):
+        assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx", dtype="bfloat16")
+    from importlib import util
+
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "onnxruntime" else real(name, *a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(OptionError, match=r"pip install 'assoc-sbert-topwords\[onnx\]'"):
+            assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx")
+
+
+def test_in_memory_model_is_left_as_it_is(minilm, cache_dir):
+    from assoc.scoring.models import register_model
+
+    name = register_model(minilm, "minilm-in-memory-onnx-test")
+    before = type(minilm[0].auto_model)
+    with pytest.raises(OptionError, match="in memory"):
+        assoc.score("sbert_topwords", TERMS, [name], vocabulary=SMALL_VOCABULARY, backend="onnx", progress=False)
+    assert type(minilm[0].auto_model) is before
+
+
+def test_docs_onnx_example_runs(cache_dir):
+    from pathlib import Path
+
+    from assoc.testing.docs import code_blocks, run_blocks
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "onnx.md"
+    namespace = run_blocks(code_blocks(page), name="docs/onnx.md")
+    assert set(namespace["table"]["target"]) == {"nurse", "engineer"}
