@@ -222,11 +222,39 @@ def cpu_seconds() -> tuple[float, float] | None:
 
 
 def own_cpu_seconds() -> float:
-    """CPU seconds this process and its finished children used (user + system)."""
+    """CPU seconds this process, its finished children and its live descendants used (user + system).
+
+    Live descendants (a local server a comparison started for its rounds) are read from
+    ``/proc/<pid>/stat``; their CPU is the benchmark's own, not other processes'.
+    """
     import resource
 
     me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + live_descendants_cpu(os.getpid())
+
+
+def live_descendants_cpu(root: int) -> float:
+    """CPU seconds (user + system, their own and their waited-for children's) of the live descendants of ``root``."""
+    parent_of: dict[int, int] = {}
+    cpu_of: dict[int, float] = {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            # the command name (field 2) may hold spaces: split after its closing parenthesis
+            fields = (entry / "stat").read_text(encoding="ascii", errors="replace").rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        pid = int(entry.name)
+        parent_of[pid] = int(fields[1])
+        cpu_of[pid] = sum(int(v) for v in fields[11:15]) / ticks  # utime, stime, cutime, cstime
+    total = 0.0
+    for pid in cpu_of:
+        ancestor = parent_of.get(pid)
+        while ancestor is not None and ancestor > 1 and ancestor != root:
+            ancestor = parent_of.get(ancestor)
+        if ancestor == root:
+            total += cpu_of[pid]
+    return total
 
 
 def other_cpu(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None) -> float | None:
@@ -308,7 +336,11 @@ def header_block(result: dict[str, Any]) -> str:
                     "1-minute load",
                     f"{min(loads):.2f} to {max(loads):.2f} (before and after each round; counts the sides)",
                 ],
-                ["rounds", f"{len(result['rounds'])}, each side in its own fresh process, order alternating"],
+                [
+                    "rounds",
+                    result.get("rounds_note")
+                    or f"{len(result['rounds'])}, each side in its own fresh process, order alternating",
+                ],
             ],
         ),
     ]

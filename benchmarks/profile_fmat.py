@@ -264,7 +264,7 @@ def main() -> None:
         return
     sys.path.insert(0, str(HERE))
     import bench_fmat
-    from harness import header_block, machine_info
+    from harness import QUIET_OTHER_CPU, cpu_sample, header_block, machine_info, other_cpu
 
     lines: list[str] = []
     loads: list[dict[str, float]] = []
@@ -273,21 +273,28 @@ def main() -> None:
         for queries in args.queries:
             rounds, own = [], []
             for round_ in range(args.rounds):
-                before = os.getloadavg()[0]
+                before, sample = os.getloadavg()[0], cpu_sample()
                 rounds.append(spawn(queries, model, args.threads, False, os.path.join(tmp, f"c{queries}-{round_}")))
                 if queries == 1:
                     own.append(spawn(queries, model, args.threads, True, os.path.join(tmp, f"o-{round_}")))
-                loads.append({"load_before": before, "load_after": os.getloadavg()[0]})
+                loads.append(
+                    {
+                        "load_before": before,
+                        "load_after": os.getloadavg()[0],
+                        "other_cpu": other_cpu(sample, cpu_sample()),
+                    }
+                )
             lines += report(queries, rounds, own)
     import datetime
 
     result = {
         "machine": machine_info("cpu", args.threads),
         "rounds": loads,
+        "rounds_note": f"{args.rounds} per study size, each a fresh process with an empty cache directory",
         "quick": False,
         "command": "python benchmarks/profile_fmat.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "not_quiet": [i + 1 for i, r in enumerate(loads) if r["load_before"] > 0.5],
+        "not_quiet": [i + 1 for i, r in enumerate(loads) if (r["other_cpu"] or 0.0) > QUIET_OTHER_CPU],
     }
     page = [
         header_block(result),

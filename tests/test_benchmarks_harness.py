@@ -176,3 +176,24 @@ def test_cpu_seconds_reads_the_first_line_of_proc_stat(harness, tmp_path, monkey
     ticks = os.sysconf("SC_CLK_TCK")
     busy, steal = harness.cpu_seconds()
     assert busy == pytest.approx((100 + 20 + 30 + 5 + 5) / ticks) and steal == pytest.approx(40 / ticks)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_live_child_counts_as_the_benchmarks_own_cpu(harness):
+    import os
+    import subprocess
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 5\nwhile time.time() < end: pass"]
+    )
+    try:
+        time.sleep(0.3)
+        before = harness.live_descendants_cpu(os.getpid())
+        time.sleep(1.0)
+        after = harness.live_descendants_cpu(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert after - before > 0.2  # the busy child's CPU is found under this process
+    assert harness.live_descendants_cpu(child.pid) == 0.0  # a process without descendants
