@@ -89,9 +89,9 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         "backend",
         str,
         "torch",
-        "what runs the transformer: 'torch'; 'onnx' (ONNX Runtime on the CPU, float32, checked equal to "
-        "PyTorch within 1e-5 on every load); 'onnx-int8' (opt-in int8 weights: faster, cosines change by up "
-        "to ~0.16; see docs/onnx.md). The ONNX backends need pip install 'assoc-sbert-topwords[onnx]'",
+        "what runs the transformer: 'torch'; 'onnx-int8' (opt-in: ONNX Runtime on the CPU with int8 weights, "
+        "faster but not equal to PyTorch: cosines change, top-50 lists overlap partly; docs/onnx.md has the "
+        "measured figures). It needs pip install 'assoc-sbert-topwords[onnx]'",
         choices=BACKENDS,
         check=check_backend,
     ),
