@@ -196,20 +196,20 @@ def spread(values: list[float]) -> str:
 def report(queries: int, rounds: list[dict[str, Any]], own: list[dict[str, Any]]) -> list[str]:
     """Markdown lines: the phases of ``rounds`` (median and range) and the forward passes' arithmetic."""
     lines: list[str] = []
-    print = lines.append  # noqa: A001 - the lines are printed and written by the caller
-    print(f"\n#### {queries} {'query' if queries == 1 else 'queries'} x 6 options, {len(rounds)} fresh processes\n")
-    print("| phase | seconds: median (range) |")
-    print("|---|---|")
+    add = lines.append  # the caller prints the lines and writes them to the page
+    add(f"\n#### {queries} {'query' if queries == 1 else 'queries'} x 6 options, {len(rounds)} fresh processes\n")
+    add("| phase | seconds: median (range) |")
+    add("|---|---|")
     for key, label in PHASES:
         values = [r.get(key, 0.0) for r in rounds]
-        print(f"| {label} | {spread(values)} |")
+        add(f"| {label} | {spread(values)} |")
     accounted = [sum(r.get(k, 0.0) for k, _ in PHASES) for r in rounds]
-    print(f"| **whole process, from `import torch` to the table** | **{spread([r['process'] for r in rounds])}** |")
-    print(f"| of which the phases above | {spread(accounted)} |")
+    add(f"| **whole process, from `import torch` to the table** | **{spread([r['process'] for r in rounds])}** |")
+    add(f"| of which the phases above | {spread(accounted)} |")
     share = statistics.median(r["linear_share"] for r in rounds)
     forward = statistics.median(r["forward"] for r in rounds)
     gflop = rounds[0]["gflop"]
-    print(
+    add(
         f"\nForward passes: {rounds[0]['sentences']} sentences, {rounds[0]['tokens']} real tokens, "
         f"{gflop:.0f} GFLOP; the linear layers' matrix products are {100 * share:.0f}% of the engine's "
         f"operator time (torch profiler), so about {share * forward:.2f} s at "
@@ -217,14 +217,14 @@ def report(queries: int, rounds: list[dict[str, Any]], own: list[dict[str, Any]]
     )
     if own:
         load = [o["own_load"] + o["import_torch"] + o["import_transformers"] for o in own]
-        print(
+        add(
             "The model's own load in a fresh process (imports of torch and transformers, "
             f"`from_pretrained` of model and tokenizer, one forward pass): {spread(load)}."
         )
     pipeline = pipeline_seconds(queries)
     if pipeline is not None and share * forward:
         seconds, date = pipeline
-        print(
+        add(
             f"\nThe bound this sets: the fill-mask pipeline took {seconds:.2f} s (median, clock process) for the same "
             f"study in `python -m benchmarks fmat` of {date} (`benchmarks/results/fmat.json`); even with every other "
             f"phase at zero, assoc's ratio to the pipeline cannot exceed {seconds:.2f} / {share * forward:.2f} = "
