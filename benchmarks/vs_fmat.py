@@ -12,7 +12,12 @@ weights: speed does not depend on them) built once into a temporary directory. S
   queries in batches of 32 (in the study's order) padded, one forward pass per batch,
   ``log_softmax`` at the mask position, the option ids gathered (single-token options only);
 * ``assoc-1q`` and ``load``: a one-query study with assoc, against the model's own load time
-  (``AutoModelForMaskedLM.from_pretrained`` + ``AutoTokenizer.from_pretrained``).
+  (``AutoModelForMaskedLM.from_pretrained`` + ``AutoTokenizer.from_pretrained``);
+* ``assoc-onnx`` (CPU only): the same study with ``backend="onnx"`` (the forward passes on ONNX
+  Runtime, :mod:`assoc.mlm.onnx`). The model is exported once while the comparison is prepared,
+  as a first use would, into a directory every round's (otherwise empty) cache links to: the
+  export is a one-time cost per model, reported on its own line, not in the rounds; the check of
+  the export against PyTorch, made on every load, is in the rounds.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
     layers, hidden, queries = (2, 128, 16) if args.quick else (12, 768, 480)
     model = build_model(str(workdir / "model"), layers, hidden)
     options_of = options_per_query(items_of(stimuli(queries)))
+    onnx = args.device == "cpu" and _onnx_installed()
+    export_seconds = _export(model, workdir / "onnx-export") if onnx else None
     comparison = Comparison(
         name="fmat",
         title="FMAT",
@@ -51,11 +58,20 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
             Side("batched", f"batched `AutoModelForMaskedLM` loop ({BATCH} queries per forward pass)"),
             Side("assoc-1q", "assoc, a one-query study"),
             Side("load", "the model's own load (`from_pretrained`: model + tokenizer)"),
+            *([Side("assoc-onnx", "assoc `score('fmat', backend='onnx')` (ONNX Runtime, float32)")] if onnx else []),
         ],
         contests=[
             Contest("assoc", "pipeline", "pipeline / assoc"),
             Contest("assoc", "batched", "batched loop / assoc"),
             Contest("assoc-1q", "load", "model load alone / assoc one-query study (1 = no cost beyond the load)"),
+            *(
+                [
+                    Contest("assoc-onnx", "pipeline", "pipeline / assoc backend=onnx"),
+                    Contest("assoc-onnx", "assoc", "assoc backend=torch / assoc backend=onnx"),
+                ]
+                if onnx
+                else []
+            ),
         ],
         clocks=("process", "imported"),
         workload=(
@@ -70,13 +86,42 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         "threads": args.threads,
         "queries": queries,
         "options_of": options_of,
+        "export_seconds": export_seconds,
     }
     return comparison, spec, None
 
 
+def _onnx_installed() -> bool:
+    from assoc.infra.onnx import missing_packages
+
+    return not missing_packages()
+
+
+def _export(model: str, root: Path) -> float:
+    """Export ``model`` for ``backend="onnx"`` into the cache root ``root`` (a first use); its seconds."""
+    import time
+
+    from assoc.infra.cache import Cache
+    from assoc.mlm import MaskRequest, load_masked_lm
+
+    with load_masked_lm(model, backend="onnx", memo=Cache(root)) as lm:
+        start = time.perf_counter()
+        lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5,))])  # exports, checks, runs
+        return time.perf_counter() - start
+
+
 def side_spec(side: str, spec: dict[str, Any], workdir: Path, index: int) -> dict[str, Any]:
-    """Every assoc run gets an empty result cache (a cache hit would not be a study's first run)."""
-    return {**spec, "env": {"ASSOC_CACHE_DIR": str(workdir / f"cache-{side}-{index}")}}
+    """Every assoc run gets an empty result cache (a cache hit would not be a study's first run).
+
+    The ``assoc-onnx`` side's cache links to the export made in :func:`prepare` (``models/``) and
+    holds nothing else: results, fingerprints and checks start empty as for ``assoc``.
+    """
+    cache = workdir / f"cache-{side}-{index}"
+    if side == "assoc-onnx":
+        cache.mkdir(parents=True, exist_ok=True)
+        if not (cache / "models").exists():
+            (cache / "models").symlink_to(workdir / "onnx-export" / "models", target_is_directory=True)
+    return {**spec, "env": {"ASSOC_CACHE_DIR": str(cache)}}
 
 
 def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) -> dict[str, Any]:
@@ -87,7 +132,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     set_threads(threads)
     warnings.simplefilter("ignore")  # pipeline target warnings; nothing here is out of vocabulary
     model, device = spec["model"], spec["device"]
-    if side in ("assoc", "assoc-1q"):
+    if side in ("assoc", "assoc-1q", "assoc-onnx"):
         import transformers  # noqa: F401 - the same library code as the other sides before the clock
 
         import assoc
@@ -95,7 +140,8 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
 
         study = stimuli(spec["queries"]) if side == "assoc" else one_query_study()
         stamps.imported = now()
-        table = assoc.score("fmat", study, models=[model], progress=False, device=device)
+        backend = {"backend": "onnx"} if side == "assoc-onnx" else {}
+        table = assoc.score("fmat", study, models=[model], progress=False, device=device, **backend)
         stamps.done = now()
         values = [[s, m, float(v)] for s, m, v in zip(table["sentence"], table["mask"], table["value"])]
         return {"values": values, "threads": torch.get_num_threads()}
@@ -148,10 +194,20 @@ def max_difference(ours: list[list[Any]], theirs: list[list[Any]]) -> tuple[floa
 def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[list[Any]]:
     rows = []
     expected = sum(len(o) for o in spec["options_of"].values())
-    for side in ("pipeline", "batched"):
-        diff, n = max_difference(results["assoc"]["values"], results[side]["values"])
+    pairs = [("assoc", "pipeline"), ("assoc", "batched")]
+    if "assoc-onnx" in results:
+        pairs += [("assoc-onnx", "pipeline"), ("assoc-onnx", "assoc")]
+    for ours, side in pairs:
+        diff, n = max_difference(results[ours]["values"], results[side]["values"])
         if n != expected:
-            raise SystemExit(f"fmat: only {n} of {expected} log probabilities of {side} match assoc's")
-        rows.append([f"max |Δ log P| assoc vs {side} (round 1)", f"{diff:.2e} over {n} values"])
+            raise SystemExit(f"fmat: only {n} of {expected} log probabilities of {side} match {ours}'s")
+        rows.append([f"max |Δ log P| {ours} vs {side} (round 1)", f"{diff:.2e} over {n} values"])
+    if spec.get("export_seconds") is not None:
+        rows.append(
+            [
+                "assoc-onnx: the one-time export (torch.onnx.export, made in preparation, not in the rounds)",
+                f"{spec['export_seconds']:.1f} s, with its check against PyTorch",
+            ]
+        )
     rows.append(["torch threads in the children", results["assoc"]["threads"]])
     return rows

@@ -134,6 +134,47 @@ def test_pll_matches_one_forward_pass_per_masked_copy(lms, family, metric):
         assert result.mean == pytest.approx(math.fsum(expected) / len(scored), abs=TOL)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_pll_on_onnx_runtime_matches_one_forward_pass_per_masked_copy(model_dirs, family, tmp_path):
+    # backend="onnx" (assoc.mlm.onnx): the same engine batches on ONNX Runtime, against the same by-hand loop
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from assoc.infra.cache import Cache
+    from assoc.mlm import load_masked_lm
+
+    lm = load_masked_lm(model_dirs[family], backend="onnx", memo=Cache(tmp_path / "cache"))
+    try:
+        results = score_sentences(lm, SENTENCES, metric="word_l2r", max_tokens=40)
+        for sentence, result in zip(SENTENCES, results):
+            ids = lm.tokenizer(sentence)["input_ids"]
+            tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+            scored = list(range(1, len(ids) - 1))
+            expected = hand_log_probs(lm, ids, hand_masks(family, tokens, "word_l2r", scored))
+            for got, want in zip(result.token_log_probs, expected):
+                assert got.log_prob == pytest.approx(want, abs=TOL)
+    finally:
+        lm.close()
+
+
+def test_pll_scorer_records_the_backend_and_caches_it_apart(model_dirs, tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    import assoc
+    from assoc.mlm import onnx
+
+    design = Design("d", queries=("{TARGET} is a [MASK].",), mask={"job": ("nurse", "doctor")}, target={"t": ("she",)})
+    stimuli = Stimuli([design])
+    cache_dir = str(tmp_path / "results")
+    torch_table = assoc.score("pll", stimuli, [model_dirs["bert"]], cache_dir=cache_dir, progress=False)
+    runs = []
+    original = onnx.OnnxForward.log_softmax
+    monkeypatch.setattr(onnx.OnnxForward, "log_softmax", lambda self, *a: runs.append(1) or original(self, *a))
+    onnx_table = assoc.score("pll", stimuli, [model_dirs["bert"]], backend="onnx", cache_dir=cache_dir, progress=False)
+    assert runs  # computed on ONNX Runtime, not read back from the PyTorch results in the same cache
+    assert onnx_table.assoc.provenance["options"]["backend"] == "onnx"
+    assert torch_table.assoc.provenance["options"]["backend"] == "torch"
+    assert len(onnx_table) == len(torch_table) == 2
+
+
 def test_word_l2r_masks_later_pieces_of_a_three_piece_word(lms):
     lm = lms["bert"]
     sentence = "the crewmember is here"

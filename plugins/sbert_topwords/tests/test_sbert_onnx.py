@@ -86,6 +86,7 @@ def test_export_that_does_not_reproduce_pytorch_is_refused(cache_dir, monkeypatc
     monkeypatch.setattr(onnx, "TOLERANCE", -1.0)  # no export can pass: the refusal path
     with pytest.raises(ModelError, match="does not reproduce its PyTorch embeddings"):
         assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx-int8", progress=False)
+    assert not list((cache_dir / "models" / "onnx").glob("*/model.onnx"))  # the failing export is not kept
 
 
 def test_backend_option_errors(cache_dir, monkeypatch):
@@ -121,5 +122,5 @@ def test_docs_onnx_example_runs(cache_dir):
     from assoc.testing.docs import code_blocks, run_blocks
 
     page = Path(__file__).resolve().parents[3] / "docs" / "onnx.md"
-    namespace = run_blocks(code_blocks(page), name="docs/onnx.md")
+    namespace = run_blocks(code_blocks(page, section="## Using it with the sbert scorers"), name="docs/onnx.md")
     assert set(namespace["table"]["target"]) == {"nurse", "engineer"}

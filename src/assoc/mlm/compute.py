@@ -26,15 +26,25 @@ def request_key(request: MaskRequest) -> str:
     return digest([list(request.input_ids), request.position, token_ids])[:40]
 
 
+def engine_parts(lm: Any) -> dict[str, Any]:
+    """What the engine's numbers depend on besides the request: weights' fingerprint, dtype, device type, backend.
+
+    The backend is named only when it is not PyTorch, so the keys of results computed before the
+    ``backend`` option existed stay valid; results of different backends never share a key.
+    """
+    parts = {"model": lm.fingerprint, "dtype": lm.dtype, "device": str(lm.device).split(":")[0]}
+    backend = getattr(lm, "backend", "torch")
+    if backend != "torch":
+        parts["backend"] = backend
+    return parts
+
+
 def model_namespace(cache: Cache, lm: Any, kind: str, version: int, **parts: Any) -> Namespace:
     """The cache namespace of one masked LM for results of ``kind``.
 
-    It holds everything that changes the numbers (the weights' fingerprint, dtype, device type)
-    plus the caller's ``parts``.
+    It holds everything that changes the numbers (:func:`engine_parts`) plus the caller's ``parts``.
     """
-    return cache.namespace(
-        kind=kind, version=version, model=lm.fingerprint, dtype=lm.dtype, device=str(lm.device).split(":")[0], **parts
-    )
+    return cache.namespace(kind=kind, version=version, **engine_parts(lm), **parts)
 
 
 def cached_log_probs(

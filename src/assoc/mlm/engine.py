@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError
-from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, default_max_tokens  # noqa: F401 (re-exported)
+from assoc.mlm.batch import log_softmax64, padded_batch
+from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, check_backend_settings, default_max_tokens  # noqa: F401 (re-exported)
 from assoc.mlm.requests import MaskRequest
 
 if TYPE_CHECKING:
@@ -42,8 +43,10 @@ class MaskedLM:
 
     Attributes: ``name`` (as given by the user), ``tokenizer``, ``model``, ``device``,
     ``dtype``, ``mask_token``, ``mask_token_id``, ``max_length`` (longest sequence the
-    model accepts, special tokens included) and ``fingerprint`` (a stable id of the
-    weights: the Hub commit hash, or a sha256 of a local directory's files).
+    model accepts, special tokens included), ``fingerprint`` (a stable id of the
+    weights: the Hub commit hash, or a sha256 of a local directory's files) and ``backend``
+    (what runs the forward passes: ``"torch"``, or ONNX Runtime with ``"onnx"`` /
+    ``"onnx-int8"``, :mod:`assoc.mlm.onnx`).
     """
 
     def __init__(
@@ -58,7 +61,9 @@ class MaskedLM:
         base_vocab_size: int | None = None,
         shared: bool = False,
         memo: Cache | None = None,
+        backend: str = "torch",
     ):
+        check_backend_settings(backend, device=device, dtype=dtype)
         self.name = name
         self.tokenizer = tokenizer
         self.model = model
@@ -67,6 +72,7 @@ class MaskedLM:
         self.fingerprint = fingerprint
         self.shared = shared
         self.memo = memo  # where checks of these weights are remembered (None: the default cache root)
+        self.backend = backend  # what runs the forward passes: torch, onnx or onnx-int8 (assoc.mlm.onnx)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
         self.max_length = _max_length(tokenizer, model.config)
@@ -109,7 +115,8 @@ class MaskedLM:
         self.close()
 
     def __repr__(self) -> str:
-        return f"MaskedLM({self.name!r}, device={self.device!r}, dtype={self.dtype!r})"
+        backend = "" if self.backend == "torch" else f", backend={self.backend!r}"
+        return f"MaskedLM({self.name!r}, device={self.device!r}, dtype={self.dtype!r}{backend})"
 
     # -- vocabulary -------------------------------------------------------------------
     @property
@@ -149,6 +156,7 @@ class MaskedLM:
             "max_length": self.max_length,
             "device": self.device,
             "dtype": self.dtype,
+            "backend": self.backend,
             "fingerprint": self.fingerprint,
         }
 
@@ -269,12 +277,17 @@ class MaskedLM:
             positions[row].append(pos)
         order = sorted(range(len(rows)), key=lambda r: -len(rows[r]))
         results: list[np.ndarray | None] = [None] * len(requests)
+        runner = self._onnx_runner(model) if self.backend != "torch" and rows else None
         meter = bar(total=len(rows), desc=f"{self.name}", enabled=progress, unit="seq")
         try:
             for start, stop in plan_batches([len(rows[r]) for r in order], max_tokens):
                 batch = order[start:stop]
                 picks = [(b, row, pos) for b, row in enumerate(batch) for pos in positions[row]]
-                log_sm = self._forward(model, [rows[r] for r in batch], [(b, p) for b, _, p in picks], torch)
+                seqs, batch_picks = [rows[r] for r in batch], [(b, p) for b, _, p in picks]
+                if runner is None:
+                    log_sm = self._forward(model, seqs, batch_picks, torch)
+                else:
+                    log_sm = self._onnx_batch(runner, model, seqs, batch_picks)
                 # One reduction per batch: NaN or inf anywhere makes the sum non-finite (a finite
                 # log-softmax row sums to a finite number), so the hot path allocates nothing.
                 if not math.isfinite(float(log_sm.sum())):
@@ -288,6 +301,48 @@ class MaskedLM:
         finally:
             meter.close()
         return results  # type: ignore[return-value]
+
+    def _onnx_runner(self, model: Any) -> Any:
+        """The checked ONNX Runtime session of these weights for :attr:`backend` (:func:`.onnx.onnx_forward`)."""
+        from assoc.mlm.onnx import onnx_forward
+
+        if self.added_tokens or self.vocab_size != self._base_vocab_size:
+            from assoc.errors import OptionError
+
+            raise OptionError(
+                f"backend {self.backend!r} runs the model as exported, without temporary tokens "
+                "(oov='add_tokens'): use backend='torch'"
+            )
+        return onnx_forward(self, model, self.backend)
+
+    def _onnx_batch(
+        self, runner: Any, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]]
+    ) -> np.ndarray:
+        """One batch on ONNX Runtime; the float32 backend's first batch is compared with the model's own forward."""
+        from assoc.mlm.onnx import compare_with_model
+
+        ids, attention = padded_batch(seqs, self.pad_token_id)
+        log_sm = runner.log_softmax(ids, attention, picks)
+        if not runner.checked_on_queries:
+            # As for the engine's own fast paths: the first and the last row (different lengths where possible)
+            rows = {0, len(seqs) - 1}
+            chosen = [k for k, (b, _) in enumerate(picks) if b in rows]
+            compare_with_model(
+                self, model, runner, seqs, [picks[k] for k in chosen], "the first batch of queries", log_sm[chosen]
+            )
+            runner.checked_on_queries = True
+        return log_sm
+
+    def reference_log_softmax(
+        self, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]]
+    ) -> np.ndarray:
+        """Float64 log-softmax rows at ``picks`` of the batch ``seqs`` by the model's own forward pass.
+
+        PyTorch's kernels, no packed encoder, no oneDNN: what every faster path is checked against.
+        """
+        import torch
+
+        return self._forward(model, seqs, picks, torch, shortcut=False, onednn=False)
 
     def _refuse_non_finite(self, log_sm: np.ndarray, sequences: list[tuple[int, ...]]) -> None:
         """Stop with a :class:`ModelError` naming the model and the first query whose output is not finite.
@@ -332,12 +387,8 @@ class MaskedLM:
             onednn = decided[1] if onednn is None else onednn
         from assoc.mlm.kernels import onednn_linear
 
-        longest = max(len(s) for s in seqs)
-        ids_np = np.full((len(seqs), longest), self.pad_token_id, dtype=np.int64)
-        attention_np = np.zeros((len(seqs), longest), dtype=np.int64)
-        for b, seq in enumerate(seqs):
-            ids_np[b, : len(seq)] = seq
-            attention_np[b, : len(seq)] = 1
+        ids_np, attention_np = padded_batch(seqs, self.pad_token_id)
+        longest = ids_np.shape[1]
         ids = torch.from_numpy(ids_np).to(self.device)
         attention = torch.from_numpy(attention_np).to(self.device)
         sel_b = torch.tensor([b for b, _ in picks], device=self.device)
@@ -382,7 +433,7 @@ class MaskedLM:
             logits = logits[sel_b, sel_p]
         else:
             raise ModelError(f"unexpected logits shape {tuple(logits.shape)} from model {self.name!r}")
-        return torch.log_softmax(logits.to(torch.float64), dim=-1).cpu().numpy()
+        return log_softmax64(logits)
 
     def _fast_path_candidates(self, model: Any) -> tuple[bool, bool]:
         """(packed encoder possible, oneDNN wanted) for this model as it is now and the current setting.
@@ -440,7 +491,7 @@ class MaskedLM:
         rows = sorted({0, len(seqs) - 1})
         checked = [k for r in rows for k, (b, _) in enumerate(picks) if b == r]
         probe_picks = [(rows.index(picks[k][0]), picks[k][1]) for k in checked]
-        reference = self._forward(model, [seqs[r] for r in rows], probe_picks, torch, shortcut=False, onednn=False)
+        reference = self.reference_log_softmax(model, [seqs[r] for r in rows], probe_picks)
         candidates = [(packed_possible, want_onednn), (packed_possible, False), (False, want_onednn)]
         outcome: tuple[bool, bool | None] = (False, False if want_onednn else None)
         result = None
@@ -479,14 +530,10 @@ class MaskedLM:
         import torch
         import transformers
 
-        fingerprint = str(self.fingerprint)
-        if not (
-            fingerprint.startswith("sha256:")
-            or (fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40)
-        ):
+        if not self.has_content_fingerprint():
             return None
         return [
-            fingerprint,
+            str(self.fingerprint),
             type(model).__name__,
             self.dtype,
             str(self.device).split(":")[0],
@@ -494,6 +541,17 @@ class MaskedLM:
             torch.__version__,
             transformers.__version__,
         ]
+
+    def has_content_fingerprint(self) -> bool:
+        """Whether :attr:`fingerprint` identifies the weights' content: a sha256 of files or a Hub commit.
+
+        A Hub id without a known commit does not: facts about such weights (engine checks, ONNX
+        exports) are not kept across processes under it.
+        """
+        fingerprint = str(self.fingerprint)
+        return fingerprint.startswith("sha256:") or (
+            fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40
+        )
 
     def _model(self) -> Any:
         if self.model is None:

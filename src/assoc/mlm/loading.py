@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
 from assoc.infra.memory import free_memory
-from assoc.mlm.options import DTYPES
+from assoc.mlm.options import DTYPES, check_backend_settings
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -128,19 +128,26 @@ def hub_fingerprint(model_id: str, revision: str | None) -> str | None:
     return None
 
 
-def in_memory_masked_lm(name: str) -> MaskedLM | None:
+def in_memory_masked_lm(name: str, backend: str = "torch") -> MaskedLM | None:
     """A :class:`~assoc.mlm.engine.MaskedLM` around the in-memory ``(model, tokenizer)`` pair ``name``.
 
     ``None`` when ``name`` is not an in-memory model (:mod:`assoc.scoring.models`). The pair is used
     where it is (its device and dtype; the scorer's ``device``/``dtype`` options do not move or cast a
     model the user holds) and put in evaluation mode, since dropout would make every number random.
-    Closing the handle removes any temporary tokens and leaves the weights to the user.
+    Closing the handle removes any temporary tokens and leaves the weights to the user. The ONNX
+    backends are refused (:class:`~assoc.errors.OptionError`): an export is made once per weights
+    fingerprint, and a model held in memory can change after it.
     """
     from assoc.scoring.models import fingerprint, in_memory, is_pair
 
     pair = in_memory(name)
     if pair is None:
         return None
+    if backend != "torch":
+        raise OptionError(
+            f"backend {backend!r} applies to models loaded by name or directory; {name!r} is in memory "
+            "(use backend='torch')"
+        )
     if not is_pair(pair):
         raise ModelError(
             f"model {name!r} is a {type(pair).__name__} in memory; the masked-LM scorers take a "
@@ -344,18 +351,21 @@ class MaskedLMCache:
         dtype: str = "float32",
         revision: str | None = None,
         memo: Cache | None = None,
+        backend: str = "torch",
     ) -> Any:
         """A :class:`~assoc.mlm.engine.MaskedLM` for ``model``, loaded now or reused from this process.
 
         ``memo`` is the cache where facts about the weights are remembered across processes
-        (their fingerprint, the engine's fast-path checks): the caller's run cache, None for the
-        default cache root.
+        (their fingerprint, the engine's fast-path checks, ONNX exports): the caller's run cache,
+        None for the default cache root. ``backend``: what runs the forward passes of the handle
+        returned (:mod:`assoc.mlm.onnx`); the weights are shared whatever the backend.
         """
         from assoc.mlm.engine import MaskedLM  # numpy: not at module level, so that importing this stays cheap
 
         if not isinstance(model, str) or not model.strip():
             raise ModelError("model name is empty; give a Hugging Face id or a local directory")
-        loaded = in_memory_masked_lm(model)
+        check_backend_settings(backend, device=device, dtype=dtype)  # before anything loads
+        loaded = in_memory_masked_lm(model, backend=backend)
         if loaded is not None:
             return loaded
         key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
@@ -364,7 +374,14 @@ class MaskedLMCache:
                 model, device=device, dtype=dtype, revision=revision, memo=memo
             )
             return MaskedLM(
-                model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
+                model.strip(),
+                tokenizer,
+                lm,
+                device=resolved,
+                dtype=dtype,
+                fingerprint=fingerprint,
+                memo=memo,
+                backend=backend,
             )
         with self._lock:
             entry = self._entries.get(key)
@@ -398,6 +415,7 @@ class MaskedLMCache:
                 base_vocab_size=entry.vocab_size,
                 shared=True,
                 memo=memo,
+                backend=backend,
             )
             if masked.vocab_size != entry.vocab_size:  # temporary tokens left by a caller that did not remove them
                 masked.remove_temporary_tokens()
@@ -514,6 +532,7 @@ def cached_masked_lm(
     dtype: str = "float32",
     revision: str | None = None,
     memo: Cache | None = None,
+    backend: str = "torch",
 ) -> Any:
     """Load ``model`` once per process and reuse it: :meth:`MaskedLMCache.get` of :data:`MODEL_CACHE`.
 
@@ -522,9 +541,10 @@ def cached_masked_lm(
     :class:`~assoc.mlm.engine.MaskedLM` shares its weights with every other one for the
     same :class:`ModelKey`. Use it as a context manager (``with cached_masked_lm(m) as lm:``)
     or call its ``close()`` when done: for a shared handle that removes the temporary
-    tokens it added and drops the handle, never the weights. ``memo``: see :meth:`MaskedLMCache.get`.
+    tokens it added and drops the handle, never the weights. ``memo`` and ``backend``: see
+    :meth:`MaskedLMCache.get`.
     """
-    return MODEL_CACHE.get(model, device=device, dtype=dtype, revision=revision, memo=memo)
+    return MODEL_CACHE.get(model, device=device, dtype=dtype, revision=revision, memo=memo, backend=backend)
 
 
 def release_masked_lms(
@@ -540,7 +560,13 @@ def loaded_masked_lms() -> list[ModelKey]:
 
 
 def load_masked_lm(
-    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
+    model: str,
+    *,
+    device: str = "cpu",
+    dtype: str = "float32",
+    revision: str | None = None,
+    memo: Cache | None = None,
+    backend: str = "torch",
 ) -> MaskedLM:
     """Load a fill-mask model from a Hugging Face id or a local directory: a private copy.
 
@@ -548,12 +574,16 @@ def load_masked_lm(
     is where facts about the weights are remembered across processes (None: the default cache root).
     Raises :class:`assoc.errors.ModelError` with a clear message when the model cannot
     be found or is not a masked language model. The copy is freed when it is closed;
-    :func:`cached_masked_lm` shares one copy per process instead.
+    :func:`cached_masked_lm` shares one copy per process instead. ``backend``: what runs the
+    forward passes, ``"torch"`` or ONNX Runtime (``"onnx"``, opt-in ``"onnx-int8"``; :mod:`assoc.mlm.onnx`).
     """
     from assoc.mlm.engine import MaskedLM
 
-    loaded = in_memory_masked_lm(model)
+    check_backend_settings(backend, device=device, dtype=dtype)  # before anything loads
+    loaded = in_memory_masked_lm(model, backend=backend)
     if loaded is not None:
         return loaded
     tokenizer, lm, fingerprint, device = load_parts(model, device=device, dtype=dtype, revision=revision, memo=memo)
-    return MaskedLM(model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint, memo=memo)
+    return MaskedLM(
+        model, tokenizer, lm, device=device, dtype=dtype, fingerprint=fingerprint, memo=memo, backend=backend
+    )

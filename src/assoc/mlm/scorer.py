@@ -107,9 +107,30 @@ class MaskedLMScorer(Scorer):
         device = str(self.params.get("device", "cpu"))
         return {"GPU": 1.0, "CPU": 1.0} if device.startswith("cuda") else {"CPU": 1.0}
 
+    def check_backend(self, models: Sequence[str]) -> None:
+        """Refuse a ``backend`` the device, dtype or models cannot run (:class:`~assoc.errors.OptionError`).
+
+        Called in :meth:`plan`, before any model loads: the ONNX backends run float32 weights on
+        the CPU, for models loaded by name or directory (:mod:`assoc.mlm.onnx`).
+        """
+        from assoc.errors import OptionError
+        from assoc.mlm.options import check_backend_settings
+        from assoc.scoring.models import in_memory
+
+        backend = self.params["backend"]
+        check_backend_settings(backend, device=self.params["device"], dtype=self.params["dtype"])
+        if backend != "torch":
+            held = [model for model in models if in_memory(model) is not None]
+            if held:
+                raise OptionError(
+                    f"backend {backend!r} applies to models loaded by name or directory; {held[0]!r} is in "
+                    "memory (use backend='torch')"
+                )
+
     def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
         """One unit per model and block of :meth:`unit_fillings` filled queries, in design order."""
         self.check_stimuli(stimuli)
+        self.check_backend(models)
         items = stimuli.mask_items()
         self.check_items(items, models)
         masks = {design.name: dict(design.mask) for design in stimuli.designs}
@@ -140,20 +161,22 @@ class MaskedLMScorer(Scorer):
 
         p = self.params
         cache = self.run_cache()
-        lm = cached_masked_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"], memo=cache)
+        lm = cached_masked_lm(
+            model, device=p["device"], dtype=p["dtype"], revision=p["revision"], memo=cache, backend=p["backend"]
+        )
         return MaskedLMWorker(lm, cache if cache.enabled else None)
 
     def unit_checkpoints(self, state: MaskedLMWorker, unit: WorkUnit, kind: str) -> Namespace | None:
         """Where ``unit``'s log probabilities are checkpointed while it is computed (None with ``cache=False``).
 
         A :meth:`~assoc.scoring.scorer.Scorer.unit_progress` namespace that also names what the engine's
-        numbers depend on beyond the options (the weights' fingerprint, dtype and device type).
+        numbers depend on beyond the options (:func:`assoc.mlm.compute.engine_parts`: the weights'
+        fingerprint, dtype, device type and any backend other than PyTorch).
         Call ``discard()`` on it once the unit's rows are computed.
         """
-        lm = state.lm
-        return self.unit_progress(
-            unit, kind=kind, model=lm.fingerprint, dtype=lm.dtype, device=str(lm.device).split(":")[0]
-        )
+        from assoc.mlm.compute import engine_parts
+
+        return self.unit_progress(unit, kind=kind, **engine_parts(state.lm))
 
     def model_fingerprint(self, model: str) -> str:
         """The weights' identity (local directory hash or Hub commit), without loading the model."""

@@ -86,10 +86,18 @@ class FMATScorer(MaskedLMScorer):
                 raise StimuliError(f"scorer 'fmat': design {design.name!r} has no [MASK] candidates")
 
     def check_items(self, items: list[Any], models: Sequence[str]) -> None:
-        """Refuse unused token overrides and fillers that contain ``[MASK]``, before any model loads."""
+        """Before any model loads, refuse unused token overrides, fillers with ``[MASK]``, ONNX with added tokens."""
+        from assoc.errors import OptionError
         from assoc.mlm.words import split_query
 
         from .scoring import check_overrides
+
+        if self.params["oov"] == "add_tokens" and self.params["backend"] != "torch":
+            # the export holds the vocabulary it was made with; temporary tokens enlarge it
+            raise OptionError(
+                f"oov='add_tokens' needs backend='torch': backend {self.params['backend']!r} runs the model as "
+                "exported, without temporary tokens"
+            )
 
         check_overrides(self.params["token_overrides"], models, {item.option for item in items})
         for text in {item.filling.text for item in items}:

@@ -26,11 +26,6 @@ ONNX Runtime uses as many intra-op threads as PyTorch has at the time the model 
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +41,6 @@ EXPORTS = ("onnx", "onnx-int8")
 INSTALL = "pip install 'assoc-sbert-topwords[onnx]'"
 #: largest |difference| of any embedding component from PyTorch's that the float32 export may have
 TOLERANCE = 1e-5
-#: ONNX opset of the export
-OPSET = 17
 #: texts of different lengths whose embeddings must match PyTorch's (one batch, so padding is exercised)
 PROBE_TEXTS = (
     "a",
@@ -62,16 +55,10 @@ PROBE_TEXTS = (
 def check_backend(value: str) -> str:
     """``check`` of the ``backend`` option: the ONNX backends need onnxruntime and onnx installed."""
     if value != "torch":
-        missing = [name for name in ("onnxruntime", "onnx") if not _importable(name)]
-        if missing:
-            raise ValueError(f"backend {value!r} needs {' and '.join(missing)}: {INSTALL}")
+        from assoc.infra.onnx import check_installed
+
+        check_installed(value, INSTALL)
     return value
-
-
-def _importable(name: str) -> bool:
-    from importlib.util import find_spec
-
-    return find_spec(name) is not None
 
 
 def use_backend(model: Any, backend: str, *, name: str, fingerprint: str, device: str, dtype: str, memo: Any) -> None:
@@ -110,6 +97,9 @@ def use_backend(model: Any, backend: str, *, name: str, fingerprint: str, device
     delta = float(np.max(np.abs(got - reference)))
     if not delta <= TOLERANCE:  # also catches NaN
         setattr(module, attribute, original)
+        import shutil
+
+        shutil.rmtree(path.parent, ignore_errors=True)  # never leave a failing export for the next run to find
         raise ModelError(
             f"the ONNX export of {name!r} does not reproduce its PyTorch embeddings (max |difference| "
             f"{delta:.2e} > {TOLERANCE:g} on probe texts); use backend='torch'"
@@ -129,70 +119,14 @@ def _transformer_module(model: Any, name: str) -> Any:
     return first
 
 
-def _versions() -> dict[str, str]:
-    import onnx
-    import onnxruntime
-    import torch
-    import transformers
-
-    return {
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "onnx": onnx.__version__,
-        "onnxruntime": onnxruntime.__version__,
-    }
-
-
 def _exported(hf: Any, names: list[str], example: Any, *, fingerprint: str, int8: bool, memo: Any) -> Path:
-    """The ONNX file of ``hf`` in the cache, exported (and quantised) on first use; written atomically."""
-    from assoc.infra.cache import default_root
+    """The ONNX file of ``hf`` in the cache, exported (and quantised) on first use.
 
-    root = Path(memo.root) if memo is not None and getattr(memo, "root", None) else default_root()
-    key = {"fingerprint": fingerprint, "inputs": names, "opset": OPSET, "int8": int8, **_versions()}
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-    destination = root / "models" / "onnx" / digest
-    path = destination / "model.onnx"
-    if path.is_file():
-        return path
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{digest}.", dir=destination.parent))
-    try:
-        fp32 = work / "fp32.onnx"
-        _export(hf, names, example, fp32)
-        if int8:
-            import logging
-
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            # its advice to pre-process is for static quantisation: drop that one message, nothing else
-            def not_advice(record: logging.LogRecord) -> bool:
-                return "pre-processing before quantization" not in record.getMessage()
-
-            root_logger = logging.getLogger()
-            root_logger.addFilter(not_advice)
-            try:
-                # uint8 weights: on AVX2 CPUs without VNNI, int8 weights can saturate ORT's uint8 x int8 kernels
-                quantize_dynamic(str(fp32), str(work / "model.onnx"), weight_type=QuantType.QUInt8, per_channel=False)
-            finally:
-                root_logger.removeFilter(not_advice)
-            fp32.unlink()
-        else:
-            fp32.rename(work / "model.onnx")
-        (work / "key.json").write_text(json.dumps(key, indent=2, sort_keys=True), encoding="utf-8")
-        try:
-            os.replace(work, destination)
-        except OSError:
-            if not path.is_file():  # not another process that finished first
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return path
-
-
-def _export(hf: Any, names: list[str], example: Any, path: Path) -> None:
-    import warnings
-
+    :func:`assoc.infra.onnx.cached_export` under the key (weights' fingerprint, input names).
+    """
     import torch
+
+    from assoc.infra.onnx import cached_export, export_module
 
     class Transformer(torch.nn.Module):
         def __init__(self) -> None:
@@ -202,39 +136,29 @@ def _export(hf: Any, names: list[str], example: Any, path: Path) -> None:
         def forward(self, *inputs: Any) -> Any:
             return self.hf(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
-    # ``example``: two rows of different lengths, so the traced graph keeps the attention mask (a batch
-    # without padding could let the model's mask code drop it)
-    dynamic = {n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]}
-    try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # tracer warnings: the probe check decides whether the export is right
-            torch.onnx.export(
-                Transformer().eval(),
-                tuple(example[n].cpu() for n in names),
-                str(path),
-                dynamo=False,
-                opset_version=OPSET,
-                input_names=names,
-                output_names=["last_hidden_state"],
-                dynamic_axes=dynamic,
-            )
-    except Exception as exc:  # noqa: BLE001 - any exporter failure: this model cannot use the backend
-        raise ModelError(
-            f"cannot export the model to ONNX ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-            "use backend='torch'"
-        ) from exc
+    def export(path: Path) -> None:
+        # ``example``: two rows of different lengths, so the traced graph keeps the attention mask (a batch
+        # without padding could let the model's mask code drop it)
+        export_module(
+            Transformer().eval(),
+            [example[n].cpu() for n in names],
+            path,
+            input_names=names,
+            output_name="last_hidden_state",
+            dynamic_axes={n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]},
+            advice="use backend='torch'",
+        )
+
+    root = Path(memo.root) if memo is not None and getattr(memo, "root", None) else None
+    return cached_export({"fingerprint": fingerprint, "inputs": names}, export, int8=int8, root=root)
 
 
 def _session(path: Path) -> Any:
-    import onnxruntime as ort
     import torch
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = torch.get_num_threads()
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    from assoc.infra.onnx import inference_session
+
+    return inference_session(path, torch.get_num_threads())
 
 
 def _runner(sess: Any, config: Any, names: list[str]) -> Any:

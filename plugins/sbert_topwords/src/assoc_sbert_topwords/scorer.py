@@ -95,7 +95,7 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         choices=BACKENDS,
         check=check_backend,
     ),
-    *(option for option in MODEL_OPTIONS if option.name != "dtype"),
+    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend")),  # its own dtype and backend
 )
 TEMPLATE_OPTION = Option(
     "template",
