@@ -138,7 +138,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         import assoc
         from benchmarks.bench_fmat import stimuli
 
-        study = stimuli(spec["queries"]) if side == "assoc" else one_query_study()
+        study = one_query_study() if side == "assoc-1q" else stimuli(spec["queries"])
         stamps.imported = now()
         backend = {"backend": "onnx"} if side == "assoc-onnx" else {}
         table = assoc.score("fmat", study, models=[model], progress=False, device=device, **backend)

@@ -52,18 +52,36 @@ def check_installed(backend: str, install: str) -> None:
 
 
 def versions() -> dict[str, str]:
-    """The versions an export depends on: torch and transformers (what is traced), onnx and onnxruntime."""
-    import onnx
-    import onnxruntime
+    """The versions an export depends on: torch and transformers (what is traced), onnx and onnxruntime.
+
+    Read from the installed distributions' metadata, so that finding a cached export imports
+    neither onnx nor onnxruntime (about half a second each, paid again by every process).
+    """
     import torch
-    import transformers
 
     return {
+        # torch's own string: its local version (+cpu, +cu121) is part of what was traced
         "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "onnx": onnx.__version__,
-        "onnxruntime": onnxruntime.__version__,
+        "transformers": _version("transformers"),
+        "onnx": _version("onnx"),
+        "onnxruntime": _version("onnxruntime"),
     }
+
+
+def _version(module: str) -> str:
+    """``module``'s version from its distribution's metadata, else from the module itself.
+
+    The fallback covers distributions named otherwise (``onnxruntime-gpu``, ``onnxruntime-openvino``
+    install the module ``onnxruntime``).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module)
+    except PackageNotFoundError:
+        import importlib
+
+        return str(importlib.import_module(module).__version__)
 
 
 def cached_export(
