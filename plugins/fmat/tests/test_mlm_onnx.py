@@ -9,6 +9,7 @@ they cannot run with one line before any work starts.
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -98,7 +99,7 @@ def test_the_forward_passes_run_on_onnx_runtime(tiny_models, cache_root, monkeyp
     lm.close()
 
 
-def test_export_is_reused_across_loads_and_checked_again(tiny_models, cache_root, monkeypatch):
+def test_export_is_reused_across_loads_and_its_check_remembered(tiny_models, cache_root, monkeypatch):
     from assoc.mlm import onnx
 
     exports, checks = [], []
@@ -110,7 +111,14 @@ def test_export_is_reused_across_loads_and_checked_again(tiny_models, cache_root
         lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
         lm.close()
     assert exports == [1]  # exported once, read from the cache the second time
-    assert checks == [1, 1]  # checked on every load
+    assert checks == [1]  # the passed probe check is remembered for this file
+    # a rewritten file (new modification time) is checked again
+    (path,) = (cache_root.root / "models" / "onnx").glob("*/model.onnx")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
+    lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
+    lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
+    lm.close()
+    assert exports == [1] and checks == [1, 1]
 
 
 def test_an_export_that_computes_something_else_is_refused(tiny_models, cache_root, monkeypatch):
@@ -163,6 +171,26 @@ def test_a_cached_export_that_fails_its_check_is_made_again(tiny_models, cache_r
     [got] = lm.log_probs([MaskRequest(ids, position, None)])
     assert exports == [1]  # the failing file was replaced by a new export
     assert float(np.max(np.abs(got - expected))) < 1e-5
+    lm.close()
+
+
+def test_a_first_batch_unlike_pytorch_stops_the_run_and_removes_the_export(tiny_models, cache_root, monkeypatch):
+    from assoc.mlm import onnx
+
+    lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
+    original = onnx.OnnxForward.log_softmax
+    calls = []
+
+    def off_after_the_probe(self, *args):
+        calls.append(1)
+        values = original(self, *args)
+        return values if len(calls) == 1 else values + 1e-3  # the probe check passes, real queries do not
+
+    monkeypatch.setattr(onnx.OnnxForward, "log_softmax", off_after_the_probe)
+    with pytest.raises(ModelError, match=r"does not reproduce its PyTorch forward pass on the first batch of queries"):
+        lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
+    assert not list((cache_root.root / "models" / "onnx").glob("*/model.onnx"))
+    assert not onnx._SESSIONS.get(lm.model)
     lm.close()
 
 

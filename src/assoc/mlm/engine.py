@@ -319,7 +319,7 @@ class MaskedLM:
         self, runner: Any, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]]
     ) -> np.ndarray:
         """One batch on ONNX Runtime; the float32 backend's first batch is compared with the model's own forward."""
-        from assoc.mlm.onnx import compare_with_model
+        from assoc.mlm.onnx import compare_with_model, discard
 
         ids, attention = padded_batch(seqs, self.pad_token_id)
         log_sm = runner.log_softmax(ids, attention, picks)
@@ -327,9 +327,13 @@ class MaskedLM:
             # As for the engine's own fast paths: the first and the last row (different lengths where possible)
             rows = {0, len(seqs) - 1}
             chosen = [k for k, (b, _) in enumerate(picks) if b in rows]
-            compare_with_model(
-                self, model, runner, seqs, [picks[k] for k in chosen], "the first batch of queries", log_sm[chosen]
-            )
+            try:
+                compare_with_model(
+                    self, model, runner, seqs, [picks[k] for k in chosen], "the first batch of queries", log_sm[chosen]
+                )
+            except ModelError:
+                discard(runner, model)  # never used again, in this process or from the cache
+                raise
             runner.checked_on_queries = True
         return log_sm
 

@@ -10,13 +10,16 @@ within 1e-5 of PyTorch's (docs/onnx.md), which is why it is an option at all.
 
 Two checks keep a wrong export from producing numbers:
 
-* **On every load** (each process, each model), before the export is used, the log
-  probabilities of :data:`PROBE_TEXTS` (one padded batch of different lengths) over the whole
-  vocabulary are computed by ONNX Runtime and, row by row, by the model's own PyTorch forward
-  pass; any difference above :data:`TOLERANCE` stops the run with a
-  :class:`~assoc.errors.ModelError` (use ``backend="torch"``).
-* **On the first batch of real queries** (float32), the batch's first and last rows are computed
-  again alone by the model's own forward pass, as the engine checks its own fast paths.
+* **Before an export is first used**, the log probabilities of :data:`PROBE_TEXTS` (one padded
+  batch of different lengths) over the whole vocabulary are computed by ONNX Runtime and, row
+  by row, by the model's own PyTorch forward pass; any difference above :data:`TOLERANCE` stops
+  the run with a :class:`~assoc.errors.ModelError` (use ``backend="torch"``). A passed check is
+  remembered in the cache's memo (:mod:`assoc.mlm.memo`) for that file (path, size,
+  modification time, inode), the onnxruntime version and the CPU architecture, as the engine
+  remembers its fast-path checks; anything else, or a run with ``cache=False``, checks again.
+* **In every process, on the first batch of real queries** (float32), the batch's first and last
+  rows are computed again alone by the model's own forward pass, as the engine checks its own
+  fast paths.
 
 ``backend="onnx-int8"`` (opt-in) quantises the checked float32 export's linear layers to 8 bits
 (:func:`assoc.infra.onnx.quantize_int8`). It is faster still and **not** equal to PyTorch: log
@@ -127,6 +130,15 @@ def onnx_forward(lm: Any, model: Any, backend: str) -> OnnxForward:
         return runner
 
 
+def discard(runner: OnnxForward, model: Any) -> None:
+    """Forget ``runner``'s session and remove its export from the cache: it failed a check on real queries."""
+    with _LOCK:
+        sessions = _SESSIONS.get(model, {})
+        for key in [k for k, v in sessions.items() if v is runner]:
+            del sessions[key]
+    shutil.rmtree(runner.path.parent, ignore_errors=True)  # a temporary export is already gone
+
+
 def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForward, bool]:
     """(float32 export, its checked session, whether the export is kept in the cache).
 
@@ -142,7 +154,11 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
         path, persist = export_path(lm, model, int8=False)
         try:
             runner = OnnxForward(inference_session(path, threads), "onnx", path, threads)
-            check_export(lm, model, runner)
+            memo_key = _check_memo_key(path) if persist else None
+            if memo_key is None or _recall_check(lm, memo_key) is not True:
+                check_export(lm, model, runner)
+                if memo_key is not None:
+                    _remember_check(lm, memo_key)
         except Exception:
             if persist:  # never leave an export that failed for the next run to find
                 shutil.rmtree(path.parent, ignore_errors=True)
@@ -151,6 +167,32 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
             raise
         return path, runner, persist
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _check_memo_key(path: Path) -> list[Any]:
+    """What a passed probe check of the export ``path`` depends on: the file itself, ONNX Runtime and the CPU.
+
+    The file's path, size, modification time and inode (a rewritten file never matches), the
+    onnxruntime version and the machine architecture (ONNX Runtime picks kernels by CPU).
+    """
+    import platform
+
+    from assoc.infra.onnx import versions
+
+    stat = path.stat()
+    return [str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
+
+
+def _recall_check(lm: Any, key: list[Any]) -> Any:
+    from assoc.mlm.memo import recall
+
+    return recall("onnx-export-check", key, lm.memo)
+
+
+def _remember_check(lm: Any, key: list[Any]) -> None:
+    from assoc.mlm.memo import remember
+
+    remember("onnx-export-check", key, True, lm.memo)
 
 
 def _export_key(lm: Any, model: Any) -> dict[str, Any]:
