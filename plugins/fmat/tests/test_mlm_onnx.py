@@ -221,6 +221,11 @@ def test_session_threads_follow_torch(tiny_models, cache_root):
         (runner,) = _SESSIONS[lm.model].values()
         assert runner.threads == 1
         assert runner.session.get_session_options().intra_op_num_threads == 1
+        # another count: a new session replaces the old one (each holds a copy of the weights)
+        torch.set_num_threads(2)
+        lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
+        (runner,) = _SESSIONS[lm.model].values()
+        assert runner.threads == 2 and runner.session.get_session_options().intra_op_num_threads == 2
         lm.close()
     finally:
         torch.set_num_threads(before)

@@ -90,7 +90,8 @@ class OnnxForward:
 
 
 # Sessions per weights object: {(backend, threads): OnnxForward}. The export and its check belong to the
-# weights, so handles sharing a cached model share them; a new thread count opens a new session.
+# weights, so handles sharing a cached model share them; a new thread count opens a new session, which
+# replaces the backend's session for the old count (each holds a copy of the weights).
 _SESSIONS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], OnnxForward]] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
@@ -113,6 +114,8 @@ def onnx_forward(lm: Any, model: Any, backend: str) -> OnnxForward:
         found = sessions.get((backend, threads))
         if found is not None:
             return found
+        for key in [k for k in sessions if k[0] == backend]:
+            del sessions[key]
         fp32_path, fp32, persist = _checked_export(lm, model, threads)
         try:
             runner = fp32
