@@ -5,8 +5,10 @@
 and LM head) is exported once with ``torch.onnx.export``, with the LM head applied at the
 requested positions only (as the engine does), into the assoc cache; the engine feeds it the
 same batches (:func:`assoc.mlm.engine.plan_batches`) and takes the same float64 log-softmax.
-On the CPU measured it was faster than the engine's own PyTorch path with log probabilities
-within 1e-5 of PyTorch's (docs/onnx.md), which is why it is an option at all.
+On the CPU measured its forward passes were faster than the engine's own PyTorch path, with log
+probabilities within 1e-5 of PyTorch's, which is why it is an option at all; opening the session
+costs a process about as long as loading the model, so small studies in a fresh process gain
+nothing (docs/onnx.md).
 
 Two checks keep a wrong export from producing numbers:
 
@@ -79,7 +81,6 @@ class OnnxForward:
         self.path = path
         self.threads = threads
         self.checked_on_queries = backend != "onnx"  # int8 is not equal to PyTorch: nothing to compare
-        self.lock = threading.Lock()
 
     def log_softmax(self, ids: np.ndarray, attention: np.ndarray, picks: Sequence[tuple[int, int]]) -> np.ndarray:
         """Float64 log-softmax rows at the (batch row, position) ``picks`` of a right-padded batch."""
@@ -150,6 +151,7 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
     export that fails it is removed and the :class:`~assoc.errors.ModelError` raised.
     """
     from assoc.infra.onnx import inference_session
+    from assoc.mlm.memo import recall, remember
 
     for attempt in (1, 2):
         cached = export_location_of(lm, model, int8=False)
@@ -158,10 +160,10 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
         try:
             runner = OnnxForward(inference_session(path, threads), "onnx", path, threads)
             memo_key = _check_memo_key(path) if persist else None
-            if memo_key is None or _recall_check(lm, memo_key) is not True:
+            if memo_key is None or recall("onnx-export-check", memo_key, lm.memo) is not True:
                 check_export(lm, model, runner)
                 if memo_key is not None:
-                    _remember_check(lm, memo_key)
+                    remember("onnx-export-check", memo_key, True, lm.memo)
         except Exception:
             if persist:  # never leave an export that failed for the next run to find
                 shutil.rmtree(path.parent, ignore_errors=True)
@@ -184,18 +186,6 @@ def _check_memo_key(path: Path) -> list[Any]:
 
     stat = path.stat()
     return [str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
-
-
-def _recall_check(lm: Any, key: list[Any]) -> Any:
-    from assoc.mlm.memo import recall
-
-    return recall("onnx-export-check", key, lm.memo)
-
-
-def _remember_check(lm: Any, key: list[Any]) -> None:
-    from assoc.mlm.memo import remember
-
-    remember("onnx-export-check", key, True, lm.memo)
 
 
 def _export_key(lm: Any, model: Any) -> dict[str, Any]:
