@@ -537,9 +537,14 @@ def test_long_resampling_runs_show_progress_with_an_eta(monkeypatch, capsys):
     from assoc.stats import budget
     from assoc.stats.permutation import two_sample_permutation_test
 
-    monkeypatch.setattr(progress, "default_enabled", lambda: True)
     monkeypatch.setattr(budget, "PROGRESS_AFTER_VALUES", 1_000)
     rng = np.random.default_rng(0)
+    # piped (capsys is not a terminal): the size first, a line at the end
+    two_sample_permutation_test(rng.normal(size=10), rng.normal(size=10), exact_limit=0, n_resamples=5_000, seed=0)
+    shown = capsys.readouterr().err.splitlines()
+    assert shown[0] == "permutation test (sampled): 5000 resamples to do"
+    assert shown[-1].startswith("permutation test (sampled): done, 5000 resamples in ")
+    monkeypatch.setattr(progress, "on_terminal", lambda: True)  # a terminal: tqdm's bar
     two_sample_permutation_test(rng.normal(size=10), rng.normal(size=10), exact_limit=0, n_resamples=5_000, seed=0)
     shown = capsys.readouterr().err
     assert "permutation test (sampled)" in shown and "/5000" in shown and "<" in shown  # tqdm: elapsed<remaining

@@ -7,7 +7,8 @@ them: the tests put this directory on the workers' ``PYTHONPATH``.
 one unit per model and block of ``per_unit`` pairs. When ``$ASSOC_TEST_UNIT_LOG`` names a
 file, every ``load_worker`` and ``run_unit`` call appends a line to it (``load <model>
 <pid>`` / ``unit <key> <pid>``), so tests can count work across processes;
-``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit; loading the model named by
+``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit (a unit ignores Ctrl-C while it sleeps when
+``$ASSOC_TEST_UNIT_STUCK`` is set, as one long torch step does); loading the model named by
 ``$ASSOC_TEST_FAIL_MODEL`` raises ``OSError``.
 """
 
@@ -77,7 +78,14 @@ class LengthUnits(Scorer):
     def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
         assert state["model"] == unit.model
         _log(f"unit {unit.key} {os.getpid()}", self.params["log"])
-        time.sleep(self.params["sleep"] + float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0")))
+        seconds = self.params["sleep"] + float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0"))
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            try:
+                time.sleep(until - time.monotonic())
+            except KeyboardInterrupt:
+                if not os.environ.get("ASSOC_TEST_UNIT_STUCK"):
+                    raise
         if unit.key == self.params["die_at"]:
             marker = str(self.params["log"]) + ".died"
             if not os.path.exists(marker):

@@ -178,7 +178,7 @@ def _run(
     reg = plugins.registry()
     scorer_cls = type(instance)
     show = default_enabled() if progress is None else progress
-    with quiet_libraries(show):
+    with quiet_libraries(progress):
         table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show, threads=threads)
     run = pop_run_report(table)  # how the run went, if the scorer said (set_run_report): kept under "run"
     table = check_output(table, scorer_cls, loaded, chosen)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,12 +25,20 @@ class AssocGroup(click.Group):
     """
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; an :class:`AssocError` becomes one line on stderr and exit status 2."""
+        """Run the command; an :class:`AssocError` becomes one line on stderr and exit status 2.
+
+        Ctrl-C stops the command within :data:`INTERRUPT_GRACE` seconds with exit status 130 and one
+        line saying how much was done and whether re-running resumes (:func:`_interruptible`).
+        """
         try:
-            return super().invoke(ctx)
+            with _interruptible():
+                return super().invoke(ctx)
         except AssocError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:
+            _say_interrupted()
+            ctx.exit(130)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         """Find the command; an unknown name gets a did-you-mean suggestion."""
@@ -43,6 +52,68 @@ class AssocGroup(click.Group):
                 if close:
                     raise click.UsageError(f"No such command {args[0]!r}; did you mean {close[0]!r}?", ctx) from exc
             raise
+
+
+#: Seconds a command may take to stop after Ctrl-C (one long step of torch cannot be interrupted) before it
+#: is ended: finished work is in the cache already (atomic writes; a dead run's claims are taken over).
+INTERRUPT_GRACE = 1.5
+_interrupt_said = False
+_interrupt_lock = threading.Lock()
+
+
+def _say_interrupted() -> bool:
+    """Write the one line after Ctrl-C, once (the main thread or the watchdog, whichever comes first)."""
+    global _interrupt_said
+    with _interrupt_lock:
+        if _interrupt_said:
+            return False
+        _interrupt_said = True
+    from assoc.infra.progress import interruption_message
+
+    done = interruption_message()
+    with contextlib.suppress(Exception):
+        click.echo(f"interrupted{': ' + done if done else ''}", err=True)
+        sys.stderr.flush()
+    return True
+
+
+def _watchdog() -> None:
+    """After Ctrl-C: end the process if it has not ended within :data:`INTERRUPT_GRACE` seconds."""
+    import os
+    import time
+
+    time.sleep(INTERRUPT_GRACE)
+    _say_interrupted()
+    os._exit(130)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at once and ends the process at most :data:`INTERRUPT_GRACE` s later.
+
+    Python delivers KeyboardInterrupt only between two steps of Python code, so a long forward pass
+    would keep the run going for seconds; a second Ctrl-C ends it at once.
+    """
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum: int, frame: Any) -> None:
+        if any(thread.name == "assoc-interrupt" for thread in threading.enumerate()):  # the second Ctrl-C
+            _say_interrupted()
+            import os
+
+            os._exit(130)
+        threading.Thread(target=_watchdog, name="assoc-interrupt", daemon=True).start()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @click.group(cls=AssocGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -183,7 +254,11 @@ def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
 @click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
 @click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress: a bar on a terminal, else a plain line every 10 s (default: on).",
+)
 @_executor_options
 @_threads_option
 def score(
@@ -244,7 +319,11 @@ def _exit_if_incomplete(table: Any) -> None:
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
 )
 @click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress: a bar on a terminal, else a plain line every 10 s (default: on).",
+)
 @_executor_options
 @_threads_option
 def compare(

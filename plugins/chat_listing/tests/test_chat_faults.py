@@ -181,7 +181,8 @@ def test_a_server_that_never_answers_stops_the_run_in_bounded_time(server, capsy
     assert len(server.chat_requests()) <= 4  # at most two attempts for each of the two requests in flight
 
 
-def test_progress_shows_retries_and_waits(server, capsys):
+def test_progress_shows_retries_and_waits(server, capsys, monkeypatch):
+    monkeypatch.setenv("ASSOC_PROGRESS_INTERVAL", "0.02")  # capsys is no terminal: plain lines at this interval
     server.fail(2, status=429, retry_after=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -200,7 +201,8 @@ def test_no_gathering_future_warning_after_a_run_stopping_error(tmp_path):
         cmd += ["--stimuli", str(tmp_path / "study.json"), "--model", "m", "-o", "concurrency=8"]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    # besides the progress lines (standard error is a pipe): the one error line
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("chat requests:")]
     assert len(lines) == 1 and lines[0].startswith("error: chat service at") and "401" in lines[0], done.stderr
 
 

@@ -163,9 +163,18 @@ def run_study(
     by_key = {unit.key: unit for unit in todo}
     seen_warnings: dict[tuple[str, str], None] = {}
     claims: dict[str, Claim] = {}
-    meter = bar(total=sum(unit.size for unit in units), desc=scorer.name, enabled=progress, unit="item")
-    meter.update(sum(unit.size for unit in units if unit.key in rows_of))
-    cache = scorer.unit_cache() if todo else None
+    where = scorer.unit_cache()
+    cache = where if todo else None
+    meter = bar(
+        total=sum(unit.size for unit in units),
+        desc=scorer.name,
+        enabled=progress,
+        unit="item",
+        initial=sum(unit.size for unit in units if unit.key in rows_of),
+        note=f"{len(units)} work units, {cached} from the cache; {len(models)} model(s)",
+        # finished units are stored as they arrive: a re-run of the same study reads them back
+        kept=f"the cache ({where.root})" if where is not None and namespaces else None,
+    )
     if cache is not None:
         cache.sweep()  # what killed runs left behind: their temporary files and claims
 

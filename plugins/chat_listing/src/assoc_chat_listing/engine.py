@@ -539,7 +539,8 @@ def run_requests(
     report = RunReport()
     if not requests:
         return report
-    progress_bar = bar(total=len(requests), desc="chat requests", enabled=progress, unit="req")
+    kept = f"the response cache ({store.root})" if store.root else None  # each answer is stored as it arrives
+    progress_bar = bar(total=len(requests), desc="chat requests", enabled=progress, unit="req", kept=kept)
     store.begin()
     try:
         work = _send_all(requests, settings, store, report, _Progress(progress_bar, report, on_done), seed)

@@ -142,7 +142,10 @@ def run_local(
     groups: dict[tuple[Any, ...], list[ChatRequest]] = {}
     for request in requests:
         groups.setdefault((repr(sorted(request.params.items())), request.sample), []).append(request)
-    progress_bar = bar(total=len(requests), desc=f"generating ({requests[0].model})", enabled=progress, unit="req")
+    kept = f"the response cache ({store.root})" if store.root else None  # each batch is stored as it finishes
+    progress_bar = bar(
+        total=len(requests), desc=f"generating ({requests[0].model})", enabled=progress, unit="req", kept=kept
+    )
     try:
         for group in groups.values():
             for start in range(0, len(group), batch_size):

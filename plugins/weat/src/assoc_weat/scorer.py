@@ -133,7 +133,7 @@ class WEATScorer(Scorer):
         from .embeddings import load_embeddings, lookup_matrix
 
         frames = []
-        steps = bar(total=len(models) * len(stimuli.designs), desc="weat", enabled=progress)
+        steps = bar(total=len(models) * len(stimuli.designs), desc="weat", enabled=progress, unit="design")
         for model in models:
             embeddings = load_embeddings(
                 model, format=self.params["format"], vocabulary=self.params["vocabulary"], limit=self.params["limit"]
