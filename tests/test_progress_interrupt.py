@@ -78,7 +78,7 @@ def test_a_piped_run_shows_its_size_and_progress_and_ctrl_c_keeps_what_is_done(p
     assert stopped < 2.0
     lines = err.splitlines()
     # the size of the job before any work, then steady lines with done/total, rate and time left
-    assert lines[0] == "length_units: 9 items to do (9 work units, 0 from the cache; 1 model(s))", err
+    assert lines[0] == "length_units: 9 items to do (9 work units, 0 from the cache; 1 model)", err
     progress = [line for line in lines if re.fullmatch(r"length_units: \d/9 items \(\d+%\), .*", line)]
     assert progress and any(re.search(r"[\d.]+ item/s, about \d+s left", line) for line in progress), err
     assert "Aborted!" not in err and "Traceback" not in err
@@ -94,7 +94,7 @@ def test_a_piped_run_shows_its_size_and_progress_and_ctrl_c_keeps_what_is_done(p
     assert process.returncode == 0, err
     assert (
         err.splitlines()[0]
-        == f"length_units: 9 items to do, {done} done before (9 work units, {done} from the cache; 1 model(s))"
+        == f"length_units: 9 items to do, {done} done before (9 work units, {done} from the cache; 1 model)"
     )
     assert len(units_run()) == 9 - done  # only the rest is computed
     assert out.read_text().count("\n") == 10

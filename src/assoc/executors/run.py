@@ -171,7 +171,8 @@ def run_study(
         enabled=progress,
         unit="item",
         initial=sum(unit.size for unit in units if unit.key in rows_of),
-        note=f"{len(units)} work units, {cached} from the cache; {len(models)} model(s)",
+        note=f"{len(units)} work unit{'s' * (len(units) != 1)}, {cached} from the cache; "
+        f"{len(models)} model{'s' * (len(models) != 1)}",
         # finished units are stored as they arrive: a re-run of the same study reads them back
         kept=f"the cache ({where.root})" if where is not None and namespaces else None,
     )

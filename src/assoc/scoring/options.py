@@ -238,7 +238,10 @@ def validate_options(spec: Iterable[Option], given: Mapping[str, Any], owner: st
     if unknown:
         name = unknown[0]
         known = ", ".join(sorted(options)) or "none"
-        raise OptionError(f"unknown option {name!r} for {owner}{did_you_mean(name, options)} (its options: {known})")
+        models = _models_hint(name, owner, "give the models as models=... (one name or a list)")
+        raise OptionError(
+            f"unknown option {name!r} for {owner}{models or did_you_mean(name, options)} (its options: {known})"
+        )
     values: dict[str, Any] = {}
     for name, option in options.items():
         if name in given:
@@ -286,6 +289,13 @@ def _as_integer(value: Any) -> int:
     raise ValueError(f"must be an integer, got {value!r}")
 
 
+def _models_hint(name: str, owner: str, how: str) -> str:
+    """``": <how>"`` when a scorer is given its models as an option (``model=``), else ``""``."""
+    if owner.startswith("scorer ") and name in ("model", "models", "model_name", "model_names"):
+        return f": the models are not an option; {how}"
+    return ""
+
+
 def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) -> dict[str, Any]:
     """Turn ``["key=value", ...]`` from the command line into typed option values."""
     options = {option.name: option for option in spec}
@@ -293,7 +303,10 @@ def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) 
     given: dict[str, Any] = {}
     for pair in pairs:
         if "=" not in pair:
-            raise OptionError(f"--option expects key=value, got {pair!r}")
+            # -o reads as "output" to many: say where the output file goes
+            raise OptionError(
+                f"--option (-o) expects key=value, got {pair!r}; to write the table to a file: --out {pair}"
+            )
         key, text = pair.split("=", 1)
         key = key.strip().replace("-", "_")
         if key in former and key not in options:
@@ -304,7 +317,10 @@ def parse_cli_options(spec: Iterable[Option], pairs: Iterable[str], owner: str) 
             continue
         if key not in options:
             known = ", ".join(sorted(options)) or "none"
-            raise OptionError(f"unknown option {key!r} for {owner}{did_you_mean(key, options)} (its options: {known})")
+            models = _models_hint(key, owner, f"give each model with --model {text} (-m)")
+            raise OptionError(
+                f"unknown option {key!r} for {owner}{models or did_you_mean(key, options)} (its options: {known})"
+            )
         given[key] = options[key].parse_text(text)
     return given
 
