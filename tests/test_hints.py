@@ -172,3 +172,55 @@ def test_every_command_is_in_the_command_line_page():
     missing = [p for p in paths(build_cli(), ["assoc"]) if p not in page]
     assert not missing, f"docs/cli.md lacks {missing}"
     assert "`assoc chat test-server [--port N] [--delay S]`" in page
+
+
+def _demo_dictionary_block(page: str) -> str:
+    from assoc.testing.docs import code_blocks
+
+    found = [block for block in code_blocks(HERE.parent / "docs" / page, "bash") if "demo-dictionary.csv <<" in block]
+    assert len(found) == 1, f"docs/{page} has no block that writes demo-dictionary.csv"
+    return found[0]
+
+
+@pytest.mark.parametrize("page", ["sbert.md", "analyses.md"])
+def test_the_stereotype_example_builds_its_dictionary_offline(page, tmp_path, monkeypatch):
+    """The docs' stereotype command lines need no dictionary from elsewhere: the block writes it."""
+    block = _demo_dictionary_block(page)
+    heredoc = block[: block.index("\nCSV\n") + len("\nCSV\n")]
+    done = subprocess.run(["bash", "-c", heredoc], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    written = pd.read_csv(tmp_path / "demo-dictionary.csv")
+    assert list(written.columns) == ["word", "dimension", "direction"] and set(written.dimension) == {
+        "Warmth",
+        "Competence",
+    }
+    # the block's own `assoc analyze stereotype` line, as printed, on a small table in place of the scored one
+    line = next(line for line in block.splitlines() if line.startswith("assoc analyze stereotype"))
+    argv = line.split()[1:]
+    table_path = argv[argv.index("--table" if "--table" in argv else "-t") + 1]
+    rows = [
+        {
+            "scorer": "sbert_topwords",
+            "model": "m",
+            "target_group": "jobs",
+            "target": term,
+            "attribute": word,
+            "measure": "cosine",
+            "value": 0.5,
+        }
+        for term, words in {
+            "nurse": ["caring", "warm", "tired"],
+            "pilot": ["smart", "lazy", "competent", "brave"],
+        }.items()
+        for word in words
+    ]
+    monkeypatch.chdir(tmp_path)
+    assoc.write_table(normalise(pd.DataFrame(rows)), table_path)
+    result = CliRunner().invoke(build_cli(), argv)
+    assert result.exit_code == 0, result.output
+    coded = assoc.read_table(argv[argv.index("--out") + 1]).set_index(["target", "attribute_group", "measure"])["value"]
+    # by hand: nurse, 2 of 3 responses Warmth words (caring +1, warm +1); pilot, 3 of 4 Competence words (+1 -1 +1)
+    assert coded["nurse", "Warmth", "representativeness"] == pytest.approx(2 / 3)
+    assert coded["nurse", "Warmth", "direction"] == 1.0
+    assert coded["pilot", "Competence", "representativeness"] == pytest.approx(3 / 4)
+    assert coded["pilot", "Competence", "direction"] == pytest.approx(1 / 3)
