@@ -100,39 +100,39 @@ def score(
     scorer:
         A registered scorer name (``assoc.scorers()`` lists them).
     stimuli:
-        A :class:`Stimuli`, a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
+        A [`Stimuli`][assoc.Stimuli], a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
     models:
         Model identifiers (one name or a list); ``None`` uses the scorer's default models. A model
         already in memory can be given instead of a name (a ``(transformers model, tokenizer)``
         pair for ``fmat``/``pll``, a sentence-transformers model for ``sbert_*``, gensim
         ``KeyedVectors`` for ``weat``), alone, in the list, or in a ``{name: model}`` dict that
         names it; the table records the name (``memory:<source>@<hash>`` when none is given) and
-        provenance the SHA-256 of its weights (:mod:`assoc.scoring.models`).
+        provenance the SHA-256 of its weights (`assoc.scoring.models`).
     progress:
         Show progress bars (default: only when stderr is a terminal).
     executor:
         Where the work runs: ``"local"`` (default: this process), ``"ray"`` (a Ray cluster:
         ``$RAY_ADDRESS`` or a local one started for the run; ``pip install ray``) or an
-        :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
+        `Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
-        (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
+        ([`plan`][assoc.scoring.scorer.Scorer.plan]) can run on a non-local executor.
     out:
-        Also write the table there (:func:`~assoc.table.write_table`). The path, like the cache
-        directory, is checked before any scoring: a problem is an :class:`~assoc.errors.OutputError`
+        Also write the table there ([`write_table`][assoc.write_table]). The path, like the cache
+        directory, is checked before any scoring: a problem is an [`OutputError`][assoc.errors.OutputError]
         at once, not after the work.
     threads:
         torch's intra-op threads for the run (``torch.set_num_threads``), set around the work in
         this process or in every Ray worker and restored afterwards, also after an error. Default:
         ``$ASSOC_THREADS``, else torch's own default. A value that is not a positive integer is an
-        :class:`~assoc.errors.OptionError` before any work. Provenance records the request and the
+        [`OptionError`][assoc.OptionError] before any work. Provenance records the request and the
         count torch used (``executor.threads``; ``docs/scale.md``).
     **options:
-        The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
+        The scorer's options; unknown names and bad values raise [`OptionError`][assoc.OptionError].
 
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
+        An association table (see `assoc.table.files`) with provenance in ``.attrs["assoc"]``.
     """
     from assoc.infra.threads import resolve_threads
 
@@ -325,11 +325,11 @@ def compare(
     scorer are empty (``NaN``) for the others. Every option of every scorer is
     validated before any scorer runs, and so are the stimuli: a design that one of the
     scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
-    :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
-    runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
+    [`StimuliError`][assoc.StimuliError] naming the scorer and what it needs. ``executor``
+    runs every scorer's work there (see [`score`][assoc.score]). To ask whether the methods agree,
     pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``). ``out`` also writes
-    the table there, checked before any scorer runs (see :func:`score`). ``threads`` sets torch's
-    intra-op threads for every scorer's run (see :func:`score`; default ``$ASSOC_THREADS``).
+    the table there, checked before any scorer runs (see [`score`][assoc.score]). ``threads`` sets torch's
+    intra-op threads for every scorer's run (see [`score`][assoc.score]; default ``$ASSOC_THREADS``).
     """
     import pandas as pd
 

@@ -50,7 +50,7 @@ class Option:
         ``str``, ``int``, ``float``, ``bool``, ``list``, ``dict`` or ``object`` (anything: rely on ``check``).
     default:
         The value when the option is not given. ``None`` makes the option nullable;
-        :data:`REQUIRED` makes it mandatory.
+        [`REQUIRED`][assoc.REQUIRED] makes it mandatory.
     help:
         One sentence for ``assoc scorers --verbose`` and the docs.
     choices:
@@ -64,7 +64,7 @@ class Option:
         rejects it with a generic message and its ``True`` keeps it.
     renamed_from:
         Former names of the option. Users' scripts that still pass one keep working: the
-        value goes to this option, with a :class:`DeprecationWarning` naming the new spelling.
+        value goes to this option, with a `DeprecationWarning` naming the new spelling.
     renamed_values:
         ``(old, new)`` pairs translating values given under a former name whose meaning
         changed with the rename (e.g. ``sd="sample"`` became ``ddof=1``); values not listed
@@ -162,7 +162,7 @@ class Option:
         types are read as YAML scalars or collections (``3``, ``0.5``, ``true``,
         ``{a: b}``, ``null``). Inside a list or mapping, and for numbers, an item keeps the text
         typed whenever YAML 1.1 would change it (``[no, 010]`` is ``["no", "010"]``, not
-        ``[False, 8]``; ``n=010`` is ten): see :func:`assoc.infra.textfiles.as_written`.
+        ``[False, 8]``; ``n=010`` is ten): see `assoc.infra.textfiles.as_written`.
         """
         import yaml
 

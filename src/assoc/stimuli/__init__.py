@@ -1,6 +1,6 @@
 """Stimuli: what to measure (queries, mask, target and attribute groups), validated on construction.
 
-The model lives in :mod:`assoc.stimuli.model`; this package re-exports its public names, so
+The model lives in `assoc.stimuli.model`; this package re-exports its public names, so
 ``from assoc.stimuli import Design, Stimuli`` keeps working.
 """
 

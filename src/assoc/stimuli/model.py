@@ -243,8 +243,8 @@ class MaskItem:
 class Design:
     """One design: query templates, [MASK] candidates, targets and attributes.
 
-    Construct it directly or through :meth:`Stimuli.from_dict`; the constructor
-    validates everything and raises :class:`~assoc.errors.StimuliError` naming
+    Construct it directly or through [`Stimuli.from_dict`][assoc.stimuli.Stimuli.from_dict]; the constructor
+    validates everything and raises [`StimuliError`][assoc.StimuliError] naming
     the problem.
     """
 
@@ -345,7 +345,7 @@ class Design:
     def embedding_groups(self) -> tuple[Groups, Groups]:
         """Target and attribute groups for methods without queries (e.g. WEAT).
 
-        The same role rule as :meth:`Filling.roles`: when the queries fill
+        The same role rule as [`Filling.roles`][assoc.stimuli.Filling.roles]: when the queries fill
         ``{TARGET}`` only, the mask groups act as attribute groups; when they fill
         ``{ATTRIB}`` only or nothing, as target groups; when they fill both, the
         fillers are the targets and attributes. So one stimuli file runs through
@@ -360,7 +360,7 @@ class Design:
         return target, attribute
 
     def word_pairs(self) -> Iterator[tuple[str, str, str, str]]:
-        """``(target_group, target, attribute_group, attribute)`` for every pair (see :meth:`embedding_groups`)."""
+        """``(target_group, target, attribute_group, attribute)`` for every pair (see `embedding_groups`)."""
         target, attribute = self.embedding_groups()
         for tg, twords in target.items():
             for tw in twords:
@@ -499,7 +499,7 @@ def _group_as_written(words: Any) -> Any:
 
 
 class Stimuli:
-    """An ordered collection of :class:`Design` objects, validated on construction."""
+    """An ordered collection of [`Design`][assoc.Design] objects, validated on construction."""
 
     def __init__(
         self, designs: Iterable[Design], name: str = "", description: str = "", meta: Mapping[str, Any] | None = None
@@ -580,7 +580,7 @@ class Stimuli:
 
     @classmethod
     def load(cls, spec: str | Path | Mapping[str, Any] | Stimuli) -> Stimuli:
-        """Load stimuli from a :class:`Stimuli`, a dict, a file path, or a bundled name.
+        """Load stimuli from a [`Stimuli`][assoc.Stimuli], a dict, a file path, or a bundled name.
 
         Bundled names come from plugins (``assoc stimuli`` lists them):
         ``"caliskan"`` (all designs), ``"caliskan:weat1"`` or ``"caliskan:weat1,weat2"``.
@@ -619,7 +619,7 @@ class Stimuli:
         return Stimuli(chosen, name=name or self.name, description=self.description, meta=self.meta)
 
     def bind(self, *others: Stimuli) -> Stimuli:
-        """All designs of ``self`` and ``others`` in one :class:`Stimuli` (like ``FMAT_query_bind``)."""
+        """All designs of ``self`` and ``others`` in one [`Stimuli`][assoc.Stimuli] (like ``FMAT_query_bind``)."""
         loaded = [self, *(Stimuli.load(other) for other in others)]
         designs = [design for part in loaded for design in part.designs]
         names = [self.name] + [o.name for o in others if isinstance(o, Stimuli)]
@@ -645,7 +645,7 @@ class Stimuli:
         return any(d.queries for d in self.designs)
 
     def require_embedding_groups(self, scorer: str) -> None:
-        """Raise unless every design has target and attribute groups (:meth:`Design.embedding_groups`).
+        """Raise unless every design has target and attribute groups (`Design.embedding_groups`).
 
         Embedding scorers that compare targets with attributes (``weat``, ``sbert_cosine``) call it.
         """

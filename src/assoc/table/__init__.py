@@ -1,7 +1,7 @@
 """The association table: its schema and validator, provenance, files (CSV, Parquet, JSONL) and ``df.assoc``.
 
-The schema, provenance and file code live in :mod:`assoc.table.files`, the ``DataFrame.assoc`` accessor in
-:mod:`assoc.table.accessor`; this package re-exports their public names, so
+The schema, provenance and file code live in `assoc.table.files`, the ``DataFrame.assoc`` accessor in
+`assoc.table.accessor`; this package re-exports their public names, so
 ``from assoc.table import read_table`` keeps working.
 """
 

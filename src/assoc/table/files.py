@@ -93,7 +93,7 @@ def normalise(
 
     A role column that is absent, and a role cell that is ``None`` or NaN, become ``""``
     (a role the method does not have); ``scorer`` and ``measure`` fill rows where they
-    are absent or empty. A ``value`` that is not a number is a :class:`TableError`
+    are absent or empty. A ``value`` that is not a number is a [`TableError`][assoc.TableError]
     (``where`` names the table in it).
     """
     frame = frame.copy()
@@ -154,7 +154,7 @@ def _numeric_values(values: pd.Series, where: str) -> pd.Series:
 
 
 def validate_table(table: Any, *, where: str = "table") -> None:
-    """Raise :class:`TableError` naming the problem unless ``table`` satisfies the contract.
+    """Raise [`TableError`][assoc.TableError] naming the problem unless ``table`` satisfies the contract.
 
     Checks: it is a DataFrame; every required column exists; text columns hold
     text with no missing values; ``value`` is numeric and finite (NaN allowed,
@@ -219,7 +219,7 @@ def read_data_file(
     In CSV/TSV files ``text_columns`` are read as text; with ``all_text`` every column is
     text and nothing is missing (words such as 'NA' or 'null' stay words), otherwise
     empty cells and ``NA``/``NaN``/``nan`` are missing. ``what`` names the table in
-    errors (:class:`~assoc.errors.DataError`).
+    errors ([`DataError`][assoc.DataError]).
     """
     import pandas as pd
 
@@ -579,7 +579,7 @@ def _frame_of_records(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a table written by :func:`write_table` (or any CSV/Parquet/JSONL with the same columns).
+    """Read a table written by [`write_table`][assoc.write_table] (or any CSV/Parquet/JSONL with the same columns).
 
     Text columns keep empty strings (CSV readers would otherwise turn them into NaN).
     """
@@ -793,7 +793,7 @@ def select_rows(
 
     Several columns must all match; several values of one column (a list) are alternatives.
     Values are compared as text, so ``{"rank": "1"}`` matches the number 1. A column the table
-    lacks, or conditions that leave no row, are a :class:`TableError` naming the values present.
+    lacks, or conditions that leave no row, are a [`TableError`][assoc.TableError] naming the values present.
     The provenance is kept, with the conditions added under ``"where"`` (what ``--where`` of
     ``assoc analyze`` and ``assoc plot`` runs).
     """
@@ -840,7 +840,7 @@ def _as_text(value: Any) -> str:
 def parse_where(pairs: Iterable[str]) -> dict[str, list[str]]:
     """``["measure=listed", "model=a", "model=b"]`` -> ``{"measure": ["listed"], "model": ["a", "b"]}``.
 
-    Repeating a column gives alternatives; a pair without ``=`` or column is an :class:`~assoc.errors.OptionError`.
+    Repeating a column gives alternatives; a pair without ``=`` or column is an [`OptionError`][assoc.OptionError].
     """
     from assoc.errors import OptionError
 
