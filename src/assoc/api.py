@@ -109,7 +109,8 @@ def score(
         names it; the table records the name (``memory:<source>@<hash>`` when none is given) and
         provenance the SHA-256 of its weights (`assoc.scoring.models`).
     progress:
-        Show progress bars (default: only when stderr is a terminal).
+        Report progress (default: on): a bar when standard error is a terminal, else the size of the
+        job and then a plain line every 10 s (`$ASSOC_PROGRESS_INTERVAL`); ``False``: nothing.
     executor:
         Where the work runs: ``"local"`` (default: this process), ``"ray"`` (a Ray cluster:
         ``$RAY_ADDRESS`` or a local one started for the run; ``pip install ray``) or an
