@@ -107,6 +107,10 @@ def test_ctrl_c_during_a_step_python_cannot_interrupt_still_stops_within_two_sec
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130 and time.monotonic() - sent < 2.5, err
     assert err.splitlines()[-1].startswith("interrupted: length_units: 0 of 9 items done, kept in the cache")
+    # the process ended without releasing its claim on the unit under way: a re-run takes it over at once
+    process = start()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
 
 
 def test_no_progress_shows_nothing_but_ctrl_c_still_says_how_far_the_run_came(piped_cli):
