@@ -108,3 +108,17 @@ def test_interruption_message_says_what_is_kept():
     finished.update(2)
     finished.close()
     assert interruption_message() == ""
+
+
+def test_nested_terminal_bars_close_in_any_order_and_the_outer_one_is_reported(monkeypatch):
+    from assoc.infra.progress import interruption_message
+
+    monkeypatch.setattr(sys, "stderr", _Tty())
+    outer = bar(total=4, desc="fmat", unit="item", kept="the cache (c)")
+    inner = bar(total=4, desc="log P", unit="seq")  # tqdm bars compare equal by count: identity must decide
+    outer.update(1)
+    inner.update(1)
+    assert interruption_message().startswith("fmat: 1 of 4 items done")
+    inner.close()
+    outer.close()
+    assert interruption_message().startswith("fmat: 1 of 4 items done, kept in the cache (c)")

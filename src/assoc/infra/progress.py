@@ -119,7 +119,8 @@ def _terminal_bar() -> type:
 
     class TerminalBar(tqdm):
         def close(self) -> None:
-            _JOBS.closed(self)
+            if _JOBS is not None:  # None while the interpreter shuts down (tqdm closes its bars in __del__)
+                _JOBS.closed(self)
             super().close()
 
     return TerminalBar
@@ -152,14 +153,16 @@ class _Job:
 
     def closed(self, meter: Any) -> None:
         with self._lock:
-            if meter not in self._open:
+            # by identity: tqdm's bars compare by their counts (``==``), so ``in`` and ``remove`` would mix them up
+            place = next((i for i, m in enumerate(self._open) if m is meter), None)
+            if place is None:
                 return
-            if self._open[0] is meter:
+            if place == 0:
                 desc, unit, kept = self._about[id(meter)]
                 total = getattr(meter, "total", None)
                 if total is not None and meter.n < total:  # unfinished: what Ctrl-C (or an error) stopped
                     self._last = (meter, desc, unit, kept)
-            self._open.remove(meter)
+            del self._open[place]
             self._about.pop(id(meter), None)
 
     def message(self) -> str:
