@@ -122,3 +122,16 @@ def test_nested_terminal_bars_close_in_any_order_and_the_outer_one_is_reported(m
     inner.close()
     outer.close()
     assert interruption_message().startswith("fmat: 1 of 4 items done, kept in the cache (c)")
+
+
+def test_a_notebook_gets_a_bar_not_lines(monkeypatch):
+    import types
+
+    from assoc.infra.progress import on_terminal
+
+    stream = type("OutStream", (io.StringIO,), {"__module__": "ipykernel.iostream"})()
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    monkeypatch.setattr(sys, "stderr", stream)
+    assert on_terminal()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert not on_terminal()

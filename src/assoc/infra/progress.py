@@ -49,8 +49,14 @@ def default_enabled() -> bool:
 
 
 def on_terminal() -> bool:
-    """Whether standard error is an interactive terminal (bars redraw there; elsewhere plain lines are written)."""
-    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+    """Whether standard error redraws a bar: an interactive terminal, or a Jupyter notebook's output.
+
+    Elsewhere (a pipe, a log file) plain lines are written instead.
+    """
+    if getattr(sys.stderr, "isatty", lambda: False)():
+        return True
+    # a notebook kernel's stderr is no terminal, but tqdm.auto draws a widget there
+    return "ipykernel" in sys.modules and type(sys.stderr).__module__.startswith("ipykernel")
 
 
 def interval() -> float:
