@@ -135,3 +135,24 @@ def test_a_notebook_gets_a_bar_not_lines(monkeypatch):
     assert on_terminal()
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert not on_terminal()
+
+
+def test_the_rate_leaves_out_the_start_up(monkeypatch):
+    import types
+
+    from assoc.infra import progress
+
+    clock = [100.0]
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    meter = bar(total=100, desc="pll", unit="item", enabled=True)
+    clock[0] += 20.0  # imports and loading the model
+    meter.update(10)  # the first unit: 10 items after 20 s
+    assert meter.rate() == 10 / 20.0  # one step so far: all the time since the start
+    clock[0] += 2.0
+    meter.update(10)
+    clock[0] += 3.0
+    meter.update(10)
+    assert meter.rate() == 20 / 5.0  # 20 items in the 5 s after the first step
+    assert meter.line() == "pll: 30/100 items (30%), 4 item/s, about 18s left, 25s so far"
+    meter.close()

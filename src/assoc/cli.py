@@ -58,7 +58,7 @@ class AssocGroup(click.Group):
 #: is ended: finished work is in the cache already (atomic writes; a dead run's claims are taken over).
 INTERRUPT_GRACE = 1.5
 _interrupt_said = False
-_interrupt_lock = threading.Lock()
+_interrupt_lock = threading.RLock()  # reentrant: the second Ctrl-C may come while the first one is being reported
 
 
 def _say_interrupted() -> bool:

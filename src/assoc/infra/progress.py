@@ -145,7 +145,9 @@ class _Job:
     """The outermost meter that is open (or was, when it closed unfinished): what Ctrl-C reports."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # reentrant: a tqdm bar left open closes itself in __del__, which the garbage collector may run while
+        # this thread holds the lock (inside opened/closed)
+        self._lock = threading.RLock()
         self._open: list[Any] = []
         self._about: dict[int, tuple[str, str, str | None]] = {}
         self._last: tuple[Any, str, str, str | None] | None = None
@@ -224,6 +226,7 @@ class _Lines:
         self.initial = initial
         self.postfix = ""
         self.started = time.monotonic()
+        self._first: tuple[float, float] | None = None  # when the first step finished, and the count then
         self.disable = quiet
         outermost = not quiet and _TICKER.add(self)
         if outermost and total:
@@ -253,6 +256,19 @@ class _Lines:
 
     def update(self, n: float = 1) -> None:
         self.n += n
+        if self._first is None and self.n > self.initial:
+            self._first = (time.monotonic(), self.n)
+
+    def rate(self) -> float:
+        """Work per second since the first step finished (the start-up: imports, loading a model, is left out).
+
+        Until a second step has finished: the work done over the time since the meter opened.
+        """
+        now = time.monotonic()
+        if self._first is not None and self.n > self._first[1] and now > self._first[0]:
+            return (self.n - self._first[1]) / (now - self._first[0])
+        elapsed = now - self.started
+        return (self.n - self.initial) / elapsed if elapsed > 0 else 0.0
 
     def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
         self.postfix = text
@@ -271,15 +287,14 @@ class _Lines:
 
     def line(self) -> str:
         """``desc: done/total unit (percent), rate, time left``."""
-        fresh, elapsed = self.n - self.initial, self.elapsed()
-        rate = fresh / elapsed if elapsed > 0 else 0.0
+        fresh, elapsed, rate = self.n - self.initial, self.elapsed(), self.rate()
         if self.total:
             share = self.n / self.total
             text = f"{self._name()}{int(self.n)}/{self.total} {_plural(self.unit, self.total)} ({share:.0%})"
         else:
             text = f"{self._name()}{int(self.n)} {_plural(self.unit, self.n)}"
         text += f", {rate:.3g} {self.unit}/s" if fresh else ", starting"
-        if self.total and fresh:
+        if self.total and fresh and rate > 0:
             text += f", about {_duration((self.total - self.n) / rate)} left"
         text += f", {_duration(elapsed)} so far"
         return text + (f" [{self.postfix}]" if self.postfix else "")
@@ -295,7 +310,7 @@ class _Ticker:
     """The open plain-line meters, and the one thread that writes their line at the interval."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._meters: list[_Lines] = []
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
