@@ -7,8 +7,8 @@ them: the tests put this directory on the workers' ``PYTHONPATH``.
 one unit per model and block of ``per_unit`` pairs. When ``$ASSOC_TEST_UNIT_LOG`` names a
 file, every ``load_worker`` and ``run_unit`` call appends a line to it (``load <model>
 <pid>`` / ``unit <key> <pid>``), so tests can count work across processes;
-``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit (a unit ignores Ctrl-C while it sleeps when
-``$ASSOC_TEST_UNIT_STUCK`` is set, as one long torch step does); loading the model named by
+``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit (with ``$ASSOC_TEST_UNIT_STUCK`` set, in one step
+that Ctrl-C cannot interrupt, as a long torch step); loading the model named by
 ``$ASSOC_TEST_FAIL_MODEL`` raises ``OSError``.
 """
 
@@ -79,13 +79,15 @@ class LengthUnits(Scorer):
         assert state["model"] == unit.model
         _log(f"unit {unit.key} {os.getpid()}", self.params["log"])
         seconds = self.params["sleep"] + float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0"))
-        until = time.monotonic() + seconds
-        while time.monotonic() < until:
+        if os.environ.get("ASSOC_TEST_UNIT_STUCK"):
+            # as one long torch step: this thread does not return to Python (nor see SIGINT) until it is done
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
-                time.sleep(until - time.monotonic())
-            except KeyboardInterrupt:
-                if not os.environ.get("ASSOC_TEST_UNIT_STUCK"):
-                    raise
+                time.sleep(seconds)
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        else:
+            time.sleep(seconds)
         if unit.key == self.params["die_at"]:
             marker = str(self.params["log"]) + ".died"
             if not os.path.exists(marker):

@@ -77,43 +77,76 @@ def _say_interrupted() -> bool:
     return True
 
 
-def _watchdog() -> None:
-    """After Ctrl-C: end the process if it has not ended within :data:`INTERRUPT_GRACE` seconds."""
+def _watch(wakeup: Any) -> None:
+    """End the process :data:`INTERRUPT_GRACE` seconds after the first Ctrl-C, at once after a second one.
+
+    Runs in a thread of its own, reading the signal numbers the interpreter's C-level handler writes to
+    ``wakeup`` (:func:`signal.set_wakeup_fd`) the moment a signal arrives: Python runs its own handler
+    (KeyboardInterrupt) only when the main thread is between two steps of Python code, which a long
+    forward pass in torch or ONNX Runtime delays by seconds.
+    """
     import os
+    import signal
     import time
 
-    time.sleep(INTERRUPT_GRACE)
-    _say_interrupted()
-    os._exit(130)
+    deadline: float | None = None
+    while True:
+        if deadline is not None:
+            wakeup.settimeout(max(deadline - time.monotonic(), 0.0))
+        try:
+            data = wakeup.recv(64)
+        except TimeoutError:  # the grace period is over: the finished work is in the cache already
+            _say_interrupted()
+            os._exit(130)
+        except OSError:
+            return
+        if not data:  # the command ended and closed the socket
+            return
+        for number in data:
+            if number == signal.SIGINT:
+                if deadline is not None:  # a second Ctrl-C
+                    _say_interrupted()
+                    os._exit(130)
+                deadline = time.monotonic() + INTERRUPT_GRACE
 
 
 @contextlib.contextmanager
 def _interruptible() -> Iterator[None]:
-    """Ctrl-C raises KeyboardInterrupt at once and ends the process at most :data:`INTERRUPT_GRACE` s later.
+    """Ctrl-C raises KeyboardInterrupt and ends the process at most :data:`INTERRUPT_GRACE` s later.
 
     Python delivers KeyboardInterrupt only between two steps of Python code, so a long forward pass
-    would keep the run going for seconds; a second Ctrl-C ends it at once.
+    would keep the run going for seconds: a thread woken by the signal itself (:func:`_watch`) ends the
+    process after the grace period; a second Ctrl-C ends it at once.
     """
     import signal
+    import socket
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupted(signum: int, frame: Any) -> None:
-        if any(thread.name == "assoc-interrupt" for thread in threading.enumerate()):  # the second Ctrl-C
-            _say_interrupted()
-            import os
-
-            os._exit(130)
-        threading.Thread(target=_watchdog, name="assoc-interrupt", daemon=True).start()
         raise KeyboardInterrupt
 
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     previous = signal.signal(signal.SIGINT, interrupted)
+    watcher = threading.Thread(target=_watch, args=(reader,), name="assoc-interrupt", daemon=True)
+    watcher.start()
+    stopped = False
     try:
         yield
+    except KeyboardInterrupt:
+        stopped = True
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
+        if not stopped:  # after Ctrl-C the watcher stays, to end the process should its exit take long
+            signal.set_wakeup_fd(previous_fd)
+            writer.close()  # the watcher reads the end of the stream and returns
+            watcher.join(timeout=1.0)
+            reader.close()
 
 
 @click.group(cls=AssocGroup, context_settings={"help_option_names": ["-h", "--help"]})
