@@ -766,7 +766,29 @@ def _exit_on_sigterm() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``assoc`` console script."""
     _exit_on_sigterm()
-    build_cli().main(args=argv, prog_name="assoc")
+    try:
+        build_cli().main(args=argv, prog_name="assoc")
+    except SystemExit as exc:
+        if exc.code == 130 and _interrupt_said:
+            _exit_now(130)
+        raise
+
+
+def _exit_now(status: int) -> None:
+    """End the process after Ctrl-C, once the stack is unwound and the line said.
+
+    The finally-blocks have run (claims released, temporary files removed) and the atexit functions run
+    here (the cache's owner locks); left out is the interpreter's own teardown, which after a torch run
+    takes seconds (its thread pools and modules), so the command ends within a second of Ctrl-C.
+    """
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover
