@@ -242,7 +242,7 @@ def study_side(side: str, model: str, n_queries: int, threads: int, clock: str, 
         return out
     from assoc_fmat.scoring import items_of, score_model
 
-    from assoc.mlm import cached_masked_lm
+    from assoc.lm.masked import cached_masked_lm
 
     # A second call in the same process (a notebook): the model is not loaded again. Its overhead is
     # its time minus the engine's own time for the same work (measured right after, same process).
@@ -373,8 +373,8 @@ def main() -> None:
     import torch
     from assoc_fmat.scoring import items_of
 
-    from assoc.mlm import load_masked_lm
-    from assoc.mlm.engine import default_max_tokens
+    from assoc.lm.masked import load_masked_lm
+    from assoc.lm.masked.engine import default_max_tokens
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -202,7 +202,7 @@ def main() -> None:
     import torch
     from assoc_pll.pll import score_sentences
 
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     torch.set_num_threads(args.threads)
     sentences = watson_sentences(args.sentences)

@@ -56,7 +56,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         import transformers  # noqa: F401 - the same library code as minicons' side before the clock
         from assoc_pll.pll import score_sentences
 
-        from assoc.mlm import load_masked_lm
+        from assoc.lm.masked import load_masked_lm
 
         stamps.imported = now()
         with load_masked_lm(spec["model"], device=device) as lm:

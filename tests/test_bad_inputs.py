@@ -133,7 +133,7 @@ def test_resampling_sizes_that_cannot_finish_are_refused_at_once(options, name):
 
 
 def test_weat_resampling_sizes_that_cannot_finish_are_refused_at_once():
-    from assoc.stats.weat import weat
+    from assoc.stats.association_tests import weat
 
     rng = np.random.default_rng(0)
     blocks = [rng.normal(size=(30, 25)) for _ in range(4)]

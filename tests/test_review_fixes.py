@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import assoc
+from assoc.components.options import Option, validate_options
 from assoc.errors import TableError
-from assoc.scoring.options import Option, validate_options
 from assoc.stats.effect_size import standardized_mean_difference, standardized_mean_difference_rows
 from assoc.stats.standardize import zscore, zscore_within
 from assoc.table.files import from_records, read_table, set_provenance, sidecar_path, write_table
@@ -90,7 +90,7 @@ def test_lpr_standardize_z_of_constant_lprs_is_nan(tmp_path):
 
 
 def test_weat_bootstrap_accepts_a_generator_seed():
-    from assoc.stats.weat import weat
+    from assoc.stats.association_tests import weat
 
     rng = np.random.default_rng(1)
     sims = [rng.normal(size=(4, 3)) for _ in range(4)]

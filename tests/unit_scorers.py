@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from assoc import Option, Scorer, hookimpl
-from assoc.scoring.options import CACHE_OPTIONS
+from assoc.components.options import CACHE_OPTIONS
 from assoc.scoring.units import WorkUnit
 
 

@@ -199,7 +199,7 @@ def score(
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
     from assoc import api, plugins
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
 
     chosen_threads = _threads(threads)
     api.check_outputs(out, "--out")
@@ -260,8 +260,8 @@ def compare(
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from assoc import api, plugins
+    from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
-    from assoc.scoring.options import parse_cli_options
 
     chosen_threads = _threads(threads)
     api.check_outputs(out, "--out")
@@ -333,7 +333,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     import warnings
 
     from assoc import api, plugins
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
 
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
@@ -454,7 +454,7 @@ def models_group() -> None:
 @models_group.command(name="list")
 def models_list() -> None:
     """List the models in the local Hugging Face cache: size, files and revisions."""
-    from assoc.mlm import hub
+    from assoc.lm.masked import hub
 
     models = hub.cached_models()
     click.echo(f"cache: {hub.cache_dir()}")
@@ -474,7 +474,7 @@ def models_list() -> None:
 @click.option("--revision", default=None, help="A branch, tag or commit (default: main).")
 def models_download(names: tuple[str, ...], revision: str | None) -> None:
     """Download Hub models NAMES into the local cache (then use them offline with --model NAME)."""
-    from assoc.mlm import hub
+    from assoc.lm.masked import hub
 
     for name in names:
         path = hub.download_model(name, revision=revision)
@@ -487,7 +487,7 @@ def models_download(names: tuple[str, ...], revision: str | None) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def models_remove(name: str, revision: str | None, yes: bool) -> None:
     """Remove the model NAME (every revision, or one) from the local Hugging Face cache."""
-    from assoc.mlm import hub
+    from assoc.lm.masked import hub
 
     if not yes:
         click.confirm(f"remove {name}{f' revision {revision}' if revision else ''} from {hub.cache_dir()}?", abort=True)
@@ -527,7 +527,7 @@ PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
-    from assoc.scoring.options import Option, positive
+    from assoc.components.options import Option, positive
 
     return {
         "estimates": (
@@ -586,9 +586,9 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     from pathlib import Path
 
     from assoc import plotting
+    from assoc.components.options import parse_cli_options, validate_options
     from assoc.errors import OptionError
     from assoc.infra.io import check_output_file
-    from assoc.scoring.options import parse_cli_options, validate_options
     from assoc.table.files import read_table
 
     if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from assoc.scoring.options import Option
+from assoc.components.options import Option
 
 #: Site paths (relative to ``docs/``) of the generated pages.
 SCORERS_PAGE = "reference/scorers.md"

@@ -16,7 +16,7 @@ __all__ = ["ESTIMATE", "Analysis", "Requirement", "check_requirement", "with_est
 
 def __getattr__(name: str) -> Any:
     # The shared analyses' classes (``ICCAnalysis``, ..., ``ANALYSES``) on demand, so that importing the
-    # base class does not import every analysis; also what the old ``assoc.shared_analyses`` path exposed.
+    # base class does not import every analysis.
     from assoc.analysis import shared
 
     if name in shared.__all__:

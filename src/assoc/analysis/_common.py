@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assoc.components.options import Option, column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
 from assoc.errors import DataError, TableError
-from assoc.scoring.options import Option, column_list, confidence_level  # noqa: F401  (re-exported for the analyses)
 from assoc.table.files import DATA_FILE_SUFFIXES, read_data_file
 
 if TYPE_CHECKING:

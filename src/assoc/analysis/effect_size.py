@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import column_list, confidence_level, groups, require_columns, single_measure_check
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option, non_negative, positive
+from assoc.components.options import Option, non_negative, positive
 
 if TYPE_CHECKING:
     import numpy as np

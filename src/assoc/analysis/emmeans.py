@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import MODEL_BY_OPTION, by_columns, column_list, confidence_level, groups, require_columns
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

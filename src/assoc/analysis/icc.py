@@ -15,7 +15,7 @@ from assoc.analysis._common import (
     single_measure_check,
 )
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option
+from assoc.components.options import Option
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,7 +12,7 @@ from assoc.analysis._common import (
     require_columns,
 )
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

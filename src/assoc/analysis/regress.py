@@ -15,7 +15,7 @@ from assoc.analysis._common import (
 )
 from assoc.analysis.base import Analysis, Requirement
 from assoc.analysis.lmm import _formula, _formulas
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from assoc.analysis._common import column_list, require_columns
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option
+from assoc.components.options import Option
 
 if TYPE_CHECKING:
     import pandas as pd

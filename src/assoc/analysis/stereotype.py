@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.analysis._common import column_list, groups, require_columns, table_source
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

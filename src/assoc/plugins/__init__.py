@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli, hookimpl
 from assoc.plugins.manager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
@@ -32,11 +33,15 @@ __all__ = [
     "ENV_ALLOWLIST",
     "PluginInfo",
     "PluginRegistry",
+    "RegisterAnalysis",
+    "RegisterScorer",
+    "RegisterStimuli",
     "Registered",
     "failed_plugins",
     "get_analysis",
     "get_scorer",
     "get_stimuli_loader",
+    "hookimpl",
     "plugin_version",
     "registry",
     "register",

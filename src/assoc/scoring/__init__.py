@@ -1,8 +1,52 @@
-"""Scoring: the Scorer base class, declared options, work units and the scorer-output contract.
+"""Scoring: the Scorer base class, work units, the scorer-output contract and models held in memory.
 
-* :mod:`assoc.scoring.scorer`: :class:`~assoc.scoring.scorer.Scorer`, the base class of every method.
-* :mod:`assoc.scoring.options`, :mod:`assoc.scoring.component`: options declared with ``Option`` and
-  validated on construction (shared with analyses).
+* :mod:`assoc.scoring.scorer`: :class:`~assoc.scoring.scorer.Scorer`, the base class of every method
+  (its options are declared with :class:`assoc.Option`, :mod:`assoc.components`).
 * :mod:`assoc.scoring.units`: work units, what executors run.
-* :mod:`assoc.scoring.output`: the contract a scorer's output must meet.
+* :mod:`assoc.scoring.output`: the contract a scorer's output must meet, and the run report.
+* :mod:`assoc.scoring.models`: models given as objects in memory.
+
+The public names are re-exported here and at the top level of ``assoc``; nothing is imported
+until a name is used.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> the module that defines it
+_LAZY = {
+    "Scorer": "assoc.scoring.scorer",
+    "UnitError": "assoc.scoring.units",
+    "WorkUnit": "assoc.scoring.units",
+    "in_memory": "assoc.scoring.models",
+    "set_run_report": "assoc.scoring.output",
+}
+
+__all__ = [
+    "Scorer",
+    "UnitError",
+    "WorkUnit",
+    "in_memory",
+    "set_run_report",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'assoc.scoring' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.scoring.models import in_memory
+    from assoc.scoring.output import set_run_report
+    from assoc.scoring.scorer import Scorer
+    from assoc.scoring.units import UnitError, WorkUnit

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc.scoring.component import Component
+from assoc.components.base import Component
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,7 +139,7 @@ class Scorer(Component):
         """The cache of this scorer's runs: everything it stores on disk goes there.
 
         The default follows the scorer's ``cache`` and ``cache_dir`` options when it declares
-        them (:data:`assoc.scoring.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
+        them (:data:`assoc.components.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
         :func:`assoc.infra.cache.default_root`), disabled with ``cache=False`` or when the scorer declares
         no ``cache`` option (then nothing is read or written, memos included).
         """

@@ -215,7 +215,7 @@ def fill_mask(text: str, filler: str) -> tuple[str, tuple[int, int]]:
 
     Returns the filled text and the character span ``(start, end)`` of ``filler`` in it.
     The one implementation of ``[MASK]`` filling: a model's own mask token
-    (:func:`assoc.mlm.words.fill_mask_token`) and a candidate word (the pll scorer's
+    (:func:`assoc.lm.masked.words.fill_mask_token`) and a candidate word (the pll scorer's
     sentences) are put in the same way.
     """
     prefix, suffix = split_at_mask(text)

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from assoc.errors import ModelError
+from assoc import ModelError
 
 from .requests import ChatRequest, ResponseStore, read_completion, safe_url, url_secrets
 
@@ -534,7 +534,7 @@ def run_requests(
     :class:`ChatServiceError` when the service fails for good (what arrived before is stored).
     ``on_done`` is called after each request is finished (its answer stored, or recorded as failed).
     """
-    from assoc.infra.progress import bar
+    from assoc.infra import bar
 
     report = RunReport()
     if not requests:

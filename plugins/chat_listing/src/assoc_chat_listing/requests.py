@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from assoc.infra.cache import Cache, Namespace, digest, exclusive_lock
+from assoc.infra import Cache, Namespace, digest, exclusive_lock
 
 ENTRY_FORMAT = 1
 

@@ -17,10 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from assoc.errors import OptionError, StimuliError
-from assoc.scoring.options import Option, non_negative, positive
-from assoc.scoring.output import set_run_report
-from assoc.scoring.scorer import Scorer
+from assoc import Option, OptionError, Scorer, StimuliError, non_negative, positive, set_run_report
 
 from . import prompts
 from .parsing import REFUSAL_PATTERNS, WARNING_PATTERNS, ReplyParser
@@ -29,7 +26,7 @@ from .requests import ChatRequest, ResponseStore, model_refusal, public_endpoint
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
 #: ``attribute_group`` of listing rows (the listed word is the ``attribute``).
 LISTED = "listed"
@@ -430,7 +427,7 @@ class ChatListingScorer(Scorer):
         return self._table(requests, stored, report, n_from_cache=len(requests) - len(missing), store=store)
 
     def _dry_run(self, requests: list[ChatRequest], stored: dict[str, Any], missing: list[ChatRequest]) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         from .engine import estimate_tokens
 
@@ -479,7 +476,7 @@ class ChatListingScorer(Scorer):
         n_from_cache: int,
         store: ResponseStore,
     ) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         p = self.params
         parser = ReplyParser(

@@ -32,9 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assoc.analysis import Analysis, Requirement
-from assoc.scoring.options import Option
-from assoc.stats.constants import LPR_POPULATION_SD
+from assoc import Analysis, Option, Requirement
+from assoc.stats import LPR_POPULATION_SD
 
 from .citation import CITATION
 
@@ -126,8 +125,7 @@ def lpr(
     """LPR table from an fmat log-probability table (see the module docstring)."""
     import numpy as np
 
-    from assoc.errors import DataError
-    from assoc.table import from_records
+    from assoc import DataError, from_records
 
     missing = [c for c in ("design", "mask_group", "mask") if c not in table.columns]
     if missing:
@@ -144,7 +142,7 @@ def lpr(
             work = _pair(work, side)
             applied.append(side)
     if standardize == "z":
-        from assoc.stats.standardize import zscore_within
+        from assoc.stats import zscore_within
 
         # R's scale() within model x design x query; NaN where the LPRs are constant (up to rounding)
         work["value"] = zscore_within(work, within=["model", "design", "context"], ddof=1).to_numpy()
@@ -214,7 +212,7 @@ def _pair(work: Any, side: str) -> Any:
     """Contrast the two groups of one side (mask/target/attrib), words paired by position within design."""
     import pandas as pd
 
-    from assoc.errors import DataError
+    from assoc import DataError
 
     gcol, wcol = _SIDES[side]
     if side == "mask":

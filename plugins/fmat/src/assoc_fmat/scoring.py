@@ -1,7 +1,7 @@
 """``log P(candidate | query)`` for every [MASK] candidate of every filled query, for one model.
 
 The work per model: derive each candidate's token(s) at the mask from the tokenizer
-(:mod:`assoc.mlm.words`), handle out-of-vocabulary [MASK] candidates (NaN, FMAT's temporary
+(:mod:`assoc.lm.masked.words`), handle out-of-vocabulary [MASK] candidates (NaN, FMAT's temporary
 tokens, or exact multi-token chains), collect one engine request per unique token
 sequence, reuse cached results, compute the rest in chunks (each chunk is written to
 the cache atomically, so an interrupted run resumes) and assemble table rows.
@@ -14,9 +14,9 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from assoc.infra.cache import Namespace
-from assoc.mlm.words import OutOfVocabularyWarning, WordTokens, chain_steps, word_tokens_batch
-from assoc.stimuli.model import MaskItem, Stimuli
+from assoc import MaskItem, OutOfVocabularyWarning, Stimuli
+from assoc.infra import Namespace
+from assoc.lm import WordTokens, chain_steps, word_tokens_batch
 
 OOV_MODES = ("nan", "add_tokens", "multi_token")
 CACHE_VERSION = 1
@@ -52,7 +52,7 @@ def check_overrides(token_overrides: Mapping[str, Any] | None, models: Sequence[
     Refuse overrides that would be silently unused: a model key that is not one of ``models``
     (e.g. misspelt, or a different model) or a word that is no [MASK] candidate of the stimuli.
     """
-    from assoc.errors import OptionError
+    from assoc import OptionError
 
     for key, value in (token_overrides or {}).items():
         if isinstance(value, Mapping):
@@ -106,7 +106,7 @@ def score_model(
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
     the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
     ``cache`` is an :class:`assoc.infra.cache.Cache` or None. ``max_tokens`` is the
-    engine's batch budget; None = the device default (:func:`assoc.mlm.options.default_max_tokens`).
+    engine's batch budget; None = the device default (:func:`assoc.lm.masked.options.default_max_tokens`).
     ``warn=False`` leaves the out-of-vocabulary warnings to the caller (:func:`warn_about_rows`
     builds them from the rows, as the fmat scorer does once per model for all its work units);
     the rows then carry a ``context_changed`` key for it.
@@ -180,7 +180,7 @@ def fmat_namespace(
     cache: Any, lm: Any, added: Mapping[tuple[str, tuple[int, ...]], int], weight_decay: float
 ) -> Namespace:
     """The cache namespace of ``lm``'s fmat log probabilities (the temporary tokens change the softmax)."""
-    from assoc.mlm.compute import model_namespace
+    from assoc.lm import model_namespace
 
     return model_namespace(
         cache, lm, "fmat-log-prob", CACHE_VERSION, added=[[w, list(s), weight_decay] for (w, s) in sorted(added)]
@@ -195,8 +195,7 @@ def _compute(
     max_tokens: int | None,
     progress: bool,
 ) -> dict[tuple[tuple[int, ...], int, int], float]:
-    from assoc.mlm import MaskRequest
-    from assoc.mlm.compute import cached_log_probs
+    from assoc.lm import MaskRequest, cached_log_probs
 
     requests = [MaskRequest(seq, pos, tuple(sorted(toks))) for (seq, pos), toks in wanted.items()]
     values = cached_log_probs(

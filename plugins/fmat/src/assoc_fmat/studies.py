@@ -15,8 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from assoc.errors import StimuliError
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli, StimuliError
 
 DATA_FILE = "bao2024_fmat.yaml"
 

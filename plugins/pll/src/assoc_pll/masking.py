@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.errors import ModelError, OptionError, StimuliError
+from assoc import ModelError, OptionError, StimuliError
 
 METRICS = ("original", "word_l2r")
 TOKEN_SELECTIONS = ("all", "context", "variant")

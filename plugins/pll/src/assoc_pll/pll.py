@@ -8,7 +8,7 @@ Watson et al., 2023, Eq. 2). Logarithms are natural. With ``metric="word_l2r"``
 the later sub-tokens of the scored token's word are masked as well (Kauf &
 Ivanova, 2023).
 
-Every masked copy is one :class:`assoc.mlm.MaskRequest`; the engine batches the
+Every masked copy is one :class:`assoc.lm.masked.MaskRequest`; the engine batches the
 copies of *all* sentences under a token budget, sorted by length, so memory is
 bounded whatever the sentence length and padding is small.
 
@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.errors import OptionError, StimuliError
+from assoc import OptionError, StimuliError
 
 from .masking import METRICS, TOKEN_SELECTIONS, encode_sentence, masked_copies, positions_to_score
 
 CHUNK = 8192  # masked copies per engine call and per cache pack
-CACHE_VERSION = 2  # 2: entries are lists, keyed by assoc.mlm.compute.request_key
+CACHE_VERSION = 2  # 2: entries are lists, keyed by assoc.lm.masked.compute.request_key
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def score_sentences(
     namespace: Any = None,
     tokens: str | None = None,
 ) -> list[SentencePLL]:
-    """PLL of each sentence under the masked LM ``lm`` (an :class:`assoc.mlm.MaskedLM`).
+    """PLL of each sentence under the masked LM ``lm`` (an :class:`assoc.lm.masked.MaskedLM`).
 
     Parameters
     ----------
@@ -91,17 +91,17 @@ def score_sentences(
         scorer's option of the same name.
     max_tokens:
         Token budget of one forward batch (padded length x batch size). ``None``:
-        :func:`assoc.mlm.options.default_max_tokens` of the model's device.
+        :func:`assoc.lm.masked.options.default_max_tokens` of the model's device.
     cache:
         An :class:`assoc.infra.cache.Cache` (or None): every masked copy's log-probability
         is stored as soon as its chunk is computed, so an interrupted run resumes.
     namespace:
         Instead of ``cache``, the :class:`assoc.infra.cache.Namespace` to store them in (the scorer
-        passes a work unit's checkpoints, :meth:`assoc.mlm.scorer.MaskedLMScorer.unit_checkpoints`).
+        passes a work unit's checkpoints, :meth:`assoc.lm.masked.scorer.MaskedLMScorer.unit_checkpoints`).
     tokens:
         The former name of ``tokens_scored`` (still accepted, with a :class:`DeprecationWarning`).
     """
-    from assoc.mlm import MaskRequest
+    from assoc.lm import MaskRequest
 
     if tokens is not None:
         if tokens_scored != "all":
@@ -162,9 +162,9 @@ def _compute(
     """Log P(token | masked copy) for each request, cached.
 
     From ``namespace`` (or ``cache``) when present, else from the engine, in chunks of similar length,
-    each stored as soon as it is done (:func:`assoc.mlm.compute.cached_log_probs`).
+    each stored as soon as it is done (:func:`assoc.lm.masked.compute.cached_log_probs`).
     """
-    from assoc.mlm.compute import cached_log_probs, model_namespace
+    from assoc.lm import cached_log_probs, model_namespace
 
     if namespace is None and cache is not None:
         namespace = model_namespace(cache, lm, "pll-log-prob", CACHE_VERSION)

@@ -24,7 +24,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli
 
 DATA_FILE = "watson2023_gender_attitudes.yaml"
 # Sets whose variants take "an" (the paper: "David is an (actor, actress) from Kansas";

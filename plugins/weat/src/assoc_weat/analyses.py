@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option, confidence_level, non_negative, positive
+from assoc import REQUIRED, Analysis, Option, Requirement, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,7 +109,7 @@ class WEATAnalysis(Analysis):
         """Compute the WEAT statistic, d and p for each design (and each ``by`` group)."""
         import pandas as pd
 
-        from assoc.stats.weat import weat
+        from assoc.stats import weat
 
         from .blocks import pick_groups, units
 
@@ -213,8 +212,8 @@ class WEFATAnalysis(Analysis):
         import numpy as np
         import pandas as pd
 
-        from assoc.errors import DataError
-        from assoc.stats.weat import wefat
+        from assoc import DataError
+        from assoc.stats import wefat
 
         from .blocks import pick_groups, units
 
@@ -304,8 +303,8 @@ class ValNormAnalysis(Analysis):
         import numpy as np
         import pandas as pd
 
-        from assoc.errors import DataError
-        from assoc.stats.correlation import correlation
+        from assoc import DataError
+        from assoc.stats import correlation
 
         from .norms import load_norms
 
@@ -367,7 +366,7 @@ def _lowercased(values: dict[str, float], source: str) -> dict[str, float]:
     """
     from collections import defaultdict
 
-    from assoc.errors import DataError
+    from assoc import DataError
 
     spellings: dict[str, list[str]] = defaultdict(list)
     for word in values:

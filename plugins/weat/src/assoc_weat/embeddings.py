@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import DataError, ModelError, OptionError
-from assoc.infra.memory import BytesLRU
+from assoc import DataError, ModelError, OptionError
+from assoc.infra import BytesLRU
 
 if TYPE_CHECKING:
     import numpy as np
@@ -220,7 +220,7 @@ register_embedding(
 
 
 def _quarter_of_memory() -> int:
-    from assoc.infra.memory import physical_memory
+    from assoc.infra import physical_memory
 
     return physical_memory() // 4
 
@@ -274,7 +274,7 @@ def load_embeddings(
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError(f"limit must be a positive integer, not {limit!r}")
-    from assoc.scoring.models import in_memory
+    from assoc import in_memory
 
     loaded = in_memory(model)
     if loaded is not None:  # KeyedVectors the user passed as an object (assoc.scoring.models)
@@ -293,7 +293,7 @@ def load_embeddings(
     else:
         path = Path(model).expanduser()
         if not path.exists():
-            from assoc.errors import did_you_mean
+            from assoc import did_you_mean
 
             known = ", ".join(sorted(_REGISTRY))
             raise ModelError(

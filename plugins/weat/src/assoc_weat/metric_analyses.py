@@ -17,10 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
-from assoc.analysis.base import Requirement
-from assoc.errors import DataError
-from assoc.scoring.options import Option, confidence_level, non_negative
+from assoc import Analysis, DataError, Option, Requirement, confidence_level, non_negative
 
 from .analyses import WEFATAnalysis
 
@@ -155,7 +152,7 @@ def _word_ci(values, reduce: str, p: dict) -> dict:
 
     import numpy as np
 
-    from assoc.stats.effect_size import bootstrap_interval
+    from assoc.stats import bootstrap_interval
 
     if not p["n_bootstrap"]:
         return {"ci_low": math.nan, "ci_high": math.nan, "confidence": math.nan, "n_bootstrap": 0}

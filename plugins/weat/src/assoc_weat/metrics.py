@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assoc.errors import DataError
+from assoc import DataError
 
 
 def _vectors(vectors: np.ndarray, label: str) -> np.ndarray:

@@ -10,16 +10,14 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from assoc.errors import DataError, OutOfVocabularyWarning
-from assoc.scoring.options import Option, non_negative, positive
-from assoc.scoring.scorer import Scorer
+from assoc import DataError, Option, OutOfVocabularyWarning, Scorer, non_negative, positive
 
 from .embeddings import CASES, FORMATS, PHRASES
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
 
 #: What the ``measures`` option can add to the pairwise cosines (formulas: :mod:`assoc_weat.metrics`).
@@ -126,9 +124,9 @@ class WEATScorer(Scorer):
         import numpy as np
         import pandas as pd
 
-        from assoc.infra.progress import bar
-        from assoc.stats.weat import cosine_matrix
-        from assoc.table import normalise
+        from assoc import normalise
+        from assoc.infra import bar
+        from assoc.stats import cosine_matrix
 
         from .embeddings import load_embeddings, lookup_matrix
 

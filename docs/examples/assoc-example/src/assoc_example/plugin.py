@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from assoc import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterScorer
+    from assoc import RegisterScorer
 
 
 @hookimpl

@@ -33,9 +33,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis, Requirement
-from assoc.errors import DataError, OptionError
-from assoc.scoring.options import Option, column_list, confidence_level
+from assoc import Analysis, DataError, Option, OptionError, Requirement, column_list, confidence_level
 
 from .bundled import CITATION, PooledLabels, clean_labels, committed_labels, stereotype_names
 from .parsing import d_score, score_bai2025

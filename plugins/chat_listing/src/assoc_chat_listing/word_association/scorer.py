@@ -32,9 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import OptionError, StimuliError
-from assoc.scoring.options import Option, positive
-from assoc.scoring.output import set_run_report
+from assoc import Option, OptionError, StimuliError, positive, set_run_report
 
 from ..requests import ChatRequest, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
@@ -45,7 +43,7 @@ from .parsing import parse_reply
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Design, Stimuli
+    from assoc import Design, Stimuli
 
 #: Options of chat_listing that mean nothing here (listing and rating prompts and their parsing).
 _NOT_INHERITED = {
@@ -217,7 +215,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
 
     def synonym_designs(self, stimuli: Stimuli) -> dict[str, Design] | None:
         """The synonym designs by name (``None`` when there are none)."""
-        from assoc.stimuli import Stimuli as _Stimuli
+        from assoc import Stimuli as _Stimuli
 
         spec = self.params["synonyms"]
         if spec == AUTO:
@@ -320,7 +318,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
         store: Any,
         **_: Any,
     ) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         from ..parsing import REFUSAL_PATTERNS
 

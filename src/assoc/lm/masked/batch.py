@@ -1,6 +1,6 @@
 """What every runtime of the masked-LM engine shares per batch: the padded inputs and the float64 log-softmax.
 
-The PyTorch path (:mod:`assoc.mlm.engine`) and the ONNX Runtime backends (:mod:`assoc.mlm.onnx`)
+The PyTorch path (:mod:`assoc.lm.masked.engine`) and the ONNX Runtime backends (:mod:`assoc.lm.masked.onnx`)
 build their inputs and read their outputs here, so both compute the same thing from the same arrays.
 """
 

@@ -1,10 +1,10 @@
 """The masked-LM engine's ONNX Runtime backends: ``backend="onnx"`` (float32) and ``"onnx-int8"`` (opt-in).
 
-``backend="torch"`` (the default) runs the forward passes in PyTorch (:mod:`assoc.mlm.engine`).
+``backend="torch"`` (the default) runs the forward passes in PyTorch (:mod:`assoc.lm.masked.engine`).
 ``backend="onnx"`` runs them on ONNX Runtime's CPU provider: the whole fill-mask model (encoder
 and LM head) is exported once with ``torch.onnx.export``, with the LM head applied at the
 requested positions only (as the engine does), into the assoc cache; the engine feeds it the
-same batches (:func:`assoc.mlm.engine.plan_batches`) and takes the same float64 log-softmax.
+same batches (:func:`assoc.lm.masked.engine.plan_batches`) and takes the same float64 log-softmax.
 On the CPU measured its forward passes were faster than the engine's own PyTorch path, with log
 probabilities within 1e-5 of PyTorch's, which is why it is an option at all; opening the session
 costs a process about as long as loading the model, so small studies in a fresh process gain
@@ -16,7 +16,7 @@ Two checks keep a wrong export from producing numbers:
   batch of different lengths) over the whole vocabulary are computed by ONNX Runtime and, row
   by row, by the model's own PyTorch forward pass; any difference above :data:`TOLERANCE` stops
   the run with a :class:`~assoc.errors.ModelError` (use ``backend="torch"``). A passed check is
-  remembered in the cache's memo (:mod:`assoc.mlm.memo`) for that file (path, size,
+  remembered in the cache's memo (:meth:`assoc.infra.cache.Cache.remember`) for that file (path, size,
   modification time, inode), the onnxruntime version and the CPU architecture, as the engine
   remembers its fast-path checks; anything else, or a run with ``cache=False``, checks again.
 * **In every process, on the first batch of real queries** (float32), the batch's first and last
@@ -24,7 +24,7 @@ Two checks keep a wrong export from producing numbers:
   fast paths.
 
 ``backend="onnx-int8"`` (opt-in) quantises the checked float32 export's linear layers to 8 bits
-(:func:`assoc.infra.onnx.quantize_int8`). It is faster still and **not** equal to PyTorch: log
+(:func:`assoc.lm.onnx.quantize_int8`). It is faster still and **not** equal to PyTorch: log
 probabilities move in the second decimal and part of each query's top-50 changes (docs/onnx.md).
 Use it to explore, not for numbers you publish.
 
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from assoc.errors import ModelError
-from assoc.mlm.batch import log_softmax64, padded_batch
+from assoc.lm.masked.batch import log_softmax64, padded_batch
 
 #: largest |difference| of a log probability from the model's own PyTorch forward pass that the float32
 #: export may have (the engine's own fast paths are held to the same bound)
@@ -60,7 +60,7 @@ PROBE_TEXTS = (
     "Stereotypes are beliefs about the {mask} of members of groups, and they shape judgements.",
     "naïve café {mask} résumé",
 )
-# ``lm`` below is an :class:`assoc.mlm.engine.MaskedLM`, typed ``Any`` because the engine imports this
+# ``lm`` below is an :class:`assoc.lm.masked.engine.MaskedLM`, typed ``Any`` because the engine imports this
 # module (the import graph stays one-way: engine -> onnx -> batch).
 
 #: what the export computes (part of its cache key)
@@ -107,7 +107,7 @@ def onnx_forward(lm: Any, model: Any, backend: str) -> OnnxForward:
     """
     import torch
 
-    from assoc.infra.onnx import inference_session
+    from assoc.lm.onnx import inference_session
 
     threads = torch.get_num_threads()
     with _LOCK:
@@ -150,8 +150,8 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
     damaged on disk, or written by a library whose output the key does not capture); a fresh
     export that fails it is removed and the :class:`~assoc.errors.ModelError` raised.
     """
-    from assoc.infra.onnx import inference_session
-    from assoc.mlm.memo import recall, remember
+    from assoc.infra.cache import Cache
+    from assoc.lm.onnx import inference_session
 
     for attempt in (1, 2):
         cached = export_location_of(lm, model, int8=False)
@@ -160,10 +160,11 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
         try:
             runner = OnnxForward(inference_session(path, threads), "onnx", path, threads)
             memo_key = _check_memo_key(path) if persist else None
-            if memo_key is None or recall("onnx-export-check", memo_key, lm.memo) is not True:
+            memo = lm.memo if lm.memo is not None else Cache()  # None: the default cache root
+            if memo_key is None or memo.recall("onnx-export-check", memo_key) is not True:
                 check_export(lm, model, runner)
                 if memo_key is not None:
-                    remember("onnx-export-check", memo_key, True, lm.memo)
+                    memo.remember("onnx-export-check", memo_key, True)
         except Exception:
             if persist:  # never leave an export that failed for the next run to find
                 shutil.rmtree(path.parent, ignore_errors=True)
@@ -182,7 +183,7 @@ def _check_memo_key(path: Path) -> list[Any]:
     """
     import platform
 
-    from assoc.infra.onnx import versions
+    from assoc.lm.onnx import versions
 
     stat = path.stat()
     return [str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
@@ -204,7 +205,7 @@ def _persist(lm: Any) -> bool:
 
 def export_location_of(lm: Any, model: Any, *, int8: bool) -> Path | None:
     """Where the export of ``model`` is kept in the cache (None when it is not kept: :func:`export_path`)."""
-    from assoc.infra.onnx import export_location
+    from assoc.lm.onnx import export_location
 
     if not _persist(lm):
         return None
@@ -214,12 +215,12 @@ def export_location_of(lm: Any, model: Any, *, int8: bool) -> Path | None:
 def export_path(lm: Any, model: Any, *, int8: bool) -> tuple[Path, bool]:
     """(the ONNX file of ``model``, whether it is kept in the cache) exported on first use.
 
-    Kept under ``<cache root>/models/onnx/`` (:func:`assoc.infra.onnx.cached_export`), keyed by the
+    Kept under ``<cache root>/models/onnx/`` (:func:`assoc.lm.onnx.cached_export`), keyed by the
     weights' fingerprint, the model class, the vocabulary size and the library versions, when the
     weights have a content-based fingerprint (a sha256 of local files or a Hub commit) and the
     run's cache is enabled; otherwise exported to a temporary directory that the caller removes.
     """
-    from assoc.infra.onnx import cached_export
+    from assoc.lm.onnx import cached_export
 
     persist = _persist(lm)
     root = Path(lm.memo.root) if lm.memo is not None else None
@@ -243,7 +244,7 @@ def export_model(lm: Any, model: Any, path: Path) -> None:
 
     import torch
 
-    from assoc.infra.onnx import export_module
+    from assoc.lm.onnx import export_module
 
     if model.base_model is model:
         raise ModelError(

@@ -1,7 +1,7 @@
 """The one cache -> chunk -> progress -> compute loop of the masked-LM scorers.
 
 Every masked-LM scorer (fmat, pll, and any third-party one) turns its work into
-:class:`~assoc.mlm.MaskRequest` objects and calls :func:`cached_log_probs`: requests
+:class:`~assoc.lm.masked.MaskRequest` objects and calls :func:`cached_log_probs`: requests
 already in the on-disk cache are read from it, the rest are sorted by length (so a
 chunk holds sequences of similar length and the engine pads little), computed in
 chunks, and each chunk is stored in the cache as soon as it is done, so an
@@ -17,7 +17,7 @@ from assoc.infra.cache import digest
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache, Namespace
-    from assoc.mlm.requests import MaskRequest
+    from assoc.lm.masked.requests import MaskRequest
 
 
 def request_key(request: MaskRequest) -> str:
@@ -63,7 +63,7 @@ def cached_log_probs(
     Parameters
     ----------
     lm:
-        A loaded :class:`~assoc.mlm.MaskedLM`.
+        A loaded :class:`~assoc.lm.masked.MaskedLM`.
     requests:
         The requests; each must name its ``token_ids`` (a cache entry holds one value per id).
     namespace:

@@ -5,7 +5,7 @@ One implementation of what every ONNX backend needs: knowing whether the package
 keyed by everything the file depends on (:func:`cached_export`), the dynamic int8 quantisation
 (:func:`quantize_int8`) and an inference session with the thread settings assoc uses
 (:func:`inference_session`). What a backend exports and how it checks the export against the
-model's own PyTorch forward pass belong to the backend (:mod:`assoc.mlm.onnx`,
+model's own PyTorch forward pass belong to the backend (:mod:`assoc.lm.masked.onnx`,
 ``assoc_sbert_topwords.onnx``); docs/onnx.md has the measurements that decided which backends exist.
 
 Nothing here imports torch, onnx or onnxruntime at module level.

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from assoc.components.options import CACHE_OPTIONS, Option, positive
 from assoc.errors import OptionError
-from assoc.scoring.options import CACHE_OPTIONS, Option, positive
+from assoc.lm.models import DTYPES
 
-DTYPES = ("float32", "float16", "bfloat16")
-#: what runs the forward passes: PyTorch, or ONNX Runtime in float32 or (opt-in) int8 (assoc.mlm.onnx)
+#: what runs the forward passes: PyTorch, or ONNX Runtime in float32 or (opt-in) int8 (assoc.lm.masked.onnx)
 BACKENDS = ("torch", "onnx", "onnx-int8")
 #: the pip command that installs what the ONNX backends need
 ONNX_INSTALL = "pip install 'assoc[onnx]'"
@@ -36,7 +36,7 @@ def check_backend(value: str) -> str:
     if value not in BACKENDS:
         raise ValueError(f"must be one of {', '.join(BACKENDS)}, got {value!r}")
     if value != "torch":
-        from assoc.infra.onnx import check_installed
+        from assoc.lm.onnx import check_installed
 
         check_installed(value, ONNX_INSTALL)
     return value

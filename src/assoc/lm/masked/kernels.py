@@ -17,7 +17,7 @@ packed copy, so no extra memory and nothing to invalidate when temporary tokens 
 the LM head). It is a :class:`torch.overrides.TorchFunctionMode`, which is thread-local:
 other threads using the same model are not affected. The engine uses it only after
 checking on the model's first batch that it reproduces the model's own forward pass
-(:meth:`assoc.mlm.engine.MaskedLM.log_probs`).
+(:meth:`assoc.lm.masked.engine.MaskedLM.log_probs`).
 
 ``ASSOC_CPU_MATMUL=torch`` in the environment turns it off (PyTorch's own kernels);
 ``onednn`` or unset: oneDNN where it is available and passes the check.

@@ -5,7 +5,6 @@ Nothing here imports torch or transformers at module import time.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -15,121 +14,42 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
 from assoc.infra.memory import free_memory
-from assoc.mlm.options import DTYPES, check_backend_settings
+from assoc.lm.masked.options import check_backend_settings
+from assoc.lm.models import (
+    directory_stamp,
+    hub_fingerprint,
+    local_fingerprint,
+    looks_like_path,
+    model_fingerprint,
+    resolve_device,
+    torch_dtype,
+)
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
-    from assoc.mlm.engine import MaskedLM
+    from assoc.lm.masked.engine import MaskedLM
 
-# Fingerprints of local directories, keyed by (path, sizes, mtimes): hashing a large
-# weight file once per process is enough.
-_LOCAL_FINGERPRINTS: dict[tuple, str] = {}
-
-
-def resolve_device(device: str) -> str:
-    """Return a torch device string; ``"auto"`` picks CUDA when available, else CPU."""
-    import torch
-
-    device = (device or "cpu").strip().lower()
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise OptionError(f"device {device!r} requested but CUDA is not available (torch {torch.__version__})")
-        return device
-    if device == "mps":
-        if not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
-            raise OptionError("device 'mps' requested but it is not available")
-        return device
-    if device != "cpu":
-        raise OptionError(f"unknown device {device!r}; use 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'")
-    return device
-
-
-def torch_dtype(dtype: str):
-    """Map ``"float32" | "float16" | "bfloat16"`` to the torch dtype."""
-    import torch
-
-    if dtype not in DTYPES:
-        raise OptionError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-
-
-def looks_like_path(model: str) -> bool:
-    """True when ``model`` can only be a file-system path (not a Hub id)."""
-    return model.startswith(("/", "./", "../", "~", "\\")) or model.count("/") > 1 or Path(model).expanduser().exists()
-
-
-def local_fingerprint(directory: Path, memo: Cache | None = None) -> str:
-    """sha256 over the relative names and contents of every file in ``directory``.
-
-    Remembered for the life of the process and across processes (:mod:`assoc.mlm.memo`, in
-    ``memo``: the run's cache; None for the default cache root), keyed by each file's name,
-    size, modification and change times and inode, so the weights are hashed once, not at
-    every run, and again whenever a file changes.
-    """
-    from assoc.mlm.memo import recall, remember
-
-    stamp = _directory_stamp(directory)
-    key = (str(directory.resolve()), stamp)
-    if key in _LOCAL_FINGERPRINTS:
-        return _LOCAL_FINGERPRINTS[key]
-    memo_key = [key[0], [list(entry) for entry in stamp]]
-    fingerprint = recall("local-fingerprint", memo_key, memo)
-    if not (isinstance(fingerprint, str) and fingerprint.startswith("sha256:")):
-        digest = hashlib.sha256()
-        for name in (entry[0] for entry in stamp):
-            digest.update(name.encode() + b"\0")
-            with open(directory / name, "rb") as handle:
-                _hash_file(handle, digest)
-            digest.update(b"\0")
-        fingerprint = "sha256:" + digest.hexdigest()
-        remember("local-fingerprint", memo_key, fingerprint, memo)
-    _LOCAL_FINGERPRINTS[key] = fingerprint
-    return fingerprint
-
-
-def _hash_file(handle: Any, digest: Any) -> None:
-    """Feed an open binary file to ``digest``.
-
-    Mapped into memory and hashed in one call where possible: hashlib releases the GIL for
-    the whole call, so other threads (a background import, see :mod:`assoc.infra.prefetch`) run
-    meanwhile, where hashing 4 MB chunks would hand the GIL back and forth a hundred times
-    for a bert-base model. Files that cannot be mapped (empty, or on file systems without
-    mmap) are read in chunks.
-    """
-    import mmap
-
-    try:
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (ValueError, OSError):
-        for chunk in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(chunk)
-        return
-    with mapped:
-        digest.update(mapped)
-
-
-def hub_fingerprint(model_id: str, revision: str | None) -> str | None:
-    """Commit hash of a Hub model in the local Hugging Face cache (works offline), or None."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
-        return None
-    try:
-        from .hub import cache_dir
-
-        found = try_to_load_from_cache(model_id, "config.json", revision=revision, cache_dir=str(cache_dir()))
-    except ValueError:  # not a valid Hub id: loading will say what is wrong
-        return None
-    if isinstance(found, str):
-        # .../models--org--name/snapshots/<commit>/config.json
-        return "hf:" + model_id + "@" + Path(found).parent.name
-    return None
+__all__ = [
+    "MODEL_CACHE",
+    "MaskedLMCache",
+    "ModelKey",
+    "cached_masked_lm",
+    "hub_fingerprint",
+    "in_memory_masked_lm",
+    "load_masked_lm",
+    "load_parts",
+    "loaded_masked_lms",
+    "local_fingerprint",
+    "looks_like_path",
+    "model_fingerprint",
+    "release_masked_lms",
+    "resolve_device",
+    "torch_dtype",
+]
 
 
 def in_memory_masked_lm(name: str, backend: str = "torch") -> MaskedLM | None:
-    """A :class:`~assoc.mlm.engine.MaskedLM` around the in-memory ``(model, tokenizer)`` pair ``name``.
+    """A :class:`~assoc.lm.masked.engine.MaskedLM` around the in-memory ``(model, tokenizer)`` pair ``name``.
 
     ``None`` when ``name`` is not an in-memory model (:mod:`assoc.scoring.models`). The pair is used
     where it is (its device and dtype; the scorer's ``device``/``dtype`` options do not move or cast a
@@ -153,7 +73,7 @@ def in_memory_masked_lm(name: str, backend: str = "torch") -> MaskedLM | None:
             f"model {name!r} is a {type(pair).__name__} in memory; the masked-LM scorers take a "
             "(transformers masked LM, tokenizer) pair"
         )
-    from assoc.mlm.engine import MaskedLM
+    from assoc.lm.masked.engine import MaskedLM
 
     lm, tokenizer = pair
     if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
@@ -190,7 +110,7 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None, mem
     source = str(path) if path.is_dir() else model
     hub: dict[str, Any] = {}
     if not path.is_dir():
-        from .hub import cache_dir, check_hub_reachable, hub_reachable
+        from assoc.lm.hub import cache_dir, check_hub_reachable, hub_reachable
 
         # The Hub client retries a failed connection for about a minute: decide here, in seconds,
         # whether the Hub is needed (not cached) and reachable; a cached model loads without it.
@@ -225,7 +145,7 @@ def load_parts(model: str, *, device: str, dtype: str, revision: str | None, mem
             else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
         )
         if not path.is_dir():
-            from .hub import advice
+            from assoc.lm.hub import advice
 
             where += f" ({advice(model)})"
         raise ModelError(f"cannot load fill-mask model {model!r} as {where}: {str(exc).splitlines()[0]}") from exc
@@ -272,20 +192,6 @@ def _weight_files(directory: Path) -> list[str]:
     return sorted({p.name for pattern in patterns for p in directory.glob(pattern)})
 
 
-def model_fingerprint(model: str, revision: str | None, memo: Cache | None = None) -> str:
-    """A stable identity of a model's weights, computed without loading it.
-
-    The sha256 of a local directory's files (remembered in ``memo``, see :func:`local_fingerprint`),
-    else the Hub commit in the local Hugging Face cache, else ``hf:<id>@<revision>``.
-    """
-    path = Path(model.strip()).expanduser()
-    if path.is_dir():
-        return local_fingerprint(path, memo)
-    if looks_like_path(model.strip()):  # a missing directory: loading it will say so
-        return f"path:{path}"
-    return hub_fingerprint(model.strip(), revision) or f"hf:{model.strip()}@{revision or 'unknown-revision'}"
-
-
 # -- the per-process cache of loaded models ------------------------------------------------------
 
 
@@ -321,7 +227,7 @@ class MaskedLMCache:
     Loading a bert-base model and checking its packed-encoder path costs about a second
     per call, so repeated ``assoc.score`` calls in a notebook and the work units of one
     worker load each model once. Every :meth:`get` returns a fresh
-    :class:`~assoc.mlm.engine.MaskedLM` around the shared tokenizer and weights (named as
+    :class:`~assoc.lm.masked.engine.MaskedLM` around the shared tokenizer and weights (named as
     the caller wrote the model); the packed-encoder check is remembered per weights
     object, so it too runs once. A local directory whose files changed since loading
     (size or modification time) is loaded again.
@@ -353,14 +259,14 @@ class MaskedLMCache:
         memo: Cache | None = None,
         backend: str = "torch",
     ) -> Any:
-        """A :class:`~assoc.mlm.engine.MaskedLM` for ``model``, loaded now or reused from this process.
+        """A :class:`~assoc.lm.masked.engine.MaskedLM` for ``model``, loaded now or reused from this process.
 
         ``memo`` is the cache where facts about the weights are remembered across processes
         (their fingerprint, the engine's fast-path checks, ONNX exports): the caller's run cache,
         None for the default cache root. ``backend``: what runs the forward passes of the handle
-        returned (:mod:`assoc.mlm.onnx`); the weights are shared whatever the backend.
+        returned (:mod:`assoc.lm.masked.onnx`); the weights are shared whatever the backend.
         """
-        from assoc.mlm.engine import MaskedLM  # numpy: not at module level, so that importing this stays cheap
+        from assoc.lm.masked.engine import MaskedLM  # numpy: not at module level, so that importing this stays cheap
 
         if not isinstance(model, str) or not model.strip():
             raise ModelError("model name is empty; give a Hugging Face id or a local directory")
@@ -457,7 +363,7 @@ class MaskedLMCache:
     def _key(self, model: str, *, device: str, dtype: str, revision: str | None) -> tuple[ModelKey, tuple | None]:
         torch_dtype(dtype)  # refuse an unknown dtype before anything else
         name = _normalised_name(model)
-        stamp = _directory_stamp(Path(name)) if Path(name).is_dir() else None
+        stamp = directory_stamp(Path(name)) if Path(name).is_dir() else None
         return ModelKey(name, revision, resolve_device(device), dtype), stamp
 
     def _budget(self, device: str) -> int:
@@ -494,18 +400,6 @@ def _normalised_name(model: str) -> str:
     return str(path.resolve()) if path.is_dir() else model
 
 
-def _directory_stamp(directory: Path) -> tuple:
-    files = sorted(
-        p
-        for p in directory.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts)
-    )
-    stats = [(p, p.stat()) for p in files]
-    return tuple(
-        (str(p.relative_to(directory)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) for p, st in stats
-    )
-
-
 def _model_bytes(model: Any) -> int:
     return int(sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers())))
 
@@ -538,7 +432,7 @@ def cached_masked_lm(
 
     Scorers (fmat, pll), helpers and executors' workers call this instead of
     :func:`load_masked_lm`. The returned
-    :class:`~assoc.mlm.engine.MaskedLM` shares its weights with every other one for the
+    :class:`~assoc.lm.masked.engine.MaskedLM` shares its weights with every other one for the
     same :class:`ModelKey`. Use it as a context manager (``with cached_masked_lm(m) as lm:``)
     or call its ``close()`` when done: for a shared handle that removes the temporary
     tokens it added and drops the handle, never the weights. ``memo`` and ``backend``: see
@@ -575,9 +469,9 @@ def load_masked_lm(
     Raises :class:`assoc.errors.ModelError` with a clear message when the model cannot
     be found or is not a masked language model. The copy is freed when it is closed;
     :func:`cached_masked_lm` shares one copy per process instead. ``backend``: what runs the
-    forward passes, ``"torch"`` or ONNX Runtime (``"onnx"``, opt-in ``"onnx-int8"``; :mod:`assoc.mlm.onnx`).
+    forward passes, ``"torch"`` or ONNX Runtime (``"onnx"``, opt-in ``"onnx-int8"``; :mod:`assoc.lm.masked.onnx`).
     """
-    from assoc.mlm.engine import MaskedLM
+    from assoc.lm.masked.engine import MaskedLM
 
     check_backend_settings(backend, device=device, dtype=dtype)  # before anything loads
     loaded = in_memory_masked_lm(model, backend=backend)

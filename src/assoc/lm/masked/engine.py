@@ -11,7 +11,7 @@ real tokens only, packed without padding, and the last encoder layer computes qu
 attention output and feed-forward at the requested positions only (keys and values
 still come from every real token): :func:`_packed_layers`; on a CPU in float32, the
 linear layers' matrix products run on oneDNN, which uses the CPU's widest vector
-instructions where MKL may not (:mod:`assoc.mlm.kernels`). The packed encoder and
+instructions where MKL may not (:mod:`assoc.lm.masked.kernels`). The packed encoder and
 oneDNN are each checked once per model against the model's own forward pass
 (:meth:`MaskedLM._fast_paths`).
 """
@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError
-from assoc.mlm.batch import log_softmax64, padded_batch
-from assoc.mlm.options import CPU_BUDGET, GPU_BUDGET, check_backend_settings, default_max_tokens  # noqa: F401 (re-exported)
-from assoc.mlm.requests import MaskRequest
+from assoc.lm.masked.batch import log_softmax64, padded_batch
+from assoc.lm.masked.options import CPU_BUDGET, GPU_BUDGET, check_backend_settings, default_max_tokens  # noqa: F401 (re-exported)
+from assoc.lm.masked.requests import MaskRequest
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -38,15 +38,15 @@ if TYPE_CHECKING:
 class MaskedLM:
     """A loaded fill-mask model plus its tokenizer.
 
-    Build one with :func:`assoc.mlm.loading.load_masked_lm` (a private copy) or
-    :func:`assoc.mlm.loading.cached_masked_lm` (shared in the process).
+    Build one with :func:`assoc.lm.masked.loading.load_masked_lm` (a private copy) or
+    :func:`assoc.lm.masked.loading.cached_masked_lm` (shared in the process).
 
     Attributes: ``name`` (as given by the user), ``tokenizer``, ``model``, ``device``,
     ``dtype``, ``mask_token``, ``mask_token_id``, ``max_length`` (longest sequence the
     model accepts, special tokens included), ``fingerprint`` (a stable id of the
     weights: the Hub commit hash, or a sha256 of a local directory's files) and ``backend``
     (what runs the forward passes: ``"torch"``, or ONNX Runtime with ``"onnx"`` /
-    ``"onnx-int8"``, :mod:`assoc.mlm.onnx`).
+    ``"onnx-int8"``, :mod:`assoc.lm.masked.onnx`).
     """
 
     def __init__(
@@ -72,7 +72,7 @@ class MaskedLM:
         self.fingerprint = fingerprint
         self.shared = shared
         self.memo = memo  # where checks of these weights are remembered (None: the default cache root)
-        self.backend = backend  # what runs the forward passes: torch, onnx or onnx-int8 (assoc.mlm.onnx)
+        self.backend = backend  # what runs the forward passes: torch, onnx or onnx-int8 (assoc.lm.masked.onnx)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
         self.max_length = _max_length(tokenizer, model.config)
@@ -94,9 +94,9 @@ class MaskedLM:
     def close(self) -> None:
         """Drop the model and release its memory (CPU and GPU).
 
-        A handle on a model shared through :func:`assoc.mlm.loading.cached_masked_lm`
+        A handle on a model shared through :func:`assoc.lm.masked.loading.cached_masked_lm`
         (``shared``) removes its temporary tokens and drops only itself; the weights stay
-        loaded until :func:`assoc.mlm.loading.release_masked_lms`.
+        loaded until :func:`assoc.lm.masked.loading.release_masked_lms`.
         """
         if self.shared:
             if self.model is not None:
@@ -223,7 +223,7 @@ class MaskedLM:
 
         The loaded embedding and LM-head tensors are put back (not copies of them), so log
         probabilities afterwards equal those before any token was added, bit for bit. Models shared through
-        :func:`assoc.mlm.loading.cached_masked_lm` must be restored this way after use.
+        :func:`assoc.lm.masked.loading.cached_masked_lm` must be restored this way after use.
         """
         model = self._model()
         if int(model.get_input_embeddings().weight.shape[0]) != self._base_vocab_size:
@@ -304,7 +304,7 @@ class MaskedLM:
 
     def _onnx_runner(self, model: Any) -> Any:
         """The checked ONNX Runtime session of these weights for :attr:`backend` (:func:`.onnx.onnx_forward`)."""
-        from assoc.mlm.onnx import onnx_forward
+        from assoc.lm.masked.onnx import onnx_forward
 
         if self.added_tokens or self.vocab_size != self._base_vocab_size:
             from assoc.errors import OptionError
@@ -319,7 +319,7 @@ class MaskedLM:
         self, runner: Any, model: Any, seqs: list[tuple[int, ...]], picks: list[tuple[int, int]]
     ) -> np.ndarray:
         """One batch on ONNX Runtime; the float32 backend's first batch is compared with the model's own forward."""
-        from assoc.mlm.onnx import compare_with_model, discard
+        from assoc.lm.masked.onnx import compare_with_model, discard
 
         ids, attention = padded_batch(seqs, self.pad_token_id)
         log_sm = runner.log_softmax(ids, attention, picks)
@@ -377,7 +377,7 @@ class MaskedLM:
 
         ``shortcut``: run the encoder without padding work and its last layer at the picked
         positions only (see :func:`_packed_layers`); ``onednn``: run the linear layers'
-        matrix products on oneDNN (:mod:`assoc.mlm.kernels`). None = as decided for this
+        matrix products on oneDNN (:mod:`assoc.lm.masked.kernels`). None = as decided for this
         model by :meth:`_fast_paths`. Either way, only the picked positions go through the LM head.
         """
         if shortcut is None or onednn is None:
@@ -389,7 +389,7 @@ class MaskedLM:
                 decided = (bool(self._shortcut), bool(self._onednn))
             shortcut = decided[0] if shortcut is None else shortcut
             onednn = decided[1] if onednn is None else onednn
-        from assoc.mlm.kernels import onednn_linear
+        from assoc.lm.masked.kernels import onednn_linear
 
         ids_np, attention_np = padded_batch(seqs, self.pad_token_id)
         longest = ids_np.shape[1]
@@ -444,9 +444,9 @@ class MaskedLM:
 
         The packed encoder needs an encoder separate from the LM head whose layers all have
         the BERT layer structure (:func:`_bert_encoder`); oneDNN needs float32 on a CPU and
-        ``ASSOC_CPU_MATMUL`` not set to ``torch`` (:func:`assoc.mlm.kernels.onednn_wanted`).
+        ``ASSOC_CPU_MATMUL`` not set to ``torch`` (:func:`assoc.lm.masked.kernels.onednn_wanted`).
         """
-        from assoc.mlm.kernels import onednn_wanted
+        from assoc.lm.masked.kernels import onednn_wanted
 
         return self._head_only_masks and _bert_encoder(model) is not None, onednn_wanted(self.device, self.dtype)
 
@@ -454,7 +454,7 @@ class MaskedLM:
         """(packed encoder, oneDNN linear layers) as decided for these weights, or None when not decided yet.
 
         Looked up for the weights object in this process, then in the memo of earlier
-        processes (:mod:`assoc.mlm.memo`) where the weights have a content-based fingerprint.
+        processes (:meth:`assoc.infra.cache.Cache.recall`) where the weights have a content-based fingerprint.
         """
         packed_possible, want_onednn = self._fast_path_candidates(model)
         verified = _FAST_PATHS_VERIFIED.get(model)
@@ -462,9 +462,9 @@ class MaskedLM:
             memo_key = self._fast_paths_memo_key(model)
             if memo_key is None:
                 return None
-            from assoc.mlm.memo import recall
+            from assoc.infra.cache import Cache
 
-            remembered = recall("engine-fast-paths", memo_key, self.memo)
+            remembered = (self.memo if self.memo is not None else Cache()).recall("engine-fast-paths", memo_key)
             if not (
                 isinstance(remembered, list)
                 and len(remembered) == 2
@@ -514,9 +514,9 @@ class MaskedLM:
         _FAST_PATHS_VERIFIED[model] = outcome
         memo_key = self._fast_paths_memo_key(model)
         if memo_key is not None:
-            from assoc.mlm.memo import remember
+            from assoc.infra.cache import Cache
 
-            remember("engine-fast-paths", memo_key, list(outcome), self.memo)
+            (self.memo if self.memo is not None else Cache()).remember("engine-fast-paths", memo_key, list(outcome))
         self._shortcut, self._onednn = bool(outcome[0]), bool(outcome[1])
         if result is None:
             result = self._forward(model, seqs, picks, torch, shortcut=False, onednn=False)

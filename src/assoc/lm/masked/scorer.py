@@ -2,7 +2,7 @@
 
 A unit is one model x a block of consecutive filled queries (with every ``[MASK]``
 option of each); a worker takes the model from the process's model cache
-(:func:`assoc.mlm.cached_masked_lm`: loaded once per process, kept for later calls) and
+(:func:`assoc.lm.masked.cached_masked_lm`: loaded once per process, kept for later calls) and
 computes the units of that model with it. While a unit is computed, its log probabilities
 are checkpointed chunk by chunk (:meth:`MaskedLMScorer.unit_checkpoints`), so a killed run
 resumes inside the unit; once the unit's rows are done the checkpoints are deleted, and the
@@ -34,7 +34,7 @@ class MaskedLMWorker:
     def close(self) -> None:
         """Drop this worker's handle and any temporary tokens it added.
 
-        The weights stay in the process's model cache until :func:`assoc.mlm.release_masked_lms`
+        The weights stay in the process's model cache until :func:`assoc.lm.masked.release_masked_lms`
         or the cache's memory budget frees them.
         """
         self.lm.close()
@@ -83,8 +83,8 @@ class MaskedLMScorer(Scorer):
     """Base of the masked-LM scorers: work units of filled queries, one model loaded per worker.
 
     Subclasses implement :meth:`check_items` (checks before any model loads) and
-    :meth:`run_unit` (``state.lm`` is the :class:`~assoc.mlm.MaskedLM`; checkpoint long units
-    with :meth:`unit_checkpoints`), and declare :data:`assoc.mlm.options.MODEL_OPTIONS`.
+    :meth:`run_unit` (``state.lm`` is the :class:`~assoc.lm.masked.MaskedLM`; checkpoint long units
+    with :meth:`unit_checkpoints`), and declare :data:`assoc.lm.masked.options.MODEL_OPTIONS`.
     """
 
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
@@ -111,10 +111,10 @@ class MaskedLMScorer(Scorer):
         """Refuse a ``backend`` the device, dtype or models cannot run (:class:`~assoc.errors.OptionError`).
 
         Called in :meth:`plan`, before any model loads: the ONNX backends run float32 weights on
-        the CPU, for models loaded by name or directory (:mod:`assoc.mlm.onnx`).
+        the CPU, for models loaded by name or directory (:mod:`assoc.lm.masked.onnx`).
         """
         from assoc.errors import OptionError
-        from assoc.mlm.options import check_backend_settings
+        from assoc.lm.masked.options import check_backend_settings
         from assoc.scoring.models import in_memory
 
         backend = self.params["backend"]
@@ -157,7 +157,7 @@ class MaskedLMScorer(Scorer):
 
         The model is loaded on the configured device and dtype the first time and reused after.
         """
-        from assoc.mlm import cached_masked_lm
+        from assoc.lm.masked import cached_masked_lm
 
         p = self.params
         cache = self.run_cache()
@@ -170,16 +170,16 @@ class MaskedLMScorer(Scorer):
         """Where ``unit``'s log probabilities are checkpointed while it is computed (None with ``cache=False``).
 
         A :meth:`~assoc.scoring.scorer.Scorer.unit_progress` namespace that also names what the engine's
-        numbers depend on beyond the options (:func:`assoc.mlm.compute.engine_parts`: the weights'
+        numbers depend on beyond the options (:func:`assoc.lm.masked.compute.engine_parts`: the weights'
         fingerprint, dtype, device type and any backend other than PyTorch).
         Call ``discard()`` on it once the unit's rows are computed.
         """
-        from assoc.mlm.compute import engine_parts
+        from assoc.lm.masked.compute import engine_parts
 
         return self.unit_progress(unit, kind=kind, **engine_parts(state.lm))
 
     def model_fingerprint(self, model: str) -> str:
         """The weights' identity (local directory hash or Hub commit), without loading the model."""
-        from assoc.mlm.loading import model_fingerprint
+        from assoc.lm.masked.loading import model_fingerprint
 
         return model_fingerprint(model, self.params["revision"], self.run_cache())

@@ -6,7 +6,7 @@ import inspect
 from abc import ABC
 from typing import Any, ClassVar
 
-from assoc.scoring.options import Option, validate_options
+from assoc.components.options import Option, validate_options
 
 
 def options_signature(options: tuple[Option, ...]) -> inspect.Signature:
