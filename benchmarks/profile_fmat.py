@@ -115,7 +115,7 @@ def child(queries: int, model: str, threads: int, own_load: bool) -> dict[str, A
     import assoc_fmat.scoring as fmat_scoring
 
     import assoc
-    from assoc.executors import run as run_module
+    from assoc.executors import driver as run_module
     from assoc.lm import models as lm_models
     from assoc.lm.masked import engine
 

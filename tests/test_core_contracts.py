@@ -207,7 +207,7 @@ def test_register_and_unregister_rejudge_clashes(fresh_plugins: None) -> None:
 
 def test_the_driver_is_the_one_place_that_runs_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """A unit scorer's own ``score`` does not run its units (the scoring layer knows no executors)."""
-    from assoc.executors.run import run_scorer
+    from assoc.executors.driver import run_scorer
 
     monkeypatch.syspath_prepend(str(ROOT / "tests"))
     from unit_scorers import LengthUnits

@@ -70,6 +70,10 @@ _LAZY = {
     "RegisterScorer": "assoc.plugins",
     "RegisterAnalysis": "assoc.plugins",
     "RegisterStimuli": "assoc.plugins",
+    "RegisterExecutor": "assoc.plugins",
+    "Executor": "assoc.executors",
+    "Worker": "assoc.executors",
+    "UnitOutcome": "assoc.scoring",
     # the association table and files
     "read_table": "assoc.table",
     "write_table": "assoc.table",
@@ -132,6 +136,10 @@ __all__ = [
     "RegisterScorer",
     "RegisterAnalysis",
     "RegisterStimuli",
+    "RegisterExecutor",
+    "Executor",
+    "Worker",
+    "UnitOutcome",
     "read_table",
     "write_table",
     "validate_table",
@@ -196,16 +204,18 @@ if TYPE_CHECKING:  # pragma: no cover
         UnknownNameError,
         did_you_mean,
     )
+    from assoc.executors import Executor, Worker
     from assoc.infra import atomic_write, check_output_file
     from assoc.plugins import (
         RegisterAnalysis,
+        RegisterExecutor,
         RegisterScorer,
         RegisterStimuli,
         failed_plugins,
         get_analysis,
         get_scorer,
     )
-    from assoc.scoring import Scorer, UnitError, WorkUnit, in_memory, set_run_report
+    from assoc.scoring import Scorer, UnitError, UnitOutcome, WorkUnit, in_memory, set_run_report
     from assoc.stimuli import Design, Filling, MaskItem, Stimuli, fill_mask, split_at_mask
     from assoc.table import (
         from_records,

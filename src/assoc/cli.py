@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import click
@@ -120,25 +120,75 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
         _echo_table(frame)
 
 
-def _executor_options(command: Any) -> Any:
-    """The --executor and --ray-address options of the commands that score."""
-    command = click.option(
-        "--ray-address",
-        default=None,
-        metavar="ADDRESS",
-        help=(
-            "With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, "
-            "else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
-        ),
-    )(command)
-    return click.option(
-        "--executor",
-        "-x",
-        default="local",
-        show_default=True,
-        metavar="local|ray",
-        help="Where the work runs: this process, or a Ray cluster (pip install ray; see docs/scale.md).",
-    )(command)
+class _ScoringCommand(click.Command):
+    """A command that scores: its ``--executor`` choices and each executor's options come from the registry.
+
+    Executors are plugins (``register_executors``); their options are added when the command's
+    parameters are first asked for (parsing, ``--help``), so building the CLI loads no plugin.
+    Each option ``OPTION`` of executor ``NAME`` is ``--NAME-OPTION`` (``--ray-address``).
+    """
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        # Read again at each call: a plugin registered in this process (assoc.plugins.register) may add one.
+        own = getattr(self, "_own_params", None)
+        if own is None:
+            own = self._own_params = list(self.params)
+        self.params = [*own, *_executor_params()]
+        return super().get_params(ctx)
+
+
+#: destination of an executor's command-line option -> (executor name, option), filled by _executor_params
+_EXECUTOR_OPTIONS: dict[str, tuple[str, Any]] = {}
+
+
+def _executor_params() -> list[click.Parameter]:
+    """``--executor`` and every registered executor's options (``--ray-address``, ...)."""
+    from assoc.plugins import manager
+
+    reg = manager.registry()
+    names = manager.executor_names()
+    where = "; ".join(f"{name}: {reg.executors[name].description}" for name in names)
+    params: list[click.Parameter] = [
+        click.Option(
+            ["--executor", "-x"],
+            default="local",
+            show_default=True,
+            metavar="|".join(names),
+            help=f"Where the work runs: {where}.",
+        )
+    ]
+    for name in names:
+        for option in getattr(reg.executors[name].obj, "cli_options", ()):
+            dest = f"{name}_{option.name}".replace("-", "_")
+            _EXECUTOR_OPTIONS[dest] = (name, option)
+            params.append(
+                click.Option(
+                    [f"--{name}-{option.name}".replace("_", "-"), dest],
+                    default=None,
+                    metavar=option.name.upper(),
+                    help=f"With --executor {name}: {option.help}",
+                )
+            )
+    return params
+
+
+def _scoring_options(command: Any) -> Any:
+    """The options every command that scores shares: stimuli, output, progress and threads.
+
+    The executor's options are added by :class:`_ScoringCommand`.
+    """
+    for decorator in reversed(
+        (
+            click.option(
+                "--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1."
+            ),
+            click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print."),
+            click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only)."),
+            _threads_option,
+        )
+    ):
+        command = decorator(command)
+    return command
 
 
 def _threads_option(command: Any) -> Any:
@@ -163,29 +213,37 @@ def _threads(text: str | None) -> int | None:
 
 
 @contextlib.contextmanager
-def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
-    """The executor the options name (None: local), released when the command ends."""
-    from assoc.errors import OptionError
-    from assoc.executors import get_executor
+def _executor(name: str, given: Mapping[str, str | None]) -> Iterator[Any]:
+    """The executor the options name (None: local), released when the command ends.
 
-    if ray_address is not None and name.strip().lower() != "ray":
-        raise OptionError("--ray-address is an option of --executor ray")
-    if name.strip().lower() == "local":
+    ``given``: the executors' command-line options (``ray_address``, ...); one given for another
+    executor than ``name`` is an :class:`~assoc.errors.OptionError`.
+    """
+    from assoc.errors import OptionError
+    from assoc.plugins import get_executor
+
+    chosen = name.strip().lower()
+    options: dict[str, Any] = {}
+    for dest, value in given.items():
+        if value is None:
+            continue
+        owner, option = _EXECUTOR_OPTIONS[dest]
+        if owner != chosen:
+            raise OptionError(f"--{dest.replace('_', '-')} is an option of --executor {owner}")
+        if value:
+            options[option.name] = option.parse_text(value)
+    if chosen == "local" and not options:
         yield None
         return
-    with get_executor(name, **({"address": ray_address} if ray_address else {})) as runner:
+    with get_executor(name, **options) as runner:
         yield runner
 
 
-@cli.command()
+@cli.command(cls=_ScoringCommand)
 @click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
-@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@_executor_options
-@_threads_option
+@_scoring_options
 def score(
     scorer: str,
     stimuli: str,
@@ -193,9 +251,9 @@ def score(
     options: tuple[str, ...],
     out: str | None,
     progress: bool | None,
-    executor: str,
-    ray_address: str | None,
     threads: str | None,
+    executor: str,
+    **executor_options: str | None,
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
     from assoc import api, plugins
@@ -205,7 +263,7 @@ def score(
     api.check_outputs(out, "--out")
     scorer_cls = plugins.get_scorer(scorer)
     given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
-    with _executor(executor, ray_address) as runner:
+    with _executor(executor, executor_options) as runner:
         table = api.score(
             scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
         )
@@ -227,11 +285,10 @@ def _exit_if_incomplete(table: Any) -> None:
         raise SystemExit(3)
 
 
-@cli.command()
+@cli.command(cls=_ScoringCommand)
 @click.option(
     "--scorer", "-s", "scorer_names", required=True, multiple=True, help="Scorer name; repeat for each method compared."
 )
-@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option(
     "--model",
     "-m",
@@ -243,10 +300,7 @@ def _exit_if_incomplete(table: Any) -> None:
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
 )
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@_executor_options
-@_threads_option
+@_scoring_options
 def compare(
     scorer_names: tuple[str, ...],
     stimuli: str,
@@ -254,9 +308,9 @@ def compare(
     options: tuple[str, ...],
     out: str | None,
     progress: bool | None,
-    executor: str,
-    ray_address: str | None,
     threads: str | None,
+    executor: str,
+    **executor_options: str | None,
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from assoc import api, plugins
@@ -288,7 +342,7 @@ def compare(
         plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
         if name in chosen:
             plan[name]["models"] = chosen[name]
-    with _executor(executor, ray_address) as runner:
+    with _executor(executor, executor_options) as runner:
         table = api.compare(stimuli, plan, progress=progress, executor=runner, threads=chosen_threads)
     _save_or_print(table, out)
     _exit_if_incomplete(table)

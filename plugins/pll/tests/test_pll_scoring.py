@@ -18,7 +18,7 @@ from assoc_pll.pll import score_sentences  # noqa: E402
 from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
 
 from assoc.errors import ModelError, StimuliError  # noqa: E402
-from assoc.executors.run import run_scorer  # noqa: E402
+from assoc.executors.driver import run_scorer  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 from assoc.testing import tiny_mlm  # noqa: E402
 

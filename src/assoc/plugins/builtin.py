@@ -1,4 +1,4 @@
-"""The core's own plugin: registers the shared analyses (ICC, alpha, effect sizes, ...)."""
+"""The core's own plugin: the shared analyses (ICC, alpha, effect sizes, ...) and the executors local and ray."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from assoc.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterAnalysis
+    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterExecutor
 
 
 @hookimpl
@@ -17,3 +17,13 @@ def register_analyses(register: RegisterAnalysis) -> None:
 
     for analysis in ANALYSES:
         register(analysis)
+
+
+@hookimpl
+def register_executors(register: RegisterExecutor) -> None:
+    """Register ``local`` (this process, the default) and ``ray`` (a Ray cluster; Ray is imported when one is made)."""
+    from assoc.executors.local import LocalExecutor
+    from assoc.executors.ray import RayExecutor
+
+    register(LocalExecutor)
+    register(RayExecutor)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "Scorer": "assoc.scoring.scorer",
     "UnitError": "assoc.scoring.units",
+    "UnitOutcome": "assoc.scoring.units",
     "WorkUnit": "assoc.scoring.units",
     "in_memory": "assoc.scoring.models",
     "set_run_report": "assoc.scoring.output",
@@ -27,6 +28,7 @@ _LAZY = {
 __all__ = [
     "Scorer",
     "UnitError",
+    "UnitOutcome",
     "WorkUnit",
     "in_memory",
     "set_run_report",
@@ -49,4 +51,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.scoring.models import in_memory
     from assoc.scoring.output import set_run_report
     from assoc.scoring.scorer import Scorer
-    from assoc.scoring.units import UnitError, WorkUnit
+    from assoc.scoring.units import UnitError, UnitOutcome, WorkUnit

@@ -80,13 +80,13 @@ class Scorer(Component):
 
         Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`)
         instead. The scoring layer never runs units itself: the driver
-        (:func:`assoc.executors.run.run_scorer`, what :func:`assoc.score` calls) is the one place
+        (:func:`assoc.executors.driver.run_scorer`, what :func:`assoc.score` calls) is the one place
         that chooses between this method and the units, so a unit scorer's ``score`` is not called.
         """
         if self.supports_units():
             raise NotImplementedError(
                 f"scorer {self.name!r} describes its work as units: run it with assoc.score({self.name!r}, ...) "
-                "or assoc.executors.run.run_scorer(scorer, stimuli, models)"
+                "or assoc.executors.driver.run_scorer(scorer, stimuli, models)"
             )
         raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
 

@@ -78,21 +78,21 @@ def run_scorer(
     stimuli: Stimuli,
     models: Sequence[str],
     *,
-    executor: str | Executor | None = None,
+    executor: Executor | None = None,
     progress: bool = False,
     threads: int | ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models``: the one place that chooses how.
 
     A scorer with work units (:meth:`~assoc.scoring.scorer.Scorer.supports_units`) runs through
-    :func:`run_study` on ``executor`` (a name from :data:`assoc.executors.EXECUTORS`, an
-    :class:`~assoc.executors.base.Executor`, or ``None`` for local; one made here from a name is
-    closed afterwards). Any other scorer runs its own ``score`` in this process, and a
-    non-local ``executor`` is an :class:`~assoc.errors.OptionError`. ``threads`` is torch's
-    intra-op thread count for the work (a positive integer, a resolved
-    :class:`~assoc.infra.threads.ThreadSetting`, or ``None``: ``$ASSOC_THREADS``, else torch's
-    default), set around the work wherever it runs and restored afterwards. Returns the scorer's
-    raw table (unchecked) and the executor's provenance record, which includes the threads
+    :func:`run_study` on ``executor`` (an :class:`~assoc.executors.base.Executor`, or ``None`` for
+    local; :func:`assoc.plugins.get_executor` makes one from a registered name). Any other scorer
+    runs its own ``score`` in this process, and a non-local ``executor`` is an
+    :class:`~assoc.errors.OptionError`. ``threads`` is torch's intra-op thread count for the work
+    (a positive integer, a resolved :class:`~assoc.infra.threads.ThreadSetting`, or ``None``:
+    ``$ASSOC_THREADS``, else torch's default), set around the work wherever it runs and restored
+    afterwards. Returns the scorer's raw table (unchecked) and the executor's provenance record,
+    which includes the threads
     (``"threads"``: requested, where from, and what torch used).
     """
     from assoc.infra.threads import ThreadSetting, resolve_threads, torch_threads
@@ -103,14 +103,10 @@ def run_scorer(
         with torch_threads(setting.requested) as used:
             table = scorer.score(stimuli, models, progress=progress)
         return table, {"name": "local", "units": None, "threads": setting.record([used.value])}
-    from assoc.executors import get_executor
+    from assoc.executors.local import LocalExecutor
 
-    runner = get_executor(executor)
-    try:
-        return run_study(scorer, stimuli, models, executor=runner, progress=progress, threads=setting)
-    finally:
-        if runner is not executor:  # made here from a name: release what it started (a local Ray)
-            runner.close()
+    runner = executor if executor is not None else LocalExecutor()
+    return run_study(scorer, stimuli, models, executor=runner, progress=progress, threads=setting)
 
 
 def run_study(
