@@ -58,6 +58,7 @@ _LAZY = {
     "Requirement": "assoc.analysis",
     "Option": "assoc.components",
     "REQUIRED": "assoc.components",
+    "CACHE_OPTIONS": "assoc.components",
     "positive": "assoc.components",
     "non_negative": "assoc.components",
     "confidence_level": "assoc.components",
@@ -124,6 +125,7 @@ __all__ = [
     "Requirement",
     "Option",
     "REQUIRED",
+    "CACHE_OPTIONS",
     "positive",
     "non_negative",
     "confidence_level",
@@ -184,6 +186,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.analysis import Analysis, Requirement
     from assoc.api import analyses, analyze, check_outputs, compare, score, scorers, stimuli_sets
     from assoc.components import (
+        CACHE_OPTIONS,
         REQUIRED,
         Option,
         column_list,

@@ -480,7 +480,12 @@ def plugins_command() -> None:
     reg = plugins.registry()
     for info in reg.infos.values():
         provides = []
-        for label, names in (("scorers", info.scorers), ("analyses", info.analyses), ("stimuli", info.stimuli)):
+        for label, names in (
+            ("scorers", info.scorers),
+            ("analyses", info.analyses),
+            ("stimuli", info.stimuli),
+            ("executors", info.executors),
+        ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")
         version = f" {info.version}" if info.version else ""

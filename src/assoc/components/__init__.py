@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from assoc.components.base import Component, options_docstring, options_signature
 from assoc.components.options import (
+    CACHE_OPTIONS,
     REQUIRED,
     Option,
     column_list,
@@ -25,6 +26,7 @@ from assoc.components.options import (
 )
 
 __all__ = [
+    "CACHE_OPTIONS",
     "REQUIRED",
     "Component",
     "Option",

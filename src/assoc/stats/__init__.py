@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 #: public name -> the module that defines it
 _LAZY = {
-    "ALTERNATIVES": "assoc.stats.permutation",
     "AlphaResult": "assoc.stats.reliability",
     "BootstrapInterval": "assoc.stats.effect_size",
     "CorrelationResult": "assoc.stats.correlations",
@@ -55,7 +54,6 @@ _LAZY = {
 }
 
 __all__ = [
-    "ALTERNATIVES",
     "AlphaResult",
     "BootstrapInterval",
     "CorrelationResult",
@@ -136,7 +134,6 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from assoc.stats.icc import ICCResult, intraclass_correlations
     from assoc.stats.permutation import (
-        ALTERNATIVES,
         MAX_EXACT_PARTITIONS,
         PermutationResult,
         RowwisePermutationResult,
