@@ -158,8 +158,8 @@ def local_overhead(model: str, n_sentences: int, cpus: int, repeats: int = 3) ->
     from assoc_fmat.scoring import score_model
 
     from assoc import Stimuli, plugins
-    from assoc.executors.local import LocalExecutor
     from assoc.executors.driver import run_study
+    from assoc.executors.local import LocalExecutor
     from assoc.infra.cache import ResultCache
     from assoc.lm.masked import cached_masked_lm
     from assoc.table import from_records

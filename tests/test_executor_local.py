@@ -14,8 +14,8 @@ import pytest
 
 import assoc
 from assoc.errors import OptionError, PluginError
-from assoc.plugins import get_executor
 from assoc.executors.driver import run_study
+from assoc.plugins import get_executor
 from assoc.scoring.units import WorkUnit, check_plan
 from assoc.stimuli.model import Stimuli
 from assoc.testing.docs import code_blocks, run_blocks
