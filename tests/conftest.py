@@ -80,7 +80,7 @@ def fake_distribution(plugin_site: Path, fresh_plugins: None) -> Callable[[str, 
 
 SCORER_SOURCE = """
 from assoc import hookimpl, Scorer, Option
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 
 class {cls}(Scorer):
     name = "{scorer}"
@@ -117,7 +117,7 @@ MODEL_FREE_SCORER_SOURCE = """
 import warnings
 import pandas as pd
 from assoc import hookimpl, Scorer
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 
 class ModelFree(Scorer):
     name = "{scorer}"

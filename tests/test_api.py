@@ -7,7 +7,7 @@ import pytest
 
 import assoc
 from assoc.errors import OptionError, StimuliError, TableError
-from assoc.table.files import get_provenance
+from assoc.table.provenance import get_provenance
 
 STIMULI = {
     "name": "flowers",

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 import assoc
 from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
-from assoc.table.files import from_records, read_table, sidecar_path, write_table
+from assoc.table.files import read_table, sidecar_path, write_table
+from assoc.table.schema import from_records
 
 GOOD_YAML = (
     "target:\n  Flowers: [rose, tulip]\n  Insects: [ant, wasp]\nattribute:\n  Pleasant: [love]\n  Unpleasant: [hate]\n"

@@ -145,7 +145,7 @@ def test_plugin_data_files_go_through_read_data_file(tmp_path):
 def _small_table():
     import numpy as np
 
-    from assoc.table.files import from_records
+    from assoc.table.schema import from_records
 
     rng = np.random.default_rng(0)
     rows = [

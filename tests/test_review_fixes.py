@@ -17,7 +17,9 @@ from assoc.components.options import Option, validate_options
 from assoc.errors import TableError
 from assoc.stats.effect_size import standardized_mean_difference, standardized_mean_difference_rows
 from assoc.stats.standardize import zscore, zscore_within
-from assoc.table.files import from_records, read_table, set_provenance, sidecar_path, write_table
+from assoc.table.files import read_table, sidecar_path, write_table
+from assoc.table.provenance import set_provenance
+from assoc.table.schema import from_records
 
 # -- zero spread up to rounding -------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import pytest
 
 import assoc
 from assoc.errors import ScorerOutputWarning, TableError
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 from assoc.testing import check_scorer
 
 STIMULI = {"target": {"T": ["a", "b"]}, "attribute": {"A": ["c"]}}

@@ -10,7 +10,7 @@ import assoc
 from assoc.errors import DataError, OptionError
 from assoc.stats.dictionary import load_dictionary, read_r_data_frame
 from assoc.stats.singular import singular_word, singularize
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 from assoc.testing.rda import write_rda
 
 NA = np.nan

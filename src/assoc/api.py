@@ -12,7 +12,8 @@ from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
 from assoc.stimuli.model import Stimuli
-from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
+from assoc.table.files import as_table, write_table
+from assoc.table.provenance import get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +133,7 @@ def score(
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
+        An association table (see :mod:`assoc.table.schema`) with provenance in ``.attrs["assoc"]``.
     """
     from assoc.infra.threads import resolve_threads
 

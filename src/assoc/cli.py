@@ -363,7 +363,8 @@ def _where_option(command: Any) -> Any:
 
 def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
     """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table, parse_where, select_rows
+    from assoc.table.files import as_table
+    from assoc.table.selection import parse_where, select_rows
 
     table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
     return select_rows(table, parse_where(where), where=f"table {table_path!r}")

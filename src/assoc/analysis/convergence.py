@@ -437,7 +437,7 @@ def convergence_scores(
     from assoc.analysis.reductions import joined_text, reduce_method
     from assoc.errors import DataError
     from assoc.stats.standardize import zscore
-    from assoc.table.files import normalise
+    from assoc.table.schema import normalise
 
     methods = list(methods or ["scorer", "model"])
     direct = list(["rating"] if direct is None else direct)

@@ -264,7 +264,7 @@ class StereotypeAnalysis(Analysis):
 
         from assoc.errors import DataError
         from assoc.stats.dictionary import aggregate
-        from assoc.table.files import normalise
+        from assoc.table.schema import normalise
 
         p = self.params
         source_measure = ",".join(sorted(data["measure"].astype(str).unique())) if "measure" in data else ""

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import PluginError, ScorerOutputWarning, TableError
-from assoc.table.files import COLUMNS, TEXT_COLUMNS, normalise, validate_table
+from assoc.table.schema import COLUMNS, TEXT_COLUMNS, normalise, validate_table
 
 if TYPE_CHECKING:
     import pandas as pd

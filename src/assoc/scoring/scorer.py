@@ -76,7 +76,7 @@ class Scorer(Component):
 
         ``models`` is never empty when ``requires_models`` is true. ``progress``
         says whether to show progress bars (:func:`assoc.infra.progress.bar`). Return
-        an association table (:mod:`assoc.table.files`).
+        an association table (:mod:`assoc.table.schema`).
 
         Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`)
         instead. The scoring layer never runs units itself: the driver
@@ -129,7 +129,7 @@ class Scorer(Component):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """Build the table from the rows of all units, in plan order (override to add warnings or columns)."""
-        from assoc.table.files import from_records
+        from assoc.table.schema import from_records
 
         return from_records(
             rows, scorer=self.name, measure=self.measure or None, extra_columns=list(self.extra_columns)

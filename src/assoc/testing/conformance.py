@@ -23,7 +23,9 @@ from typing import Any
 from assoc.errors import AssocError, OptionError, ScorerOutputWarning, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import repeated_measurements, undocumented_columns
-from assoc.table.files import COLUMNS, TEXT_COLUMNS, get_provenance, read_table, validate_table, write_table
+from assoc.table.files import read_table, write_table
+from assoc.table.provenance import get_provenance
+from assoc.table.schema import COLUMNS, TEXT_COLUMNS, validate_table
 
 
 def _fail(message: str) -> None:
@@ -183,9 +185,9 @@ def check_executor(
     for option in getattr(executor_cls, "cli_options", ()):
         if not option.help:
             _fail(f"{executor_cls.__name__}: option {option.name!r} has no help")
-    scorer_cls = registry.scorers[scorer].obj if scorer in registry.scorers else None
-    if scorer_cls is None or not scorer_cls.supports_units():
+    if scorer not in registry.scorers or not registry.scorers[scorer].obj.supports_units():
         _fail(f"check_executor needs a registered scorer with work units (Scorer.plan/run_unit), got {scorer!r}")
+    scorer_cls = registry.scorers[scorer].obj
     given = dict(options or {})
     if "cache" in {option.name for option in scorer_cls.options}:
         given["cache"] = False  # every unit computed by the executor, none read from an earlier run

@@ -5,15 +5,15 @@ Nothing here imports torch or transformers at module import time.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-from assoc.infra.memory import free_memory
+from assoc.infra.memory import BytesLRU, free_memory
 from assoc.lm.masked.options import check_backend_settings
 from assoc.lm.models import (
     directory_stamp,
@@ -245,9 +245,32 @@ class MaskedLMCache:
     """
 
     def __init__(self, max_bytes: int | None = None):
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[ModelKey, _Entry] = OrderedDict()
+        self._lrus: dict[str, BytesLRU[_Entry]] = {}  # device kind -> its models
+        self._max_bytes = max_bytes
         self._lock = threading.RLock()
+
+    @property
+    def max_bytes(self) -> int | None:
+        """The budget of every device kind in bytes (None: the default; 0 turns the cache off)."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int | None) -> None:
+        with self._lock:
+            self._max_bytes = value
+            for lru in self._lrus.values():
+                lru.max_bytes = value
+
+    def _lru(self, device: str) -> BytesLRU[_Entry]:
+        """The byte-bounded LRU of ``device``'s kind (``cpu``, ``cuda``, ``mps``), made on first use."""
+        kind = device.split(":")[0]
+        with self._lock:
+            lru = self._lrus.get(kind)
+            if lru is None:
+                lru = BytesLRU(MODEL_CACHE_VARIABLE, functools.partial(_default_budget, device), on_evict=free_memory)
+                lru.max_bytes = self._max_bytes
+                self._lrus[kind] = lru
+            return lru
 
     def get(
         self,
@@ -275,7 +298,8 @@ class MaskedLMCache:
         if loaded is not None:
             return loaded
         key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
-        if self._budget(key.device) <= 0:  # caching off: a private model, freed when its handle closes
+        lru = self._lru(key.device)
+        if lru.budget() <= 0:  # caching off: a private model, freed when its handle closes
             tokenizer, lm, fingerprint, resolved = load_parts(
                 model, device=device, dtype=dtype, revision=revision, memo=memo
             )
@@ -290,12 +314,12 @@ class MaskedLMCache:
                 backend=backend,
             )
         with self._lock:
-            entry = self._entries.get(key)
+            entry = lru.get(key)
             if entry is not None and entry.stamp != stamp:
-                del self._entries[key]  # the directory was rewritten: load the new weights
+                lru.pop(key)  # the directory was rewritten: load the new weights
                 entry = None
             if entry is None:
-                self._make_room(key.device, self._largest(key.device))
+                lru.make_room(lru.largest())  # room for a model as large as the largest held, before it loads
                 tokenizer, lm, fingerprint, resolved = load_parts(
                     model, device=device, dtype=dtype, revision=revision, memo=memo
                 )
@@ -308,9 +332,7 @@ class MaskedLMCache:
                     int(lm.get_input_embeddings().weight.shape[0]),
                     _model_bytes(lm),
                 )
-                self._entries[key] = entry
-                self._make_room(key.device, 0, keep=key)
-            self._entries.move_to_end(key)
+                lru.put(key, entry, entry.nbytes)  # kept even when alone over the budget
             masked = MaskedLM(
                 model.strip(),
                 entry.tokenizer,
@@ -328,9 +350,10 @@ class MaskedLMCache:
             return masked
 
     def keys(self) -> list[ModelKey]:
-        """The models held now, least recently used first."""
+        """The models held now, least recently used first (device kind by device kind)."""
         with self._lock:
-            return list(self._entries)
+            held: list[Any] = [key for lru in self._lrus.values() for key in lru.keys()]
+        return held
 
     def release(
         self,
@@ -345,20 +368,17 @@ class MaskedLMCache:
         ``model`` matches a Hub id as typed or any spelling of a local directory.
         """
         wanted = _normalised_name(model) if model is not None else None
-        with self._lock:
-            gone = [
-                key
-                for key in self._entries
-                if (wanted is None or key.model == wanted)
+
+        def match(key: Any) -> bool:
+            return (
+                (wanted is None or key.model == wanted)
                 and (device is None or key.device == device)
                 and (dtype is None or key.dtype == dtype)
                 and (revision is None or key.revision == revision)
-            ]
-            for key in gone:
-                del self._entries[key]
-        if gone:
-            free_memory()
-        return len(gone)
+            )
+
+        with self._lock:
+            return sum(lru.release(match) for lru in list(self._lrus.values()))
 
     def _key(self, model: str, *, device: str, dtype: str, revision: str | None) -> tuple[ModelKey, tuple | None]:
         torch_dtype(dtype)  # refuse an unknown dtype before anything else
@@ -367,31 +387,8 @@ class MaskedLMCache:
         return ModelKey(name, revision, resolve_device(device), dtype), stamp
 
     def _budget(self, device: str) -> int:
-        from assoc.infra.memory import budget_from_environment
-
-        if self.max_bytes is not None:
-            return int(self.max_bytes)
-        from_environment = budget_from_environment("ASSOC_MODEL_CACHE_BYTES")
-        return _default_budget(device) if from_environment is None else from_environment
-
-    def _largest(self, device: str) -> int:
-        kind = device.split(":")[0]
-        return max((e.nbytes for k, e in self._entries.items() if k.device.split(":")[0] == kind), default=0)
-
-    def _make_room(self, device: str, incoming: int, keep: ModelKey | None = None) -> None:
-        """Release least recently used models of ``device``'s kind until ``incoming`` more bytes fit."""
-        kind = device.split(":")[0]
-        budget = self._budget(device)
-        same = [k for k in self._entries if k.device.split(":")[0] == kind and k != keep]
-        used = sum(self._entries[k].nbytes for k in self._entries if k.device.split(":")[0] == kind)
-        freed = False
-        for key in same:
-            if used + incoming <= budget:
-                break
-            used -= self._entries.pop(key).nbytes
-            freed = True
-        if freed:
-            free_memory()
+        """The budget in bytes of ``device``'s kind now in force."""
+        return self._lru(device).budget()
 
 
 def _normalised_name(model: str) -> str:
@@ -414,6 +411,9 @@ def _default_budget(device: str) -> int:
 
     return physical_memory() // 4
 
+
+#: Environment variable: the bytes loaded models of one device kind may take in memory.
+MODEL_CACHE_VARIABLE = "ASSOC_MODEL_CACHE_BYTES"
 
 #: The process-wide cache behind :func:`cached_masked_lm` (set ``MODEL_CACHE.max_bytes`` to bound it).
 MODEL_CACHE = MaskedLMCache()
