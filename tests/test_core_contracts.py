@@ -146,11 +146,11 @@ def test_a_run_report_reaches_provenance(fresh_plugins: None) -> None:
 def test_importing_assoc_has_no_hidden_registrations() -> None:
     """The bundle resolver and the accessor are registered by ``assoc/__init__`` and nowhere else."""
     code = (
-        "import assoc.stimuli.model as m, assoc\n"
+        "import assoc.stimuli.sets as m, assoc\n"
         "assert m._bundle_resolver is not None\n"
         "import pandas as pd\n"
         "assert hasattr(pd.DataFrame, 'assoc'), 'accessor missing after pandas import'\n"
-        "from assoc.table.files import set_provenance\n"
+        "from assoc.table.provenance import set_provenance\n"
         "import inspect\n"
         "assert 'register' not in inspect.getsource(set_provenance)\n"
     )

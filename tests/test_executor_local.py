@@ -17,7 +17,7 @@ from assoc.errors import OptionError, PluginError
 from assoc.executors.driver import run_study
 from assoc.plugins import get_executor
 from assoc.scoring.units import WorkUnit, check_plan
-from assoc.stimuli.model import Stimuli
+from assoc.stimuli.sets import Stimuli
 from assoc.testing.docs import code_blocks, run_blocks
 
 HERE = Path(__file__).parent

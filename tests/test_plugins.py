@@ -207,15 +207,15 @@ def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake
     assert plugins.registry().infos["ordered"].status == "loaded"
 
 
-def test_stimuli_model_resolves_bundled_names_through_the_installed_registry():
+def test_stimuli_sets_resolve_bundled_names_through_the_installed_registry():
     import ast
     from pathlib import Path
 
-    import assoc.stimuli.model
+    import assoc.stimuli.sets
 
-    source = Path(assoc.stimuli.model.__file__).read_text()
+    source = Path(assoc.stimuli.sets.__file__).read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
     above = {"plugins", "api", "cli", "builtin", "scorer", "analysis", "component", "executors", "units"}
     assert not imported & above, imported  # the data model reaches nothing above it
-    assert assoc.stimuli.model._bundle_resolver is plugins.get_stimuli_loader
+    assert assoc.stimuli.sets._bundle_resolver is plugins.get_stimuli_loader
     assert len(assoc.Stimuli.load("caliskan:weat1")) == 1

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from assoc.infra.importhooks import call_after_import as _call_after_import
 from assoc.plugins.hookspecs import hookimpl
 from assoc.plugins.manager import get_stimuli_loader as _get_stimuli_loader
-from assoc.stimuli.model import set_bundle_resolver as _set_bundle_resolver
+from assoc.stimuli.sets import set_bundle_resolver as _set_bundle_resolver
 from assoc.version import __version__
 
 

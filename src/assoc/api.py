@@ -11,7 +11,7 @@ from assoc.analysis.base import check_requirement, with_estimate
 from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
-from assoc.stimuli.model import Stimuli
+from assoc.stimuli.sets import Stimuli
 from assoc.table.files import as_table, write_table
 from assoc.table.provenance import get_provenance, make_provenance, set_provenance
 

@@ -453,7 +453,7 @@ analyses_command = _listing_command("analyses")
 def stimuli_command(name: str | None) -> None:
     """List bundled stimuli sets, or the designs of one set (or file) NAME."""
     from assoc.plugins import manager as plugins
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
     if name is None:
         reg = plugins.registry()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from assoc.infra.cache import Claim, Namespace
     from assoc.infra.threads import ThreadSetting
     from assoc.scoring.scorer import Scorer
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 def unit_namespaces(scorer: Scorer, units: Sequence[WorkUnit]) -> dict[str, Namespace]:

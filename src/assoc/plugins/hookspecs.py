@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from assoc.analysis.base import Analysis
     from assoc.executors.base import Executor
     from assoc.scoring.scorer import Scorer
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 PROJECT = "assoc"
 

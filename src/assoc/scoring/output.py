@@ -30,7 +30,7 @@ from assoc.table.schema import COLUMNS, TEXT_COLUMNS, normalise, validate_table
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 #: ``table.attrs`` key where a scorer leaves a report of its run (kept in the provenance as ``"run"``).

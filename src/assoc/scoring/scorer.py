@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from assoc.infra.cache import Cache, Namespace
     from assoc.scoring.units import WorkUnit
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 #: Part of every unit-cache namespace: bump when the driver's way of storing units changes.

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.scoring.scorer import Scorer
 from assoc.scoring.units import WorkUnit
-from assoc.stimuli.model import Filling, MaskItem
+from assoc.stimuli.design import Filling, MaskItem
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache, Namespace
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 from assoc.errors import ModelError, StimuliError
 from assoc.errors import OutOfVocabularyWarning as OutOfVocabularyWarning  # re-exported: its former home
-from assoc.stimuli.model import MASK, fill_mask, split_at_mask
+from assoc.stimuli.design import MASK, fill_mask, split_at_mask
 
 PLACEHOLDER = MASK
 
