@@ -154,8 +154,8 @@ def local_overhead(model: str, n_sentences: int, cpus: int, repeats: int = 3) ->
     on the same model exposes both to the same machine load; the minimum of each is compared.
     """
     import torch
+    from assoc_fmat.log_probs import score_model
     from assoc_fmat.scorer import EXTRA_COLUMNS
-    from assoc_fmat.scoring import score_model
 
     from assoc import Stimuli, plugins
     from assoc.executors.driver import run_study

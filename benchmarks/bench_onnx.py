@@ -165,7 +165,7 @@ def mlm_requests(lm: Any, quick: bool) -> list[Any]:
     """The engine requests of the 480-query study (fmat's score_model, recorded on their way to the engine)."""
     import warnings
 
-    from assoc_fmat.scoring import items_of, score_model
+    from assoc_fmat.log_probs import items_of, score_model
     from bench_fmat import stimuli
 
     recorded: list[Any] = []

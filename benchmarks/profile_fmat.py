@@ -112,7 +112,7 @@ def child(queries: int, model: str, threads: int, own_load: bool) -> dict[str, A
         out["own_load"] = time.perf_counter() - mark
         return out
     mark = time.perf_counter()
-    import assoc_fmat.scoring as fmat_scoring
+    import assoc_fmat.log_probs as fmat_scoring
 
     import assoc
     from assoc.executors import driver as run_module

@@ -40,7 +40,7 @@ def one_query_study() -> dict[str, Any]:
 
 
 def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[str, Any], None]:
-    from assoc_fmat.scoring import items_of
+    from assoc_fmat.log_probs import items_of
 
     from benchmarks.bench_fmat import build_model, options_per_query, stimuli
 

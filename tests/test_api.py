@@ -112,7 +112,7 @@ def test_listing_functions_survive_plugin_loading():
     """``assoc.analyses`` must stay the function even after the shared-analyses package is imported."""
     import importlib
 
-    importlib.import_module("assoc.analysis.shared")
+    importlib.import_module("assoc.analysis.catalog")
     assert callable(assoc.analyses) and "icc" in assoc.analyses()
     assert callable(assoc.scorers) and "char_ngram" in assoc.scorers()
 

@@ -56,7 +56,7 @@ def test_new_paths_import_without_warnings() -> None:
         "warnings.simplefilter('error')\n"
         "import assoc, assoc.api, assoc.cli\n"
         "import assoc.stimuli, assoc.table, assoc.analysis, assoc.plugins, assoc.scoring.scorer\n"
-        "import assoc.infra.cache, assoc.executors.driver, assoc.analysis.shared\n"
+        "import assoc.infra.cache, assoc.executors.driver, assoc.analysis.catalog\n"
         "for plugin in ('assoc_fmat.plugin', 'assoc_weat.plugin', 'assoc_pll.plugin',\n"
         "               'assoc_sbert_topwords.plugin', 'assoc_chat_listing.plugin'):\n"
         "    __import__(plugin)\n"

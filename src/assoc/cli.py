@@ -698,7 +698,7 @@ def _exit_on_sigterm() -> None:
     """Turn SIGTERM (``kill``, a batch system's time limit) into ``SystemExit``.
 
     Python runs no cleanup on the default SIGTERM; as an exception it unwinds the stack, so
-    half-written temporary files are removed (:mod:`assoc.io`) and finished work stays cached.
+    half-written temporary files are removed (:mod:`assoc.infra.io`) and finished work stays cached.
     Only in the main thread, and only when nobody else installed a handler.
     """
     import signal

@@ -228,7 +228,7 @@ def test_clear_errors(tiny_models, tmp_path):
 
 
 def test_interrupted_run_resumes_without_recomputing(tiny_models, tmp_path, monkeypatch):
-    import assoc_fmat.scoring as scoring
+    import assoc_fmat.log_probs as scoring
 
     from assoc.lm.masked.engine import MaskedLM
 

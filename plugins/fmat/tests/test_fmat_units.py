@@ -112,7 +112,7 @@ def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, 
 
 def test_a_unit_killed_inside_resumes_from_its_checkpoints(tiny_models, tmp_path, monkeypatch):
     """Inside one unit, log probabilities are checkpointed chunk by chunk; the resumed unit deletes them."""
-    import assoc_fmat.scoring as scoring
+    import assoc_fmat.log_probs as scoring
 
     from assoc.lm.masked.engine import MaskedLM
 

@@ -14,8 +14,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from assoc_pll.pll import score_sentences  # noqa: E402
 from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
+from assoc_pll.sentences import score_sentences  # noqa: E402
 
 from assoc.errors import ModelError, StimuliError  # noqa: E402
 from assoc.executors.driver import run_scorer  # noqa: E402
@@ -323,7 +323,7 @@ def test_slow_tokenizer_is_rejected(lms):
 
 
 def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
-    import assoc_pll.pll as pll_module
+    import assoc_pll.sentences as pll_module
 
     from assoc.infra.cache import ResultCache
 

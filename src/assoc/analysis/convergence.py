@@ -19,14 +19,14 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     column_list,
     confidence_level,
     criterion_source,
     require_columns,
     role_columns,
 )
-from assoc.analysis.base import Analysis, Requirement
 from assoc.components.options import Option
 
 if TYPE_CHECKING:
@@ -346,7 +346,7 @@ class ConvergenceAnalysis(Analysis):
         return rows
 
     def _criterion(self, wide: pd.DataFrame) -> list[dict[str, Any]]:
-        from assoc.analysis._common import load_criterion, numeric_columns
+        from assoc.analysis.inputs import load_criterion, numeric_columns
         from assoc.errors import DataError
 
         p = self.params

@@ -5,7 +5,8 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     column_list,
     confidence_level,
     criterion_source,
@@ -13,7 +14,6 @@ from assoc.analysis._common import (
     join_criterion,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis, Requirement
 from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:

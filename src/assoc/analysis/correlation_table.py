@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import by_columns, column_list, confidence_level, groups, require_columns
 from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import by_columns, column_list, confidence_level, groups, require_columns
 from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def _table_or_path(value: Any) -> Any:
-    from assoc.analysis._common import table_source
+    from assoc.analysis.inputs import table_source
 
     return table_source(value, what="second", mapping="a mapping")
 

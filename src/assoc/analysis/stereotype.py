@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import column_list, groups, require_columns, table_source
 from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import column_list, groups, require_columns, table_source
 from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:

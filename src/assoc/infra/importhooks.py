@@ -1,7 +1,7 @@
 """Run code right after a third-party library is first imported, without importing it.
 
 Used where assoc must adjust a library that it does not want to import itself: the ``DataFrame.assoc``
-accessor is registered when pandas is imported (:func:`assoc.table.accessor.install`), and libraries'
+accessor is registered when pandas is imported (:func:`assoc.table.accessor.register`), and libraries'
 progress bars are quietened when they are imported during a run (:func:`assoc.infra.progress.quiet_libraries`).
 """
 

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
-    """Register every analysis of :mod:`assoc.analysis.shared`."""
-    from assoc.analysis.shared import ANALYSES
+    """Register every analysis of :mod:`assoc.analysis.catalog`."""
+    from assoc.analysis.catalog import ANALYSES
 
     for analysis in ANALYSES:
         register(analysis)

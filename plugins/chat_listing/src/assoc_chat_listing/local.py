@@ -20,7 +20,7 @@ from typing import Any
 
 from assoc import ModelError
 
-from .requests import ChatRequest, ResponseStore, make_entry
+from .store import ChatRequest, ResponseStore, make_entry
 
 DEFAULT_MAX_NEW_TOKENS = 512
 

@@ -30,7 +30,7 @@ def register_scorers(register: RegisterScorer) -> None:
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
     """Register the ``word_association`` analysis (D scores of the LLM Word Association Test)."""
-    from .word_association.analysis import WordAssociationAnalysis
+    from .word_association.analyses import WordAssociationAnalysis
 
     register(WordAssociationAnalysis)
 

@@ -21,7 +21,7 @@ from assoc import Option, OptionError, Scorer, StimuliError, non_negative, posit
 
 from . import prompts
 from .parsing import REFUSAL_PATTERNS, WARNING_PATTERNS, ReplyParser
-from .requests import ChatRequest, ResponseStore, model_refusal, public_endpoint, reply_text, safe_url
+from .store import ChatRequest, ResponseStore, model_refusal, public_endpoint, reply_text, safe_url
 
 if TYPE_CHECKING:
     import pandas as pd

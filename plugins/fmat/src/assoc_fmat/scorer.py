@@ -89,7 +89,7 @@ class FMATScorer(MaskedLMScorer):
         from assoc import OptionError
         from assoc.lm import split_query
 
-        from .scoring import check_overrides
+        from .log_probs import check_overrides
 
         if self.params["oov"] == "add_tokens" and self.params["backend"] != "torch":
             # the export holds the vocabulary it was made with; temporary tokens enlarge it
@@ -112,7 +112,7 @@ class FMATScorer(MaskedLMScorer):
         """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.scoring.score_model`)."""
         from assoc.lm import decode_items
 
-        from .scoring import score_model
+        from .log_probs import score_model
 
         p = self.params
         # checkpoints while the unit is computed; its rows (stored by the driver) are the one copy kept
@@ -135,7 +135,7 @@ class FMATScorer(MaskedLMScorer):
         """The table of all units' rows, with one out-of-vocabulary warning per model."""
         from assoc import from_records
 
-        from .scoring import warn_about_tokens
+        from .log_probs import warn_about_tokens
 
         missing: dict[str, set[str]] = {model: set() for model in models}
         merged: dict[str, set[str]] = {model: set() for model in models}

@@ -35,7 +35,7 @@ def register_analyses(register: RegisterAnalysis) -> None:
 @hookimpl
 def register_stimuli(register: RegisterStimuli) -> None:
     """Register the bundled Watson et al. (2023) stimuli."""
-    from .stimuli import load_watson2023, load_watson2023_they
+    from .bundled import load_watson2023, load_watson2023_they
 
     register(
         "watson2023",

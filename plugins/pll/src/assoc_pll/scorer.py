@@ -2,7 +2,7 @@
 
 Each query's ``[MASK]`` slot is filled with each variant (a mask-group word or
 phrase) and ``{TARGET}``/``{ATTRIB}`` with their fillers; each resulting sentence
-is one row (``measure = "pll"``). See :mod:`assoc_pll.pll` for the formula.
+is one row (``measure = "pll"``). See :mod:`assoc_pll.sentences` for the formula.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class PLLScorer(MaskedLMScorer):
         """One PLL row per filled sentence of the unit."""
         from assoc.lm import decode_items
 
-        from .pll import score_sentences
+        from .sentences import score_sentences
 
         p = self.params
         items = sentence_rows(decode_items(unit.payload))

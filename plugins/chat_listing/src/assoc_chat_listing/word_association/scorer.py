@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc import Option, OptionError, StimuliError, positive, set_run_report
 
-from ..requests import ChatRequest, public_endpoint, reply_text
+from ..store import ChatRequest, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
 from . import prompts
 from .bundled import CITATION, VARIANTS
