@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from assoc import Option, OptionError, StimuliError, positive, set_run_report
 
-from ..store import ChatRequest, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
+from ..store import ChatRequest, public_endpoint, reply_text
 from . import prompts
 from .bundled import CITATION, VARIANTS
 from .parsing import parse_reply
