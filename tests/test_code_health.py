@@ -73,7 +73,7 @@ def _run_pytest(directory, strict: bool):
             "pytest",
             "-q",
             "-p",
-            "assoc.testing.strict_skips",
+            "assoc.devtools.strict_skips",
             "-p",
             "no:cacheprovider",
             str(directory),

@@ -10,7 +10,7 @@ are left alone, and so are skips for a missing assoc plugin package (``assoc_*``
 plugins are installed is a choice of the environment (``assoc plugins`` reports it), while a
 missing oracle is always a broken test setup.
 
-It is enabled for the project's suite by ``-p assoc.testing.strict_skips`` in
+It is enabled for the project's suite by ``-p assoc.devtools.strict_skips`` in
 ``[tool.pytest.ini_options]``.
 """
 
