@@ -14,9 +14,10 @@ Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assoc.infra.importhooks import call_after_import as _call_after_import
+from assoc.infra.importhooks import lazy_names as _lazy_names
 from assoc.plugins.hookspecs import hookimpl
 from assoc.plugins.manager import get_stimuli_loader as _get_stimuli_loader
 from assoc.stimuli.sets import set_bundle_resolver as _set_bundle_resolver
@@ -166,21 +167,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module = importlib.import_module(_LAZY[name])
-        value = getattr(module, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'assoc' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names with the lazy ones (``score``, ``analyze``, ...), so tab completion finds them."""
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.analysis import Analysis, Requirement

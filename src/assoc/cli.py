@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import click
@@ -259,14 +259,35 @@ def score(
     from assoc import api, plugins
     from assoc.components.options import parse_cli_options
 
-    chosen_threads = _threads(threads)
-    api.check_outputs(out, "--out")
-    scorer_cls = plugins.get_scorer(scorer)
-    given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
-    with _executor(executor, executor_options) as runner:
-        table = api.score(
+    def prepare() -> Callable[[Any, int | None], Any]:
+        scorer_cls = plugins.get_scorer(scorer)
+        given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
+        return lambda runner, chosen_threads: api.score(
             scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
         )
+
+    _run_scoring(out, threads, executor, executor_options, prepare)
+
+
+def _run_scoring(
+    out: str | None,
+    threads: str | None,
+    executor: str,
+    executor_options: Mapping[str, str | None],
+    prepare: Callable[[], Callable[[Any, int | None], Any]],
+) -> None:
+    """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
+
+    ``prepare`` makes the command's own checks, before any work, and returns the run; the run gets
+    the executor and the threads, and its table is written or printed.
+    """
+    from assoc import api
+
+    chosen_threads = _threads(threads)
+    api.check_outputs(out, "--out")
+    run = prepare()
+    with _executor(executor, executor_options) as runner:
+        table = run(runner, chosen_threads)
     _save_or_print(table, out)
     _exit_if_incomplete(table)
 
@@ -317,35 +338,36 @@ def compare(
     from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
 
-    chosen_threads = _threads(threads)
-    api.check_outputs(out, "--out")
-    names = list(dict.fromkeys(scorer_names))
-    chosen: dict[str, list[str]] = {}
-    for pair in models:
-        scorer, sep, model = pair.partition("=")
-        if not sep or scorer not in names or not model:
-            raise OptionError(
-                f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
-            )
-        chosen.setdefault(scorer, []).append(model)
-    given: dict[str, list[str]] = {name: [] for name in names}
-    for pair in options:
-        scorer, sep, rest = pair.partition(".")
-        if not sep or scorer not in names:
-            raise OptionError(
-                f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), got {pair!r}"
-            )
-        given[scorer].append(rest)
-    plan: dict[str, dict[str, Any]] = {}
-    for name in names:
-        scorer_cls = plugins.get_scorer(name)
-        plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
-        if name in chosen:
-            plan[name]["models"] = chosen[name]
-    with _executor(executor, executor_options) as runner:
-        table = api.compare(stimuli, plan, progress=progress, executor=runner, threads=chosen_threads)
-    _save_or_print(table, out)
-    _exit_if_incomplete(table)
+    def prepare() -> Callable[[Any, int | None], Any]:
+        names = list(dict.fromkeys(scorer_names))
+        chosen: dict[str, list[str]] = {}
+        for pair in models:
+            scorer, sep, model = pair.partition("=")
+            if not sep or scorer not in names or not model:
+                raise OptionError(
+                    f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+                )
+            chosen.setdefault(scorer, []).append(model)
+        given: dict[str, list[str]] = {name: [] for name in names}
+        for pair in options:
+            scorer, sep, rest = pair.partition(".")
+            if not sep or scorer not in names:
+                raise OptionError(
+                    f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), "
+                    f"got {pair!r}"
+                )
+            given[scorer].append(rest)
+        plan: dict[str, dict[str, Any]] = {}
+        for name in names:
+            scorer_cls = plugins.get_scorer(name)
+            plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
+            if name in chosen:
+                plan[name]["models"] = chosen[name]
+        return lambda runner, chosen_threads: api.compare(
+            stimuli, plan, progress=progress, executor=runner, threads=chosen_threads
+        )
+
+    _run_scoring(out, threads, executor, executor_options, prepare)
 
 
 def _where_option(command: Any) -> Any:

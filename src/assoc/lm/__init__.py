@@ -22,8 +22,9 @@ name is used, and torch and transformers only when a model is loaded.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assoc.infra.importhooks import lazy_names as _lazy_names
 
 #: public name -> "module" (same name there) or "module:name"
 _LAZY = {
@@ -101,18 +102,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module, _, attribute = _LAZY[name].partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'assoc.lm' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.hub import check_hub_reachable
