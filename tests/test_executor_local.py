@@ -98,8 +98,8 @@ def test_a_failing_model_keeps_the_finished_units(units_plugin, monkeypatch):
     assert len(units_plugin("unit")) == 10 and len(table) == 18  # m1's five units came from the cache
 
 
-def test_a_scorer_without_units_runs_only_locally(fake_plugin, scorer_source):
-    fake_plugin("plain", scorer_source("plain"))
+def test_a_scorer_without_units_runs_only_locally(inline_plugin, length_scorer):
+    inline_plugin("plain", length_scorer("plain"))
     table = assoc.score("plain", STIMULI)
     executed = dict(table.attrs["assoc"]["executor"])
     assert executed.pop("threads")["requested"] is None

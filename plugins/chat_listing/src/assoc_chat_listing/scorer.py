@@ -82,6 +82,46 @@ def _scale_check(value: list[Any]) -> list[int]:
     return [low, high]
 
 
+def count_usage(usage: dict[str, dict[str, int]], fingerprints: set[str], model: str, response: Any) -> None:
+    """Add one response's token counts to ``usage[model]`` and its system fingerprint to ``fingerprints``."""
+    used = usage.setdefault(model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
+    used["requests"] += 1
+    for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        used[name] += int((response.get("usage") or {}).get(name) or 0)
+    if response.get("system_fingerprint"):
+        fingerprints.add(str(response["system_fingerprint"]))
+
+
+def sending_report(
+    requests: Sequence[Any],
+    report: Any,
+    n_from_cache: int,
+    store: Any,
+    usage: dict[str, dict[str, int]],
+    fingerprints: set[str],
+    *,
+    waited: bool,
+) -> dict[str, Any]:
+    """The run report's account of the requests: how many, from the cache, sent, retried, failed, tokens.
+
+    ``waited``: include the seconds spent waiting to retry (``seconds_waiting_to_retry``).
+    """
+    out: dict[str, Any] = {
+        "requests": len(requests),
+        "from_cache": n_from_cache,
+        "sent": report.sent,
+        "received": report.received,
+        "retries": report.retries,
+        "retry_reasons": report.retry_reasons,
+        "failed": report.failed,
+        "seconds_sending": round(report.seconds, 3),
+    }
+    if waited:
+        out["seconds_waiting_to_retry"] = round(report.waited, 3)
+    out.update({"cache_dir": store.root, "usage": usage, "system_fingerprints": sorted(fingerprints)})
+    return out
+
+
 class ChatListingScorer(Scorer):
     """Listing and rating of social-group terms by chat models (see ``docs/chat.md``)."""
 
@@ -508,14 +548,7 @@ class ChatListingScorer(Scorer):
                 )
                 continue
             response = entry["response"]
-            used = usage.setdefault(
-                request.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-            )
-            used["requests"] += 1
-            for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                used[name] += int((response.get("usage") or {}).get(name) or 0)
-            if response.get("system_fingerprint"):
-                fingerprints.add(str(response["system_fingerprint"]))
+            count_usage(usage, fingerprints, request.model, response)
             choice = (response.get("choices") or [{}])[0]
             text = reply_text(response)
             where = {
@@ -603,18 +636,7 @@ class ChatListingScorer(Scorer):
                 zip(("system", "listing", "rating"), self.templates()),
                 combination="one conversation per request: [system, user]",
             ),
-            "requests": len(requests),
-            "from_cache": n_from_cache,
-            "sent": report.sent,
-            "received": report.received,
-            "retries": report.retries,
-            "retry_reasons": report.retry_reasons,
-            "failed": report.failed,
-            "seconds_sending": round(report.seconds, 3),
-            "seconds_waiting_to_retry": round(report.waited, 3),
-            "cache_dir": store.root,
-            "usage": usage,
-            "system_fingerprints": sorted(fingerprints),
+            **sending_report(requests, report, n_from_cache, store, usage, fingerprints, waited=True),
             "n_refusals": len(refusals),
             "refusals": refusals,
             "n_replies_off_count": len(off_count),

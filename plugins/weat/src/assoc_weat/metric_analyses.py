@@ -197,6 +197,29 @@ def _centroid_values(part: pd.DataFrame, side: str, a: str, b: str) -> pd.DataFr
     return wide.reset_index().rename(columns={word_group: "word_group", word: "word", a: "a", b: "b"})
 
 
+#: Options ``a`` and ``b`` of the analyses of mean vectors (RND, ECT).
+_CENTROID_GROUPS = (
+    Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
+    Option("b", str, None, "group B (default: the second)"),
+)
+
+
+def _centroid_words(
+    table: pd.DataFrame, measure: str, p: dict, what: str
+) -> Iterator[tuple[dict, str, str, str, pd.DataFrame]]:
+    """Per unit of ``by``: (key, side, a, b, words), each scored word's values against the mean vectors of a and b.
+
+    What RND and ECT share: the rows of ``measure``, the side the mean vectors are on (``side``), the
+    two groups (``a``, ``b``, else the unit's two), and the scored words (``scored``) with columns
+    ``word_group``, ``word``, ``a``, ``b``.
+    """
+    for key, part in _parts(table, measure, p["by"], what):
+        side, part = _centroid_side(part, p["side"], key, what)
+        groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
+        a, b = _two(groups, p["a"], p["b"], key, side)
+        yield key, side, a, b, _scored(_centroid_values(part, side, a, b), p["scored"], key)
+
+
 _SIDE = Option(
     "side",
     str,
@@ -333,8 +356,7 @@ class RNDAnalysis(Analysis):
     description = "RND: sum (or mean) over words of ||w - mean(A)|| - ||w - mean(B)||."
     citation = GARG
     options = (
-        Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
-        Option("b", str, None, "group B (default: the second)"),
+        *_CENTROID_GROUPS,
         _SIDE,
         Option("reduce", str, "sum", "sum (Garg et al., sweater) or mean (WEFE) over words", choices=("sum", "mean")),
         Option(
@@ -357,11 +379,7 @@ class RNDAnalysis(Analysis):
         p = self.params
         measure = "centroid_distance" if p["distance"] == "euclidean" else "centroid_cosine"
         rows: list[dict] = []
-        for key, part in _parts(table, measure, p["by"], "rnd"):
-            side, part = _centroid_side(part, p["side"], key, "rnd")
-            groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
-            a, b = _two(groups, p["a"], p["b"], key, side)
-            words = _scored(_centroid_values(part, side, a, b), p["scored"], key)
+        for key, side, a, b, words in _centroid_words(table, measure, p, "rnd"):
             words["rnd"] = words["a"] - words["b"]
             if p["per_word"]:
                 for w in words.itertuples():
@@ -417,8 +435,7 @@ class ECTAnalysis(Analysis):
     description = "ECT: Spearman correlation over words of cos(w, mean(A)) and cos(w, mean(B))."
     citation = DEV
     options = (
-        Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
-        Option("b", str, None, "group B (default: the second)"),
+        *_CENTROID_GROUPS,
         _SIDE,
         _SCORED,
         _BY,
@@ -433,11 +450,7 @@ class ECTAnalysis(Analysis):
 
         p = self.params
         rows: list[dict] = []
-        for key, part in _parts(table, "centroid_cosine", p["by"], "ect"):
-            side, part = _centroid_side(part, p["side"], key, "ect")
-            groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
-            a, b = _two(groups, p["a"], p["b"], key, side)
-            words = _scored(_centroid_values(part, side, a, b), p["scored"], key)
+        for key, side, a, b, words in _centroid_words(table, "centroid_cosine", p, "ect"):
             if len(words) < 2:
                 raise DataError(f"ect, {_where(key)}: a rank correlation needs at least 2 scored words")
             if p["per_word"]:

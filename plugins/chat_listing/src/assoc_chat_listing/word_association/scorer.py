@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc import Option, OptionError, StimuliError, positive, set_run_report
 
-from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
+from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check, count_usage, sending_report
 from ..store import ChatRequest, public_endpoint, reply_text
 from . import prompts
 from .bundled import CITATION, VARIANTS
@@ -369,14 +369,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
                              "raw_reply": ""})  # fmt: skip
                 continue
             response = entry["response"]
-            used = usage.setdefault(
-                request.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-            )
-            used["requests"] += 1
-            for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                used[name] += int((response.get("usage") or {}).get(name) or 0)
-            if response.get("system_fingerprint"):
-                fingerprints.add(str(response["system_fingerprint"]))
+            count_usage(usage, fingerprints, request.model, response)
             text = reply_text(response)
             more = tuple(label for label in extra["label_of"] if label not in labels)
             parsed = parse_reply(text, words, labels, more)
@@ -451,17 +444,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
                 "combination": "one conversation per request: [system, user]",
             },
             "prompt_seed": p["prompt_seed"],
-            "requests": len(requests),
-            "from_cache": n_from_cache,
-            "sent": report.sent,
-            "received": report.received,
-            "retries": report.retries,
-            "retry_reasons": report.retry_reasons,
-            "failed": report.failed,
-            "seconds_sending": round(report.seconds, 3),
-            "cache_dir": store.root,
-            "usage": usage,
-            "system_fingerprints": sorted(fingerprints),
+            **sending_report(requests, report, n_from_cache, store, usage, fingerprints, waited=False),
             "replies": dict(sorted(statuses.items())),
             "n_replies_without_pairs": sum(1 for r in rows if r["measure"] == REPLY and r["n_pairs"] == 0),
             "problems": dict(sorted(reasons.items())),
