@@ -48,6 +48,7 @@ _LAZY = {
     "release_masked_lms": "assoc.lm.masked.loading",
     "loaded_masked_lms": "assoc.lm.masked.loading",
     "cached_log_probs": "assoc.lm.masked.compute",
+    "token_log_probs": "assoc.lm.masked.compute",
     "model_namespace": "assoc.lm.masked.compute",
     "WordTokens": "assoc.lm.masked.words",
     "word_tokens": "assoc.lm.masked.words",
@@ -94,6 +95,7 @@ __all__ = [
     "release_masked_lms",
     "resolve_device",
     "split_query",
+    "token_log_probs",
     "torch_dtype",
     "weights_fingerprint",
     "word_tokens",
@@ -106,7 +108,7 @@ __getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.hub import check_hub_reachable
-    from assoc.lm.masked.compute import cached_log_probs, model_namespace
+    from assoc.lm.masked.compute import cached_log_probs, model_namespace, token_log_probs
     from assoc.lm.masked.engine import MaskedLM
     from assoc.lm.masked.loading import cached_masked_lm, load_masked_lm, loaded_masked_lms, release_masked_lms
     from assoc.lm.masked.options import MAX_TOKENS_OPTION, MODEL_OPTIONS

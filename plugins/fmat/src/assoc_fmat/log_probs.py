@@ -195,10 +195,10 @@ def _compute(
     max_tokens: int | None,
     progress: bool,
 ) -> dict[tuple[tuple[int, ...], int, int], float]:
-    from assoc.lm import MaskRequest, cached_log_probs
+    from assoc.lm import MaskRequest, token_log_probs
 
     requests = [MaskRequest(seq, pos, tuple(sorted(toks))) for (seq, pos), toks in wanted.items()]
-    values = cached_log_probs(
+    return token_log_probs(
         lm,
         requests,
         namespace,
@@ -208,11 +208,6 @@ def _compute(
         desc=f"fmat {lm.name}",
         unit="seq",
     )
-    out: dict[tuple[tuple[int, ...], int, int], float] = {}
-    for request, found in zip(requests, values, strict=True):
-        for tok, value in zip(request.token_ids or (), found, strict=True):
-            out[(request.input_ids, request.position, tok)] = value
-    return out
 
 
 def warn_about_tokens(model: str, missing: Iterable[str], merged: Iterable[str], oov: str) -> None:

@@ -122,17 +122,17 @@ def score_sentences(
     plans: list[tuple[int, ...]] = [positions_to_score(e, tokens_scored, span) for e, span in zip(encoded, spans)]
 
     # Identical masked copies (the same sentence scored twice) are sent once.
-    request_index: dict[tuple[tuple[int, ...], int, int], int] = {}
+    seen: set[tuple[tuple[int, ...], int, int]] = set()
     requests: list[Any] = []
-    keys_per_sentence: list[list[int]] = []
+    keys_per_sentence: list[list[tuple[tuple[int, ...], int, int]]] = []
     for enc, positions in zip(encoded, plans):
         keys = []
         for position, ids in zip(positions, masked_copies(enc, positions, lm.mask_token_id, metric)):
             key = (ids, position, enc.input_ids[position])
-            if key not in request_index:
-                request_index[key] = len(requests)
+            if key not in seen:
+                seen.add(key)
                 requests.append(MaskRequest(input_ids=ids, position=position, token_ids=(enc.input_ids[position],)))
-            keys.append(request_index[key])
+            keys.append(key)
         keys_per_sentence.append(keys)
 
     log_probs = _compute(lm, requests, cache, namespace, max_tokens=max_tokens, progress=progress)
@@ -158,17 +158,17 @@ def score_sentences(
 
 def _compute(
     lm: Any, requests: list[Any], cache: Any, namespace: Any, *, max_tokens: int | None, progress: bool
-) -> list[float]:
-    """Log P(token | masked copy) for each request, cached.
+) -> dict[tuple[tuple[int, ...], int, int], float]:
+    """Log P(token | masked copy) for each request, cached, keyed by (masked ids, position, token id).
 
     From ``namespace`` (or ``cache``) when present, else from the engine, in chunks of similar length,
-    each stored as soon as it is done (:func:`assoc.lm.masked.compute.cached_log_probs`).
+    each stored as soon as it is done (:func:`assoc.lm.token_log_probs`).
     """
-    from assoc.lm import cached_log_probs, model_namespace
+    from assoc.lm import model_namespace, token_log_probs
 
     if namespace is None and cache is not None:
         namespace = model_namespace(cache, lm, "pll-log-prob", CACHE_VERSION)
-    values = cached_log_probs(
+    return token_log_probs(
         lm,
         requests,
         namespace,
@@ -178,4 +178,3 @@ def _compute(
         desc=f"pll {lm.name}",
         unit="token",
     )
-    return [found[0] for found in values]

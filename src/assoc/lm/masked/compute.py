@@ -108,3 +108,29 @@ def cached_log_probs(
     finally:
         meter.close()
     return values  # type: ignore[return-value]  # every None was filled above
+
+
+def token_log_probs(
+    lm: Any,
+    requests: Sequence[MaskRequest],
+    namespace: Namespace | None,
+    *,
+    chunk: int,
+    max_tokens: int | None = None,
+    progress: bool = False,
+    desc: str = "",
+    unit: str = "seq",
+) -> dict[tuple[tuple[int, ...], int, int], float]:
+    """:func:`cached_log_probs` keyed by ``(input_ids, position, token_id)``: what fmat and pll look values up by.
+
+    The requests are computed (or read from the cache) exactly as given, in the same chunks; a
+    key two requests share gets the value of the later one (callers send each key once).
+    """
+    values = cached_log_probs(
+        lm, requests, namespace, chunk=chunk, max_tokens=max_tokens, progress=progress, desc=desc, unit=unit
+    )
+    out: dict[tuple[tuple[int, ...], int, int], float] = {}
+    for request, found in zip(requests, values, strict=True):
+        for token, value in zip(request.token_ids or (), found, strict=True):
+            out[(request.input_ids, request.position, token)] = value
+    return out
