@@ -154,7 +154,7 @@ def test_download_goes_to_hf_home(hub_env, monkeypatch):
     """The download call gets HF_HOME's cache and the files a masked LM needs (the Hub client itself is stubbed)."""
     import huggingface_hub
 
-    from assoc.lm.masked import hub
+    from assoc.lm import hub
 
     seen = {}
 

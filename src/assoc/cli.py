@@ -536,7 +536,7 @@ def models_group() -> None:
 @models_group.command(name="list")
 def models_list() -> None:
     """List the models in the local Hugging Face cache: size, files and revisions."""
-    from assoc.lm.masked import hub
+    from assoc.lm import hub
 
     models = hub.cached_models()
     click.echo(f"cache: {hub.cache_dir()}")
@@ -556,7 +556,7 @@ def models_list() -> None:
 @click.option("--revision", default=None, help="A branch, tag or commit (default: main).")
 def models_download(names: tuple[str, ...], revision: str | None) -> None:
     """Download Hub models NAMES into the local cache (then use them offline with --model NAME)."""
-    from assoc.lm.masked import hub
+    from assoc.lm import hub
 
     for name in names:
         path = hub.download_model(name, revision=revision)
@@ -569,7 +569,7 @@ def models_download(names: tuple[str, ...], revision: str | None) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def models_remove(name: str, revision: str | None, yes: bool) -> None:
     """Remove the model NAME (every revision, or one) from the local Hugging Face cache."""
-    from assoc.lm.masked import hub
+    from assoc.lm import hub
 
     if not yes:
         click.confirm(f"remove {name}{f' revision {revision}' if revision else ''} from {hub.cache_dir()}?", abort=True)
