@@ -64,3 +64,15 @@ def test_new_paths_import_without_warnings() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+def test_an_unknown_name_of_a_package_is_an_attribute_error_in_a_fresh_process() -> None:
+    """A lazy package face answers a missing name with AttributeError, before anything else was imported."""
+    code = (
+        "import assoc.analysis, assoc.lm, assoc.stats, assoc.infra, assoc.scoring\n"
+        "for module in (assoc.analysis, assoc.lm, assoc.stats, assoc.infra, assoc.scoring):\n"
+        "    assert not hasattr(module, 'no_such_name'), module\n"
+        "assert assoc.analysis.ICCAnalysis.name == 'icc'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -16,9 +16,11 @@ __all__ = ["ESTIMATE", "Analysis", "Requirement", "check_requirement", "with_est
 
 def __getattr__(name: str) -> Any:
     # The shared analyses' classes (``ICCAnalysis``, ..., ``ANALYSES``) on demand, so that importing the
-    # base class does not import every analysis.
-    from assoc.analysis import catalog
+    # base class does not import every analysis. import_module, not ``from assoc.analysis import catalog``:
+    # that looks the submodule up as an attribute of this package first, which would call this function again.
+    import importlib
 
+    catalog = importlib.import_module("assoc.analysis.catalog")
     if name in catalog.__all__:
         return getattr(catalog, name)
     raise AttributeError(f"module 'assoc.analysis' has no attribute {name!r}")
