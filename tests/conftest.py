@@ -188,6 +188,35 @@ def length_scorer() -> Callable[..., type[assoc.Scorer]]:
 
 
 @pytest.fixture
+def inline_scorer(inline_plugin: Callable[..., plugins.PluginInfo]) -> Callable[..., type[assoc.Scorer]]:
+    """``inline_scorer(name, score, **attributes)``: register in-line a model-free scorer running ``score(self)``.
+
+    The class :func:`model_free_scorer_source` writes, without a module on disk: use it where no other
+    process imports the plugin.
+    """
+
+    def install(name: str, score: Callable[[Any], Any], **attributes: Any) -> type[assoc.Scorer]:
+        def run(self: assoc.Scorer, stimuli: Any, models: Any, *, progress: bool) -> Any:
+            return score(self)
+
+        namespace = {
+            "name": name,
+            "description": "test scorer",
+            "citation": "none",
+            "measure": "m",
+            "requires_models": False,
+            "score": run,
+            "__module__": __name__,
+            **attributes,
+        }
+        cls = type("ModelFree", (assoc.Scorer,), namespace)
+        inline_plugin(name, cls)
+        return cls
+
+    return install
+
+
+@pytest.fixture
 def inline_plugin(fresh_plugins: None) -> Callable[..., plugins.PluginInfo]:
     """Register scorer and analysis classes of this process as the plugin ``name`` (``assoc.plugins.register``).
 
