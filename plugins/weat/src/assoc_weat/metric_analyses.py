@@ -319,7 +319,8 @@ class RNDAnalysis(Analysis):
 
     Negative: the words are closer to A. sweater scores target words against the mean vectors
     of attribute groups A and B (``side=attribute``); WEFE scores the attribute words against
-    the mean vectors of two target groups (``side=target``). ``distance="cosine"`` uses
+    the mean vectors of two target groups (``side=target``), and its query may have one
+    attribute set (two target sets wrt Family): ``side=auto`` reads that shape as WEFE does. ``distance="cosine"`` uses
     cos(w, m_A) - cos(w, m_B) instead (measure ``centroid_cosine``; WEFE's ``distance="cos"``,
     which despite its name subtracts similarities, so its sign is the opposite of the norm's).
     """
