@@ -328,7 +328,8 @@ A1 = ["male", "man", "boy", "brother", "he", "him", "his", "son"]
 B1 = ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"]
 
 
-def _sweater_vectors(tmp_path_factory, name: str, dtype=np.float32) -> str:
+def _sweater_vectors(tmp_path_factory, name: str, dtype=np.float64) -> str:
+    """sweater's vectors as a .npy: R's doubles as they are (float64), or rounded to float32."""
     if not SWEATER:
         pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set")
     import rdata
@@ -367,13 +368,13 @@ def test_sweater_glove_math(glove_math):
     # sweater asserts no SemAxis or NAS number: these are its own R functions semaxis(glove_math, S1, A1, B1,
     # l = 0)$P and nas(glove_math, S1, A1, B1)$P, run with R 4.2 (printed to 12 digits)
     semaxis = assoc.analyze("semaxis", glove_math, targets=["S"], per_word=True).set_index("target")["semaxis"]
-    assert semaxis["math"] == pytest.approx(0.002451356933571, abs=1e-6)
-    assert semaxis["calculus"] == pytest.approx(0.058937305888821, abs=1e-6)
-    assert semaxis["addition"] == pytest.approx(-0.025280374697819, abs=1e-6)
+    assert semaxis["math"] == pytest.approx(0.002451356933571, abs=1e-15)
+    assert semaxis["calculus"] == pytest.approx(0.058937305888821, abs=1e-15)
+    assert semaxis["addition"] == pytest.approx(-0.025280374697819, abs=1e-15)
     nas = assoc.analyze("nas", cosines, targets=["S"]).set_index("target")["nas"]
-    assert nas["math"] == pytest.approx(0.0659672118383, abs=1e-5)
-    assert nas["calculus"] == pytest.approx(1.1012049197856, abs=1e-5)
-    assert nas["addition"] == pytest.approx(-0.1701177045501, abs=1e-5)
+    assert nas["math"] == pytest.approx(0.0659672118383, abs=1e-13)
+    assert nas["calculus"] == pytest.approx(1.1012049197856, abs=1e-13)
+    assert nas["addition"] == pytest.approx(-0.1701177045501, abs=1e-13)
 
 
 def test_sweater_exact_p_three_words(tmp_path_factory):
@@ -406,8 +407,8 @@ def test_sweater_googlenews(tmp_path_factory):
     path = _sweater_vectors(tmp_path_factory, "googlenews")
     stimuli = {"name": "garg", "target": {"S": s2}, "attribute": {"A": a2.split(), "B": b2.split()}}
     table = assoc.score("weat", stimuli, [path], measures=["cosine", "centroid_distance"], case="exact")
-    # sweater's test-es.R: rnd_es -6.3415, mac_es 0.13758 (tolerance 0.001)
-    assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(-6.3415, abs=1e-3)
+    # sweater's test-es.R: rnd_es -6.3415, mac_es 0.13758 (tolerance 0.001); its README prints rnd_es(garg_f1) -6.341598
+    assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(-6.341598, abs=5e-7)
     assert assoc.analyze("mac", table, attributes=["A"]).iloc[0]["mac"] == pytest.approx(0.13758, abs=1e-3)
 
 
@@ -556,8 +557,11 @@ def test_float64_keeps_every_digit_of_a_text_file(tmp_path):
         assert value == pytest.approx(exact, abs=tolerance)
         assert table.attrs["assoc"]["options"]["dtype"] == dtype
         assert table.attrs["assoc"]["run"]["vector_dtype"] == {str(path): dtype}
-    float32 = assoc.score("weat", stimuli, [str(path)]).set_index("attribute")["value"]["a"]
-    assert abs(float32 - exact) > 1e-10  # the default is float32: the digits beyond it are lost
+    float32 = assoc.score("weat", stimuli, [str(path)], dtype="float32").set_index("attribute")["value"]["a"]
+    assert abs(float32 - exact) > 1e-10  # float32 loses the digits beyond its 7th
+    default = assoc.score("weat", stimuli, [str(path)])
+    assert default.set_index("attribute")["value"]["a"] == pytest.approx(exact, abs=1e-16)  # the default: float64
+    assert default.attrs["assoc"]["options"]["dtype"] == "float64"
 
 
 #: sweater's semaxis(glove_math, S1, A1, B1, l = ...)$P, its own R code (R/semaxis.R) run with R 4.2.2 and base-R
@@ -588,8 +592,8 @@ def test_sweater_semaxis_digits_with_float64(glove_math64, neighbours):
     assert list(got) == pytest.approx(SWEATER_SEMAXIS[neighbours], abs=1e-15, rel=0)
     for word, expected in SWEATER_NEIGHBOURS.get(neighbours, {}).items():
         assert table.attrs["assoc"]["run"]["semaxis_neighbours"][glove_math64]["math"][word] == expected
-    # float32 (the default) loses the digits sweater prints from the 9th on
-    single = assoc.score("weat", stimuli, [glove_math64], **options)
+    # float32 loses the digits sweater prints from the 9th on
+    single = assoc.score("weat", stimuli, [glove_math64], dtype="float32", **options)
     got32 = assoc.analyze("semaxis", single, per_word=True).set_index("target")["semaxis"].reindex(S1)
     assert list(got32) == pytest.approx(SWEATER_SEMAXIS[neighbours], abs=1e-8)
     assert max(abs(got32 - SWEATER_SEMAXIS[neighbours])) > 1e-10

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 FORMATS = ("auto", "word2vec-bin", "word2vec-text", "glove", "gensim", "numpy")
 CASES = ("auto", "exact", "lower")
-#: How loaded vectors are stored: float32 (gensim's own, half the memory) or float64 (every digit of
-#: a text file: sweater and NumPy read vectors as doubles).
+#: How loaded vectors are stored: float64 (the default: every digit of a text file, as sweater and NumPy
+#: read vectors; not slower to load, benchmarks/bench_weat_dtype.py) or float32 (gensim's own, half the memory).
 DTYPES = ("float32", "float64")
 PHRASES = ("reject", "average")
 
@@ -261,7 +261,7 @@ def load_embeddings(
     format: str = "auto",
     vocabulary: str | None = None,
     limit: int | None = None,
-    dtype: str = "float32",
+    dtype: str = "float64",
 ) -> Embeddings:
     """Load a named embedding or a file (kept per process in :data:`EMBEDDING_CACHE`, a bounded LRU).
 
@@ -278,10 +278,11 @@ def load_embeddings(
         Read only the first ``limit`` vectors (word2vec/GloVe text and binary:
         these files are usually sorted by frequency).
     dtype
-        ``"float32"`` (gensim's default) or ``"float64"``: the precision the vectors are kept in.
-        A text file read as float64 keeps every digit written; a file stored in float32 (word2vec
-        binary, most ``.npy`` and gensim files, ``glove-6b-50d``) gives the same numbers either way.
-        KeyedVectors passed as an object are used as they are.
+        ``"float64"`` (the default) or ``"float32"`` (gensim's default): the precision the vectors
+        are kept in. A text file read as float64 keeps every digit written; a file stored in
+        float32 (word2vec binary, most ``.npy`` and gensim files, ``glove-6b-50d``) gives the same
+        numbers either way, and float32 halves the memory. KeyedVectors passed as an object are
+        used as they are.
     """
     if dtype not in DTYPES:
         raise OptionError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
@@ -360,7 +361,7 @@ def load_file(
     format: str = "auto",
     vocabulary: str | Path | None = None,
     limit: int | None = None,
-    dtype: str = "float32",
+    dtype: str = "float64",
 ) -> Any:
     """Read one embedding file into a gensim ``KeyedVectors`` whose vectors are ``dtype`` (:data:`DTYPES`)."""
     import numpy as np
@@ -439,7 +440,7 @@ def _refuse_broadcast_lines(vectors: Any, path: Path, *, header: bool) -> None:
                 )
 
 
-def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None, *, dtype: str = "float32") -> Any:
+def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None, *, dtype: str = "float64") -> Any:
     """A NumPy matrix (.npy, rows = words) and its vocabulary as ``KeyedVectors`` of ``dtype``.
 
     The vocabulary is a text file with one word per line, a JSON list, or a

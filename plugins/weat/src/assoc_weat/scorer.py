@@ -114,9 +114,9 @@ class WEATScorer(Scorer):
         Option(
             "dtype",
             str,
-            "float32",
-            "precision the vectors are kept in: float32 (gensim's; half the memory, faster to load) or float64 "
-            "(every digit of a text file, as sweater and NumPy read it)",
+            "float64",
+            "precision the vectors are kept in: float64 (every digit of a text file, as sweater and NumPy read "
+            "it) or float32 (gensim's; half the memory, same numbers for files stored in float32)",
             choices=DTYPES,
         ),
         Option(
