@@ -148,6 +148,7 @@ class ChatListingScorer(Scorer):
         "sample": "which repetition of the request (0-based)",
         "response_id": "key of the stored raw response (assoc_chat_listing.responses())",
         "rating_status": "rating: ok, refusal, no_number or ambiguous",
+        "rating_note": "rating: how the value was read, or why there is none (the two answers of an ambiguous reply)",
         "raw_reply": "rating: the reply as the model wrote it",
         "estimated_tokens": "dry run: tokens the request is expected to use (for tokens_per_minute and cost)",
     }
@@ -527,6 +528,7 @@ class ChatListingScorer(Scorer):
         rows: list[dict[str, Any]] = []
         usage: dict[str, dict[str, int]] = {}
         refusals, off_count, rating_problems, missing, truncated, hedged = [], [], [], [], [], []
+        dropped: list[dict[str, Any]] = []  # every line of a listing reply that gave no item, and why
         fingerprints: set[str] = set()
         n_duplicates = 0
         failures = {f["key"]: f for f in report.failed}
@@ -572,14 +574,15 @@ class ChatListingScorer(Scorer):
             }
             server_refusal = model_refusal(response) if not (text or "").strip() else None
             if request.task == "rating":
-                value, status = parser.parse_rating(text)
+                rating = parser.read_rating(text)
+                value, status, note = rating.value, rating.status, rating.reason
                 if server_refusal is not None or choice.get("finish_reason") == "content_filter":
-                    value, status = math.nan, "refusal"
+                    value, status, note = math.nan, "refusal", "the server refused"
                     text = text or server_refusal
                 if status == "refusal":
                     refusals.append({**where, "text": (text or "")[:200]})
                 elif status != "ok":
-                    rating_problems.append({**where, "status": status, "text": (text or "")[:200]})
+                    rating_problems.append({**where, "status": status, "reason": note, "text": (text or "")[:200]})
                 rows.append(
                     {
                         **base,
@@ -588,6 +591,7 @@ class ChatListingScorer(Scorer):
                         "measure": "rating",
                         "value": value,
                         "rating_status": status,
+                        "rating_note": note,
                         "raw_reply": text or "",
                     }
                 )
@@ -597,6 +601,7 @@ class ChatListingScorer(Scorer):
                 listing.refusal = True
                 listing.refusal_text = listing.refusal_text or server_refusal or ""
             n_duplicates += listing.n_duplicates
+            dropped.extend({**where, "line": line[:300], "reason": reason} for line, reason in listing.dropped)
             if listing.hedge and listing.items:
                 hedged.append({**where, "text": " / ".join(listing.hedge)[:300]})
             if listing.status == "refusal":
@@ -623,7 +628,7 @@ class ChatListingScorer(Scorer):
         self._warn(refusals, off_count, rating_problems, missing, truncated)
         columns = ["design", "task", "rank", "raw_item", "n_listed", "sample", "response_id"]
         if any(r.task == "rating" for r in requests):
-            columns += ["rating_status", "raw_reply"]
+            columns += ["rating_status", "rating_note", "raw_reply"]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
         for count in ("rank", "n_listed"):
             # counts are integers; rating rows have none (pandas would make the column float: rank 1.0)
@@ -644,6 +649,8 @@ class ChatListingScorer(Scorer):
             "n_duplicates_removed": n_duplicates,
             "n_hedged": len(hedged),
             "hedged": hedged,
+            "n_dropped_lines": len(dropped),
+            "dropped_lines": dropped,
             "rating_problems": rating_problems,
             "truncated": truncated,
             "missing": missing,

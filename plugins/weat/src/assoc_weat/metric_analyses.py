@@ -339,17 +339,19 @@ class RNDAnalysis(Analysis):
 
     Negative: the words are closer to A. sweater scores target words against the mean vectors
     of attribute groups A and B (``side=attribute``); WEFE scores the attribute words against
-    the mean vectors of two target groups (``side=target``). ``distance="cosine"`` uses
+    the mean vectors of two target groups (``side=target``), and its query may have one
+    attribute set (two target sets wrt Family): ``side=auto`` reads that shape as WEFE does. ``distance="cosine"`` uses
     cos(w, m_A) - cos(w, m_B) instead (measure ``centroid_cosine``; WEFE's ``distance="cos"``,
     which despite its name subtracts similarities, so its sign is the opposite of the norm's).
     """
 
     name = "rnd"
+    # two attribute groups (sweater) or two target groups and one attribute group (WEFE's query shape):
+    # a requirement cannot say "or", so run() refuses a table with neither (_centroid_side)
     requires = Requirement(
         needs="per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
-        "of two attribute groups",
+        "of two attribute groups or of two target groups",
         roles=("attribute_group",),
-        at_least={"attribute_group": 2},
         instead="score with the weat scorer and -o measures=[cosine,centroid_distance] (docs/weat.md)",
     )
     estimate_column = "rnd"
@@ -425,10 +427,11 @@ class ECTAnalysis(Analysis):
     """
 
     name = "ect"
+    # two attribute groups or two target groups (WEFE's query shape): see RNDAnalysis.requires
     requires = Requirement(
-        needs="per-word cosines with the mean vectors of two attribute groups (measure centroid_cosine)",
+        needs="per-word cosines with the mean vectors of two attribute groups or of two target groups "
+        "(measure centroid_cosine)",
         roles=("attribute_group",),
-        at_least={"attribute_group": 2},
         instead="score with the weat scorer and -o measures=[cosine,centroid_cosine] (docs/weat.md)",
     )
     estimate_column = "ect"
@@ -518,18 +521,20 @@ def _contrast_of_targets(
 
 
 class SemAxisAnalysis(Analysis):
-    """SemAxis (An et al., 2018), as sweater's ``semaxis(l = 0)`` computes it.
+    """SemAxis (An et al., 2018), as sweater's ``semaxis(l = ...)`` computes it.
 
     score(w) = cos(w, m_A - m_B) for every target word w (measure ``axis_cosine``); positive =
     closer to pole A. The summary is the mean score over the target words (sweater reports the
-    per-word scores only: ``per_word=true``).
+    per-word scores only: ``per_word=true``). The pole means m_A, m_B are of the pole words'
+    vectors (sweater's default ``l = 0``), or, with the scorer's ``semaxis_neighbours=l``, of each
+    pole word's vector averaged with its l nearest neighbours' (An et al.'s augmentation, sec. 3.2).
     """
 
     name = "semaxis"
+    # no at_least: a table of axis_cosine rows alone has one attribute_group, the contrast "A - B"
     requires = Requirement(
         needs="per-word cosines with the axis between two attribute groups (measure axis_cosine)",
         roles=("attribute_group",),
-        at_least={"attribute_group": 2},
         instead="score with the weat scorer and -o measures=[cosine,axis_cosine] (docs/weat.md)",
     )
     estimate_column = "semaxis"
