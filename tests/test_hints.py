@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import assoc
 from assoc.cli import build_cli
 from assoc.errors import DataError, OptionError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 HERE = Path(__file__).parent
 STIMULI = {"target": {"T": ["ant", "bee"]}, "attribute": {"A": ["antler", "b"]}}
