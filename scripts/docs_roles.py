@@ -4,8 +4,8 @@
 docstring of an object the built site renders (``site/objects.inv``), ``:class:`~a.b.C``` and the
 like into ``[`C`][id]`` when the target is rendered too (``id``: its most public name in the site),
 else into ``` `C` ```. The site's test (tests/test_docs_site.py) fails on any raw role left; run
-this, then ``make docs`` again and ``ruff check`` (long lines are re-wrapped, a summary line that
-no longer fits is left for a person).
+this, then ``make docs`` again and ``ruff check`` (long lines are re-wrapped; on a summary line that
+links would push past the line width, the roles become code).
 """
 
 from __future__ import annotations
@@ -94,16 +94,22 @@ def main(root: Path) -> None:
         changed: set[int] = set()
         for start, end, obj in found:
             for i in range(start - 1, end):
+                made: list[str] = []  # "link" or "code", per role of this line
 
-                def rewrite(match: re.Match[str], obj: Any = obj) -> str:
+                def rewrite(match: re.Match[str], obj: Any = obj, links: bool = True, made: list[str] = made) -> str:
                     _, tilde, text, explicit = match.groups()
                     target = (explicit or text).strip()
                     shown = text.strip() if explicit else (target.split(".")[-1] if tilde else target.lstrip("."))
-                    ident = resolve(target, obj)
-                    counts["link" if ident else "code"] += 1
+                    ident = resolve(target, obj) if links else None
+                    made.append("link" if ident else "code")
                     return f"[`{shown}`][{ident}]" if ident else f"`{shown}`"
 
                 new = ROLE.sub(rewrite, lines[i])
+                if '"""' in new and len(new) > WIDTH:  # a summary line the links would push past the width: code
+                    made.clear()
+                    new = ROLE.sub(lambda match, obj=obj: rewrite(match, obj, links=False), lines[i])
+                for kind in made:
+                    counts[kind] += 1
                 if new != lines[i]:
                     lines[i] = new
                     changed.add(i)

@@ -160,9 +160,10 @@ def test_site_configuration_names_every_page():
 
 # -- the built site -------------------------------------------------------------------------------------
 
-#: A Sphinx role left raw in a rendered docstring (``:class:`X```): the API reference would show it as text
+#: A Sphinx role left raw in a rendered docstring (``:class:`X```): the API reference would show it as text,
+#: ``:class:<code>X</code>`` once Markdown has read it, or with its backtick in a code listing
 #: (write ``[`X`][assoc.X]``; ``python scripts/docs_roles.py`` after ``make docs`` converts what is left).
-RAW_ROLE = re.compile(r":(?:py:)?(?:class|mod|meth|func|data|attr|exc|obj|const):`")
+RAW_ROLE = re.compile(r":(?:py:)?(?:class|mod|meth|func|data|attr|exc|obj|const):(?:`|<code>)")
 
 
 class _Page(HTMLParser):

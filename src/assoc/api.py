@@ -134,7 +134,7 @@ def score(
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table.schema`) with provenance in ``.attrs["assoc"]``.
+        An association table (see `assoc.table.schema`) with provenance in ``.attrs["assoc"]``.
     """
     from assoc.infra.threads import resolve_threads
 

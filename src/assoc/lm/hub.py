@@ -6,7 +6,7 @@ What ``assoc models`` runs (the FMAT R package's ``BERT_info``/``BERT_download``
 ``HF_ENDPOINT`` for the Hub (a mirror). The environment is read at each call, not at import, so
 a changed ``HF_HOME`` takes effect in the same process.
 
-:func:`check_hub_reachable` is the fast failure: the Hub's own client retries a connection
+[`check_hub_reachable`][assoc.lm.check_hub_reachable] is the fast failure: the Hub's own client retries a connection
 error for about a minute before it gives up; one short TCP connection attempt says within
 seconds whether there is any point in asking.
 """
@@ -81,7 +81,7 @@ def advice(model: str) -> str:
 
 
 def check_hub_reachable(model: str, *, action: str = "load model") -> None:
-    """Raise :class:`~assoc.errors.ModelError` at once when ``model`` would have to come from an unreachable Hub.
+    """Raise [`ModelError`][assoc.ModelError] at once when ``model`` would have to come from an unreachable Hub.
 
     Called for a Hub id that is not in the local cache; the message names the cache, the
     endpoint and what to do, instead of a minute of retries ending in a connection error.
@@ -161,7 +161,7 @@ def download_model(model: str, *, revision: str | None = None) -> Path:
     """Download ``model`` (a Hub id) into the local cache and return its snapshot directory.
 
     Only the files a fill-mask or sentence model needs are fetched (other frameworks' weights and
-    exports are skipped: :data:`IGNORED_FILES`). Fails within seconds, with what to do, when the Hub
+    exports are skipped: `IGNORED_FILES`). Fails within seconds, with what to do, when the Hub
     cannot be reached.
     """
     from huggingface_hub import snapshot_download

@@ -1,11 +1,11 @@
 """ONNX Runtime machinery shared by every ``backend="onnx…"`` option (masked-LM engine, sbert scorers).
 
 One implementation of what every ONNX backend needs: knowing whether the packages are installed
-(:func:`check_installed`), exporting a PyTorch module once into the assoc cache, atomically and
-keyed by everything the file depends on (:func:`cached_export`), the dynamic int8 quantisation
-(:func:`quantize_int8`) and an inference session with the thread settings assoc uses
-(:func:`inference_session`). What a backend exports and how it checks the export against the
-model's own PyTorch forward pass belong to the backend (:mod:`assoc.lm.masked.onnx`,
+([`check_installed`][assoc.lm.check_onnx_installed]), exporting a PyTorch module once into the assoc cache, atomically
+and keyed by everything the file depends on ([`cached_export`][assoc.lm.cached_export]), the dynamic int8 quantisation
+([`quantize_int8`][assoc.lm.onnx.quantize_int8]) and an inference session with the thread settings assoc uses
+([`inference_session`][assoc.lm.inference_session]). What a backend exports and how it checks the export against the
+model's own PyTorch forward pass belong to the backend ([`assoc.lm.masked.onnx`][assoc.lm.masked.onnx],
 ``assoc_sbert_topwords.onnx``); docs/onnx.md has the measurements that decided which backends exist.
 
 Nothing here imports torch, onnx or onnxruntime at module level.
@@ -34,7 +34,7 @@ PACKAGES = ("onnxruntime", "onnx")
 
 
 def missing_packages() -> list[str]:
-    """The packages of :data:`PACKAGES` that are not installed (found without importing them)."""
+    """The packages of `PACKAGES` that are not installed (found without importing them)."""
     from importlib.util import find_spec
 
     return [name for name in PACKAGES if find_spec(name) is None]
@@ -44,7 +44,7 @@ def check_installed(backend: str, install: str) -> None:
     """Raise ``ValueError`` naming the missing packages and the pip command ``install`` when ``backend`` needs them.
 
     Used as (part of) an option's ``check``, so the error becomes the option's one-line
-    :class:`~assoc.errors.OptionError` before any work starts.
+    [`OptionError`][assoc.OptionError] before any work starts.
     """
     missing = missing_packages()
     if missing:
@@ -98,12 +98,12 @@ def cached_export(
     ----------
     key:
         Everything the file depends on, JSON-serialisable: the weights' fingerprint, what is
-        exported and its inputs; :data:`OPSET`, ``int8`` and :func:`versions` are added here.
+        exported and its inputs; `OPSET`, ``int8`` and [`versions`][assoc.lm.onnx.versions] are added here.
     export:
         Writes the float32 ONNX file to the path it is given (raise
-        :class:`~assoc.errors.ModelError` when the model cannot be exported).
+        [`ModelError`][assoc.ModelError] when the model cannot be exported).
     int8:
-        Quantise the float32 export with :func:`quantize_int8` and return that file instead.
+        Quantise the float32 export with [`quantize_int8`][assoc.lm.onnx.quantize_int8] and return that file instead.
     root:
         The cache root (``<root>/models/onnx/<digest>/model.onnx``); None for the default root.
     persist:
@@ -152,10 +152,10 @@ def _full_key(key: Mapping[str, Any], int8: bool) -> dict[str, Any]:
 
 
 def export_location(key: Mapping[str, Any], *, int8: bool, root: Path | None) -> Path:
-    """Where :func:`cached_export` keeps the file of ``key``: ``<root>/models/onnx/<digest>/model.onnx``.
+    """Where `cached_export` keeps the file of ``key``: ``<root>/models/onnx/<digest>/model.onnx``.
 
-    The digest is the first 24 hex digits of the SHA-256 of the full key (``key``, :data:`OPSET`,
-    ``int8`` and :func:`versions`) as sorted JSON; ``root`` None is the default cache root.
+    The digest is the first 24 hex digits of the SHA-256 of the full key (``key``, `OPSET`,
+    ``int8`` and [`versions`][assoc.lm.onnx.versions]) as sorted JSON; ``root`` None is the default cache root.
     """
     if root is None:
         from assoc.infra.cache import default_root
@@ -210,7 +210,7 @@ def export_module(
 ) -> None:
     """``torch.onnx.export`` of ``module`` (traced on ``example``) to ``path``; a ModelError when it cannot.
 
-    The TorchScript exporter (``dynamo=False``) at :data:`OPSET`, with the named dynamic axes.
+    The TorchScript exporter (``dynamo=False``) at `OPSET`, with the named dynamic axes.
     Tracer warnings are silenced: whether the export computes what the model computes is decided
     by the backend's check against the model's own forward pass, not by the tracer's guesses.
     ``advice`` ends the error message (e.g. "use backend='torch'").

@@ -1,8 +1,8 @@
 """Stimuli: what to measure (queries, mask, target and attribute groups), validated on construction.
 
-* :mod:`assoc.stimuli.design`: :class:`Design` (queries with one ``[MASK]``, mask/target/attribute
-  groups), :class:`Filling`, :class:`MaskItem`, :func:`fill_mask`, :func:`split_at_mask`.
-* :mod:`assoc.stimuli.sets`: :class:`Stimuli` (designs bound together, loaded from a file, a dict
+* `assoc.stimuli.design`: [`Design`][assoc.Design] (queries with one ``[MASK]``, mask/target/attribute
+  groups), [`Filling`][assoc.Filling], `MaskItem`, `fill_mask`, `split_at_mask`.
+* `assoc.stimuli.sets`: [`Stimuli`][assoc.Stimuli] (designs bound together, loaded from a file, a dict
   or a bundled name).
 
 This package re-exports their public names (``from assoc.stimuli import Design, Stimuli``).

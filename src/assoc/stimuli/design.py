@@ -227,8 +227,8 @@ class MaskItem:
 class Design:
     """One design: query templates, [MASK] candidates, targets and attributes.
 
-    Construct it directly or through :meth:`Stimuli.from_dict`; the constructor
-    validates everything and raises :class:`~assoc.errors.StimuliError` naming
+    Construct it directly or through [`Stimuli.from_dict`][assoc.stimuli.Stimuli.from_dict]; the constructor
+    validates everything and raises [`StimuliError`][assoc.StimuliError] naming
     the problem.
     """
 
@@ -329,7 +329,7 @@ class Design:
     def embedding_groups(self) -> tuple[Groups, Groups]:
         """Target and attribute groups for methods without queries (e.g. WEAT).
 
-        The same role rule as :meth:`Filling.roles`: when the queries fill
+        The same role rule as [`Filling.roles`][assoc.stimuli.Filling.roles]: when the queries fill
         ``{TARGET}`` only, the mask groups act as attribute groups; when they fill
         ``{ATTRIB}`` only or nothing, as target groups; when they fill both, the
         fillers are the targets and attributes. So one stimuli file runs through
@@ -344,7 +344,7 @@ class Design:
         return target, attribute
 
     def word_pairs(self) -> Iterator[tuple[str, str, str, str]]:
-        """``(target_group, target, attribute_group, attribute)`` for every pair (see :meth:`embedding_groups`)."""
+        """``(target_group, target, attribute_group, attribute)`` for every pair (see `embedding_groups`)."""
         target, attribute = self.embedding_groups()
         for tg, twords in target.items():
             for tw in twords:

@@ -120,7 +120,7 @@ def _group_as_written(words: Any) -> Any:
 
 
 class Stimuli:
-    """An ordered collection of :class:`Design` objects, validated on construction."""
+    """An ordered collection of [`Design`][assoc.Design] objects, validated on construction."""
 
     def __init__(
         self, designs: Iterable[Design], name: str = "", description: str = "", meta: Mapping[str, Any] | None = None
@@ -201,7 +201,7 @@ class Stimuli:
 
     @classmethod
     def load(cls, spec: str | Path | Mapping[str, Any] | Stimuli) -> Stimuli:
-        """Load stimuli from a :class:`Stimuli`, a dict, a file path, or a bundled name.
+        """Load stimuli from a [`Stimuli`][assoc.Stimuli], a dict, a file path, or a bundled name.
 
         Bundled names come from plugins (``assoc stimuli`` lists them):
         ``"caliskan"`` (all designs), ``"caliskan:weat1"`` or ``"caliskan:weat1,weat2"``.
@@ -240,7 +240,7 @@ class Stimuli:
         return Stimuli(chosen, name=name or self.name, description=self.description, meta=self.meta)
 
     def bind(self, *others: Stimuli) -> Stimuli:
-        """All designs of ``self`` and ``others`` in one :class:`Stimuli` (like ``FMAT_query_bind``)."""
+        """All designs of ``self`` and ``others`` in one [`Stimuli`][assoc.Stimuli] (like ``FMAT_query_bind``)."""
         loaded = [self, *(Stimuli.load(other) for other in others)]
         designs = [design for part in loaded for design in part.designs]
         names = [self.name] + [o.name for o in others if isinstance(o, Stimuli)]
@@ -266,7 +266,7 @@ class Stimuli:
         return any(d.queries for d in self.designs)
 
     def require_embedding_groups(self, scorer: str) -> None:
-        """Raise unless every design has target and attribute groups (:meth:`Design.embedding_groups`).
+        """Raise unless every design has target and attribute groups (`Design.embedding_groups`).
 
         Embedding scorers that compare targets with attributes (``weat``, ``sbert_cosine``) call it.
         """

@@ -1,10 +1,12 @@
 """The association table: schema and validator, provenance, files (CSV, Parquet, JSONL), row selection, ``df.assoc``.
 
-* :mod:`assoc.table.schema`: the columns, :func:`from_records`, :func:`normalise`, :func:`validate_table`.
-* :mod:`assoc.table.provenance`: what produced a table, kept in ``DataFrame.attrs["assoc"]``.
-* :mod:`assoc.table.files`: :func:`write_table`, :func:`read_table`, :func:`read_data_file`, :func:`as_table`.
-* :mod:`assoc.table.selection`: :func:`select_rows` (``--where``).
-* :mod:`assoc.table.accessor`: the ``DataFrame.assoc`` accessor.
+* `assoc.table.schema`: the columns, [`from_records`][assoc.from_records], [`normalise`][assoc.normalise],
+[`validate_table`][assoc.validate_table].
+* `assoc.table.provenance`: what produced a table, kept in ``DataFrame.attrs["assoc"]``.
+* `assoc.table.files`: [`write_table`][assoc.write_table], [`read_table`][assoc.read_table],
+[`read_data_file`][assoc.read_data_file], `as_table`.
+* `assoc.table.selection`: [`select_rows`][assoc.table.select_rows] (``--where``).
+* `assoc.table.accessor`: the ``DataFrame.assoc`` accessor.
 
 This package re-exports their public names (``from assoc.table import read_table``).
 """

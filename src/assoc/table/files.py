@@ -51,7 +51,7 @@ def read_data_file(
     In CSV/TSV files ``text_columns`` are read as text; with ``all_text`` every column is
     text and nothing is missing (words such as 'NA' or 'null' stay words), otherwise
     empty cells and ``NA``/``NaN``/``nan`` are missing. ``what`` names the table in
-    errors (:class:`~assoc.errors.DataError`).
+    errors ([`DataError`][assoc.DataError]).
     """
     import pandas as pd
 
@@ -337,7 +337,7 @@ def _frame_of_records(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a table written by :func:`write_table` (or any CSV/Parquet/JSONL with the same columns).
+    """Read a table written by [`write_table`][assoc.write_table] (or any CSV/Parquet/JSONL with the same columns).
 
     Text columns keep empty strings (CSV readers would otherwise turn them into NaN).
     """

@@ -83,7 +83,7 @@ def normalise(
 
     A role column that is absent, and a role cell that is ``None`` or NaN, become ``""``
     (a role the method does not have); ``scorer`` and ``measure`` fill rows where they
-    are absent or empty. A ``value`` that is not a number is a :class:`TableError`
+    are absent or empty. A ``value`` that is not a number is a [`TableError`][assoc.TableError]
     (``where`` names the table in it).
     """
     frame = frame.copy()
@@ -144,7 +144,7 @@ def _numeric_values(values: pd.Series, where: str) -> pd.Series:
 
 
 def validate_table(table: Any, *, where: str = "table") -> None:
-    """Raise :class:`TableError` naming the problem unless ``table`` satisfies the contract.
+    """Raise [`TableError`][assoc.TableError] naming the problem unless ``table`` satisfies the contract.
 
     Checks: it is a DataFrame; every required column exists; text columns hold
     text with no missing values; ``value`` is numeric and finite (NaN allowed,

@@ -19,7 +19,7 @@ def select_rows(
 
     Several columns must all match; several values of one column (a list) are alternatives.
     Values are compared as text, so ``{"rank": "1"}`` matches the number 1. A column the table
-    lacks, or conditions that leave no row, are a :class:`TableError` naming the values present.
+    lacks, or conditions that leave no row, are a [`TableError`][assoc.TableError] naming the values present.
     The provenance is kept, with the conditions added under ``"where"`` (what ``--where`` of
     ``assoc analyze`` and ``assoc plot`` runs).
     """
@@ -66,7 +66,7 @@ def _as_text(value: Any) -> str:
 def parse_where(pairs: Iterable[str]) -> dict[str, list[str]]:
     """``["measure=listed", "model=a", "model=b"]`` -> ``{"measure": ["listed"], "model": ["a", "b"]}``.
 
-    Repeating a column gives alternatives; a pair without ``=`` or column is an :class:`~assoc.errors.OptionError`.
+    Repeating a column gives alternatives; a pair without ``=`` or column is an [`OptionError`][assoc.OptionError].
     """
     from assoc.errors import OptionError
 

@@ -1,10 +1,10 @@
 """The masked-LM engine's ONNX Runtime backends: ``backend="onnx"`` (float32) and ``"onnx-int8"`` (opt-in).
 
-``backend="torch"`` (the default) runs the forward passes in PyTorch (:mod:`assoc.lm.masked.engine`).
+``backend="torch"`` (the default) runs the forward passes in PyTorch (`assoc.lm.masked.engine`).
 ``backend="onnx"`` runs them on ONNX Runtime's CPU provider: the whole fill-mask model (encoder
 and LM head) is exported once with ``torch.onnx.export``, with the LM head applied at the
 requested positions only (as the engine does), into the assoc cache; the engine feeds it the
-same batches (:func:`assoc.lm.masked.engine.plan_batches`) and takes the same float64 log-softmax.
+same batches (`assoc.lm.masked.engine.plan_batches`) and takes the same float64 log-softmax.
 On the CPU measured its forward passes were faster than the engine's own PyTorch path, with log
 probabilities within 1e-5 of PyTorch's, which is why it is an option at all; opening the session
 costs a process about as long as loading the model, so small studies in a fresh process gain
@@ -12,11 +12,11 @@ nothing (docs/onnx.md).
 
 Two checks keep a wrong export from producing numbers:
 
-* **Before an export is first used**, the log probabilities of :data:`PROBE_TEXTS` (one padded
+* **Before an export is first used**, the log probabilities of `PROBE_TEXTS` (one padded
   batch of different lengths) over the whole vocabulary are computed by ONNX Runtime and, row
-  by row, by the model's own PyTorch forward pass; any difference above :data:`TOLERANCE` stops
-  the run with a :class:`~assoc.errors.ModelError` (use ``backend="torch"``). A passed check is
-  remembered in the cache's memo (:meth:`assoc.infra.cache.Cache.remember`) for that file (path, size,
+  by row, by the model's own PyTorch forward pass; any difference above `TOLERANCE` stops
+  the run with a [`ModelError`][assoc.ModelError] (use ``backend="torch"``). A passed check is
+  remembered in the cache's memo (`assoc.infra.cache.Cache.remember`) for that file (path, size,
   modification time, inode), the onnxruntime version and the CPU architecture, as the engine
   remembers its fast-path checks; anything else, or a run with ``cache=False``, checks again.
 * **In every process, on the first batch of real queries** (float32), the batch's first and last
@@ -24,11 +24,11 @@ Two checks keep a wrong export from producing numbers:
   fast paths.
 
 ``backend="onnx-int8"`` (opt-in) quantises the checked float32 export's linear layers to 8 bits
-(:func:`assoc.lm.onnx.quantize_int8`). It is faster still and **not** equal to PyTorch: log
+([`assoc.lm.onnx.quantize_int8`][assoc.lm.onnx.quantize_int8]). It is faster still and **not** equal to PyTorch: log
 probabilities move in the second decimal and part of each query's top-50 changes (docs/onnx.md).
 Use it to explore, not for numbers you publish.
 
-Limits (each refused with a one-line :class:`~assoc.errors.OptionError` before work starts): CPU
+Limits (each refused with a one-line [`OptionError`][assoc.OptionError] before work starts): CPU
 only, float32 weights only, models loaded by name or directory (not objects in memory), and not
 with temporary tokens (fmat's ``oov="add_tokens"`` changes the vocabulary the export was made
 with). ONNX Runtime uses as many intra-op threads as PyTorch has when the session opens (so
@@ -70,9 +70,9 @@ EXPORT_KIND = "masked-lm-logits-at-positions"
 class OnnxForward:
     """An ONNX Runtime session computing the engine's forward pass: float64 log-softmax at picked positions.
 
-    Built by :func:`onnx_forward`; ``backend`` is ``"onnx"`` or ``"onnx-int8"``, ``path`` the
-    ONNX file, ``threads`` the session's intra-op threads. ``checked_on_queries`` becomes True
-    once a batch of real queries has been compared with the model's own forward pass.
+    Built by [`onnx_forward`][assoc.lm.masked.onnx.onnx_forward]; ``backend`` is ``"onnx"`` or ``"onnx-int8"``, ``path``
+    the ONNX file, ``threads`` the session's intra-op threads. ``checked_on_queries`` becomes True once a batch of real
+    queries has been compared with the model's own forward pass.
     """
 
     def __init__(self, session: Any, backend: str, path: Path, threads: int):
@@ -100,10 +100,10 @@ _LOCK = threading.Lock()
 def onnx_forward(lm: Any, model: Any, backend: str) -> OnnxForward:
     """The checked ONNX Runtime session of ``lm``'s weights for ``backend``, opened on first use.
 
-    Exports the model (:func:`export_path`), checks the float32 export on :data:`PROBE_TEXTS`
-    against the model's own forward pass (:func:`check_export`), and for ``"onnx-int8"`` opens
-    the quantised copy of the checked export. Raises :class:`~assoc.errors.ModelError` when the
-    model cannot be exported or its export does not reproduce it.
+    Exports the model ([`export_path`][assoc.lm.masked.onnx.export_path]), checks the float32 export on `PROBE_TEXTS`
+    against the model's own forward pass ([`check_export`][assoc.lm.masked.onnx.check_export]), and for ``"onnx-int8"``
+    opens the quantised copy of the checked export. Raises [`ModelError`][assoc.ModelError] when the model cannot be
+    exported or its export does not reproduce it.
     """
     import torch
 
@@ -204,7 +204,7 @@ def _persist(lm: Any) -> bool:
 
 
 def export_location_of(lm: Any, model: Any, *, int8: bool) -> Path | None:
-    """Where the export of ``model`` is kept in the cache (None when it is not kept: :func:`export_path`)."""
+    """Where the export of ``model`` is kept in the cache (None when it is not kept: `export_path`)."""
     from assoc.lm.onnx import export_location
 
     if not _persist(lm):
@@ -215,7 +215,7 @@ def export_location_of(lm: Any, model: Any, *, int8: bool) -> Path | None:
 def export_path(lm: Any, model: Any, *, int8: bool) -> tuple[Path, bool]:
     """(the ONNX file of ``model``, whether it is kept in the cache) exported on first use.
 
-    Kept under ``<cache root>/models/onnx/`` (:func:`assoc.lm.onnx.cached_export`), keyed by the
+    Kept under ``<cache root>/models/onnx/`` ([`assoc.lm.onnx.cached_export`][assoc.lm.cached_export]), keyed by the
     weights' fingerprint, the model class, the vocabulary size and the library versions, when the
     weights have a content-based fingerprint (a sha256 of local files or a Hub commit) and the
     run's cache is enabled; otherwise exported to a temporary directory that the caller removes.
@@ -300,12 +300,12 @@ def export_model(lm: Any, model: Any, path: Path) -> None:
 
 
 def check_export(lm: Any, model: Any, runner: OnnxForward) -> None:
-    """Raise :class:`~assoc.errors.ModelError` unless ``runner`` reproduces the model on :data:`PROBE_TEXTS`.
+    """Raise [`ModelError`][assoc.ModelError] unless ``runner`` reproduces the model on `PROBE_TEXTS`.
 
     The probe texts run as one padded batch on ONNX Runtime, at the mask and at the first and
     last real positions of each text; each text also runs alone through the model's own PyTorch
     forward pass (no packed encoder, no oneDNN). Every log probability over the whole
-    vocabulary must agree within :data:`TOLERANCE`.
+    vocabulary must agree within `TOLERANCE`.
     """
     seqs = [lm.encode(text.format(mask=lm.mask_token)) for text in PROBE_TEXTS]
     picks = [(b, p) for b, seq in enumerate(seqs) for p in sorted({1, seq.index(lm.mask_token_id), len(seq) - 1})]
@@ -324,8 +324,8 @@ def compare_with_model(
     """Compare ``runner``'s log-softmax rows of the batch ``seqs`` at ``picks`` with the model's own forward pass.
 
     ``computed``: the runner's rows when already computed. Every sequence that has a pick is
-    run alone through PyTorch. Raises :class:`~assoc.errors.ModelError` when any log
-    probability differs by more than :data:`TOLERANCE` (or is not finite).
+    run alone through PyTorch. Raises [`ModelError`][assoc.ModelError] when any log
+    probability differs by more than `TOLERANCE` (or is not finite).
     """
     if computed is None:
         ids, attention = padded_batch(seqs, lm.pad_token_id)

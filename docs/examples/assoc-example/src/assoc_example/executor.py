@@ -2,7 +2,7 @@
 
 A template for an executor plugin (a Dask, Slurm or cloud executor has the same shape): take
 units from the driver's iterable only when a worker is free (the driver claims each unit as it
-is taken, so concurrent runs split the work), run each through an :class:`assoc.Worker` (one per
+is taken, so concurrent runs split the work), run each through an ``assoc.Worker`` (one per
 thread: it keeps one model's state loaded between units), and yield each unit's outcome as soon
 as it is finished, in any order. The driver caches the outcomes and merges them in plan order,
 so the table equals the ``local`` executor's.
