@@ -59,7 +59,7 @@ HEAD_CHUNK = 128
 #: times ``max_tokens`` context tokens, so memory stays bounded by the budget.
 KV_FACTOR = 8
 #: Agreement a fast path must reach with the model's own forward pass, by dtype.
-TOLERANCE = {"float32": 1e-5, "float16": 5e-2, "bfloat16": 5e-2}
+TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 5e-2, "bfloat16": 5e-2}
 
 # Outcome of CausalLM._decide_paths per weights object, for the life of those weights:
 # (shared prefix through the key/value cache, LM head at the scored positions only).

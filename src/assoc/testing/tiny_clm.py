@@ -52,7 +52,9 @@ def llama_tokenizer(vocab_size: int = 300):
         tiny_corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False
     )
     model_json = json.loads(sp._tokenizer.to_str())["model"]
-    tokenizer = LlamaTokenizer(vocab=model_json["vocab"], merges=_merges(model_json), model_max_length=64)
+    tokenizer = LlamaTokenizer(
+        vocab=model_json["vocab"], merges=_merges(model_json), model_max_length=64, add_bos_token=True
+    )
     tokenizer.update_post_processor()  # so that encoding adds <s>, as Llama's tokenizer does
     return tokenizer
 
