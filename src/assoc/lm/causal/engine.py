@@ -1,6 +1,6 @@
 """The batched causal-LM engine: log P(continuation | context) under any ``AutoModelForCausalLM``.
 
-A request (:class:`~assoc.clm.CausalRequest`) asks for the log probability of each token of a
+A request (:class:`~assoc.lm.causal.CausalRequest`) asks for the log probability of each token of a
 continuation given everything before it. The engine computes, for token ``x_j`` of the whole
 sequence ``x``,
 
@@ -18,7 +18,7 @@ Speed, none of which changes a number beyond float32 noise (checked, see below):
   passes over the query. The first continuation token is read from the context pass, so a
   one-token continuation costs no pass of its own;
 * **token-budget batching**: contexts and continuations are sorted by length and cut into
-  batches whose padded size stays under ``max_tokens`` (:func:`assoc.mlm.engine.plan_batches`,
+  batches whose padded size stays under ``max_tokens`` (:func:`assoc.lm.masked.engine.plan_batches`,
   the masked engine's planner), with padding on the right and an attention mask, so memory is
   bounded whatever the number of options;
 * **LM head at scored positions only**: the vocabulary projection (for GPT-2 small about a third
@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assoc.clm.requests import CausalRequest
 from assoc.errors import ModelError
-from assoc.mlm.engine import _max_length, plan_batches
-from assoc.mlm.options import default_max_tokens
+from assoc.lm.causal.requests import CausalRequest
+from assoc.lm.masked.engine import _max_length, plan_batches
+from assoc.lm.masked.options import default_max_tokens
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -70,8 +70,8 @@ _PATHS_VERIFIED: weakref.WeakKeyDictionary[Any, tuple[bool, bool]] = weakref.Wea
 class CausalLM:
     """A loaded causal (left-to-right) language model plus its tokenizer.
 
-    Build one with :func:`assoc.clm.load_causal_lm` (a private copy) or
-    :func:`assoc.clm.cached_causal_lm` (shared in the process). Attributes: ``name`` (as the user
+    Build one with :func:`assoc.lm.causal.load_causal_lm` (a private copy) or
+    :func:`assoc.lm.causal.cached_causal_lm` (shared in the process). Attributes: ``name`` (as the user
     wrote it), ``tokenizer``, ``model``, ``device``, ``dtype``, ``fingerprint`` (the weights'
     identity, as for masked LMs), ``backend`` (always ``"torch"``), ``max_length`` (longest sequence
     the model accepts).
@@ -160,7 +160,7 @@ class CausalLM:
 
         Requests with the same context share one context pass; equal requests are computed once.
         Batches stay at or under ``max_tokens`` padded tokens (a single longer sequence runs alone);
-        ``None`` is :func:`assoc.mlm.options.default_max_tokens` of the model's device. ``progress``
+        ``None`` is :func:`assoc.lm.masked.options.default_max_tokens` of the model's device. ``progress``
         shows a bar over the distinct requests.
         """
         from assoc.infra.progress import bar
