@@ -69,3 +69,20 @@ def test_non_finite_refused(tiny_causal):
         lm.model.transformer.h[0].mlp.c_fc.weight[0, 0] = float("nan")
     with pytest.raises(ModelError, match="NaN or infinite"):
         lm.log_probs([CausalRequest((0, 5), (6, 7)), CausalRequest((0, 5), (8,))])
+
+
+def test_path_check_is_remembered_across_loads(tiny_causal, monkeypatch):
+    """A second copy of the same weights reads the path check from the memo instead of running it."""
+    from assoc.clm import load_causal_lm
+
+    requests = [CausalRequest((0, 5), (6, 7)), CausalRequest((0, 5, 9), (8,))]
+    first = load_causal_lm(tiny_causal["gpt2"])
+    first.log_probs(requests)
+    second = load_causal_lm(tiny_causal["gpt2"])
+
+    def no_check(request):
+        raise AssertionError("the path check ran again")
+
+    monkeypatch.setattr(second, "reference_log_probs", no_check)
+    assert [list(v) for v in second.log_probs(requests)] == [list(v) for v in first.log_probs(requests)]
+    assert second.paths == first.paths == (True, True)
