@@ -73,7 +73,7 @@ def test_non_finite_refused(tiny_causal):
 
 def test_path_check_is_remembered_across_loads(tiny_causal, monkeypatch):
     """A second copy of the same weights reads the path check from the memo instead of running it."""
-    from assoc.clm import load_causal_lm
+    from assoc.lm import load_causal_lm
 
     requests = [CausalRequest((0, 5), (6, 7)), CausalRequest((0, 5, 9), (8,))]
     first = load_causal_lm(tiny_causal["gpt2"])
