@@ -3,7 +3,7 @@
 Copied from the authors' repository (github.com/valentinhofmann/dialect-prejudice, commit 61e6421,
 MIT licence, ``data/hofmann2024/LICENSE``): the African American English / Standard American English
 pairs of ``data/pairs/habitual.txt`` (699 pairs), the attribute lists of ``data/attributes``
-(``katz``: the 36 Princeton Trilogy adjectives; ``occupations``: 83; ``guilt``: acquitted,
+(``katz``: the 37 Princeton Trilogy adjectives; ``occupations``: 84; ``guilt``: acquitted,
 convicted; ``penalty``: life, death), the prompts of ``probing/prompting.py`` and the human
 ratings of ``notebooks/ratings.py`` (stereotype strengths of Katz & Braly 1933, Gilbert 1951,
 Karlins et al. 1969, Bergsieker et al. 2012, and favourability ratings).
