@@ -61,7 +61,13 @@ def _authors_scores(results: dict[str, list], attribute_names: list[str]) -> dic
     return {a: float(np.mean(v)) for a, v in per_prompt.items()}
 
 
-def _run_mgp(workdir: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
+def _run_mgp(
+    workdir: Path,
+    model_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    model_name: str = "roberta-base",
+    classes: tuple[type, type] | None = None,
+) -> dict[str, list]:
     """The authors' mgp.py (unchanged) from a copy of the shared folder, with the model loaders pointed at ``model_dir``."""
     if not (SHARED / "probing" / "mgp.py").is_file():
         pytest.skip(f"the authors' Matched Guise Probing code is not at {SHARED} (../shared beside the repository)")
@@ -80,12 +86,13 @@ def _run_mgp(workdir: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) ->
     import mgp
     from transformers import RobertaForMaskedLM, RobertaTokenizer
 
-    monkeypatch.setattr(helpers, "load_model", lambda name: RobertaForMaskedLM.from_pretrained(model_dir))
-    monkeypatch.setattr(helpers, "load_tokenizer", lambda name: RobertaTokenizer.from_pretrained(model_dir))
-    args = ["mgp.py", "--model", "roberta-base", "--variable", "tiny", "--attribute", "katz", "--device", "0"]
+    model_cls, tokenizer_cls = classes or (RobertaForMaskedLM, RobertaTokenizer)
+    monkeypatch.setattr(helpers, "load_model", lambda name: model_cls.from_pretrained(model_dir))
+    monkeypatch.setattr(helpers, "load_tokenizer", lambda name: tokenizer_cls.from_pretrained(model_dir))
+    args = ["mgp.py", "--model", model_name, "--variable", "tiny", "--attribute", "katz", "--device", "0"]
     monkeypatch.setattr(sys, "argv", args)
     mgp.main()
-    with open(Path(helpers.PROBS_PATH) / "roberta-base_tiny_katz.p", "rb") as f:
+    with open(Path(helpers.PROBS_PATH) / f"{model_name}_tiny_katz.p", "rb") as f:
         loaded: dict[str, list] = pickle.load(f)
     return loaded
 
@@ -184,3 +191,54 @@ def test_bundled_stimuli_are_the_authors_files() -> None:
     assert "Hofmann" in stimuli.meta["citation"] and stimuli.meta["license"] == "MIT"
     assert math.isclose(ratings()["stereotype_ratings"]["katz"]["superstitious"], 84.0)
     assert os.path.basename(str(stimuli.meta["source"])).startswith("github.com") or "github.com" in stimuli.meta["source"]
+
+
+@pytest.fixture(scope="module")
+def guise_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny seeded GPT-2 whose byte-level BPE has every adjective (with its leading space) as one token."""
+    pytest.importorskip("transformers")
+    import json
+
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2Tokenizer
+
+    out = tmp_path_factory.mktemp("mgp") / "gpt2"
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        _corpus(read_pairs()[:N_PAIRS]), vocab_size=700, min_frequency=1, special_tokens=["<|endoftext|>"],
+        show_progress=False,
+    )
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in json.loads(bpe._tokenizer.to_str())["model"]["merges"]]
+    tokenizer = GPT2Tokenizer(vocab=bpe.get_vocab(), merges=merges, model_max_length=128)
+    config = GPT2Config(
+        vocab_size=len(tokenizer), n_positions=128, n_embd=32, n_layer=2, n_head=2,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(5)
+    model = GPT2LMHeadModel(config)
+    with torch.no_grad():
+        model.transformer.wte.weight.mul_(10.0)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def test_causal_association_scores_equal_the_authors_mgp_on_a_tiny_gpt2(
+    guise_gpt2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from transformers import GPT2LMHeadModel, GPT2Tokenizer
+
+    results = _run_mgp(tmp_path, guise_gpt2, monkeypatch, model_name="gpt2", classes=(GPT2LMHeadModel, GPT2Tokenizer))
+    names = attributes("katz")
+    expected = _authors_scores(results, names)
+    pairs_file = tmp_path / "pairs.txt"
+    pairs_file.write_text("\n".join(f"{a}\t{s}" for a, s in read_pairs()[:N_PAIRS]), encoding="utf-8")
+    stimuli = hofmann2024_stimuli(pairs_file, designs=("katz",))
+    # mgp.py encodes the prompt without a start token: bos="none"; the attribute's log P given the prompt: option
+    table = assoc.score("clm", stimuli, [str(guise_gpt2)], measure="option", bos="none", cache=False)
+    scores = assoc.analyze("matched_guise", table)
+    got = dict(zip(scores["attribute"], scores["association"]))
+    worst = max(abs(got[a] - expected[a]) for a in names)
+    assert worst < 1e-5, worst
+    assert max(abs(v) for v in expected.values()) > 1e-3

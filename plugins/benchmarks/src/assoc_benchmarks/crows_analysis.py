@@ -22,6 +22,7 @@ case of the binomial. Biometrika, 26(4), 404-413.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis import Analysis, Requirement
@@ -36,6 +37,41 @@ if TYPE_CHECKING:
 
 #: the columns of one pair: the two rows of a pair agree on these
 PAIR_KEYS = ("model", "crows_metric", "pair")
+
+
+def with_crows_labels(table: pd.DataFrame, stimuli: Any = "crows_pairs") -> pd.DataFrame:
+    """A table of sentence scores of CrowS-Pairs designs (e.g. from ``clm``) with the pairs' labels added.
+
+    The ``clm`` scorer run on the ``crows_pairs`` stimuli writes one row per sentence (``design`` the pair,
+    ``target_group`` ``sent_more``/``sent_less``, ``target`` the sentence) but not the pairs' bias types and
+    directions: they are read from ``stimuli`` (the bundled set by default; a path or a Stimuli object for
+    your own copy), and each row's sentence must be that pair's, so a table of other stimuli is refused.
+    """
+    from assoc.stimuli import Stimuli
+
+    from .crows_data import crows_pairs_stimuli, pairs_of
+
+    if "design" not in table:
+        raise TableError("a CrowS-Pairs table needs the column 'design' (the pair) or 'pair'")
+    if isinstance(stimuli, (str, Path)) and str(stimuli).lower().endswith(".csv"):
+        loaded = crows_pairs_stimuli(stimuli)  # the authors' file format, a user's own copy
+    else:
+        loaded = Stimuli.load(stimuli)
+    pairs = {p.pair: p for p in pairs_of(loaded)}
+    out = table.copy()
+    missing = sorted(set(out["design"].astype(str)) - set(pairs))
+    if missing:
+        raise TableError(f"design {missing[0]!r} is not a pair of the CrowS-Pairs stimuli {stimuli!r}")
+    for design, group, sentence in zip(out["design"], out["target_group"], out["target"]):
+        pair = pairs[str(design)]
+        if group not in ("sent_more", "sent_less") or getattr(pair, group) != sentence:
+            raise TableError(f"pair {design!r}: the {group} row's sentence is not the stimuli's {group}")
+    out["pair"] = out["design"].astype(str)
+    out["bias_type"] = [pairs[str(d)].bias_type for d in out["design"]]
+    out["stereo_antistereo"] = [pairs[str(d)].stereo_antistereo for d in out["design"]]
+    if "crows_metric" not in out:
+        out["crows_metric"] = out["scorer"].astype(str) + ":" + out["measure"].astype(str)
+    return out
 
 
 def pair_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -141,10 +177,10 @@ class CrowsPairsAnalysis(Analysis):
 
     name = "crows_pairs"
     requires = Requirement(
-        needs="a crows_pairs table (two rows per pair: sent_more and sent_less)",
-        scorers=("crows_pairs",),
-        columns=("pair", "bias_type", "stereo_antistereo"),
-        instead="score with crows_pairs (assoc score --scorer crows_pairs --stimuli crows_pairs ...)",
+        needs="sentence scores of the crows_pairs stimuli (two rows per pair: sent_more and sent_less)",
+        scorers=("crows_pairs", "clm"),
+        columns=("target_group", "target"),
+        instead="score crows_pairs (masked LMs) or clm with measure=sentence (causal LMs) on --stimuli crows_pairs",
     )
     estimate_column = "metric_score"
     description = (
@@ -155,8 +191,19 @@ class CrowsPairsAnalysis(Analysis):
     options = (
         Option("level", float, 0.95, "confidence level of the interval", check=confidence_level),
         Option("by_bias_type", bool, True, "also give one row per bias type"),
+        Option(
+            "stimuli",
+            object,
+            "crows_pairs",
+            "where the bias types and directions of a clm table's pairs come from: the bundled crows_pairs or "
+            "the stimuli (path, object) it was scored on",
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """The summary rows (:func:`crows_pairs_summary`)."""
+        """The summary rows (:func:`crows_pairs_summary`); a ``clm`` table gets its pairs' labels first."""
+        if "pair" not in table:
+            if (table["scorer"] == "clm").any() and set(table["measure"]) != {"sentence"}:
+                raise TableError("score CrowS-Pairs with clm measure=sentence (log P of each whole sentence)")
+            table = with_crows_labels(table, self.params["stimuli"])
         return crows_pairs_summary(table, level=self.params["level"], by_bias_type=self.params["by_bias_type"])

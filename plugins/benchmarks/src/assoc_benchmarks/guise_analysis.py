@@ -212,10 +212,12 @@ class MatchedGuiseAnalysis(Analysis):
 
     name = "matched_guise"
     requires = Requirement(
-        needs="log P of attributes given prompts with aave/sae texts (fmat on the hofmann2024 stimuli)",
-        measures=("log_prob",),
+        needs="log P of attributes given prompts with aave/sae texts (fmat, or clm measure=option, on the "
+        "hofmann2024 stimuli)",
+        scorers=("fmat", "clm"),
+        measures=("log_prob", "option"),
         columns=("target_group", "attribute"),
-        instead="score hofmann2024 with fmat (assoc score --scorer fmat --stimuli hofmann2024 ...)",
+        instead="score hofmann2024 with fmat (masked LMs) or clm --option measure=option (causal LMs)",
     )
     estimate_column = "association"
     description = (
