@@ -108,6 +108,9 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
     return [
         ["max |Δ score| assoc vs loop (round 1)", f"{diff:.2e} over {len(ours)} pairs"],
         ["pairs with the same decision (sent_more > sent_less)", f"{same} of {len(ours)}"],
-        ["peak resident memory (MB)", f"assoc {results['assoc']['peak_mb']:.0f}, loop {results['loop']['peak_mb']:.0f}"],
+        [
+            "peak resident memory (MB)",
+            f"assoc {results['assoc']['peak_mb']:.0f}, loop {results['loop']['peak_mb']:.0f}",
+        ],
         ["torch threads in the children", f"assoc {results['assoc']['threads']}, loop {results['loop']['threads']}"],
     ]

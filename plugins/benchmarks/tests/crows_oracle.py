@@ -91,7 +91,9 @@ def run_metric_py(checkout: Path, lm: str, model_dir: Path, csv_in: Path, workdi
                 cls.from_pretrained = method
     labels = {}
     for line in printed.getvalue().splitlines():
-        match = re.match(r"(Total examples|Metric score|Stereotype score|Anti-stereotype score|Num\. neutral):\s*(.*)", line)
+        match = re.match(
+            r"(Total examples|Metric score|Stereotype score|Anti-stereotype score|Num\. neutral):\s*(.*)", line
+        )
         if match:
             labels[match.group(1)] = [float(v) for v in match.group(2).split()]
     return {"rows": pd.read_csv(out_csv, index_col=0), "raw": recorded, "printed": labels, "log": printed.getvalue()}

@@ -26,9 +26,10 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from assoc_benchmarks.hofmann import attributes
+
     from assoc.testing.tiny_clm import build_gpt2_bpe
     from assoc.testing.tiny_mlm import build_bert_wordpiece, build_roberta_bpe, tiny_corpus
-    from assoc_benchmarks.hofmann import attributes
 
     root = tmp_path_factory.mktemp("docs-models")
     words = attributes("katz")
@@ -44,7 +45,10 @@ def _run(page: str, models: dict[str, str], namespace: dict, tmp_path: Path) -> 
     for block in code_blocks(DOCS / page, "python"):
         for name, path in models.items():
             block = block.replace(f'"{name}"', repr(path))
-        block = block.replace('crows_pairs_stimuli(bias_types=["religion"])', 'crows_pairs_stimuli(bias_types=["religion"]).select(RELIGION)')
+        block = block.replace(
+            'crows_pairs_stimuli(bias_types=["religion"])',
+            'crows_pairs_stimuli(bias_types=["religion"]).select(RELIGION)',
+        )
         block = block.replace('hofmann2024_stimuli(designs=("katz",))', 'hofmann2024_stimuli(PAIRS, designs=("katz",))')
         exec(compile(block, f"{page} block", "exec"), namespace)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from assoc_benchmarks.crows_data import crows_pairs_stimuli, pairs_of
 
 import assoc
-from assoc_benchmarks.crows_data import crows_pairs_stimuli, pairs_of
 
 PAIRS = [f"pair{i}" for i in range(0, 1508, 100)]  # 16 pairs, several bias types, both directions
 

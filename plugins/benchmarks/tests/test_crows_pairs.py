@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-import assoc
-from assoc.errors import StimuliError
 from assoc_benchmarks.crows_analysis import crows_pairs_summary
 from assoc_benchmarks.crows_data import crows_pairs_stimuli, pairs_of, read_crows_csv
 from assoc_benchmarks.crows_scoring import shared_positions
+
+import assoc
+from assoc.errors import StimuliError
 
 DATA = Path(__file__).resolve().parent / "data"
 REPO = Path(__file__).resolve().parents[3]
@@ -219,7 +219,9 @@ def test_aul_and_aula_equal_kaneko_and_bollegalas_code(tiny_bert: Path, metric: 
     log_softmax = torch.nn.LogSoftmax(dim=1)
     for pair, group, text, value in zip(table["pair"], table["target_group"], table["scored_text"], table["value"]):
         with torch.no_grad():
-            expected = _kaneko_calculate_aul(model, tokenizer.encode(text, return_tensors="pt"), log_softmax, metric == "aula")
+            expected = _kaneko_calculate_aul(
+                model, tokenizer.encode(text, return_tensors="pt"), log_softmax, metric == "aula"
+            )
         assert value == pytest.approx(expected, abs=2e-6), (pair, group)
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import assoc
 from assoc_benchmarks.guise_analysis import average_precision, top_rated
 from assoc_benchmarks.hofmann import attributes, hofmann2024_stimuli, prompts, ratings, read_pairs
+
+import assoc
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO.parent / "shared" / "benchmarks" / "hofmann2024"
@@ -68,7 +68,7 @@ def _run_mgp(
     model_name: str = "roberta-base",
     classes: tuple[type, type] | None = None,
 ) -> dict[str, list]:
-    """The authors' mgp.py (unchanged) from a copy of the shared folder, with the model loaders pointed at ``model_dir``."""
+    """The authors' mgp.py (unchanged) from a copy of the shared folder, its model loaders pointed at ``model_dir``."""
     if not (SHARED / "probing" / "mgp.py").is_file():
         pytest.skip(f"the authors' Matched Guise Probing code is not at {SHARED} (../shared beside the repository)")
     shutil.copytree(SHARED / "probing", workdir / "probing")
@@ -190,7 +190,9 @@ def test_bundled_stimuli_are_the_authors_files() -> None:
         assert [f"{a}\t{s}" for a, s in read_pairs()] == shared
     assert "Hofmann" in stimuli.meta["citation"] and stimuli.meta["license"] == "MIT"
     assert math.isclose(ratings()["stereotype_ratings"]["katz"]["superstitious"], 84.0)
-    assert os.path.basename(str(stimuli.meta["source"])).startswith("github.com") or "github.com" in stimuli.meta["source"]
+    assert (
+        os.path.basename(str(stimuli.meta["source"])).startswith("github.com") or "github.com" in stimuli.meta["source"]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -206,14 +208,25 @@ def guise_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("mgp") / "gpt2"
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(
-        _corpus(read_pairs()[:N_PAIRS]), vocab_size=700, min_frequency=1, special_tokens=["<|endoftext|>"],
+        _corpus(read_pairs()[:N_PAIRS]),
+        vocab_size=700,
+        min_frequency=1,
+        special_tokens=["<|endoftext|>"],
         show_progress=False,
     )
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in json.loads(bpe._tokenizer.to_str())["model"]["merges"]]
+    merges = [
+        tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+        for m in json.loads(bpe._tokenizer.to_str())["model"]["merges"]
+    ]
     tokenizer = GPT2Tokenizer(vocab=bpe.get_vocab(), merges=merges, model_max_length=128)
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=128, n_embd=32, n_layer=2, n_head=2,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        n_positions=128,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
     )
     torch.manual_seed(5)
     model = GPT2LMHeadModel(config)

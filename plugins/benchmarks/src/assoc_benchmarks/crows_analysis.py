@@ -104,7 +104,7 @@ def pair_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarise(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, Any]:
-    """The CrowS-Pairs numbers of a set of pairs (columns ``sent_more_score``, ``sent_less_score``, ``stereo_antistereo``).
+    """The CrowS-Pairs numbers of a set of pairs (columns sent_more_score, sent_less_score, stereo_antistereo).
 
     See the module docstring for each formula.
     """

@@ -54,7 +54,9 @@ CITATION = (
     "measuring social biases in masked language models. Proceedings of EMNLP 2020, 1953-1967. "
     "doi:10.18653/v1/2020.emnlp-main.154"
 )
-SOURCE = "github.com/nyu-mll/crows-pairs, data/crows_pairs_anonymized.csv, commit 8aaac11c485473159ec9328a65253a5be9a479dc"
+SOURCE = (
+    "github.com/nyu-mll/crows-pairs, data/crows_pairs_anonymized.csv, commit 8aaac11c485473159ec9328a65253a5be9a479dc"
+)
 LICENSE = "CC BY-SA 4.0 (the pairs; derived data that is distributed must keep the licence and attribution)"
 BUNDLED = "crows_pairs_anonymized.csv"
 

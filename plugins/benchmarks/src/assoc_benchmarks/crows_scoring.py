@@ -136,9 +136,10 @@ def score_pairs(
     if metric not in METRICS:
         raise OptionError(f"CrowS-Pairs metric must be one of {METRICS}, got {metric!r}")
     lower = lowercases(lm, lowercase)
-    texts = [
-        tuple(t.lower() if lower else t for t in pair.sent1_sent2) for pair in pairs
-    ]  # (sent1, sent2) as metric.py orders them
+    texts: list[tuple[str, str]] = []  # (sent1, sent2) as metric.py orders them
+    for pair in pairs:
+        sent1, sent2 = pair.sent1_sent2
+        texts.append((sent1.lower(), sent2.lower()) if lower else (sent1, sent2))
     if metric == "all_tokens":
         scored = _all_tokens(lm, texts, max_tokens=max_tokens, namespace=namespace, progress=progress)
     elif metric == "nangia2020":
@@ -250,7 +251,7 @@ def _unmasked(
     from assoc.mlm import MaskRequest
 
     encoded = [(_encode(lm, t1, p.pair), _encode(lm, t2, p.pair)) for p, (t1, t2) in zip(pairs, texts)]
-    requests = []
+    requests: list[Any] = []
     for ids1, ids2 in encoded:
         for ids in (ids1, ids2):
             # Kaneko & Bollegala's eval.py: token_log_probs[1:-1], every token but the first and the last

@@ -65,7 +65,7 @@ def article_fits(prompt: str, attribute: str) -> bool:
 
 
 def prompt_scores(table: pd.DataFrame, *, log_base: str = "10", match_articles: bool = True) -> pd.DataFrame:
-    """q averaged over pairs: one row per (model, attribute_group, attribute, prompt).
+    """Q averaged over pairs: one row per (model, attribute_group, attribute, prompt).
 
     The table holds log P (natural log) of each attribute given each prompt filled with each
     ``aave`` / ``sae`` text (``target_group``). Per prompt and attribute the two guises must have
@@ -134,7 +134,7 @@ def average_precision(ranked: Sequence[str], relevant: Sequence[str]) -> float:
 
 
 def top_rated(attribute_list: Sequence[str], scores: dict[str, float], k: int) -> list[str]:
-    """The ``k`` attributes of ``attribute_list`` with the highest human scores (the authors' ``get_top_attributes``)."""
+    """The ``k`` attributes of ``attribute_list`` with the highest human scores (``get_top_attributes``)."""
     return sorted((a for a in attribute_list if a in scores), key=lambda a: scores[a], reverse=True)[:k]
 
 
@@ -234,9 +234,7 @@ class MatchedGuiseAnalysis(Analysis):
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
         """The association score of every attribute (:func:`association_scores`)."""
         p = self.params
-        return association_scores(
-            table, log_base=p["log_base"], match_articles=p["match_articles"], top_k=p["top_k"]
-        )
+        return association_scores(table, log_base=p["log_base"], match_articles=p["match_articles"], top_k=p["top_k"])
 
 
 class GuiseAgreementAnalysis(Analysis):
