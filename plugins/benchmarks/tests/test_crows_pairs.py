@@ -334,3 +334,15 @@ def test_bundled_file_is_the_authors_file() -> None:
     if SHARED_CSV.is_file():
         assert _bundled().read_bytes() == SHARED_CSV.read_bytes()
     assert "CC BY-SA 4.0" in stimuli.meta["license"] and "Nangia" in stimuli.meta["citation"]
+
+
+def test_conformance_of_the_scorer_and_the_analyses(tiny_bert: Path) -> None:
+    from assoc.testing import check_analysis, check_scorer
+
+    table = check_scorer("crows_pairs", _subset([0, 1, 2]), [str(tiny_bert)], {"per_token": True}, expect_rows=6)
+    tokens = json.loads(table["token_log_probs"].iloc[0])
+    # the score is rebuilt from the per-token log-probabilities the row keeps
+    assert math.fsum(t[2] for t in tokens) == pytest.approx(table["score_full"].iloc[0], abs=1e-9)
+    assert len(tokens) == table["n_scored"].iloc[0]
+    result = check_analysis("crows_pairs", table)
+    assert list(result["bias_type"])[0] == "all"
