@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     import click
 
     from assoc.analysis.base import Analysis
+    from assoc.executors.base import Executor
     from assoc.scoring.scorer import Scorer
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 PROJECT = "assoc"
 
@@ -68,6 +69,13 @@ class RegisterStimuli(Protocol):
         """Register a bundled stimuli set: ``loader()`` builds it when a user names it."""
 
 
+class RegisterExecutor(Protocol):
+    """The ``register`` callable passed to :func:`register_executors`."""
+
+    def __call__(self, executor: type[Executor], /) -> None:
+        """Register one :class:`~assoc.executors.base.Executor` subclass under its ``name``."""
+
+
 @hookspec
 def register_scorers(register: RegisterScorer) -> None:
     """Register scorer classes.
@@ -95,6 +103,20 @@ def register_stimuli(register: RegisterStimuli) -> None:
     Call ``register(name, loader, description)``; ``loader()`` returns a
     :class:`~assoc.stimuli.Stimuli` and is called only when the set is used.
     Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``.
+    """
+
+
+@hookspec
+def register_executors(register: RegisterExecutor) -> None:
+    """Register executor classes: where a study's work units run.
+
+    Called once when plugins load. Call ``register(ExecutorSubclass)`` for each executor;
+    its ``name`` is what users type (``assoc score --executor NAME``,
+    ``assoc.score(..., executor=NAME)``), its ``description`` is its line in ``--executor``'s
+    help, and each :class:`~assoc.Option` of its ``cli_options`` becomes a command-line option
+    ``--NAME-OPTION`` (``ray``'s ``address`` is ``--ray-address``) whose value goes to the
+    executor's constructor. The core registers ``local`` and ``ray`` this way. Names are unique
+    across plugins.
     """
 
 
