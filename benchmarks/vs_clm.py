@@ -32,7 +32,7 @@ QUICK_DESIGNS = ("2A-Q1", "3A-Q1", "4A-Q1")
 
 def workload(quick: bool) -> list[list[str]]:
     """[design, filled text, mask group, option] of every item of the workload."""
-    from assoc_fmat.studies import load_bao2024
+    from assoc_fmat.bundled import load_bao2024
 
     stimuli = load_bao2024()
     items = stimuli.mask_items()
@@ -49,6 +49,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
     from assoc.testing.tiny_clm import build_gpt2_small
 
     items = workload(args.quick)
+    scope = f"designs {', '.join(QUICK_DESIGNS)}, first query" if args.quick else "every design"
     model = build_gpt2_small(workdir / "gpt2-small")
     comparison = Comparison(
         name="clm",
@@ -61,7 +62,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         contests=[Contest("assoc", "lm-eval", "lm-eval / assoc"), Contest("assoc", "minicons", "minicons / assoc")],
         clocks=("process", "imported", "loaded"),
         workload=(
-            f"{len(items)} fill-mask items of bao2024 ({'designs ' + ', '.join(QUICK_DESIGNS) + ', first query' if args.quick else 'every design'}): "
+            f"{len(items)} fill-mask items of bao2024 ({scope}): "
             "log P(sentence) and log P(option | prefix) of each, BOS first, a GPT-2-small-shaped causal LM "
             "(12 x 768, 50,257 rows, random weights) loaded from disk by every side."
         ),
@@ -103,7 +104,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         from assoc_clm.scorer import score_items
 
         from assoc.clm import load_causal_lm
-        from assoc.stimuli.model import Filling, MaskItem
+        from assoc.stimuli.design import Filling, MaskItem
 
         stamps.imported = now()
         mask_items = [MaskItem(Filling(design, text, text), group, option) for design, text, group, option in items]
@@ -165,6 +166,9 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
             memory += f", {results[side]['peak_cuda_mib']:.0f} MiB CUDA"
         rows.append([f"peak memory of the {side} process (round 1)", memory])
     rows.append(
-        ["torch threads in the children", ", ".join(f"{s} {results[s]['threads']}" for s in ("assoc", "lm-eval", "minicons"))]
+        [
+            "torch threads in the children",
+            ", ".join(f"{s} {results[s]['threads']}" for s in ("assoc", "lm-eval", "minicons")),
+        ]
     )
     return rows

@@ -84,7 +84,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         import transformers  # noqa: F401 - the same library code as the loop's side before the clock
         from assoc_benchmarks.crows_scoring import score_pairs
 
-        from assoc.mlm import load_masked_lm
+        from assoc.lm import load_masked_lm
 
         stamps.imported = now()
         with load_masked_lm(spec["model"], device=spec["device"]) as lm:

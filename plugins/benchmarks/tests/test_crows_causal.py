@@ -58,7 +58,7 @@ def test_pct_stereotype_and_likelihood_diff_equal_lm_eval(tiny_gpt2: Path) -> No
 
 
 def test_a_clm_table_of_other_stimuli_is_refused(tiny_gpt2: Path) -> None:
-    from assoc.errors import TableError
+    from assoc import TableError
 
     stimuli = crows_pairs_stimuli().select(PAIRS[:2])
     table = assoc.score("clm", stimuli, [str(tiny_gpt2)], measure="sentence", cache=False)

@@ -21,7 +21,7 @@ from assoc_benchmarks.crows_data import crows_pairs_stimuli, pairs_of, read_crow
 from assoc_benchmarks.crows_scoring import shared_positions
 
 import assoc
-from assoc.errors import StimuliError
+from assoc import StimuliError
 
 DATA = Path(__file__).resolve().parent / "data"
 REPO = Path(__file__).resolve().parents[3]

@@ -74,8 +74,8 @@ def sample_items():
 
     Options at the start, middle and end of sentences, one- and many-token options, years (digits).
     """
-    from assoc_fmat.studies import load_bao2024
-    from assoc_pll.stimuli import load_watson2023
+    from assoc_fmat.bundled import load_bao2024
+    from assoc_pll.bundled import load_watson2023
 
     bao = load_bao2024(["2A", "3A", "3D", "4A", "4C"]).mask_items()
     watson = load_watson2023().select(["firefighter", "actor"]).mask_items()

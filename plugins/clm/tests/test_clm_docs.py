@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import assoc
 from assoc.testing.docs import code_blocks, run_blocks
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"

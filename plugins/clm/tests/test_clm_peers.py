@@ -32,7 +32,10 @@ def hflm(causal_lms64):
     from lm_eval.models.huggingface import HFLM
 
     # batch size 7: a batch of mixed lengths with padding, as lm-eval runs it
-    return {f: HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=7, device="cpu") for f, lm in causal_lms64.items()}
+    return {
+        f: HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=7, device="cpu")
+        for f, lm in causal_lms64.items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +43,9 @@ def minicons_scorers(causal_lms64):
     pytest.importorskip("minicons")
     from minicons import scorer
 
-    return {f: scorer.IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer) for f, lm in causal_lms64.items()}
+    return {
+        f: scorer.IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer) for f, lm in causal_lms64.items()
+    }
 
 
 def _loglikelihood(lm, pairs):
@@ -94,7 +99,10 @@ def test_option_with_bos_equals_lm_eval_bos_context(family, causal_lms64, hflm, 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_sentence_equals_minicons_sequence_score(family, causal_lms64, minicons_scorers, items):
-    """bos='tokenizer' = minicons sequence_score (sum) with its default bos_token=False; 'auto' = bos_token=True on GPT-2."""
+    """bos='tokenizer' = minicons sequence_score (sum) with its default bos_token=False.
+
+    bos='auto' = bos_token=True on GPT-2.
+    """
     lm, scorer = causal_lms64[family], minicons_scorers[family]
     sentences = [_split(it)[0] for it in items]
     total = lambda x: x.sum(0).item()  # noqa: E731 - minicons takes the reduction as a callable

@@ -2,8 +2,8 @@
 
 ``from assoc.clm import CausalRequest, cached_causal_lm``. Importing this package is cheap:
 torch and transformers are imported only when a model is loaded. The engine sits beside the
-masked-LM engine (:mod:`assoc.mlm`) and shares its batch planner, result cache loop
-(:func:`assoc.mlm.compute.cached_log_probs`), model fingerprints and per-process model cache
+masked-LM engine (:mod:`assoc.lm.masked`) and shares its batch planner, result cache loop
+(:func:`assoc.lm.masked.compute.cached_log_probs`), model fingerprints and per-process model cache
 policy; :mod:`assoc.clm.text` turns sentences into requests under an explicit BOS policy.
 """
 

@@ -18,7 +18,7 @@ Speed, none of which changes a number beyond float32 noise (checked, see below):
   passes over the query. The first continuation token is read from the context pass, so a
   one-token continuation costs no pass of its own;
 * **token-budget batching**: contexts and continuations are sorted by length and cut into
-  batches whose padded size stays under ``max_tokens`` (:func:`assoc.mlm.engine.plan_batches`,
+  batches whose padded size stays under ``max_tokens`` (:func:`assoc.lm.masked.engine.plan_batches`,
   the masked engine's planner), with padding on the right and an attention mask, so memory is
   bounded whatever the number of options;
 * **LM head at scored positions only**: the vocabulary projection (for GPT-2 small about a third
@@ -47,8 +47,8 @@ import numpy as np
 
 from assoc.clm.requests import CausalRequest
 from assoc.errors import ModelError
-from assoc.mlm.engine import _max_length, plan_batches
-from assoc.mlm.options import default_max_tokens
+from assoc.lm.masked.engine import _max_length, plan_batches
+from assoc.lm.masked.options import default_max_tokens
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -159,7 +159,7 @@ class CausalLM:
 
         Requests with the same context share one context pass; equal requests are computed once.
         Batches stay at or under ``max_tokens`` padded tokens (a single longer sequence runs alone);
-        ``None`` is :func:`assoc.mlm.options.default_max_tokens` of the model's device. ``progress``
+        ``None`` is :func:`assoc.lm.masked.options.default_max_tokens` of the model's device. ``progress``
         shows a bar over the distinct requests.
         """
         from assoc.infra.progress import bar
@@ -286,7 +286,9 @@ class CausalLM:
             rows = [(b, i) for b, ctx in enumerate(batch) for i in groups[ctx] if len(requests[i].continuation) > 1]
             rows.sort(key=lambda row: -len(requests[row[1]].continuation))
             lengths = [len(requests[i].continuation) - 1 for _, i in rows]
-            for cstart, cstop in _split_rows(plan_batches(lengths, max_tokens), max(1, KV_FACTOR * max_tokens // ids.shape[1])):
+            for cstart, cstop in _split_rows(
+                plan_batches(lengths, max_tokens), max(1, KV_FACTOR * max_tokens // ids.shape[1])
+            ):
                 part = rows[cstart:cstop]
                 self._continue(model, requests, part, batch, layers, mask, out, head_only, torch)
             if meter is not None:
@@ -317,9 +319,7 @@ class CausalLM:
         past = [(k.index_select(0, rows)[:, :, :width], v.index_select(0, rows)[:, :, :width]) for k, v in layers]
         full_mask = torch.cat([context_mask.index_select(0, rows)[:, :width], mask], dim=1)
         states, _ = self._run(model, ids, full_mask, positions, past, head_only, want_cache=False)
-        picks = [
-            (b, j, t) for b, (_, i) in enumerate(part) for j, t in enumerate(requests[i].continuation[1:])
-        ]
+        picks = [(b, j, t) for b, (_, i) in enumerate(part) for j, t in enumerate(requests[i].continuation[1:])]
         values = self._log_probs_at(model, states, picks, head_only, torch)
         self._check_finite(values, [requests[i].input_ids for _, i in part])
         k = 0
@@ -371,7 +371,7 @@ class CausalLM:
     def _log_probs_at(
         self, model: Any, states: Any, picks: list[tuple[int, int, int]], head_only: bool, torch: Any
     ) -> np.ndarray:
-        """log P(token) at each (batch row, position, token) pick: float64 log-sum-exp over the vocabulary."""
+        """Log P(token) at each (batch row, position, token) pick: float64 log-sum-exp over the vocabulary."""
         if not picks:
             return np.zeros(0, dtype=np.float64)
         device = states.device
@@ -440,7 +440,9 @@ class CausalLM:
                 got = self._compute(model, probe, 1 << 30, shared=shared, head_only=head_only)
             except Exception:  # noqa: BLE001 - any failure means: not for this model, try the next candidate
                 continue
-            if all(g.shape == r.shape and np.max(np.abs(g - r), initial=0.0) < tolerance for g, r in zip(got, reference)):
+            if all(
+                g.shape == r.shape and np.max(np.abs(g - r), initial=0.0) < tolerance for g, r in zip(got, reference)
+            ):
                 outcome = (shared, head_only)
                 break
         _PATHS_VERIFIED[model] = outcome

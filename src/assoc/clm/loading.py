@@ -2,7 +2,7 @@
 
 The masked-LM loader's pieces are reused: device and dtype resolution, the weights'
 fingerprint, the Hub checks and the per-process model cache's memory policy
-(:mod:`assoc.mlm.loading`); only the model class and the checks that it is a causal LM differ.
+(:mod:`assoc.lm.masked.loading`); only the model class and the checks that it is a causal LM differ.
 Nothing here imports torch or transformers at module import time.
 """
 
@@ -13,19 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-from assoc.mlm.loading import (
+from assoc.lm.masked.loading import (
     MaskedLMCache,
     _Entry,
     _is_weights_error,
     _model_bytes,
     _weight_files,
     _weights_errors,
-    hub_fingerprint,
-    looks_like_path,
-    model_fingerprint,
-    resolve_device,
-    torch_dtype,
 )
+from assoc.lm.models import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
 
 if TYPE_CHECKING:
     from assoc.clm.engine import CausalLM
@@ -80,7 +76,7 @@ def load_causal_parts(
     source = str(path) if path.is_dir() else model
     hub: dict[str, Any] = {}
     if not path.is_dir():
-        from assoc.mlm.hub import cache_dir, check_hub_reachable, hub_reachable
+        from assoc.lm.hub import cache_dir, check_hub_reachable, hub_reachable
 
         if hub_fingerprint(model, revision) is None:
             check_hub_reachable(model, action="load causal language model")
@@ -115,7 +111,7 @@ def load_causal_parts(
         if bars_were_on:
             hf_logging.enable_progress_bar()
     lm.eval()
-    lm.to(device)
+    lm.to(device)  # type: ignore[arg-type]  # transformers types .to() as a model method wrapper
     return tokenizer, lm, model_fingerprint(model, revision, memo), device
 
 
@@ -123,7 +119,7 @@ class CausalLMCache(MaskedLMCache):
     """Loaded causal LMs kept for the life of the process: the masked-LM cache's keys and memory policy.
 
     Keys, the memory budget per device kind (``ASSOC_MODEL_CACHE_BYTES``), least-recently-used
-    release and thread safety are :class:`assoc.mlm.loading.MaskedLMCache`'s; :meth:`get`
+    release and thread safety are :class:`assoc.lm.masked.loading.MaskedLMCache`'s; :meth:`get`
     loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.clm.engine.CausalLM` handles.
     """
 
@@ -152,21 +148,20 @@ class CausalLMCache(MaskedLMCache):
             return CausalLM(
                 model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
             )
+        lru = self._lru(key.device)
         with self._lock:
-            entry = self._entries.get(key)
+            entry = lru.get(key)
             if entry is not None and entry.stamp != stamp:
-                del self._entries[key]
+                lru.pop(key)  # the directory was rewritten: load the new weights
                 entry = None
             if entry is None:
-                self._make_room(key.device, self._largest(key.device))
+                lru.make_room(lru.largest())  # room for a model as large as the largest held, before it loads
                 tokenizer, lm, fingerprint, resolved = load_causal_parts(
                     model, device=device, dtype=dtype, revision=revision, memo=memo
                 )
                 vocab = int(lm.get_input_embeddings().weight.shape[0])
                 entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp, vocab, _model_bytes(lm))
-                self._entries[key] = entry
-                self._make_room(key.device, 0, keep=key)
-            self._entries.move_to_end(key)
+                lru.put(key, entry, entry.nbytes)  # kept even when alone over the budget
             return CausalLM(
                 model.strip(),
                 entry.tokenizer,

@@ -25,9 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis, Requirement
-from assoc.errors import TableError
-from assoc.scoring.options import Option, confidence_level
+from assoc import Analysis, Option, Requirement, TableError, confidence_level
 
 from .crows_data import BIAS_TYPES
 from .crows_data import CITATION as CROWS_CITATION
@@ -47,7 +45,7 @@ def with_crows_labels(table: pd.DataFrame, stimuli: Any = "crows_pairs") -> pd.D
     directions: they are read from ``stimuli`` (the bundled set by default; a path or a Stimuli object for
     your own copy), and each row's sentence must be that pair's, so a table of other stimuli is refused.
     """
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
     from .crows_data import crows_pairs_stimuli, pairs_of
 

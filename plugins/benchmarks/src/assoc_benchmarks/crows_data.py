@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from assoc.errors import StimuliError
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli, StimuliError
 
 CSV_COLUMNS = (
     "sent_more",
@@ -94,7 +93,7 @@ def read_crows_csv(path: str | Path) -> list[dict[str, str]]:
     Raises :class:`~assoc.errors.StimuliError` naming the file, the line and the problem (a missing
     column, an empty sentence, an unknown direction, a repeated index).
     """
-    from assoc.infra.textfiles import read_text
+    from assoc.infra import read_text
 
     path = Path(path)
     if not path.is_file():

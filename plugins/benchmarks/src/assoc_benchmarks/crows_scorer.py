@@ -14,11 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import OptionError
-from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
-from assoc.mlm.scorer import MaskedLMScorer
-from assoc.scoring.options import Option
-from assoc.scoring.units import WorkUnit
+from assoc import Option, OptionError, WorkUnit
+from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer
 
 from .crows_data import CITATION as CROWS_CITATION
 from .crows_data import CrowsPair, pairs_of
@@ -27,8 +24,8 @@ from .crows_scoring import LOWERCASE, MEASURES, METRICS, NANGIA_DECIMALS
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.mlm.scorer import MaskedLMWorker
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
+    from assoc.lm import MaskedLMWorker
 
 CITATION = (
     f"{CROWS_CITATION}; Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model "
@@ -177,7 +174,7 @@ class CrowsPairsScorer(MaskedLMScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """The table of all units' rows (``token_log_probs`` only with ``per_token``)."""
-        from assoc.table import from_records
+        from assoc import from_records
 
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
         return from_records(rows, scorer=self.name, measure=MEASURES[self.params["metric"]], extra_columns=extra)

@@ -13,7 +13,7 @@ Four metrics (``metric=``):
     ``[CLS]``/``<s>`` and ``[SEP]``/``</s>``). Text is lower-cased first for uncased models.
 ``all_tokens`` (Salazar et al., 2020)
     The pseudo-log-likelihood: every non-special token masked in turn, log-probabilities summed
-    (computed by :func:`assoc_pll.pll.score_sentences`, the ``pll`` scorer's function).
+    (computed by :func:`assoc_pll.sentences.score_sentences`, the ``pll`` scorer's function).
 ``aul`` (Kaneko & Bollegala, 2022, Eq. 3)
     All Unmasked Likelihood: the sentence unmasked, one forward pass,
     AUL(S) = (1/|S|) sum_{i=1}^{|S|} log P(w_i | S) over the non-special tokens.
@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.errors import OptionError, StimuliError
+from assoc import OptionError, StimuliError
 
 from .crows_data import CrowsPair
 
@@ -85,7 +85,7 @@ def lowercases(lm: Any, rule: str) -> bool:
     """Whether text is lower-cased before tokenisation: ``auto`` lower-cases for uncased tokenizers.
 
     ``metric.py`` lower-cases for its uncased models (bert-base-uncased, albert-xxlarge-v2) and not for
-    roberta-large; ``auto`` decides the same from the tokenizer itself (:meth:`assoc.mlm.MaskedLM.is_cased`).
+    roberta-large; ``auto`` decides the same from the tokenizer itself (:meth:`assoc.lm.MaskedLM.is_cased`).
     """
     if rule not in LOWERCASE:
         raise OptionError(f"lowercase must be one of {LOWERCASE}, got {rule!r}")
@@ -117,7 +117,7 @@ def score_pairs(
     Parameters
     ----------
     lm:
-        A loaded :class:`assoc.mlm.MaskedLM`.
+        A loaded :class:`assoc.lm.MaskedLM`.
     metric:
         One of :data:`METRICS`.
     lowercase:
@@ -125,7 +125,7 @@ def score_pairs(
     max_tokens:
         The engine's batch budget (None: the device default).
     namespace:
-        An :class:`assoc.infra.cache.Namespace` for the log-probabilities (checkpoints), or None.
+        An :class:`assoc.infra.Namespace` for the log-probabilities (checkpoints), or None.
 
     Returns
     -------
@@ -154,7 +154,7 @@ def score_pairs(
 
 
 def _log_probs(lm: Any, requests: list[Any], namespace: Any, max_tokens: int | None, progress: bool) -> list[float]:
-    from assoc.mlm.compute import cached_log_probs
+    from assoc.lm import cached_log_probs
 
     values = cached_log_probs(
         lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress, desc=f"crows {lm.name}"
@@ -171,7 +171,7 @@ def _nangia(
     namespace: Any,
     progress: bool,
 ) -> list[tuple[SentenceScore, SentenceScore]]:
-    from assoc.mlm import MaskRequest
+    from assoc.lm import MaskRequest
 
     plans = []
     requests: list[Any] = []
@@ -219,7 +219,7 @@ def _n_content(lm: Any, ids: Sequence[int]) -> int:
 def _all_tokens(
     lm: Any, texts: Sequence[tuple[str, str]], *, max_tokens: int | None, namespace: Any, progress: bool
 ) -> list[tuple[SentenceScore, SentenceScore]]:
-    from assoc_pll.pll import score_sentences
+    from assoc_pll.sentences import score_sentences
 
     flat = [t for pair in texts for t in pair]
     results = score_sentences(
@@ -248,7 +248,7 @@ def _unmasked(
     namespace: Any,
 ) -> list[tuple[SentenceScore, SentenceScore]]:
     """AUL / AULA: log P of every token of the unmasked sentence (one forward row per sentence in the engine)."""
-    from assoc.mlm import MaskRequest
+    from assoc.lm import MaskRequest
 
     encoded = [(_encode(lm, t1, p.pair), _encode(lm, t2, p.pair)) for p, (t1, t2) in zip(pairs, texts)]
     requests: list[Any] = []

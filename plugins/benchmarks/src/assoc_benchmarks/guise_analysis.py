@@ -28,9 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis, Requirement
-from assoc.errors import TableError
-from assoc.scoring.options import Option, positive
+from assoc import Analysis, Option, Requirement, TableError, positive
 
 from .hofmann import CITATION, GUISES, ratings
 

@@ -24,8 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import StimuliError
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli, StimuliError
 
 CITATION = (
     "Hofmann, V., Kalluri, P. R., Jurafsky, D., & King, S. (2024). AI generates covertly racist decisions "
@@ -69,7 +68,7 @@ def read_pairs(path: str | Path | None = None) -> list[tuple[str, str]]:
         text = _data("habitual.txt").read_text(encoding="utf-8")
         where = "habitual.txt"
     else:
-        from assoc.infra.textfiles import read_text
+        from assoc.infra import read_text
 
         where = str(path)
         if not Path(path).is_file():

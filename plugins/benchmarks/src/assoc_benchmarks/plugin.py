@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.plugins.hookspecs import hookimpl
+from assoc import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
+    from assoc import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl

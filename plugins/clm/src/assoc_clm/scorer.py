@@ -24,18 +24,16 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assoc import MaskItem, Option, StimuliError, split_at_mask
+
 # The internal modules this plugin uses, grouped so that they are easy to re-point.
 from assoc.clm.text import BOS_POLICIES
-from assoc.errors import StimuliError
-from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
-from assoc.mlm.scorer import MaskedLMScorer, MaskedLMWorker
-from assoc.scoring.options import Option
-from assoc.stimuli import MaskItem, split_at_mask
+from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer, MaskedLMWorker
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.scoring.units import WorkUnit
+    from assoc import WorkUnit
 
 CITATION = (
     "Bao, H. W. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and Social Psychology "
@@ -143,7 +141,7 @@ class CLMScorer(MaskedLMScorer):
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
         """One row per option of the unit's filled queries (two with ``measure="both"``)."""
-        from assoc.mlm.scorer import decode_items
+        from assoc.lm import decode_items
 
         p = self.params
         items = decode_items(unit.payload)
@@ -178,7 +176,7 @@ class CLMScorer(MaskedLMScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
-        from assoc.table import from_records
+        from assoc import from_records
 
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
         return from_records(rows, scorer=self.name, extra_columns=extra)
@@ -201,7 +199,7 @@ def score_items(
     so an interrupted run resumes.
     """
     from assoc.clm.text import plan_sentence, special_tokens
-    from assoc.mlm.compute import cached_log_probs
+    from assoc.lm import cached_log_probs
 
     lead, trail = special_tokens(lm.tokenizer, bos)
     texts = [item.sentence() for item in items]
