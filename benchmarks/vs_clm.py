@@ -49,7 +49,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
     from assoc.testing.tiny_clm import build_gpt2_small
 
     items = workload(args.quick)
-    scope = f"designs {', '.join(QUICK_DESIGNS)}, first query" if args.quick else "every design"
+    which = "designs " + ", ".join(QUICK_DESIGNS) + ", first query" if args.quick else "every design"
     model = build_gpt2_small(workdir / "gpt2-small")
     comparison = Comparison(
         name="clm",
@@ -62,7 +62,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         contests=[Contest("assoc", "lm-eval", "lm-eval / assoc"), Contest("assoc", "minicons", "minicons / assoc")],
         clocks=("process", "imported", "loaded"),
         workload=(
-            f"{len(items)} fill-mask items of bao2024 ({scope}): "
+            f"{len(items)} fill-mask items of bao2024 ({which}): "
             "log P(sentence) and log P(option | prefix) of each, BOS first, a GPT-2-small-shaped causal LM "
             "(12 x 768, 50,257 rows, random weights) loaded from disk by every side."
         ),
@@ -72,7 +72,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
 
 
 def _texts(items: list[list[str]]) -> tuple[list[str], list[str], list[str]]:
-    from assoc.stimuli import fill_mask
+    from assoc import fill_mask
 
     sentences, prefixes, options = [], [], []
     for _, text, _, option in items:
@@ -103,8 +103,8 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     if side == "assoc":
         from assoc_clm.scorer import score_items
 
-        from assoc.clm import load_causal_lm
-        from assoc.stimuli.design import Filling, MaskItem
+        from assoc import Filling, MaskItem
+        from assoc.lm import load_causal_lm
 
         stamps.imported = now()
         mask_items = [MaskItem(Filling(design, text, text), group, option) for design, text, group, option in items]

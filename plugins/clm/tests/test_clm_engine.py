@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assoc.clm import CausalRequest
-from assoc.errors import ModelError
+from assoc import ModelError
+from assoc.lm import CausalRequest
 
 
 def _requests(lm, items):
-    from assoc.clm.text import plan_sentence, special_tokens
+    from assoc.lm import plan_sentence, special_tokens
 
     lead, trail = special_tokens(lm.tokenizer, "auto")
     plans = [plan_sentence(lm.tokenizer, lead, trail, *it.sentence()) for it in items]
@@ -62,10 +62,27 @@ def test_non_finite_refused(tiny_causal):
     """A NaN in the weights stops the run naming the model, as the masked engine does."""
     import torch
 
-    from assoc.clm import load_causal_lm
+    from assoc.lm import load_causal_lm
 
     lm = load_causal_lm(tiny_causal["gpt2"])
     with torch.no_grad():
         lm.model.transformer.h[0].mlp.c_fc.weight[0, 0] = float("nan")
     with pytest.raises(ModelError, match="NaN or infinite"):
         lm.log_probs([CausalRequest((0, 5), (6, 7)), CausalRequest((0, 5), (8,))])
+
+
+def test_path_check_is_remembered_across_loads(tiny_causal, monkeypatch):
+    """A second copy of the same weights reads the path check from the memo instead of running it."""
+    from assoc.clm import load_causal_lm
+
+    requests = [CausalRequest((0, 5), (6, 7)), CausalRequest((0, 5, 9), (8,))]
+    first = load_causal_lm(tiny_causal["gpt2"])
+    first.log_probs(requests)
+    second = load_causal_lm(tiny_causal["gpt2"])
+
+    def no_check(request):
+        raise AssertionError("the path check ran again")
+
+    monkeypatch.setattr(second, "reference_log_probs", no_check)
+    assert [list(v) for v in second.log_probs(requests)] == [list(v) for v in first.log_probs(requests)]
+    assert second.paths == first.paths == (True, True)

@@ -99,10 +99,7 @@ def test_option_with_bos_equals_lm_eval_bos_context(family, causal_lms64, hflm, 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_sentence_equals_minicons_sequence_score(family, causal_lms64, minicons_scorers, items):
-    """bos='tokenizer' = minicons sequence_score (sum) with its default bos_token=False.
-
-    bos='auto' = bos_token=True on GPT-2.
-    """
+    """bos='tokenizer' = minicons sequence_score (sum, its default bos_token=False); 'auto' = bos_token=True (GPT-2)."""
     lm, scorer = causal_lms64[family], minicons_scorers[family]
     sentences = [_split(it)[0] for it in items]
     total = lambda x: x.sum(0).item()  # noqa: E731 - minicons takes the reduction as a callable

@@ -14,7 +14,8 @@ analogue of FMAT's log probability ratio (Bao, 2024, Eq. 1):
 
 because the prefix's probability is common to both; it also counts how the option changes the
 suffix's probability, which a masked LM's LPR at the mask position does not. The BOS policy and
-the context/continuation split are :mod:`assoc.clm.text`'s; the engine is :mod:`assoc.clm.engine`.
+the context/continuation split are the causal-LM engine's (:func:`assoc.lm.plan_sentence`,
+:func:`assoc.lm.special_tokens`; the engine is :class:`assoc.lm.CausalLM`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import MaskItem, Option, StimuliError, split_at_mask
-
-# The internal modules this plugin uses, grouped so that they are easy to re-point.
-from assoc.clm.text import BOS_POLICIES
-from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer, MaskedLMWorker
+from assoc.lm import BOS_POLICIES, MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer, MaskedLMWorker
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +66,7 @@ class CLMScorer(MaskedLMScorer):
 
     value = log P(sentence) (``measure="sentence"``) or log P(option | text before it)
     (``measure="option"``), natural logs, summed over tokens (``reduction="sum"``) or averaged
-    (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :mod:`assoc.clm.text` for the
+    (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :func:`assoc.lm.special_tokens` for the
     BOS policy and the tokenization rules.
     """
 
@@ -132,7 +130,7 @@ class CLMScorer(MaskedLMScorer):
 
     def load_worker(self, model: str) -> MaskedLMWorker:
         """Take ``model`` from the process's causal-LM cache (loaded once per process) and open the run's cache."""
-        from assoc.clm import cached_causal_lm
+        from assoc.lm import cached_causal_lm
 
         p = self.params
         cache = self.run_cache()
@@ -191,15 +189,14 @@ def score_items(
     namespace: Any = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
-    """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.clm.CausalLM`).
+    """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.lm.CausalLM`).
 
     Returns per item a dict with ``sentence``, ``start_token``, ``n_tokens``, ``n_option_tokens``,
     ``sentence_log_prob``, ``option_log_prob`` and ``token_log_probs`` ([token, log_prob] pairs).
-    ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.cache.Namespace`),
+    ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.Namespace`),
     so an interrupted run resumes.
     """
-    from assoc.clm.text import plan_sentence, special_tokens
-    from assoc.lm import cached_log_probs
+    from assoc.lm import cached_log_probs, plan_sentence, special_tokens
 
     lead, trail = special_tokens(lm.tokenizer, bos)
     texts = [item.sentence() for item in items]

@@ -24,12 +24,12 @@ from assoc.lm.masked.loading import (
 from assoc.lm.models import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
 
 if TYPE_CHECKING:
-    from assoc.clm.engine import CausalLM
     from assoc.infra.cache import Cache
+    from assoc.lm.causal.engine import CausalLM
 
 
 def in_memory_causal_lm(name: str) -> CausalLM | None:
-    """A :class:`~assoc.clm.engine.CausalLM` around the in-memory ``(model, tokenizer)`` pair ``name``, or None.
+    """A :class:`~assoc.lm.causal.engine.CausalLM` around the in-memory ``(model, tokenizer)`` pair ``name``, or None.
 
     The pair is used where it is (its device and dtype) and put in evaluation mode.
     """
@@ -43,7 +43,7 @@ def in_memory_causal_lm(name: str) -> CausalLM | None:
             f"model {name!r} is a {type(pair).__name__} in memory; the clm scorer takes a "
             "(transformers causal LM, tokenizer) pair"
         )
-    from assoc.clm.engine import CausalLM
+    from assoc.lm.causal.engine import CausalLM
 
     lm, tokenizer = pair
     if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
@@ -120,7 +120,7 @@ class CausalLMCache(MaskedLMCache):
 
     Keys, the memory budget per device kind (``ASSOC_MODEL_CACHE_BYTES``), least-recently-used
     release and thread safety are :class:`assoc.lm.masked.loading.MaskedLMCache`'s; :meth:`get`
-    loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.clm.engine.CausalLM` handles.
+    loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.lm.causal.engine.CausalLM` handles.
     """
 
     def get(  # type: ignore[override]  # no backend: causal LMs run on PyTorch
@@ -132,8 +132,8 @@ class CausalLMCache(MaskedLMCache):
         revision: str | None = None,
         memo: Cache | None = None,
     ) -> CausalLM:
-        """A :class:`~assoc.clm.engine.CausalLM` for ``model``, loaded now or reused from this process."""
-        from assoc.clm.engine import CausalLM
+        """A :class:`~assoc.lm.causal.engine.CausalLM` for ``model``, loaded now or reused from this process."""
+        from assoc.lm.causal.engine import CausalLM
 
         if not isinstance(model, str) or not model.strip():
             raise ModelError("model name is empty; give a Hugging Face id or a local directory")
@@ -141,14 +141,14 @@ class CausalLMCache(MaskedLMCache):
         if loaded is not None:
             return loaded
         key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
-        if self._budget(key.device) <= 0:
+        lru = self._lru(key.device)
+        if lru.budget() <= 0:  # caching off: a private model, freed when its handle closes
             tokenizer, lm, fingerprint, resolved = load_causal_parts(
                 model, device=device, dtype=dtype, revision=revision, memo=memo
             )
             return CausalLM(
                 model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
             )
-        lru = self._lru(key.device)
         with self._lock:
             entry = lru.get(key)
             if entry is not None and entry.stamp != stamp:
@@ -198,7 +198,7 @@ def load_causal_lm(
     Raises :class:`assoc.errors.ModelError` when the model cannot be found or loaded and
     :class:`assoc.errors.OptionError` for an unknown device or dtype.
     """
-    from assoc.clm.engine import CausalLM
+    from assoc.lm.causal.engine import CausalLM
 
     loaded = in_memory_causal_lm(model)
     if loaded is not None:
