@@ -458,9 +458,9 @@ class CausalLM:
             return known
         memo_key = self._paths_memo_key(model)
         if memo_key is not None:
-            from assoc.mlm.memo import recall
+            from assoc.infra.cache import Cache
 
-            remembered = recall("clm-engine-paths", memo_key, self.memo)
+            remembered = (self.memo if self.memo is not None else Cache()).recall("clm-engine-paths", memo_key)
             if isinstance(remembered, list) and len(remembered) == 2 and all(isinstance(v, bool) for v in remembered):
                 known = _PATHS_VERIFIED[model] = (remembered[0], remembered[1])
                 return known
@@ -478,9 +478,9 @@ class CausalLM:
                 break
         _PATHS_VERIFIED[model] = outcome
         if memo_key is not None:
-            from assoc.mlm.memo import remember
+            from assoc.infra.cache import Cache
 
-            remember("clm-engine-paths", memo_key, list(outcome), self.memo)
+            (self.memo if self.memo is not None else Cache()).remember("clm-engine-paths", memo_key, list(outcome))
         return outcome
 
     def _paths_memo_key(self, model: Any) -> list[Any] | None:
@@ -488,7 +488,7 @@ class CausalLM:
 
         The weights (sha256 of a directory or a Hub commit), the architecture, dtype, device type and
         the torch and transformers versions: the same answer for the same files and libraries, so a
-        new process need not check again (:mod:`assoc.mlm.memo`).
+        new process need not check again (:meth:`assoc.infra.cache.Cache.recall`).
         """
         import torch
         import transformers
