@@ -5,8 +5,9 @@ plugin API (docs/plugin-api.md): a plugin imports the names below from ``assoc.i
 from its modules, which may move: the one on-disk cache (:class:`Cache`, :class:`Namespace`,
 :func:`digest`, :func:`exclusive_lock`, :func:`default_root`, :class:`CacheWarning`), progress
 bars (:func:`bar`), memory budgets (:class:`BytesLRU`, :func:`physical_memory`,
-:func:`check_fits_memory`) and atomic files (:func:`atomic_write`, :func:`check_output_file`,
-also at the top level of ``assoc``). Nothing is imported until a name is used.
+:func:`check_fits_memory`), atomic files (:func:`atomic_write`, :func:`check_output_file`,
+also at the top level of ``assoc``) and a user's text file read as UTF-8 with one clear line
+when it is not (:func:`read_text`). Nothing is imported until a name is used.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _LAZY = {
     "digest": "assoc.infra.cache",
     "exclusive_lock": "assoc.infra.cache",
     "physical_memory": "assoc.infra.memory",
+    "read_text": "assoc.infra.textfiles",
 }
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "digest",
     "exclusive_lock",
     "physical_memory",
+    "read_text",
 ]
 
 
@@ -54,3 +57,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.infra.io import atomic_write, check_output_file
     from assoc.infra.memory import BytesLRU, check_fits_memory, physical_memory
     from assoc.infra.progress import bar
+    from assoc.infra.textfiles import read_text

@@ -116,7 +116,7 @@ def _train_bpe(lines: list[str], vocab_size: int):
     return vocab, merges
 
 
-def roberta_tokenizer(lines: list[str] | None = None, vocab_size: int = 400):
+def roberta_tokenizer(lines: list[str] | None = None, vocab_size: int = 400, max_length: int = 64):
     """A RoBERTa-style byte-level BPE tokenizer trained on ``lines`` (default `tiny_corpus`)."""
     from tokenizers import AddedToken
     from transformers import RobertaTokenizer
@@ -125,25 +125,36 @@ def roberta_tokenizer(lines: list[str] | None = None, vocab_size: int = 400):
     # As in roberta-base, <mask> absorbs the space before it ("The <mask> works" -> The, <mask>, Ġworks).
     mask = AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True)
     # transformers annotates mask_token as str but accepts (and documents) an AddedToken.
-    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=mask, model_max_length=64)  # type: ignore[arg-type]
+    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=mask, model_max_length=max_length)  # type: ignore[arg-type]
 
 
 def build_roberta_bpe(
-    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0, vocab_size: int = 400
+    directory: str | os.PathLike[str],
+    *,
+    hidden: int = 32,
+    layers: int = 2,
+    seed: int = 0,
+    vocab_size: int = 400,
+    corpus: list[str] | None = None,
+    max_length: int = 64,
 ) -> Path:
-    """Tiny RoBERTa (random weights) with a byte-level BPE tokenizer and a ``<mask>`` that strips its left space."""
+    """Tiny RoBERTa (random weights) with a byte-level BPE tokenizer and a ``<mask>`` that strips its left space.
+
+    ``corpus``: the lines the tokenizer is trained on (default :func:`tiny_corpus`; give the words a test
+    needs as single tokens); ``max_length``: the longest sequence (special tokens included) it accepts.
+    """
     import torch
     from transformers import RobertaConfig, RobertaForMaskedLM
 
     out = Path(directory)
-    tokenizer = roberta_tokenizer(vocab_size=vocab_size)
+    tokenizer = roberta_tokenizer(corpus, vocab_size=vocab_size, max_length=max_length)
     config = RobertaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
         num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=hidden * 2,
-        max_position_embeddings=66,
+        max_position_embeddings=max_length + 2,  # RoBERTa's positions start after the padding index
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=0,
         eos_token_id=2,

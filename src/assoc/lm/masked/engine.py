@@ -302,6 +302,51 @@ class MaskedLM:
             meter.close()
         return results  # type: ignore[return-value]
 
+    def attention_received(
+        self, sequences: Sequence[Sequence[int]], *, max_tokens: int | None = None
+    ) -> list[np.ndarray]:
+        """The attention each position of each unmasked sequence receives, as float64 arrays.
+
+            a_j = (1 / (N_layers N_heads L)) sum_layers sum_heads sum_{i=1}^{L} A[i, j]
+
+        the attention weights averaged over layers, heads and the L attending positions (the
+        weights of Kaneko & Bollegala's AULA, 2022, Eq. 4: ``torch.mean`` over those three axes in
+        the authors' ``evaluate.py``). Padded positions neither attend nor count. The model runs
+        with eager attention for these calls (SDPA returns no weights); PyTorch backend only.
+        """
+        import torch
+
+        model = self._model()
+        if max_tokens is None:
+            max_tokens = default_max_tokens(self.device)
+        seqs = [tuple(int(i) for i in s) for s in sequences]
+        order = sorted(range(len(seqs)), key=lambda k: -len(seqs[k]))
+        out: list[np.ndarray | None] = [None] * len(seqs)
+        before = getattr(model.config, "_attn_implementation", None)
+        switch = before not in (None, "eager") and hasattr(model, "set_attn_implementation")
+        if switch:
+            model.set_attn_implementation("eager")
+        try:
+            for start, stop in plan_batches([len(seqs[k]) for k in order], max_tokens):
+                batch = order[start:stop]
+                ids_np, attention_np = padded_batch([seqs[k] for k in batch], self.pad_token_id)
+                ids = torch.from_numpy(ids_np).to(self.device)
+                mask = torch.from_numpy(attention_np).to(self.device)
+                with torch.inference_mode():
+                    attentions = model(input_ids=ids, attention_mask=mask, output_attentions=True).attentions
+                if not attentions:
+                    raise ModelError(f"model {self.name!r} returns no attention weights")
+                # [layers, batch, heads, L, L] -> mean over layers and heads -> [batch, L(attending), L(received)]
+                stacked = torch.stack([a.double() for a in attentions]).mean(dim=(0, 2))
+                valid = mask.double()
+                received = (stacked * valid[:, :, None]).sum(dim=1) / valid.sum(dim=1, keepdim=True)
+                for row, k in enumerate(batch):
+                    out[k] = received[row, : len(seqs[k])].cpu().numpy()
+        finally:
+            if switch:
+                model.set_attn_implementation(before)
+        return out  # type: ignore[return-value]  # every sequence was filled above
+
     def _onnx_runner(self, model: Any) -> Any:
         """The checked ONNX Runtime session of these weights for :attr:`backend` (:func:`.onnx.onnx_forward`)."""
         from assoc.lm.masked.onnx import onnx_forward
