@@ -220,6 +220,8 @@ def read_metadata(path: str | Path) -> dict[tuple[str, int], tuple[int | None, s
                 raise StimuliError(f"{path}: metadata file lacks the column(s) {', '.join(sorted(missing))}")
             for number, row in enumerate(reader, 2):
                 where = f"{path}, line {number}"
+                if (row["example_id"] or "").strip() in ("", "NA"):
+                    continue  # a template without examples (the authors' script merges with all = TRUE)
                 try:
                     example = int(row["example_id"])
                 except (TypeError, ValueError):
@@ -365,7 +367,8 @@ def load_items(
     """Read BBQ JSONL files into :class:`BBQStimuli` (every example kept; see the module docstring).
 
     ``metadata``: the authors' ``additional_metadata.csv`` (its ``target_loc`` and ``label_type``
-    win over the derived ones; an example it does not list is derived). A category and
+    are used; an example it does not list, or lists as ``NA``, is undecidable, as the authors'
+    script drops it); without it they are derived. A category and
     example id twice is an error naming both places.
     """
     table = read_metadata(metadata) if metadata is not None else {}
@@ -380,9 +383,14 @@ def load_items(
             if key in seen:
                 raise StimuliError(f"{where}: {key[0]} example {key[1]} is also at {seen[key]}")
             seen[key] = where
-            if key in table:
-                loc, label_type = table[key]
-                source, problem = ("metadata", "") if loc is not None else ("undecidable", "NA in the metadata file")
+            if metadata is not None:
+                # as the authors' script: an example the file does not list, or lists as NA, is dropped
+                loc, label_type = table.get(key, (None, label_type_of(record)))
+                if loc is not None:
+                    source, problem = "metadata", ""
+                else:
+                    source = "undecidable"
+                    problem = "NA in the metadata file" if key in table else "not in the metadata file"
             else:
                 loc, problem = derive_target_loc(record)
                 label_type = label_type_of(record)

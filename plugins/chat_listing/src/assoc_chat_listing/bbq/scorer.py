@@ -21,7 +21,7 @@ import json
 import re
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import StimuliError
@@ -145,29 +145,40 @@ def read_reply(
 
 
 def replay_rows(
-    stimuli: BBQStimuli, column: str, *, model: str | None = None, mode: str = "authors"
+    stimuli: BBQStimuli,
+    answers: str | Callable[[BBQItem], str | None],
+    *,
+    model: str | None = None,
+    mode: str = "authors",
 ) -> list[dict[str, Any]]:
-    """Rows as ``chat_bbq`` writes them, from answers already in the examples' records (field ``column``).
+    """Rows as ``chat_bbq`` writes them, from answers given without sending anything.
 
-    For the authors' released answers (``results/UnifiedQA/preds_*.jsonl``: ``unifiedqa-t5-11b_pred_race``,
-    ``..._arc``, ``..._qonly``) or any model's answers stored that way; ``model`` names them in the
-    table (default: ``column``).
+    ``answers`` is the field of the examples' records that holds them (the authors' released
+    answers, ``results/UnifiedQA/preds_*.jsonl``: ``unifiedqa-t5-11b_pred_race``, ``..._arc``,
+    ``..._qonly``; any model's answers stored that way), or a function of the example giving its
+    answer. Each is read under ``mode`` (default: the authors' rules). ``model`` names them in
+    the table (default: the field's name).
     """
     rows = []
+    name = model or (answers if isinstance(answers, str) else "replayed")
     for item in stimuli.items:
-        if column not in item.record:
-            raise StimuliError(f"{item.file}, line {item.line}: no field {column!r} (the answers to replay)")
-        reply = item.record[column]
-        found = read_reply(item, None if reply is None else str(reply), mode=mode)
+        if isinstance(answers, str):
+            if answers not in item.record:
+                raise StimuliError(f"{item.file}, line {item.line}: no field {answers!r} (the answers to replay)")
+            reply = item.record[answers]
+        else:
+            reply = answers(item)
+        text = None if reply is None else str(reply)
+        found = read_reply(item, text, mode=mode)
         rows.append(
             {
-                "model": model or column,
-                "context": f"replayed from field {column}",
+                "model": name,
+                "context": f"replayed answers ({answers if isinstance(answers, str) else 'given'})",
                 "target_group": item.category,
                 "target": str(item.example_id),
                 "measure": MEASURE,
                 **item_columns(item),
-                **choice_columns(item, found.chosen, found.status, found.rule, "" if reply is None else str(reply)),
+                **choice_columns(item, found.chosen, found.status, found.rule, text or ""),
                 "option_order": "[0, 1, 2]",
             }
         )
