@@ -120,8 +120,7 @@ class BBQAnalysis(Analysis):
             "the authors' additional_metadata.csv: its target_loc and label_type replace the table's (an example "
             "it does not list is left out, as the script does)",
         ),
-        Option("n_bootstrap", int, 1000, "bootstrap resamples of the examples per group (0: no intervals)",
-               check=non_negative),  # fmt: skip
+        Option("n_bootstrap", int, 1000, "bootstrap resamples per group (0: no intervals)", check=non_negative),
         Option("confidence", float, 0.95, "level of the bootstrap intervals", check=confidence_level),
         Option("seed", int, 0, "seed of the bootstrap"),
     )
@@ -145,10 +144,7 @@ class BBQAnalysis(Analysis):
         if p["metadata"] is not None:
             found = read_metadata(p["metadata"])
             keys = list(zip(data["category"], data["example_id"]))
-            data["target_loc"] = [
-                -1 if found.get(k, (None, ""))[0] is None else found[k][0]  # type: ignore[misc]
-                for k in keys
-            ]
+            data["target_loc"] = [-1 if found.get(k, (None, ""))[0] is None else found[k][0] for k in keys]
             data["label_type"] = [found[k][1] if k in found else t for k, t in zip(keys, data["label_type"])]
         authors = p["convention"] == "authors"
         split = p["split_names"] if p["split_names"] is not None else authors

@@ -140,7 +140,9 @@ def _check_record(record: Any, where: str) -> dict[str, Any]:
         if not isinstance(record.get(key), str):
             raise StimuliError(f"{where}: {key!r} must be text, got {record.get(key)!r}")
     if record.get("question_polarity") not in POLARITIES:
-        raise StimuliError(f"{where}: 'question_polarity' must be neg or nonneg, got {record.get('question_polarity')!r}")
+        raise StimuliError(
+            f"{where}: 'question_polarity' must be neg or nonneg, got {record.get('question_polarity')!r}"
+        )
     if record.get("context_condition") not in CONDITIONS:
         raise StimuliError(
             f"{where}: 'context_condition' must be ambig or disambig, got {record.get('context_condition')!r}"

@@ -24,11 +24,11 @@ surrounding space, and without a leading "Answer:"/"The answer is" is read as
    option: that option;
 2. else the text of exactly one option (case-insensitive, an initial "the " and a final period
    optional) equal to the reply: that option;
-3. else exactly one option's text (or, for the unknown option, one of the benchmark's ten
+3. else, when a refusal pattern matches (``assoc_chat_listing.parsing.REFUSAL_PATTERNS``):
+   ``refusal`` ("I'm sorry, I can't answer that" is not the option "Can't answer");
+4. else exactly one option's text (or, for the unknown option, one of the benchmark's ten
    "unknown" phrasings) appearing in the reply as whole words: that option; two or more:
-   ``ambiguous``;
-4. else a refusal pattern (``assoc_chat_listing.parsing.REFUSAL_PATTERNS``): ``refusal``; else
-   ``unparsed``.
+   ``ambiguous``; none: ``unparsed``.
 """
 
 from __future__ import annotations
@@ -161,6 +161,9 @@ def match_reply(
     equal = [i for i, option in enumerate(options) if said == _norm(option)]
     if len(equal) == 1:
         return Match(equal[0], "ok", "exact")
+    if any(pattern.search(reply) for pattern in refusal):
+        # before the search for option texts: "I can't answer that" is a refusal, not the option "Can't answer"
+        return Match(None, "refusal", "")
     lowered = " ".join(text.lower().replace("’", "'").split())
     named = []
     for index, option in enumerate(options):
@@ -173,8 +176,6 @@ def match_reply(
         return Match(named[0], "ok", "contains")
     if len(named) > 1:
         return Match(None, "ambiguous", "")
-    if any(pattern.search(reply) for pattern in refusal):
-        return Match(None, "refusal", "")
     return Match(None, "unparsed", "")
 
 

@@ -1,4 +1,4 @@
-"""The prompts of the ``chat_bbq`` scorer: templates, option order and letters.
+r"""The prompts of the ``chat_bbq`` scorer: templates, option order and letters.
 
 A template is text with ``{context}``, ``{question}`` and either ``{options}`` (the three options,
 one a line, as ``<letter>. <option>``) or ``{A}``/``{B}``/``{C}`` (the options by position; the
@@ -13,7 +13,7 @@ letters are then whatever the template writes). Named templates:
       C. <option>
       Answer with the letter of the correct option only.
 
-* ``lmeval``: lm-evaluation-harness's ``bbq_generate`` prompt, ``{context}\\n\\nQ: {question}\\nA:``
+* ``lmeval``: lm-evaluation-harness's ``bbq_generate`` prompt, ``{context}\n\nQ: {question}\nA:``
   (it shows no options: the reply is read by the option texts);
 * ``options_text``: the options listed without letters, answer with the option's text.
 

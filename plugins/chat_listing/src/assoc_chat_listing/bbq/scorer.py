@@ -220,8 +220,13 @@ class ChatBBQScorer(ChatListingScorer):
             "text with {context}, {question} and {options} (or {A}, {B}, {C})",
             check=_template_check,
         ),
-        Option("option_order", object, "original", "original, shuffled, reversed or a permutation such as [2, 0, 1]",
-               check=prompts.check_order),  # fmt: skip
+        Option(
+            "option_order",
+            object,
+            "original",
+            "original, shuffled, reversed or a permutation such as [2, 0, 1]",
+            check=prompts.check_order,
+        ),
         Option("letters", list, list(prompts.LETTERS), "the three option labels shown", check=prompts.check_letters),
         Option("prompt_seed", int, 0, "seed of the shuffled option order (per example)"),
         Option(

@@ -19,7 +19,9 @@
 #    ans2, roberta-large-race option (example_id mod 3); they only keep the merge from dropping
 #    examples and give the string matching replies that equal an option;
 # 4. runs BBQ_calculate_bias_score.R (the same line replaced; the plot at the end left out) and
-#    writes dat_acc, dat_bias and the per-example pred_label of dat_with_metadata.
+#    writes dat_acc, dat_bias and the per-example pred_label of dat_with_metadata;
+# 5. runs the script's string-matching steps alone on matching_cases.csv (replies written for the
+#    tests: each of the script's fixes and its fallback) and writes their pred_label.
 set -euo pipefail
 src=$(cd "$1" && pwd)
 out=$(cd "$(dirname "$0")" && pwd)
@@ -64,8 +66,20 @@ write.csv(dat_with_metadata %>% select(category, example_id, model, pred_label) 
           "r_pred_label.csv", row.names = FALSE)
 R
 Rscript calculate.R > calculate.log 2>&1 || { cat calculate.log; exit 1; }
+# 5. the authors' string matching alone (their mutate chain from "get rid of extra characters" to
+#    the two-word fallback, copied out of the script as it is) on replies written to test each rule
+{
+  echo 'library(tidyverse); library(stringr)'
+  echo 'dat <- read.csv("matching_cases.csv", stringsAsFactors = FALSE, na.strings = "NA")'
+  echo 'dat2 <- dat %>%'
+  awk '/mutate\(ans0 = gsub\("\\\\}"/{on=1} /mutate\(pred_cat/{on=0} on' "$src/analysis_scripts/BBQ_calculate_bias_score.R"
+  echo '  identity()'
+  echo 'write.csv(dat2 %>% select(case, pred_label), "r_matching.csv", row.names = FALSE)'
+} > matching.R
+cp "$out/matching_cases.csv" .
+Rscript matching.R > matching.log 2>&1 || { cat matching.R matching.log; exit 1; }
 R --version | head -1 > r_version.txt
-for f in r_accuracy.csv r_bias.csv r_version.txt; do cp "$f" "$out/$f"; done
+for f in r_accuracy.csv r_bias.csv r_matching.csv r_version.txt; do cp "$f" "$out/$f"; done
 gzip -n -9 -c r_pred_label.csv > "$out/r_pred_label.csv.gz"
 gzip -n -9 -c additional_metadata.csv > "$out/r_additional_metadata.csv.gz"
 echo "written to $out"
