@@ -442,12 +442,13 @@ def plugins_command() -> None:
 
 @cli.group(name="models")
 def models_group() -> None:
-    """Masked LMs on this machine: list, download and remove Hub models; build the tiny demo model.
+    """Language models on this machine: list, download and remove Hub models; build tiny demo models.
 
     \b
     The Hugging Face cache is $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub;
     downloads come from $HF_ENDPOINT (default https://huggingface.co). Offline:
       assoc models tiny tiny-a          # a tiny random BERT, no download (docs/fmat.md)
+      assoc models tiny --kind gpt2 g2  # a tiny random GPT-2 for the clm scorer (docs/clm.md)
     """  # noqa: D301 (click's \b paragraph marker)
 
 
@@ -498,12 +499,21 @@ def models_remove(name: str, revision: str | None, yes: bool) -> None:
 @models_group.command(name="tiny")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--seed", default=0, show_default=True, help="Seed of the random weights (another seed: another model).")
+@click.option(
+    "--kind",
+    type=click.Choice(["bert", "gpt2", "llama"]),
+    default="bert",
+    show_default=True,
+    help="bert: masked LM (fmat, pll); gpt2 or llama: causal LM (clm), tokenizer trained on the spot.",
+)
 @click.option("--force", is_flag=True, help="Write into DIRECTORY even when it is not empty.")
-def models_tiny(directory: str, seed: int, force: bool) -> None:
-    """Build the tiny demo masked LM (random weights, real bert-base-uncased vocabulary) in DIRECTORY.
+def models_tiny(directory: str, seed: int, kind: str, force: bool) -> None:
+    """Build a tiny demo model with random weights in DIRECTORY, without any download.
 
-    Its numbers mean nothing (the weights are random); it makes every FMAT, PLL and ICC command
-    runnable offline in seconds. Two seeds give two models (raters) for icc.
+    --kind bert (default): a masked LM with the real bert-base-uncased vocabulary (fmat, pll);
+    --kind gpt2 / llama: a causal LM of that family (clm) whose tokenizer is trained here.
+    Its numbers mean nothing (the weights are random); it makes every command runnable offline
+    in seconds. Two seeds give two models (raters) for icc.
     """
     from pathlib import Path
 
@@ -513,9 +523,14 @@ def models_tiny(directory: str, seed: int, force: bool) -> None:
     if target.exists() and any(target.iterdir()) and not force:
         raise OptionError(f"{directory!r} is not empty; choose a new directory or pass --force")
     try:
+        from assoc.testing.tiny_clm import build_causal
         from assoc.testing.tiny_mlm import build_bert_wordpiece
     except ImportError as exc:  # pragma: no cover - assoc[mlm] missing
         raise OptionError(f"the tiny model needs assoc[mlm] (torch, transformers): {exc}") from None
+    if kind != "bert":
+        path = build_causal(target, kind, seed=seed)
+        click.echo(f"tiny causal LM ({kind}, seed {seed}) in {path}: use --scorer clm --model {directory}", err=True)
+        return
     try:
         path = build_bert_wordpiece(target, seed=seed)
     except RuntimeError as exc:  # the vocabulary package is missing

@@ -26,6 +26,10 @@ The output is again an association table (``measure = "lpr"``): paired groups an
 words are written ``"A - B"`` and keep their roles (for a query that fills
 ``{TARGET}``, the mask contrast is the attribute), so ICC, alpha, effect sizes and
 LMMs consume it directly. Column ``contrast`` names the pairings applied.
+
+A ``clm`` table (causal LMs) of one measure is read the same way: with ``sentence``,
+``log P(S_1) - log P(S_2)`` of two filled sentences is the causal analogue of the LPR
+(docs/clm.md); with ``option``, ``log P(w_1 | prefix) - log P(w_2 | prefix)``.
 """
 
 from __future__ import annotations
@@ -74,11 +78,12 @@ class LPRAnalysis(Analysis):
 
     name = "lpr"
     requires = Requirement(
-        needs="an fmat table: log probabilities (measure log_prob) of [MASK] candidates in queries",
-        scorers=("fmat",),
-        measures=("log_prob",),
+        needs="an fmat table: log probabilities (measure log_prob) of [MASK] candidates in queries, or a clm "
+        "table of one measure (sentence or option)",
+        scorers=("fmat", "clm"),
+        measures=("log_prob", "sentence", "option"),
         columns=("design", "mask_group", "mask"),
-        instead="score with fmat (assoc score --scorer fmat ...)",
+        instead="score with fmat (assoc score --scorer fmat ...) or clm with one measure",
     )
     description = "Log probability ratios (FMAT summary): pairwise contrasts of mask, target and attribute groups."
     citation = CITATION
@@ -133,8 +138,11 @@ def lpr(
     if missing:
         raise DataError(f"lpr needs a table from a query-based scorer (fmat); it lacks column(s) {', '.join(missing)}")
     measures = sorted(set(table["measure"]))
-    if measures != ["log_prob"]:
-        raise DataError(f"lpr needs log probabilities (measure 'log_prob'), got measure(s) {', '.join(measures)}")
+    if len(measures) != 1 or measures[0] not in ("log_prob", "sentence", "option"):
+        raise DataError(
+            "lpr needs log probabilities of one kind (measure 'log_prob' of fmat, or one of clm's 'sentence' / "
+            f"'option'), got measure(s) {', '.join(measures)}"
+        )
     if standardize not in ("none", "z", "sigma"):
         raise DataError(f"standardize must be 'none', 'z' or 'sigma', got {standardize!r}")
     work = _working_frame(table)

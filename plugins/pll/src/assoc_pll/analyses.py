@@ -100,10 +100,11 @@ class PosteriorAnalysis(Analysis):
 
     name = "posterior"
     requires = Requirement(
-        needs="a pll table (measure pll) of the [MASK] variants of each design",
-        scorers=("pll",),
-        measures=("pll",),
-        instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...)",
+        needs="a pll table (measure pll) or a clm table (measure sentence) of the [MASK] variants of each design",
+        scorers=("pll", "clm"),
+        measures=("pll", "sentence"),
+        instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...) or, for a causal "
+        "LM, clm (measure sentence) and use prior=uniform",
     )
     estimate_column = "posterior"
     description = (
@@ -130,10 +131,11 @@ class LoglikAnalysis(Analysis):
 
     name = "loglik"
     requires = Requirement(
-        needs="a pll table (measure pll) of the [MASK] variants of each design",
-        scorers=("pll",),
-        measures=("pll",),
-        instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...)",
+        needs="a pll table (measure pll) or a clm table (measure sentence) of the [MASK] variants of each design",
+        scorers=("pll", "clm"),
+        measures=("pll", "sentence"),
+        instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...) or, for a causal "
+        "LM, clm (measure sentence) and use prior=uniform",
     )
     estimate_column = "mean_loglik"
     description = (

@@ -7,7 +7,10 @@ and the variants V of one set (firewoman / fireman / firefighter):
 
 with log P(C|V) the PLL of the context tokens of the sentence that contains V
 (the ``pll`` scorer with ``tokens_scored="context"``) and P(V) a frequency prior
-(:mod:`assoc_pll.prior`). The posterior is computed in log space
+(:mod:`assoc_pll.prior`). For a causal LM (the ``clm`` scorer's ``sentence`` measure),
+log P(S) = log P(C, V) is the model's joint of context and variant, so with a uniform prior
+P(V|C) = P(C, V) / sum_{V'} P(C, V'), the model's own conditional (a frequency prior would
+count a prior twice and is refused). The posterior is computed in log space
 (log-sum-exp), so PLLs of -80 do not underflow. It may then be averaged over
 the fillers of a role (Watson et al. average over the 50 U.S. states).
 
@@ -104,9 +107,20 @@ def posterior_table(
     for role in average_over:
         if role not in AVERAGEABLE:
             raise DataError(f"average_over takes 'target', 'attribute' and/or 'context', got {role!r}")
-    rows = table[table["measure"] == "pll"] if "measure" in table.columns else table
+    if "measure" in table.columns:
+        # clm tables: log P(sentence) = log P(C, V), the causal model's joint of context and variant
+        causal = (table["measure"] == "sentence") & (table["scorer"] == "clm" if "scorer" in table.columns else False)
+        rows = table[(table["measure"] == "pll") | causal]
+        if causal.any() and prior != "uniform":
+            raise DataError(
+                "a clm table's sentence log probabilities are log P(C, V): they already hold the model's own "
+                f"prior over the variants, so a {prior!r} prior would count a prior twice; use prior='uniform' "
+                "(P(V|C) = P(C, V) / sum_V' P(C, V'))"
+            )
+    else:
+        rows = table
     if rows.empty:
-        raise DataError("the table has no rows with measure 'pll'")
+        raise DataError("the table has no rows with measure 'pll' (or 'sentence' from the clm scorer)")
     if "tokens_scored" in rows.columns:
         bad = sorted(set(rows["tokens_scored"]) - {"context"})
         if bad:

@@ -1,0 +1,1 @@
+"""assoc-clm: causal-LM sentence and option log probabilities (the ``clm`` scorer)."""

@@ -1,0 +1,240 @@
+r"""The ``clm`` scorer: log probabilities of filled sentences and of their options under causal LMs.
+
+For each filled query (prefix P, ``[MASK]`` option O, suffix S; ``{TARGET}``/``{ATTRIB}`` filled)
+and each option, with x = the sentence's tokens after the BOS policy's start token x_0:
+
+    sentence = log P(P O S) = sum_{j >= 1} log P(x_j | x_<j)
+    option   = log P(O | P) = sum_{j in O} log P(x_j | x_<j)
+
+(natural logs). The difference of two options' ``sentence`` values in one query is the causal
+analogue of FMAT's log probability ratio (Bao, 2024, Eq. 1):
+
+    LPR_causal(O_1, O_2) = log P(P O_1 S) - log P(P O_2 S)
+                         = log P(O_1 S | P) - log P(O_2 S | P),
+
+because the prefix's probability is common to both; it also counts how the option changes the
+suffix's probability, which a masked LM's LPR at the mask position does not. The BOS policy and
+the context/continuation split are :mod:`assoc.clm.text`'s; the engine is :mod:`assoc.clm.engine`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+# The internal modules this plugin uses, grouped so that they are easy to re-point.
+from assoc.clm.text import BOS_POLICIES
+from assoc.errors import StimuliError
+from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
+from assoc.mlm.scorer import MaskedLMScorer, MaskedLMWorker
+from assoc.scoring.options import Option
+from assoc.stimuli import MaskItem, split_at_mask
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from assoc.scoring.units import WorkUnit
+
+CITATION = (
+    "Bao, H. W. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and Social Psychology "
+    "(LPR, here on causal LMs); Gao, L., et al. (2024). A framework for few-shot language model evaluation "
+    "(lm-evaluation-harness), doi:10.5281/zenodo.12608602 (context/continuation and BOS conventions); "
+    "Misra, K. (2022). minicons: Enabling flexible behavioral and representational analyses of transformer "
+    "language models. arXiv:2203.13112"
+)
+
+MEASURES = ("sentence", "option", "both")
+#: Requests per engine call and per checkpoint pack (the grain of resuming inside a unit).
+CHUNK = 4096
+
+EXTRA_COLUMNS = {
+    "design": "design name",
+    "mask_group": "group of the option that fills [MASK]",
+    "mask": "the option (word or phrase) that fills [MASK]",
+    "sentence": "the scored sentence: the query with the option and {TARGET}/{ATTRIB} filled",
+    "bos": "BOS policy: auto (BOS, else EOS, prepended), tokenizer (what the tokenizer adds) or none",
+    "start_token": "the sequence's first token, conditioned on and never scored (the BOS token, or the "
+    "text's first token when nothing is prepended)",
+    "n_tokens": "tokens scored in the sentence",
+    "n_option_tokens": "tokens of the option scored (after the text before it)",
+    "sentence_log_prob": "log P(sentence): sum of its scored tokens' natural-log probabilities",
+    "option_log_prob": "log P(option | text before it): sum over the option's tokens",
+    "token_log_probs": "(option per_token) JSON list of [token, log_prob] of the sentence's scored tokens",
+}
+
+
+class CLMScorer(MaskedLMScorer):
+    """Sentence and option log probabilities of every filled ``[MASK]`` option, under causal LMs.
+
+    value = log P(sentence) (``measure="sentence"``) or log P(option | text before it)
+    (``measure="option"``), natural logs, summed over tokens (``reduction="sum"``) or averaged
+    (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :mod:`assoc.clm.text` for the
+    BOS policy and the tokenization rules.
+    """
+
+    name = "clm"
+    description = (
+        "Causal-LM log probabilities (GPT-2, Llama, ...): log P(sentence with each [MASK] option) and "
+        "log P(option | text before it); the causal analogue of FMAT's LPR and of PLL sentence scores"
+    )
+    citation = CITATION
+    measure = "sentence"
+    requires_models = True
+    needs_queries = True
+    extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
+    options = (
+        Option(
+            "measure",
+            str,
+            "sentence",
+            "the value column: 'sentence' (log P of the whole filled sentence), 'option' (log P of the "
+            "option's tokens given the text before them) or 'both' (two rows per option, one per measure)",
+            choices=MEASURES,
+        ),
+        Option(
+            "bos",
+            str,
+            "auto",
+            "start of every sequence: 'auto' (prepend BOS, else EOS: every text token scored, as lm-eval's "
+            "empty context), 'tokenizer' (what the tokenizer adds: minicons' default) or 'none' (first token "
+            "unscored); see docs/clm.md",
+            choices=BOS_POLICIES,
+        ),
+        Option(
+            "reduction",
+            str,
+            "sum",
+            "the value: 'sum' of the token log probabilities or their 'mean' per scored token (minicons' "
+            "sequence_score default)",
+            choices=("sum", "mean"),
+        ),
+        Option("per_token", bool, False, "add a token_log_probs column with every scored token's log probability"),
+        MAX_TOKENS_OPTION,
+        *(option for option in MODEL_OPTIONS if option.name != "backend"),
+    )
+
+    def check_stimuli(self, stimuli: Any) -> None:
+        """Require ``[MASK]`` options in every design."""
+        super().check_stimuli(stimuli)
+        for design in stimuli.designs:
+            if not design.mask:
+                raise StimuliError(f"scorer 'clm': design {design.name!r} has no [MASK] options")
+
+    def check_backend(self, models: Sequence[str]) -> None:
+        """Causal LMs run on PyTorch only: nothing to check."""
+
+    def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
+        """Refuse stimuli without sentences and fillers that contain ``[MASK]``, before any model loads."""
+        if not items:
+            raise StimuliError("the stimuli produce no sentences to score")
+        for text in {item.filling.text for item in items}:
+            split_at_mask(text)
+
+    def load_worker(self, model: str) -> MaskedLMWorker:
+        """Take ``model`` from the process's causal-LM cache (loaded once per process) and open the run's cache."""
+        from assoc.clm import cached_causal_lm
+
+        p = self.params
+        cache = self.run_cache()
+        lm = cached_causal_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"], memo=cache)
+        return MaskedLMWorker(lm, cache if cache.enabled else None)
+
+    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """One row per option of the unit's filled queries (two with ``measure="both"``)."""
+        from assoc.mlm.scorer import decode_items
+
+        p = self.params
+        items = decode_items(unit.payload)
+        checkpoints = self.unit_checkpoints(state, unit, f"clm-log-prob-{p['bos']}")
+        scored = score_items(state.lm, items, bos=p["bos"], max_tokens=p["max_tokens"], namespace=checkpoints)
+        if checkpoints is not None:
+            checkpoints.discard()
+        measures = ("sentence", "option") if p["measure"] == "both" else (p["measure"],)
+        records = []
+        for item, result in zip(items, scored, strict=True):
+            base = {
+                "model": unit.model,
+                "context": item.filling.query,
+                **item.roles(),
+                "design": item.filling.design,
+                "sentence": result["sentence"],
+                "bos": p["bos"],
+                "start_token": result["start_token"],
+                "n_tokens": result["n_tokens"],
+                "n_option_tokens": result["n_option_tokens"],
+                "sentence_log_prob": result["sentence_log_prob"],
+                "option_log_prob": result["option_log_prob"],
+            }
+            if p["per_token"]:
+                base["token_log_probs"] = json.dumps(result["token_log_probs"], ensure_ascii=False)
+            for measure in measures:
+                total = result[f"{measure}_log_prob"]
+                count = result["n_tokens" if measure == "sentence" else "n_option_tokens"]
+                value = total if p["reduction"] == "sum" else (total / count if count else math.nan)
+                records.append({**base, "measure": measure, "value": value})
+        return records
+
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
+        from assoc.table import from_records
+
+        extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
+        return from_records(rows, scorer=self.name, extra_columns=extra)
+
+
+def score_items(
+    lm: Any,
+    items: Sequence[MaskItem],
+    *,
+    bos: str = "auto",
+    max_tokens: int | None = None,
+    namespace: Any = None,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.clm.CausalLM`).
+
+    Returns per item a dict with ``sentence``, ``start_token``, ``n_tokens``, ``n_option_tokens``,
+    ``sentence_log_prob``, ``option_log_prob`` and ``token_log_probs`` ([token, log_prob] pairs).
+    ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.cache.Namespace`),
+    so an interrupted run resumes.
+    """
+    from assoc.clm.text import plan_sentence, special_tokens
+    from assoc.mlm.compute import cached_log_probs
+
+    lead, trail = special_tokens(lm.tokenizer, bos)
+    texts = [item.sentence() for item in items]
+    plans = [plan_sentence(lm.tokenizer, lead, trail, sentence, span) for sentence, span in texts]
+    index: dict[Any, int] = {}
+    for plan in plans:
+        for request in plan.requests():
+            index.setdefault(request, len(index))
+    requests = list(index)
+    values = cached_log_probs(
+        lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress, desc=f"clm {lm.name}"
+    )
+    out = []
+    for (sentence, _), plan in zip(texts, plans):
+        if not plan.tokens:
+            raise StimuliError(f"the sentence {sentence!r} has no tokens to score")
+        token_values = [v for part in plan.parts for v in values[index[part]]]
+        option_values: list[float] = []
+        if plan.option is not None:
+            if plan.option_from_sentence:
+                option_values = values[index[plan.parts[-1]]][: len(plan.option.continuation)]
+            else:
+                option_values = values[index[plan.option]]
+        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens))
+        out.append(
+            {
+                "sentence": sentence,
+                "start_token": str(names[0]),
+                "n_tokens": len(token_values),
+                "n_option_tokens": len(option_values),
+                "sentence_log_prob": math.fsum(token_values),
+                "option_log_prob": math.fsum(option_values) if option_values else math.nan,
+                "token_log_probs": [[str(t), float(v)] for t, v in zip(names[1:], token_values)],
+            }
+        )
+    return out

@@ -1,0 +1,216 @@
+"""Find, identify and load a causal LM (Hugging Face id, local directory, or an in-memory pair).
+
+The masked-LM loader's pieces are reused: device and dtype resolution, the weights'
+fingerprint, the Hub checks and the per-process model cache's memory policy
+(:mod:`assoc.mlm.loading`); only the model class and the checks that it is a causal LM differ.
+Nothing here imports torch or transformers at module import time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assoc.errors import ModelError, OptionError
+from assoc.mlm.loading import (
+    MaskedLMCache,
+    _Entry,
+    _is_weights_error,
+    _model_bytes,
+    _weight_files,
+    _weights_errors,
+    hub_fingerprint,
+    looks_like_path,
+    model_fingerprint,
+    resolve_device,
+    torch_dtype,
+)
+
+if TYPE_CHECKING:
+    from assoc.clm.engine import CausalLM
+    from assoc.infra.cache import Cache
+
+
+def in_memory_causal_lm(name: str) -> CausalLM | None:
+    """A :class:`~assoc.clm.engine.CausalLM` around the in-memory ``(model, tokenizer)`` pair ``name``, or None.
+
+    The pair is used where it is (its device and dtype) and put in evaluation mode.
+    """
+    from assoc.scoring.models import fingerprint, in_memory, is_pair
+
+    pair = in_memory(name)
+    if pair is None:
+        return None
+    if not is_pair(pair):
+        raise ModelError(
+            f"model {name!r} is a {type(pair).__name__} in memory; the clm scorer takes a "
+            "(transformers causal LM, tokenizer) pair"
+        )
+    from assoc.clm.engine import CausalLM
+
+    lm, tokenizer = pair
+    if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
+        raise ModelError(f"model {name!r}: the first item of the pair is not a transformers model")
+    lm.eval()
+    weights = lm.get_input_embeddings().weight
+    return CausalLM(
+        name,
+        tokenizer,
+        lm,
+        device=str(weights.device),
+        dtype=str(weights.dtype).removeprefix("torch."),
+        fingerprint=fingerprint(pair),
+        shared=True,
+    )
+
+
+def load_causal_parts(
+    model: str, *, device: str, dtype: str, revision: str | None, memo: Cache | None = None
+) -> tuple[Any, Any, str, str]:
+    """Load (tokenizer, model, fingerprint, device) of a causal LM or raise :class:`ModelError` naming the problem."""
+    if not isinstance(model, str) or not model.strip():
+        raise ModelError("model name is empty; give a Hugging Face id or a local directory")
+    model = model.strip()
+    tdtype = torch_dtype(dtype)
+    device = resolve_device(device)
+    path = Path(model).expanduser()
+    if not path.is_dir() and looks_like_path(model):
+        raise ModelError(f"model directory {model!r} does not exist")
+    source = str(path) if path.is_dir() else model
+    hub: dict[str, Any] = {}
+    if not path.is_dir():
+        from assoc.mlm.hub import cache_dir, check_hub_reachable, hub_reachable
+
+        if hub_fingerprint(model, revision) is None:
+            check_hub_reachable(model, action="load causal language model")
+            hub = {"cache_dir": str(cache_dir())}
+        else:
+            hub = {"cache_dir": str(cache_dir()), "local_files_only": not hub_reachable()}
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, **hub)
+        lm = AutoModelForCausalLM.from_pretrained(source, revision=revision, dtype=tdtype, **hub)
+    except _weights_errors() as exc:
+        if _is_weights_error(exc):
+            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ModelError(f"cannot load causal LM {model!r}: {named} is corrupt or unreadable ({reason})") from exc
+        if isinstance(exc, RuntimeError):
+            raise
+        offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
+        where = (
+            "a local directory"
+            if path.is_dir()
+            else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
+        )
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ModelError(f"cannot load causal LM {model!r} as {where}: {first}") from exc
+    finally:
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
+    lm.eval()
+    lm.to(device)
+    return tokenizer, lm, model_fingerprint(model, revision, memo), device
+
+
+class CausalLMCache(MaskedLMCache):
+    """Loaded causal LMs kept for the life of the process: the masked-LM cache's keys and memory policy.
+
+    Keys, the memory budget per device kind (``ASSOC_MODEL_CACHE_BYTES``), least-recently-used
+    release and thread safety are :class:`assoc.mlm.loading.MaskedLMCache`'s; :meth:`get`
+    loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.clm.engine.CausalLM` handles.
+    """
+
+    def get(  # type: ignore[override]  # no backend: causal LMs run on PyTorch
+        self,
+        model: str,
+        *,
+        device: str = "cpu",
+        dtype: str = "float32",
+        revision: str | None = None,
+        memo: Cache | None = None,
+    ) -> CausalLM:
+        """A :class:`~assoc.clm.engine.CausalLM` for ``model``, loaded now or reused from this process."""
+        from assoc.clm.engine import CausalLM
+
+        if not isinstance(model, str) or not model.strip():
+            raise ModelError("model name is empty; give a Hugging Face id or a local directory")
+        loaded = in_memory_causal_lm(model)
+        if loaded is not None:
+            return loaded
+        key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
+        if self._budget(key.device) <= 0:
+            tokenizer, lm, fingerprint, resolved = load_causal_parts(
+                model, device=device, dtype=dtype, revision=revision, memo=memo
+            )
+            return CausalLM(
+                model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
+            )
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.stamp != stamp:
+                del self._entries[key]
+                entry = None
+            if entry is None:
+                self._make_room(key.device, self._largest(key.device))
+                tokenizer, lm, fingerprint, resolved = load_causal_parts(
+                    model, device=device, dtype=dtype, revision=revision, memo=memo
+                )
+                vocab = int(lm.get_input_embeddings().weight.shape[0])
+                entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp, vocab, _model_bytes(lm))
+                self._entries[key] = entry
+                self._make_room(key.device, 0, keep=key)
+            self._entries.move_to_end(key)
+            return CausalLM(
+                model.strip(),
+                entry.tokenizer,
+                entry.model,
+                device=entry.device,
+                dtype=dtype,
+                fingerprint=entry.fingerprint,
+                shared=True,
+                memo=memo,
+            )
+
+
+#: The process-wide cache behind :func:`cached_causal_lm`.
+CAUSAL_CACHE = CausalLMCache()
+
+
+def cached_causal_lm(
+    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
+) -> CausalLM:
+    """Load ``model`` once per process and reuse it (:meth:`CausalLMCache.get` of :data:`CAUSAL_CACHE`)."""
+    return CAUSAL_CACHE.get(model, device=device, dtype=dtype, revision=revision, memo=memo)
+
+
+def release_causal_lms(model: str | None = None, *, device: str | None = None, dtype: str | None = None) -> int:
+    """Free the causal LMs this process keeps loaded (all, or those matching the given fields); return how many."""
+    return CAUSAL_CACHE.release(model, device=device, dtype=dtype)
+
+
+def load_causal_lm(
+    model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
+) -> CausalLM:
+    """Load a causal LM from a Hugging Face id or a local directory: a private copy, freed when closed.
+
+    Raises :class:`assoc.errors.ModelError` when the model cannot be found or loaded and
+    :class:`assoc.errors.OptionError` for an unknown device or dtype.
+    """
+    from assoc.clm.engine import CausalLM
+
+    loaded = in_memory_causal_lm(model)
+    if loaded is not None:
+        return loaded
+    if dtype not in ("float32", "float16", "bfloat16"):
+        raise OptionError(f"unknown dtype {dtype!r}; use float32, float16 or bfloat16")
+    tokenizer, lm, fingerprint, resolved = load_causal_parts(
+        model, device=device, dtype=dtype, revision=revision, memo=memo
+    )
+    return CausalLM(model, tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo)
