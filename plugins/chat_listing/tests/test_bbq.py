@@ -387,3 +387,76 @@ def test_cli_scores_a_directory_and_analyzes_it(small_dir, tmp_path):
     for (category, condition), group in summary.groupby(["category", "context_condition"]):
         mine = [i for i in stimuli.items if i.category == category and i.record["context_condition"] == condition]
         assert group["accuracy"].item() == pytest.approx(sum(i.record["label"] == 2 for i in mine) / len(mine))
+
+
+# -- local causal LMs: clm_bbq ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    from assoc.testing.tiny_clm import build_gpt2_bpe
+
+    return build_gpt2_bpe(tmp_path_factory.mktemp("clm") / "gpt2", positions=256)
+
+
+@pytest.fixture
+def six_dir(tmp_path):
+    folder = tmp_path / "six"
+    folder.mkdir()
+    lines = bundled_lines("Religion", 6)
+    (folder / "Religion.jsonl").write_text("".join(lines), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def by_hand(tiny_gpt2):
+    """lm-eval's HFLM.loglikelihood for one pair, written out: encode, split, one forward pass, sum."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_gpt2)
+    model = AutoModelForCausalLM.from_pretrained(tiny_gpt2).eval()
+
+    def loglikelihood(context, continuation):
+        context_ids = tok(context, add_special_tokens=False)["input_ids"]
+        whole = tok(context + continuation, add_special_tokens=False)["input_ids"]
+        cont = whole[len(context_ids) :]
+        with torch.no_grad():
+            logits = model(torch.tensor([context_ids + cont])).logits[0].double().log_softmax(-1)
+        return sum(float(logits[len(context_ids) - 1 + j, t]) for j, t in enumerate(cont)), len(cont)
+
+    return loglikelihood
+
+
+def test_clm_bbq_chooses_the_option_of_highest_loglikelihood_by_hand(six_dir, tiny_gpt2, by_hand):
+    stimuli = bbq_items.load_directory(six_dir)
+    hand = []
+    for item in stimuli.items:
+        prompt = f"{item.record['context']}\n\nQ: {item.record['question']}\nA:"
+        hand.append([by_hand(prompt, " " + option) for option in item.options])
+    for normalize in ("sum", "char", "byte", "token"):
+        table = assoc.score("clm_bbq", stimuli, str(tiny_gpt2), normalize=normalize, progress=False)
+        assert len(table) == 6 and (table["status"] == "ok").all()
+        for item, row, lls in zip(stimuli.items, table.itertuples(), hand):
+            scores = []
+            for i, (option, (ll, n)) in enumerate(zip(item.options, lls)):
+                assert getattr(row, f"ll_ans{i}") == pytest.approx(ll, abs=1e-4)
+                assert getattr(row, f"n_tokens_ans{i}") == n
+                size = {"sum": 1, "char": len(option), "byte": len(option.encode()), "token": n}[normalize]
+                scores.append(ll / size)
+            assert row.chosen == max(range(3), key=lambda i: scores[i])
+            assert row.value == float(row.chosen == item.record["label"])
+    result = assoc.analyze("bbq", table, n_bootstrap=0)
+    assert result["n_scored"].sum() == 6
+
+
+def test_clm_bbq_lmeval_unknown_takes_the_best_of_ten_phrasings(six_dir, tiny_gpt2, by_hand):
+    from assoc_chat_listing.bbq.causal import LMEVAL_UNKNOWN
+
+    stimuli = bbq_items.load_directory(six_dir)
+    item = stimuli.items[0]
+    one = bbq_items.BBQStimuli(stimuli.items[:1])
+    table = assoc.score("clm_bbq", one, str(tiny_gpt2), unknown="lmeval", progress=False)
+    prompt = f"{item.record['context']}\n\nQ: {item.record['question']}\nA:"
+    best = max(by_hand(prompt, " " + text)[0] for text in LMEVAL_UNKNOWN)
+    assert table.iloc[0][f"ll_ans{item.unknown_loc}"] == pytest.approx(best, abs=1e-4)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_scorers(register: RegisterScorer) -> None:
-    """Register the ``chat_listing``, ``chat_word_association`` and ``chat_bbq`` scorers."""
+    """Register the ``chat_listing``, ``chat_word_association``, ``chat_bbq`` and ``clm_bbq`` scorers."""
     from .scorer import ChatListingScorer
 
     register(ChatListingScorer)
@@ -28,6 +28,9 @@ def register_scorers(register: RegisterScorer) -> None:
     from .bbq.scorer import ChatBBQScorer
 
     register(ChatBBQScorer)
+    from .bbq.causal import CausalBBQScorer
+
+    register(CausalBBQScorer)
 
 
 @hookimpl
