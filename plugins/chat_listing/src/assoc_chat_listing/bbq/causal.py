@@ -1,7 +1,7 @@
-"""The ``clm_bbq`` scorer: local causal LMs answer BBQ by the option of highest log-likelihood.
+r"""The ``clm_bbq`` scorer: local causal LMs answer BBQ by the option of highest log-likelihood.
 
 As lm-evaluation-harness's ``bbq`` multiple-choice task (``tasks/bbq/bbq_multiple_choice.yaml``):
-the context is ``"{context}\\n\\nQ: {question}\\nA:"`` (option ``prompt``), each option is the
+the context is ``"{context}\n\nQ: {question}\nA:"`` (option ``prompt``), each option is the
 continuation ``" " + option``, scored by the causal-LM engine (:mod:`assoc.clm`, the one the
 ``clm`` scorer runs on) with lm-eval's split of a context/continuation pair
 (:func:`assoc.clm.text.plan_sentence`: trailing spaces of the context move to the continuation,
@@ -167,7 +167,7 @@ class CausalBBQScorer(Scorer):
             lm = cached_causal_lm(model, device=p["device"], dtype=p["dtype"])
             lead, trail = special_tokens(lm.tokenizer, p["bos"])
             plans = []
-            requests = []
+            requests: list[Any] = []
             for item in stimuli.items:
                 prompt = p["prompt"].replace("{context}", str(item.record["context"]), 1)
                 prompt = prompt.replace("{question}", str(item.record["question"]), 1)
