@@ -376,7 +376,13 @@ def test_cli_scores_a_directory_and_analyzes_it(small_dir, tmp_path):
             ["score", "--scorer", "chat_bbq", "--stimuli", f"bbq:{small_dir}", "--model", "m",
              "-o", f"base_url={server.url}", "--out", str(tmp_path / "bbq.csv")],
         )  # fmt: skip
-    assert result.exit_code == 0, result.output
+        assert result.exit_code == 0, result.output
+        assert len(server.chat_requests()) == 20
+        # the same study again, from Python: every reply comes from the cache, nothing is sent
+        again = assoc.score("chat_bbq", f"bbq:{small_dir}", "m", base_url=server.url, progress=False)
+        plan = assoc.score("chat_bbq", f"bbq:{small_dir}", "m", base_url=server.url, dry_run=True, progress=False)
+        assert len(server.chat_requests()) == 20 and (again["chosen"] == 2).all()
+        assert len(plan) == 20 and (plan["value"] == 0).all()  # dry run: all 20 stored, none to send
     done = CliRunner().invoke(
         build_cli(), ["analyze", "bbq", "--table", str(tmp_path / "bbq.csv"), "--out", str(tmp_path / "s.csv")]
     )
