@@ -307,6 +307,15 @@ def test_bootstrap_intervals_are_reproducible_and_cover_the_estimate():
     assert row["accuracy_low"] < row["accuracy"] < row["accuracy_high"]
     # 20 right of 60: the binomial standard error is sqrt(1/3 * 2/3 / 60) = 0.061; a 95% interval about 0.24 wide
     assert 0.17 < row["accuracy_high"] - row["accuracy_low"] < 0.31
+    # three replies to each example (samples=3): the bootstrap resamples examples, so the same
+    # replies three times give the same estimates and the same intervals, not intervals sqrt(3) narrower
+    tripled = pd.concat([table, table, table], ignore_index=True)
+    pd.testing.assert_frame_equal(
+        BBQAnalysis(n_bootstrap=400, seed=3).run(tripled).drop(columns=["n_examples", "n_scored"]),
+        one.drop(columns=["n_examples", "n_scored"]).assign(
+            neg_target=3 * one["neg_target"], neg_non_target=3 * one["neg_non_target"],
+        ),
+    )  # fmt: skip
 
 
 # -- the chat scorer against the local server --------------------------------------------------------
