@@ -62,8 +62,10 @@ NEEDED = (
 UNPARSED = ("unparsed", "ambiguous", "truncated")
 
 
-def example_codes(correct: np.ndarray, non_unknown: np.ndarray, biased: np.ndarray, example: np.ndarray) -> np.ndarray:
-    """One number per example holding its counts of rows, right answers, non-unknown and biased answers.
+def example_codes(
+    correct: np.ndarray, non_unknown: np.ndarray, biased: np.ndarray, example: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """One number per example holding its counts of rows, right answers, non-unknown and biased answers; and K.
 
     ``code = right + K·non_unknown + K²·biased + K³·rows`` with ``K`` one more than the most rows
     of an example (replies to repeated samples of one example stay together: the bootstrap
