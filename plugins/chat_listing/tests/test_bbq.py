@@ -475,3 +475,19 @@ def test_clm_bbq_lmeval_unknown_takes_the_best_of_ten_phrasings(six_dir, tiny_gp
     prompt = f"{item.record['context']}\n\nQ: {item.record['question']}\nA:"
     best = max(by_hand(prompt, " " + text)[0] for text in LMEVAL_UNKNOWN)
     assert table.iloc[0][f"ll_ans{item.unknown_loc}"] == pytest.approx(best, abs=1e-4)
+
+
+def test_scores_by_stereotyped_group_count_each_groups_examples():
+    d = "disambig"
+    table = hand_rows([
+        ("Religion", d, "neg", 0, 0, 0, "ok", "label"),
+        ("Religion", d, "neg", 0, 0, 1, "ok", "label"),
+        ("Religion", d, "neg", 0, 1, 1, "ok", "label"),
+    ])  # fmt: skip
+    table["stereotyped_groups"] = ['["Muslim"]', '["Muslim"]', '["Jewish"]']
+    result = BBQAnalysis(n_bootstrap=0, by=["model", "category", "stereotyped_groups"]).run(table)
+    got = result.set_index("stereotyped_groups")[["n_scored", "s_dis", "accuracy"]]
+    assert got.loc['["Muslim"]'].tolist() == [2, 0.0, 0.5]  # 1 biased of 2 non-unknown; 1 of 2 right
+    assert got.loc['["Jewish"]'].tolist() == [1, 1.0, 0.0]
+    with pytest.raises(Exception, match="cannot group by 'nope'"):
+        assoc.analyze("bbq", table, by=["model", "nope"], n_bootstrap=0)
