@@ -153,6 +153,12 @@ def test_authors_matching_equals_their_r_code_on_replies_written_for_each_rule()
         assert (found.status == "ok") == (want is not None)
 
 
+def test_a_lone_letter_is_no_option_when_the_prompt_showed_no_letters():
+    options = ("The grandfather", "The grandson", "Unknown")
+    assert match_reply("A", options, (), unknown_loc=2).status == "unparsed"
+    assert match_reply("The grandson", options, (), unknown_loc=2).chosen == 1
+
+
 @pytest.mark.parametrize(
     ("reply", "chosen", "status"),
     [

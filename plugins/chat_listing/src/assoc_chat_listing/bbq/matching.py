@@ -138,25 +138,29 @@ def match_reply(
 ) -> Match:
     """The option a chat reply names under assoc's rules (module docstring).
 
-    ``options`` and ``letters`` are in the order the prompt showed them; the returned index is
-    in that order too.
+    ``options`` and ``letters`` are in the order the prompt showed them (no letters: the prompt
+    showed none, and a lone letter is not read as an option); the returned index is in that
+    order too.
     """
     if reply is None or not reply.strip():
         return Match(None, "unparsed", "")
     text = _clean(reply)
     first_line = text.splitlines()[0].strip() if text.splitlines() else ""
-    letter_group = "|".join(re.escape(letter) for letter in letters)
-    alone = re.fullmatch(rf"[(\[]?({letter_group})[)\].:]?", first_line, flags=re.IGNORECASE)
-    if alone is None:
-        alone = re.fullmatch(rf"[(\[]?({letter_group})[)\].:]?", text, flags=re.IGNORECASE)
-    if alone is not None:
-        return Match(_letter_index(alone.group(1), letters), "ok", "letter")
-    lead = re.match(rf"[(\[]?({letter_group})(?:[)\].:]|\s*[-–])\s*(.+)", first_line, flags=re.IGNORECASE | re.DOTALL)
-    if lead is not None:
-        index = _letter_index(lead.group(1), letters)
-        rest = _norm(lead.group(2))
-        if index is not None and (_norm(options[index]) in rest or rest in _norm(options[index])):
-            return Match(index, "ok", "letter")
+    if letters:  # no letters when the prompt showed none (the lmeval and options_text templates)
+        letter_group = "|".join(re.escape(letter) for letter in letters)
+        alone = re.fullmatch(rf"[(\[]?({letter_group})[)\].:]?", first_line, flags=re.IGNORECASE)
+        if alone is None:
+            alone = re.fullmatch(rf"[(\[]?({letter_group})[)\].:]?", text, flags=re.IGNORECASE)
+        if alone is not None:
+            return Match(_letter_index(alone.group(1), letters), "ok", "letter")
+        lead = re.match(
+            rf"[(\[]?({letter_group})(?:[)\].:]|\s*[-–])\s*(.+)", first_line, flags=re.IGNORECASE | re.DOTALL
+        )
+        if lead is not None:
+            index = _letter_index(lead.group(1), letters)
+            rest = _norm(lead.group(2))
+            if index is not None and (_norm(options[index]) in rest or rest in _norm(options[index])):
+                return Match(index, "ok", "letter")
     said = _norm(text)
     equal = [i for i, option in enumerate(options) if said == _norm(option)]
     if len(equal) == 1:

@@ -325,6 +325,11 @@ class ChatBBQScorer(ChatListingScorer):
         patterns = p["refusal_patterns"] if p["refusal_patterns"] is not None else REFUSAL_PATTERNS
         refusal = [re.compile(pattern, re.IGNORECASE) for pattern in patterns]
         failures = {f.get("key"): f for f in getattr(report, "failed", [])}
+        template = prompts.resolve_template(p["prompt"])
+        # the letters the prompt showed: none for templates that list no lettered options
+        shown = p["letters"] if "{options}" in template and template != prompts.TEMPLATES["options_text"] else []
+        if "{A}" in template:
+            shown = p["letters"]
         rows: list[dict[str, Any]] = []
         statuses: Counter[str] = Counter()
         by_category: dict[str, Counter[str]] = {}
@@ -343,7 +348,7 @@ class ChatBBQScorer(ChatListingScorer):
                 "measure": MEASURE,
                 **item_columns(item),
                 "option_order": json.dumps(list(order)),
-                "letters": json.dumps(list(p["letters"]), ensure_ascii=False),
+                "letters": json.dumps(list(shown), ensure_ascii=False),
                 "sample": request.sample,
                 "response_id": request.key,
             }
@@ -368,7 +373,7 @@ class ChatBBQScorer(ChatListingScorer):
                     used[name] += int((response.get("usage") or {}).get(name) or 0)
                 text = reply_text(response)
                 finish = ((response.get("choices") or [{}])[0]).get("finish_reason")
-                found = read_reply(item, text, mode=p["matching"], order=order, letters=p["letters"], refusal=refusal)
+                found = read_reply(item, text, mode=p["matching"], order=order, letters=shown, refusal=refusal)
                 status = found.status
                 if found.chosen is None:
                     server_refusal = model_refusal(response) if not (text or "").strip() else None
