@@ -11,7 +11,7 @@ columns, e.g. ``stereotyped_groups`` or ``question_index``), from the rows of a
   the other group for a non-negative one), both polarities pooled; computed in each context
   condition;
 * **bias_score**: s_DIS in disambiguated contexts; **s_AMB** = (1 − accuracy) · s_DIS in
-  ambiguous ones (Parrish et al., 2022, section 4; the paper and the script report it × 100).
+  ambiguous ones (Parrish et al., 2022, p. 6; the paper and the script report it × 100).
 
 ``convention="authors"`` (the default) computes them as ``analysis_scripts/BBQ_calculate_bias_score.R``
 does, step by step: examples without a chosen option (refusals, unparsed replies) and
