@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis, Requirement
-from assoc.errors import DataError
-from assoc.scoring.options import Option, column_list, confidence_level, non_negative
+from assoc import Analysis, DataError, Option
+from assoc.analysis import Requirement  # internal (grouped): the requirement and the shared option checks
+from assoc.scoring.options import column_list, confidence_level, non_negative
 
 from .items import CITATION, read_metadata
 

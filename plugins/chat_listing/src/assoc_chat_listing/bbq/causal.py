@@ -33,9 +33,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import StimuliError
-from assoc.scoring.options import Option, positive
-from assoc.scoring.scorer import Scorer
+from assoc import Option, Scorer, StimuliError
+from assoc.scoring.options import positive  # internal: the shared option checks
 
 from .items import CITATION, BBQItem, BBQStimuli
 from .scorer import CHOICE_COLUMNS, ITEM_COLUMNS, MEASURE, choice_columns, item_columns

@@ -43,8 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import StimuliError, UnknownNameError
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli, StimuliError, UnknownNameError
 
 CITATION = (
     "Parrish, A., Chen, A., Nangia, N., Padmakumar, V., Phang, J., Thompson, J., Htut, P. M., & Bowman, S. R. "

@@ -24,9 +24,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import StimuliError
-from assoc.scoring.options import Option
-from assoc.scoring.output import set_run_report
+from assoc import Option, StimuliError
+from assoc.scoring.output import set_run_report  # internal: the run report of chat scorers
 
 from ..requests import ChatRequest, model_refusal, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
