@@ -497,3 +497,21 @@ def test_scores_by_stereotyped_group_count_each_groups_examples():
     assert got.loc['["Jewish"]'].tolist() == [1, 1.0, 0.0]
     with pytest.raises(Exception, match="cannot group by 'nope'"):
         assoc.analyze("bbq", table, by=["model", "nope"], n_bootstrap=0)
+
+
+def test_clm_bbq_from_the_command_line(six_dir, tiny_gpt2, tmp_path):
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    out = tmp_path / "clm.csv"
+    result = CliRunner().invoke(
+        build_cli(),
+        ["score", "--scorer", "clm_bbq", "--stimuli", f"bbq:{six_dir}", "--model", str(tiny_gpt2),
+         "-o", "normalize=char", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out)
+    assert len(table) == 6 and set(table["normalize"]) == {"char"}
+    scores = table[["score_ans0", "score_ans1", "score_ans2"]].to_numpy()
+    assert (table["chosen"].to_numpy() == scores.argmax(axis=1)).all()
