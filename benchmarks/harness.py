@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPARISONS = ("fmat", "pll", "sbert", "weat", "chat")
+COMPARISONS = ("fmat", "pll", "sbert", "weat", "chat", "clm")
 #: a 1-minute load average above this before a round means other work shares the CPU
 QUIET_LOAD = 0.5
 #: other processes using more than this many cores on average during a round: the round is not a measurement

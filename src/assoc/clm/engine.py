@@ -59,7 +59,7 @@ HEAD_CHUNK = 128
 #: times ``max_tokens`` context tokens, so memory stays bounded by the budget.
 KV_FACTOR = 8
 #: Agreement a fast path must reach with the model's own forward pass, by dtype.
-TOLERANCE = {"float32": 1e-5, "float16": 5e-2, "bfloat16": 5e-2}
+TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 5e-2, "bfloat16": 5e-2}
 
 # Outcome of CausalLM._decide_paths per weights object, for the life of those weights:
 # (shared prefix through the key/value cache, LM head at the scored positions only).
@@ -286,7 +286,9 @@ class CausalLM:
             rows = [(b, i) for b, ctx in enumerate(batch) for i in groups[ctx] if len(requests[i].continuation) > 1]
             rows.sort(key=lambda row: -len(requests[row[1]].continuation))
             lengths = [len(requests[i].continuation) - 1 for _, i in rows]
-            for cstart, cstop in _split_rows(plan_batches(lengths, max_tokens), max(1, KV_FACTOR * max_tokens // ids.shape[1])):
+            for cstart, cstop in _split_rows(
+                plan_batches(lengths, max_tokens), max(1, KV_FACTOR * max_tokens // ids.shape[1])
+            ):
                 part = rows[cstart:cstop]
                 self._continue(model, requests, part, batch, layers, mask, out, head_only, torch)
             if meter is not None:
@@ -317,9 +319,7 @@ class CausalLM:
         past = [(k.index_select(0, rows)[:, :, :width], v.index_select(0, rows)[:, :, :width]) for k, v in layers]
         full_mask = torch.cat([context_mask.index_select(0, rows)[:, :width], mask], dim=1)
         states, _ = self._run(model, ids, full_mask, positions, past, head_only, want_cache=False)
-        picks = [
-            (b, j, t) for b, (_, i) in enumerate(part) for j, t in enumerate(requests[i].continuation[1:])
-        ]
+        picks = [(b, j, t) for b, (_, i) in enumerate(part) for j, t in enumerate(requests[i].continuation[1:])]
         values = self._log_probs_at(model, states, picks, head_only, torch)
         self._check_finite(values, [requests[i].input_ids for _, i in part])
         k = 0
@@ -371,7 +371,7 @@ class CausalLM:
     def _log_probs_at(
         self, model: Any, states: Any, picks: list[tuple[int, int, int]], head_only: bool, torch: Any
     ) -> np.ndarray:
-        """log P(token) at each (batch row, position, token) pick: float64 log-sum-exp over the vocabulary."""
+        """Log P(token) at each (batch row, position, token) pick: float64 log-sum-exp over the vocabulary."""
         if not picks:
             return np.zeros(0, dtype=np.float64)
         device = states.device
@@ -440,7 +440,9 @@ class CausalLM:
                 got = self._compute(model, probe, 1 << 30, shared=shared, head_only=head_only)
             except Exception:  # noqa: BLE001 - any failure means: not for this model, try the next candidate
                 continue
-            if all(g.shape == r.shape and np.max(np.abs(g - r), initial=0.0) < tolerance for g, r in zip(got, reference)):
+            if all(
+                g.shape == r.shape and np.max(np.abs(g - r), initial=0.0) < tolerance for g, r in zip(got, reference)
+            ):
                 outcome = (shared, head_only)
                 break
         _PATHS_VERIFIED[model] = outcome

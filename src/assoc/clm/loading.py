@@ -115,7 +115,7 @@ def load_causal_parts(
         if bars_were_on:
             hf_logging.enable_progress_bar()
     lm.eval()
-    lm.to(device)
+    lm.to(device)  # type: ignore[arg-type]  # transformers types .to() as a model method wrapper
     return tokenizer, lm, model_fingerprint(model, revision, memo), device
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from assoc.testing.tiny_mlm import tiny_corpus
 
@@ -39,7 +40,8 @@ def gpt2_tokenizer(vocab_size: int = 400):
         tiny_corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=["<|endoftext|>"], show_progress=False
     )
     model_json = json.loads(bpe._tokenizer.to_str())["model"]
-    return GPT2Tokenizer(vocab=bpe.get_vocab(), merges=_merges(model_json), model_max_length=64)
+    merges: Any = _merges(model_json)  # transformers accepts pairs; its annotation says str
+    return GPT2Tokenizer(vocab=bpe.get_vocab(), merges=merges, model_max_length=64)
 
 
 def llama_tokenizer(vocab_size: int = 300):
@@ -49,10 +51,16 @@ def llama_tokenizer(vocab_size: int = 300):
 
     sp = SentencePieceBPETokenizer()
     sp.train_from_iterator(
-        tiny_corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False
+        tiny_corpus(),
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=["<unk>", "<s>", "</s>"],
+        show_progress=False,
     )
     model_json = json.loads(sp._tokenizer.to_str())["model"]
-    tokenizer = LlamaTokenizer(vocab=model_json["vocab"], merges=_merges(model_json), model_max_length=64)
+    tokenizer = LlamaTokenizer(
+        vocab=model_json["vocab"], merges=_merges(model_json), model_max_length=64, add_bos_token=True
+    )
     tokenizer.update_post_processor()  # so that encoding adds <s>, as Llama's tokenizer does
     return tokenizer
 
@@ -133,9 +141,7 @@ def build_gpt2_small(directory: str | os.PathLike[str], *, seed: int = 0) -> Pat
     embedding and head have GPT-2 small's 50,257 rows, so every forward pass costs what
     ``gpt2`` costs on sequences of the same length.
     """
-    return build_gpt2_bpe(
-        directory, seed=seed, hidden=768, layers=12, heads=12, vocab_size=50257, positions=1024
-    )
+    return build_gpt2_bpe(directory, seed=seed, hidden=768, layers=12, heads=12, vocab_size=50257, positions=1024)
 
 
 def build_causal(directory: str | os.PathLike[str], kind: str = "gpt2", *, seed: int = 0) -> Path:
