@@ -1,7 +1,10 @@
 """Compare the bbq analysis's ``convention="lmeval"`` with lm-evaluation-harness's own BBQ functions.
 
-Usage, from the repository root (lm-eval need not be installed: its ``tasks/bbq/utils.py`` is
-loaded as a file, with a stand-in for the ``datasets`` module it imports only for type names)::
+The test suite runs :func:`compare_with_lmeval` on the bundled six categories with the installed
+lm-eval (``plugins/chat_listing/tests/test_bbq_lmeval.py``; lm-eval 0.4.13 is in the plugin's
+``test`` extra). By hand, on any copy of the BBQ files and any lm-eval checkout, from the repository
+root (lm-eval need not be installed: its ``tasks/bbq/utils.py`` is loaded as a file, with a
+stand-in for the ``datasets`` module it imports only for type names)::
 
     python plugins/chat_listing/tests/data/bbq/check_lmeval_convention.py \\
         <lm-eval>/lm_eval/tasks/bbq/utils.py <BBQ>/data
@@ -34,12 +37,17 @@ class _Docs(list):
         return _Docs(function(dict(doc)) for doc in self)
 
 
-def main(utils_path: str, data_dir: str) -> float:
+def load_utils(utils_path: str) -> types.ModuleType:
+    """lm-eval's ``tasks/bbq/utils.py`` loaded as a file (``datasets`` stood in for when absent)."""
     sys.modules.setdefault("datasets", types.SimpleNamespace(Dataset=object))
     spec = importlib.util.spec_from_file_location("lm_eval_bbq_utils", utils_path)
     lm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lm)
-    stimuli = items.load_directory(data_dir)
+    return lm
+
+
+def compare_with_lmeval(lm: types.ModuleType, stimuli: items.BBQStimuli) -> pd.DataFrame:
+    """One row per answer set, category and context: lm-eval's bias score and assoc's ``lmeval`` one."""
     answer_sets = {
         "first": lambda i: i.options[0],
         "id_mod_3": lambda i: i.options[i.example_id % 3],
@@ -61,7 +69,11 @@ def main(utils_path: str, data_dir: str) -> float:
             ):
                 theirs = aggregate(metrics[key + category])
                 cells.append((name, category, condition, theirs, ours.loc[(category, condition), "bias_score"]))
-    frame = pd.DataFrame(cells, columns=["answers", "category", "context", "lm_eval", "assoc_lmeval"])
+    return pd.DataFrame(cells, columns=["answers", "category", "context", "lm_eval", "assoc_lmeval"])
+
+
+def main(utils_path: str, data_dir: str) -> float:
+    frame = compare_with_lmeval(load_utils(utils_path), items.load_directory(data_dir))
     print(frame.to_string(index=False))
     largest = float((frame["lm_eval"] - frame["assoc_lmeval"]).abs().max())
     print(f"{len(frame)} cells; largest difference {largest:.3g}")
