@@ -1,11 +1,13 @@
-"""The Python examples of docs/bbq.md run as written, offline (bundled BBQ, local chat server)."""
+"""The Python examples of docs/bbq.md run as written, offline (bundled BBQ, local chat server, tiny GPT-2)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from assoc.testing.docs import code_blocks, run_blocks
 
@@ -17,8 +19,8 @@ HERE = Path(__file__).parent / "data" / "bbq"
 def test_python_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = code_blocks(PAGE)
-    assert len(blocks) == 2
-    namespace = run_blocks(blocks, name="docs/bbq.md", namespace={"__name__": "docs_bbq"})
+    assert len(blocks) == 3
+    namespace = run_blocks(blocks[:2], name="docs/bbq.md", namespace={"__name__": "docs_bbq"})
     table, scores = namespace["table"], namespace["scores"]
     few = namespace["few"]
     assert len(table) == 120 and (table["chosen"] == 0).all()
@@ -26,6 +28,42 @@ def test_python_examples_run(tmp_path, monkeypatch):
     for row in scores.itertuples():
         mine = [i for i in few.items if i.record["context_condition"] == row.context_condition]
         assert row.accuracy == sum(i.record["label"] == 0 for i in mine) / len(mine)
+
+
+def test_method_comparison_example(tmp_path, monkeypatch):
+    """BBQ, word association and clm per group, then convergence: every score recounted from the rows."""
+    from scipy import stats
+
+    monkeypatch.chdir(tmp_path)
+    ns = run_blocks(code_blocks(PAGE)[2:], name="docs/bbq.md (comparison)", namespace={"__name__": "docs_bbq_cmp"})
+    bbq_table, others, scores, agree = ns["bbq_table"], ns["others"], ns["scores"], ns["agree"]
+    groups = {target: [g for g, t in ns["MATCH"].items() if t == target] for target in ns["MATCH"].values()}
+    by_hand: dict[str, dict[str, float]] = {"chat_bbq": {}, "chat_word_association": {}, "clm": {}}
+    for target, keys in groups.items():
+        mine = bbq_table[[any(k in json.loads(g) for k in keys) for g in bbq_table["stereotyped_groups"]]]
+        assert len(mine) == 40 * len(keys) and set(mine["context_condition"]) == {"disambig"}
+        biased = int((mine["chosen"] == mine["target_loc"]).sum())
+        counter = int(((mine["chosen"] != mine["target_loc"]) & (mine["chosen"] != mine["unknown_loc"])).sum())
+        by_hand["chat_bbq"][target] = (biased - counter) / (biased + counter)
+        chosen = others[(others["scorer"] == "chat_word_association") & (others["measure"] == "chosen")]
+        label = chosen[chosen["target"] == target]
+        share = label.groupby("attribute_group")["value"].mean()
+        by_hand["chat_word_association"][target] = share["stigma_congruent"] - share["default_congruent"]
+        clm = others[(others["scorer"] == "clm") & (others["target"] == target)]
+        per_query = clm.groupby(["context", "mask_group"])["value"].mean().unstack()
+        by_hand["clm"][target] = float((per_query["stigma_congruent"] - per_query["default_congruent"]).mean())
+    for row in scores.itertuples():
+        assert row.raw_score == pytest.approx(by_hand[row.method][row.target], abs=1e-9), row
+    assert {m: scores[scores.method == m]["rule"].iloc[0] for m in by_hand} == {
+        "chat_bbq": "difference",
+        "chat_word_association": "contrast",
+        "clm": "contrast",
+    }
+    targets = sorted(groups)
+    for row in agree[agree["kind"] == "correlation"].itertuples():
+        x = [by_hand[row.x][t] for t in targets]
+        y = [by_hand[row.y][t] for t in targets]
+        assert row.n == 6 and row.estimate == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-9)
 
 
 def test_replication_table_shows_the_r_scripts_numbers():

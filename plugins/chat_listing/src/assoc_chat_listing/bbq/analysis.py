@@ -226,9 +226,10 @@ class BBQAnalysis(Analysis):
             if len(kept) == 0:
                 accuracy, s_dis = float("nan"), float("nan")
             else:
+                # an example is its category and id (ids repeat across categories, which `by` may pool)
+                example = (kept["category"].astype(str) + "\x1f" + kept["example_id"].astype(str)).to_numpy()
                 codes, k = example_codes(
-                    kept["_right"].to_numpy(), kept["_non_unknown"].to_numpy(), kept["_biased"].to_numpy(),
-                    kept["example_id"].to_numpy(),
+                    kept["_right"].to_numpy(), kept["_non_unknown"].to_numpy(), kept["_biased"].to_numpy(), example
                 )  # fmt: skip
                 acc_values, s_values = bias_counts(codes[None, :], k, zero_if_unbiased=not authors)
                 accuracy, s_dis = float(acc_values[0]), float(s_values[0])
