@@ -150,7 +150,9 @@ def association_rows(
     ).run(data)
     out = []
     for row in scores.itertuples(index=False):
-        mine = data[(data["scorer"] == row.scorer) & (data["model"] == row.model) & (data["bbq_target"] == row.bbq_target)]
+        mine = data[
+            (data["scorer"] == row.scorer) & (data["model"] == row.model) & (data["bbq_target"] == row.bbq_target)
+        ]
         out.append(
             {
                 "scorer": row.scorer,
