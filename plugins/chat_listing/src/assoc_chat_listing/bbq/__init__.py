@@ -7,7 +7,10 @@
 * :mod:`.scorer`: the ``chat_bbq`` scorer; :mod:`.analysis`: the ``bbq`` analysis (accuracy,
   s_DIS, s_AMB as the authors' ``BBQ_calculate_bias_score.R`` computes them, or lm-eval's way,
   with bootstrap intervals);
-* :mod:`.testing`: answers to BBQ prompts for the local test server.
+* :mod:`.compare`: the bias scores per stereotyped group as association-table rows that
+  ``convergence`` reads (BBQ beside the word-association test, FMAT, clm);
+* :mod:`.testing`: answers to BBQ prompts for the local test server (a stand-in model with
+  planted stereotypes among them).
 
 See ``docs/bbq.md``.
 """
