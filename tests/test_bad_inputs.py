@@ -14,7 +14,8 @@ from click.testing import CliRunner
 import assoc
 from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
-from assoc.table.files import from_records, read_table, sidecar_path, write_table
+from assoc.table.files import read_table, sidecar_path, write_table
+from assoc.table.schema import from_records
 
 GOOD_YAML = (
     "target:\n  Flowers: [rose, tulip]\n  Insects: [ant, wasp]\nattribute:\n  Pleasant: [love]\n  Unpleasant: [hate]\n"
@@ -133,7 +134,7 @@ def test_resampling_sizes_that_cannot_finish_are_refused_at_once(options, name):
 
 
 def test_weat_resampling_sizes_that_cannot_finish_are_refused_at_once():
-    from assoc.stats.weat import weat
+    from assoc.stats.association_tests import weat
 
     rng = np.random.default_rng(0)
     blocks = [rng.normal(size=(30, 25)) for _ in range(4)]

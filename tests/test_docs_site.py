@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from assoc import plugins
-from assoc.reference import ANALYSES_PAGE, SCORERS_PAGE, reference_pages
+from assoc.devtools.reference import ANALYSES_PAGE, SCORERS_PAGE, reference_pages
 from assoc.testing.docs import code_blocks, run_blocks
 
 ROOT = Path(__file__).resolve().parents[1]

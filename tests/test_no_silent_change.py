@@ -108,7 +108,7 @@ def test_python_floats_are_refused_not_rewritten():
     ],
 )
 def test_command_line_option_values_keep_their_text(text, kind, expected):
-    from assoc.scoring.options import Option
+    from assoc.components.options import Option
 
     option = Option("x", kind, None, "")
     assert option.coerce(option.parse_text(text)) == expected
@@ -290,7 +290,7 @@ def test_an_unwritable_folder_stops_before_scoring(tmp_path, monkeypatch):
 
 def test_a_cache_directory_that_is_a_file_stops_before_scoring(tmp_path, monkeypatch):
     from assoc import plugins
-    from assoc.mlm.scorer import MaskedLMScorer
+    from assoc.lm.masked.scorer import MaskedLMScorer
 
     blocker = tmp_path / "cache"
     blocker.write_text("not a folder")

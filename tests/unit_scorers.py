@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from assoc import Option, Scorer, hookimpl
-from assoc.scoring.options import CACHE_OPTIONS
+from assoc.components.options import CACHE_OPTIONS
 from assoc.scoring.units import WorkUnit
 
 
@@ -147,7 +147,7 @@ class ThreadsScore(Scorer):
     def score(self, stimuli: Any, models: Any, *, progress: bool) -> Any:
         import torch
 
-        from assoc.table.files import from_records
+        from assoc.table.schema import from_records
 
         seen = torch.get_num_threads()
         if self.params["fail"]:

@@ -11,8 +11,9 @@ from assoc.analysis.base import check_requirement, with_estimate
 from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
-from assoc.stimuli.model import Stimuli
-from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
+from assoc.stimuli.sets import Stimuli
+from assoc.table.files import as_table, write_table
+from assoc.table.provenance import get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +133,7 @@ def score(
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
+        An association table (see :mod:`assoc.table.schema`) with provenance in ``.attrs["assoc"]``.
     """
     from assoc.infra.threads import resolve_threads
 
@@ -151,7 +152,7 @@ def _prepare(
     scorer: str, models: Any, executor: str | Executor | None, options: Mapping[str, Any]
 ) -> tuple[Any, list[str]]:
     """The scorer built from its validated options, and its models: everything checked before any work."""
-    from assoc.executors.run import check_runs_on
+    from assoc.executors.driver import check_runs_on
 
     scorer_cls = plugins.get_scorer(scorer)
     instance = scorer_cls(**options)
@@ -172,14 +173,19 @@ def _run(
     threads: ThreadSetting,
 ) -> pd.DataFrame:
     """Run a prepared scorer (the driver decides how), check its table and attach provenance."""
-    from assoc.executors.run import run_scorer
+    from assoc.executors.driver import run_scorer
     from assoc.infra.progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = type(instance)
     show = default_enabled() if progress is None else progress
-    with quiet_libraries(show):
-        table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show, threads=threads)
+    runner = plugins.get_executor(executor)  # a name is looked up among the registered executors
+    try:
+        with quiet_libraries(show):
+            table, executed = run_scorer(instance, loaded, chosen, executor=runner, progress=show, threads=threads)
+    finally:
+        if runner is not executor:  # made here from a name: release what it started (a local Ray)
+            runner.close()
     run = pop_run_report(table)  # how the run went, if the scorer said (set_run_report): kept under "run"
     table = check_output(table, scorer_cls, loaded, chosen)
     missing = int(table["value"].isna().sum())
@@ -333,7 +339,6 @@ def compare(
     """
     import pandas as pd
 
-    from assoc.executors import get_executor
     from assoc.infra.threads import resolve_threads
 
     setting = resolve_threads(threads)
@@ -351,7 +356,7 @@ def compare(
         instance, resolved = _prepare(name, chosen, executor, opts)
         instance.check_stimuli(loaded)
         runs.append((name, instance, resolved))
-    runner = get_executor(executor)  # one executor (one Ray session) for every scorer
+    runner = plugins.get_executor(executor)  # one executor (one Ray session) for every scorer
     tables, provenance = [], []
     try:
         for name, instance, resolved in runs:

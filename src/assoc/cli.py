@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import click
@@ -120,25 +120,75 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
         _echo_table(frame)
 
 
-def _executor_options(command: Any) -> Any:
-    """The --executor and --ray-address options of the commands that score."""
-    command = click.option(
-        "--ray-address",
-        default=None,
-        metavar="ADDRESS",
-        help=(
-            "With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, "
-            "else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
-        ),
-    )(command)
-    return click.option(
-        "--executor",
-        "-x",
-        default="local",
-        show_default=True,
-        metavar="local|ray",
-        help="Where the work runs: this process, or a Ray cluster (pip install ray; see docs/scale.md).",
-    )(command)
+class _ScoringCommand(click.Command):
+    """A command that scores: its ``--executor`` choices and each executor's options come from the registry.
+
+    Executors are plugins (``register_executors``); their options are added when the command's
+    parameters are first asked for (parsing, ``--help``), so building the CLI loads no plugin.
+    Each option ``OPTION`` of executor ``NAME`` is ``--NAME-OPTION`` (``--ray-address``).
+    """
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        # Read again at each call: a plugin registered in this process (assoc.plugins.register) may add one.
+        own = getattr(self, "_own_params", None)
+        if own is None:
+            own = self._own_params = list(self.params)
+        self.params = [*own, *_executor_params()]
+        return super().get_params(ctx)
+
+
+#: destination of an executor's command-line option -> (executor name, option), filled by _executor_params
+_EXECUTOR_OPTIONS: dict[str, tuple[str, Any]] = {}
+
+
+def _executor_params() -> list[click.Parameter]:
+    """``--executor`` and every registered executor's options (``--ray-address``, ...)."""
+    from assoc.plugins import manager
+
+    reg = manager.registry()
+    names = manager.executor_names()
+    where = "; ".join(f"{name}: {reg.executors[name].description}" for name in names)
+    params: list[click.Parameter] = [
+        click.Option(
+            ["--executor", "-x"],
+            default="local",
+            show_default=True,
+            metavar="|".join(names),
+            help=f"Where the work runs: {where}.",
+        )
+    ]
+    for name in names:
+        for option in getattr(reg.executors[name].obj, "cli_options", ()):
+            dest = f"{name}_{option.name}".replace("-", "_")
+            _EXECUTOR_OPTIONS[dest] = (name, option)
+            params.append(
+                click.Option(
+                    [f"--{name}-{option.name}".replace("_", "-"), dest],
+                    default=None,
+                    metavar=option.name.upper(),
+                    help=f"With --executor {name}: {option.help}",
+                )
+            )
+    return params
+
+
+def _scoring_options(command: Any) -> Any:
+    """The options every command that scores shares: stimuli, output, progress and threads.
+
+    The executor's options are added by :class:`_ScoringCommand`.
+    """
+    for decorator in reversed(
+        (
+            click.option(
+                "--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1."
+            ),
+            click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print."),
+            click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only)."),
+            _threads_option,
+        )
+    ):
+        command = decorator(command)
+    return command
 
 
 def _threads_option(command: Any) -> Any:
@@ -163,29 +213,37 @@ def _threads(text: str | None) -> int | None:
 
 
 @contextlib.contextmanager
-def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
-    """The executor the options name (None: local), released when the command ends."""
-    from assoc.errors import OptionError
-    from assoc.executors import get_executor
+def _executor(name: str, given: Mapping[str, str | None]) -> Iterator[Any]:
+    """The executor the options name (None: local), released when the command ends.
 
-    if ray_address is not None and name.strip().lower() != "ray":
-        raise OptionError("--ray-address is an option of --executor ray")
-    if name.strip().lower() == "local":
+    ``given``: the executors' command-line options (``ray_address``, ...); one given for another
+    executor than ``name`` is an :class:`~assoc.errors.OptionError`.
+    """
+    from assoc.errors import OptionError
+    from assoc.plugins import get_executor
+
+    chosen = name.strip().lower()
+    options: dict[str, Any] = {}
+    for dest, value in given.items():
+        if value is None:
+            continue
+        owner, option = _EXECUTOR_OPTIONS[dest]
+        if owner != chosen:
+            raise OptionError(f"--{dest.replace('_', '-')} is an option of --executor {owner}")
+        if value:
+            options[option.name] = option.parse_text(value)
+    if chosen == "local" and not options:
         yield None
         return
-    with get_executor(name, **({"address": ray_address} if ray_address else {})) as runner:
+    with get_executor(name, **options) as runner:
         yield runner
 
 
-@cli.command()
+@cli.command(cls=_ScoringCommand)
 @click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
-@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@_executor_options
-@_threads_option
+@_scoring_options
 def score(
     scorer: str,
     stimuli: str,
@@ -193,22 +251,43 @@ def score(
     options: tuple[str, ...],
     out: str | None,
     progress: bool | None,
-    executor: str,
-    ray_address: str | None,
     threads: str | None,
+    executor: str,
+    **executor_options: str | None,
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
     from assoc import api, plugins
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
+
+    def prepare() -> Callable[[Any, int | None], Any]:
+        scorer_cls = plugins.get_scorer(scorer)
+        given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
+        return lambda runner, chosen_threads: api.score(
+            scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
+        )
+
+    _run_scoring(out, threads, executor, executor_options, prepare)
+
+
+def _run_scoring(
+    out: str | None,
+    threads: str | None,
+    executor: str,
+    executor_options: Mapping[str, str | None],
+    prepare: Callable[[], Callable[[Any, int | None], Any]],
+) -> None:
+    """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
+
+    ``prepare`` makes the command's own checks, before any work, and returns the run; the run gets
+    the executor and the threads, and its table is written or printed.
+    """
+    from assoc import api
 
     chosen_threads = _threads(threads)
     api.check_outputs(out, "--out")
-    scorer_cls = plugins.get_scorer(scorer)
-    given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
-    with _executor(executor, ray_address) as runner:
-        table = api.score(
-            scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
-        )
+    run = prepare()
+    with _executor(executor, executor_options) as runner:
+        table = run(runner, chosen_threads)
     _save_or_print(table, out)
     _exit_if_incomplete(table)
 
@@ -227,11 +306,10 @@ def _exit_if_incomplete(table: Any) -> None:
         raise SystemExit(3)
 
 
-@cli.command()
+@cli.command(cls=_ScoringCommand)
 @click.option(
     "--scorer", "-s", "scorer_names", required=True, multiple=True, help="Scorer name; repeat for each method compared."
 )
-@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option(
     "--model",
     "-m",
@@ -243,10 +321,7 @@ def _exit_if_incomplete(table: Any) -> None:
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
 )
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@_executor_options
-@_threads_option
+@_scoring_options
 def compare(
     scorer_names: tuple[str, ...],
     stimuli: str,
@@ -254,44 +329,45 @@ def compare(
     options: tuple[str, ...],
     out: str | None,
     progress: bool | None,
-    executor: str,
-    ray_address: str | None,
     threads: str | None,
+    executor: str,
+    **executor_options: str | None,
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from assoc import api, plugins
+    from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
-    from assoc.scoring.options import parse_cli_options
 
-    chosen_threads = _threads(threads)
-    api.check_outputs(out, "--out")
-    names = list(dict.fromkeys(scorer_names))
-    chosen: dict[str, list[str]] = {}
-    for pair in models:
-        scorer, sep, model = pair.partition("=")
-        if not sep or scorer not in names or not model:
-            raise OptionError(
-                f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
-            )
-        chosen.setdefault(scorer, []).append(model)
-    given: dict[str, list[str]] = {name: [] for name in names}
-    for pair in options:
-        scorer, sep, rest = pair.partition(".")
-        if not sep or scorer not in names:
-            raise OptionError(
-                f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), got {pair!r}"
-            )
-        given[scorer].append(rest)
-    plan: dict[str, dict[str, Any]] = {}
-    for name in names:
-        scorer_cls = plugins.get_scorer(name)
-        plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
-        if name in chosen:
-            plan[name]["models"] = chosen[name]
-    with _executor(executor, ray_address) as runner:
-        table = api.compare(stimuli, plan, progress=progress, executor=runner, threads=chosen_threads)
-    _save_or_print(table, out)
-    _exit_if_incomplete(table)
+    def prepare() -> Callable[[Any, int | None], Any]:
+        names = list(dict.fromkeys(scorer_names))
+        chosen: dict[str, list[str]] = {}
+        for pair in models:
+            scorer, sep, model = pair.partition("=")
+            if not sep or scorer not in names or not model:
+                raise OptionError(
+                    f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+                )
+            chosen.setdefault(scorer, []).append(model)
+        given: dict[str, list[str]] = {name: [] for name in names}
+        for pair in options:
+            scorer, sep, rest = pair.partition(".")
+            if not sep or scorer not in names:
+                raise OptionError(
+                    f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), "
+                    f"got {pair!r}"
+                )
+            given[scorer].append(rest)
+        plan: dict[str, dict[str, Any]] = {}
+        for name in names:
+            scorer_cls = plugins.get_scorer(name)
+            plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
+            if name in chosen:
+                plan[name]["models"] = chosen[name]
+        return lambda runner, chosen_threads: api.compare(
+            stimuli, plan, progress=progress, executor=runner, threads=chosen_threads
+        )
+
+    _run_scoring(out, threads, executor, executor_options, prepare)
 
 
 def _where_option(command: Any) -> Any:
@@ -309,7 +385,8 @@ def _where_option(command: Any) -> Any:
 
 def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
     """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table, parse_where, select_rows
+    from assoc.table.files import as_table
+    from assoc.table.selection import parse_where, select_rows
 
     table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
     return select_rows(table, parse_where(where), where=f"table {table_path!r}")
@@ -333,7 +410,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     import warnings
 
     from assoc import api, plugins
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
 
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
@@ -398,7 +475,7 @@ analyses_command = _listing_command("analyses")
 def stimuli_command(name: str | None) -> None:
     """List bundled stimuli sets, or the designs of one set (or file) NAME."""
     from assoc.plugins import manager as plugins
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
     if name is None:
         reg = plugins.registry()
@@ -426,7 +503,12 @@ def plugins_command() -> None:
     reg = plugins.registry()
     for info in reg.infos.values():
         provides = []
-        for label, names in (("scorers", info.scorers), ("analyses", info.analyses), ("stimuli", info.stimuli)):
+        for label, names in (
+            ("scorers", info.scorers),
+            ("analyses", info.analyses),
+            ("stimuli", info.stimuli),
+            ("executors", info.executors),
+        ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")
         version = f" {info.version}" if info.version else ""
@@ -455,7 +537,7 @@ def models_group() -> None:
 @models_group.command(name="list")
 def models_list() -> None:
     """List the models in the local Hugging Face cache: size, files and revisions."""
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     models = hub.cached_models()
     click.echo(f"cache: {hub.cache_dir()}")
@@ -475,7 +557,7 @@ def models_list() -> None:
 @click.option("--revision", default=None, help="A branch, tag or commit (default: main).")
 def models_download(names: tuple[str, ...], revision: str | None) -> None:
     """Download Hub models NAMES into the local cache (then use them offline with --model NAME)."""
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     for name in names:
         path = hub.download_model(name, revision=revision)
@@ -488,7 +570,7 @@ def models_download(names: tuple[str, ...], revision: str | None) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def models_remove(name: str, revision: str | None, yes: bool) -> None:
     """Remove the model NAME (every revision, or one) from the local Hugging Face cache."""
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     if not yes:
         click.confirm(f"remove {name}{f' revision {revision}' if revision else ''} from {hub.cache_dir()}?", abort=True)
@@ -542,7 +624,7 @@ PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
-    from assoc.scoring.options import Option, positive
+    from assoc.components.options import Option, positive
 
     return {
         "estimates": (
@@ -601,9 +683,9 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     from pathlib import Path
 
     from assoc import plotting
+    from assoc.components.options import parse_cli_options, validate_options
     from assoc.errors import OptionError
     from assoc.infra.io import check_output_file
-    from assoc.scoring.options import parse_cli_options, validate_options
     from assoc.table.files import read_table
 
     if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
@@ -653,7 +735,7 @@ def _exit_on_sigterm() -> None:
     """Turn SIGTERM (``kill``, a batch system's time limit) into ``SystemExit``.
 
     Python runs no cleanup on the default SIGTERM; as an exception it unwinds the stack, so
-    half-written temporary files are removed (:mod:`assoc.io`) and finished work stays cached.
+    half-written temporary files are removed (:mod:`assoc.infra.io`) and finished work stays cached.
     Only in the main thread, and only when nobody else installed a handler.
     """
     import signal

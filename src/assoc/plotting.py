@@ -171,7 +171,7 @@ def plot_estimates(
 
 def _default_title(result: pd.DataFrame, column: str) -> str:
     """The analysis that produced ``result`` (from its provenance) and the estimate drawn, e.g. ``icc: icc``."""
-    from assoc.table.files import get_provenance
+    from assoc.table.provenance import get_provenance
 
     analysis = get_provenance(result).get("analysis")
     return f"{analysis}: {column}" if analysis else (column if len(result) == 1 else "")

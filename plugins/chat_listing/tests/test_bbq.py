@@ -22,8 +22,7 @@ from assoc_chat_listing.bbq.testing import bbq_responder
 from assoc_chat_listing.testing import FAST_RETRIES, ChatServer
 
 import assoc
-from assoc.errors import StimuliError
-from assoc.table import from_records
+from assoc import StimuliError, from_records
 
 HERE = Path(__file__).parent / "data" / "bbq"
 REPO = Path(__file__).resolve().parents[3]
@@ -56,7 +55,7 @@ def small_dir(tmp_path):
 
 
 def test_bundled_set_holds_the_six_categories_every_field_kept():
-    stimuli = assoc.stimuli.Stimuli.load("bbq")
+    stimuli = assoc.Stimuli.load("bbq")
     assert isinstance(stimuli, bbq_items.BBQStimuli)
     counts = pd.Series([i.category for i in stimuli.items]).value_counts().to_dict()
     # the counts of the data README (nyu-mll/BBQ bea11bd)
@@ -64,7 +63,7 @@ def test_bundled_set_holds_the_six_categories_every_field_kept():
                       "Religion": 1200, "Sexual_orientation": 864}  # fmt: skip
     first = json.loads(bundled_lines("Age", 1)[0])
     assert dict(stimuli.items[0].record) == first
-    chosen = assoc.stimuli.Stimuli.load("bbq:Religion,Age")
+    chosen = assoc.Stimuli.load("bbq:Religion,Age")
     assert [d.name for d in chosen] == ["Religion", "Age"] and len(chosen.items) == 1200 + 3680
     assert chosen.fingerprint() != stimuli.fingerprint()
 
@@ -79,14 +78,14 @@ def test_derived_target_loc_equals_the_authors_metadata_script():
 
 
 def test_a_directory_is_read_from_a_spec_with_its_metadata(small_dir):
-    loaded = assoc.stimuli.Stimuli.load(f"bbq:{small_dir}")
+    loaded = assoc.Stimuli.load(f"bbq:{small_dir}")
     assert loaded.name == f"bbq:{small_dir}" and [d.name for d in loaded] == ["Age", "Religion"]
     assert loaded.meta["target_loc"] == {"metadata": 0, "derived": 20, "undecidable": 0}
     # the authors' metadata file beside the data: its target_loc wins; an example it lacks is dropped
     (small_dir / "additional_metadata.csv").write_text(
         "category,question_index,example_id,target_loc,label_type\nAge,1,0,1,name\nAge,1,1,NA,label\n"
     )
-    with_file = assoc.stimuli.Stimuli.load(f"bbq:{small_dir}")
+    with_file = assoc.Stimuli.load(f"bbq:{small_dir}")
     first, second, third = with_file.items[:3]
     assert (first.target_loc, first.label_type, first.target_source) == (1, "name", "metadata")
     assert (second.target_loc, second.target_source, second.target_problem) == (
@@ -110,7 +109,7 @@ def test_a_bad_line_is_refused_with_file_and_line(small_dir, line, problem):
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join([lines[0], line, *lines[1:]]) + "\n", encoding="utf-8")
     with pytest.raises(StimuliError) as info:
-        assoc.stimuli.Stimuli.load(f"bbq:{small_dir}")
+        assoc.Stimuli.load(f"bbq:{small_dir}")
     assert str(path) in str(info.value) and problem in str(info.value)
 
 
@@ -129,10 +128,10 @@ def test_bad_fields_duplicates_and_missing_directories_are_refused(small_dir, tm
     with pytest.raises(StimuliError, match=r"Bad.jsonl, line 1: Age example 0 is also at .*Age.jsonl, line 1"):
         bbq_items.load_directory(small_dir)
     with pytest.raises(StimuliError, match="BBQ directory not found"):
-        assoc.stimuli.Stimuli.load(f"bbq:{tmp_path / 'nowhere'}/")
+        assoc.Stimuli.load(f"bbq:{tmp_path / 'nowhere'}/")
     (tmp_path / "empty").mkdir()
     with pytest.raises(StimuliError, match="no BBQ files"):
-        assoc.stimuli.Stimuli.load(f"bbq:{tmp_path / 'empty'}")
+        assoc.Stimuli.load(f"bbq:{tmp_path / 'empty'}")
 
 
 # -- matching ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from assoc_chat_listing.bbq.compare import association_rows
 from assoc_chat_listing.bbq.scorer import replay_rows
 
 import assoc
-from assoc.table import from_records
+from assoc import from_records
 
 
 def answer(item):

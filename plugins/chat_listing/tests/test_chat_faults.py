@@ -210,7 +210,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
         """
         import os, signal, sys
         from assoc_chat_listing.engine import EngineSettings, run_requests
-        from assoc_chat_listing.requests import ChatRequest, ResponseStore
+        from assoc_chat_listing.store import ChatRequest, ResponseStore
 
         url, root = sys.argv[1], sys.argv[2]
         requests = [
@@ -239,7 +239,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
     assert len(answered) == 3
     journals = list((root / "chat_listing-journal").glob("*.jsonl"))
     assert len(journals) == 1  # the killed run's journal is left behind ...
-    from assoc_chat_listing.requests import ResponseStore
+    from assoc_chat_listing.store import ResponseStore
 
     (root / "chat_listing-journal" / "0123.new").write_bytes(b"")  # a journal killed before it was named
     store = ResponseStore(str(root))  # ... and opening the store moves it into the cache
@@ -275,7 +275,7 @@ def test_real_reply_shapes_through_the_server(server):
 
 
 def test_the_journal_of_a_live_run_is_left_alone(tmp_path):
-    from assoc_chat_listing.requests import ChatRequest, ResponseStore
+    from assoc_chat_listing.store import ChatRequest, ResponseStore
 
     request = ChatRequest("openai", "http://h/v1", "m", ({"role": "user", "content": "List 2 traits of g."},), {}, 0)
     body = {"choices": [{"message": {"role": "assistant", "content": "1. kind\n2. warm"}, "finish_reason": "stop"}]}

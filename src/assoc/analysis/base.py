@@ -7,8 +7,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assoc.components.base import Component
 from assoc.errors import UnfitTableError
-from assoc.scoring.component import Component
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import column_list, groups, require_columns, table_source
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.analysis.inputs import column_list, groups, require_columns, table_source
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -264,7 +264,7 @@ class StereotypeAnalysis(Analysis):
 
         from assoc.errors import DataError
         from assoc.stats.dictionary import aggregate
-        from assoc.table.files import normalise
+        from assoc.table.schema import normalise
 
         p = self.params
         source_measure = ",".join(sorted(data["measure"].astype(str).unique())) if "measure" in data else ""

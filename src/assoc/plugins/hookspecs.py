@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     import click
 
     from assoc.analysis.base import Analysis
+    from assoc.executors.base import Executor
     from assoc.scoring.scorer import Scorer
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 PROJECT = "assoc"
 
@@ -66,6 +67,13 @@ class RegisterStimuli(Protocol):
 
     def __call__(self, name: str, loader: Callable[[], Stimuli], description: str = "", /) -> None:
         """Register a bundled stimuli set: ``loader()`` builds it when a user names it."""
+
+
+class RegisterExecutor(Protocol):
+    """The ``register`` callable passed to :func:`register_executors`."""
+
+    def __call__(self, executor: type[Executor], /) -> None:
+        """Register one :class:`~assoc.executors.base.Executor` subclass under its ``name``."""
 
 
 @hookspec
@@ -97,6 +105,20 @@ def register_stimuli(register: RegisterStimuli) -> None:
     Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``. A loader that
     takes one argument also reads the user's own copy of the data: ``--stimuli NAME:<path>``
     (a path that exists, or any text with a path separator) calls ``loader("<path>")``.
+    """
+
+
+@hookspec
+def register_executors(register: RegisterExecutor) -> None:
+    """Register executor classes: where a study's work units run.
+
+    Called once when plugins load. Call ``register(ExecutorSubclass)`` for each executor;
+    its ``name`` is what users type (``assoc score --executor NAME``,
+    ``assoc.score(..., executor=NAME)``), its ``description`` is its line in ``--executor``'s
+    help, and each :class:`~assoc.Option` of its ``cli_options`` becomes a command-line option
+    ``--NAME-OPTION`` (``ray``'s ``address`` is ``--ray-address``) whose value goes to the
+    executor's constructor. The core registers ``local`` and ``ray`` this way. Names are unique
+    across plugins.
     """
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc.scoring.component import Component
+from assoc.components.base import Component
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.infra.cache import Cache, Namespace
     from assoc.scoring.units import WorkUnit
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 #: Part of every unit-cache namespace: bump when the driver's way of storing units changes.
@@ -76,17 +76,17 @@ class Scorer(Component):
 
         ``models`` is never empty when ``requires_models`` is true. ``progress``
         says whether to show progress bars (:func:`assoc.infra.progress.bar`). Return
-        an association table (:mod:`assoc.table.files`).
+        an association table (:mod:`assoc.table.schema`).
 
         Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`)
         instead. The scoring layer never runs units itself: the driver
-        (:func:`assoc.executors.run.run_scorer`, what :func:`assoc.score` calls) is the one place
+        (:func:`assoc.executors.driver.run_scorer`, what :func:`assoc.score` calls) is the one place
         that chooses between this method and the units, so a unit scorer's ``score`` is not called.
         """
         if self.supports_units():
             raise NotImplementedError(
                 f"scorer {self.name!r} describes its work as units: run it with assoc.score({self.name!r}, ...) "
-                "or assoc.executors.run.run_scorer(scorer, stimuli, models)"
+                "or assoc.executors.driver.run_scorer(scorer, stimuli, models)"
             )
         raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
 
@@ -129,7 +129,7 @@ class Scorer(Component):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """Build the table from the rows of all units, in plan order (override to add warnings or columns)."""
-        from assoc.table.files import from_records
+        from assoc.table.schema import from_records
 
         return from_records(
             rows, scorer=self.name, measure=self.measure or None, extra_columns=list(self.extra_columns)
@@ -139,7 +139,7 @@ class Scorer(Component):
         """The cache of this scorer's runs: everything it stores on disk goes there.
 
         The default follows the scorer's ``cache`` and ``cache_dir`` options when it declares
-        them (:data:`assoc.scoring.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
+        them (:data:`assoc.components.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
         :func:`assoc.infra.cache.default_root`), disabled with ``cache=False`` or when the scorer declares
         no ``cache`` option (then nothing is read or written, memos included).
         """

@@ -119,7 +119,7 @@ class AssocAccessor:
         """The provenance record (a deep copy; empty when the table did not come from assoc)."""
         import copy
 
-        from assoc.table.files import get_provenance
+        from assoc.table.provenance import get_provenance
 
         return copy.deepcopy(get_provenance(self._frame))
 
@@ -152,7 +152,7 @@ class AssocAccessor:
 
 
 def _is_association_table(frame: pd.DataFrame) -> bool:
-    from assoc.table.files import COLUMNS
+    from assoc.table.schema import COLUMNS
 
     return all(column in frame.columns for column in COLUMNS)
 

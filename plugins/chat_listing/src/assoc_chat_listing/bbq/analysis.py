@@ -25,7 +25,7 @@ last of the ten unknown phrasings); undecidable examples stay in accuracy and co
 non-biased answers; and s_DIS is 0, not −1, when no answer is biased (``agg_disamb_bias_scores``).
 
 Intervals: percentile bootstrap over examples within each group (Efron & Tibshirani, 1993,
-ch. 13; :func:`assoc.stats.effect_size.bootstrap_interval`), resampling the examples (the replies
+ch. 13; :func:`assoc.stats.bootstrap_interval`), resampling the examples (the replies
 to repeated samples of one example together) and recomputing accuracy, s_DIS and the bias score
 on each resample. Refusals, unparsed and failed
 replies and undecidable examples are counted per group.
@@ -35,9 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option
-from assoc.analysis import Requirement  # internal (grouped): the requirement and the shared option checks
-from assoc.scoring.options import column_list, confidence_level, non_negative
+from assoc import Analysis, DataError, Option, Requirement, column_list, confidence_level, non_negative
 
 from .items import CITATION, read_metadata
 
@@ -159,7 +157,7 @@ class BBQAnalysis(Analysis):
         import numpy as np
         import pandas as pd
 
-        from assoc.stats.effect_size import bootstrap_interval
+        from assoc.stats import bootstrap_interval
 
         p = self.params
         rows = table[table["measure"] == "correct"] if "measure" in table else table

@@ -33,8 +33,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import Option, Scorer, StimuliError
-from assoc.scoring.options import positive  # internal: the shared option checks
+from assoc import Option, Scorer, StimuliError, positive
 
 from .items import CITATION, BBQItem, BBQStimuli
 from .scorer import CHOICE_COLUMNS, ITEM_COLUMNS, MEASURE, choice_columns, item_columns
@@ -42,7 +41,7 @@ from .scorer import CHOICE_COLUMNS, ITEM_COLUMNS, MEASURE, choice_columns, item_
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
 NORMALIZE = ("sum", "char", "byte", "token")
 LMEVAL_PROMPT = "{context}\n\nQ: {question}\nA:"
@@ -140,7 +139,7 @@ class CausalBBQScorer(Scorer):
 
     def model_fingerprint(self, model: str) -> str:
         """The weights' identity (local directory hash or Hub commit), as the masked-LM and clm scorers give it."""
-        from assoc.mlm.loading import model_fingerprint
+        from assoc.lm import model_fingerprint
 
         return model_fingerprint(model, None)
 
@@ -155,9 +154,9 @@ class CausalBBQScorer(Scorer):
         """Every option's log-likelihood under every model; one row per example and model."""
         import numpy as np
 
+        from assoc import from_records
         from assoc.clm import cached_causal_lm
         from assoc.clm.text import plan_sentence, special_tokens
-        from assoc.table import from_records
 
         assert isinstance(stimuli, BBQStimuli)
         p = self.params

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from assoc import DataError
+from assoc import DataError, normalise
 
 from .analysis import BBQAnalysis
 
@@ -101,8 +101,6 @@ def association_rows(
     2022, 2086-2105.
     """
     import pandas as pd
-
-    from assoc.table.files import normalise  # internal (grouped): the association table's columns
 
     if context_condition not in CONDITIONS:
         raise DataError(f"bbq association rows: context_condition must be disambig or ambig, got {context_condition!r}")

@@ -162,7 +162,7 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` of every example of one BBQ JSONL file (``.jsonl`` or ``.jsonl.gz``).
 
     A line that is not JSON, or an example without a field the benchmark needs, is a
-    :class:`~assoc.errors.StimuliError` naming the file and the line; blank lines are skipped.
+    :class:`~assoc.StimuliError` naming the file and the line; blank lines are skipped.
     """
     path = Path(path)
     out: list[tuple[int, dict[str, Any]]] = []

@@ -24,11 +24,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import Option, StimuliError
-from assoc.scoring.output import set_run_report  # internal: the run report of chat scorers
+from assoc import Option, StimuliError, set_run_report
 
-from ..requests import ChatRequest, model_refusal, public_endpoint, reply_text
 from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
+from ..store import ChatRequest, model_refusal, public_endpoint, reply_text
 from . import prompts
 from .items import CITATION, BBQItem, BBQStimuli
 from .matching import MODES, Match, match_authors, match_reply
@@ -36,7 +35,7 @@ from .matching import MODES, Match, match_authors, match_reply
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
 TASK = "bbq"
 MEASURE = "correct"
@@ -316,7 +315,7 @@ class ChatBBQScorer(ChatListingScorer):
         store: Any,
         **_: Any,
     ) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         from ..parsing import REFUSAL_PATTERNS
 

@@ -29,7 +29,7 @@ from assoc_chat_listing.bbq import items
 from assoc_chat_listing.bbq.analysis import BBQAnalysis
 from assoc_chat_listing.bbq.scorer import replay_rows
 
-from assoc.table import from_records
+from assoc import from_records
 
 
 class _Docs(list):
