@@ -32,7 +32,7 @@ QUICK_DESIGNS = ("2A-Q1", "3A-Q1", "4A-Q1")
 
 def workload(quick: bool) -> list[list[str]]:
     """[design, filled text, mask group, option] of every item of the workload."""
-    from assoc_fmat.studies import load_bao2024
+    from assoc_fmat.bundled import load_bao2024
 
     stimuli = load_bao2024()
     items = stimuli.mask_items()
@@ -72,7 +72,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
 
 
 def _texts(items: list[list[str]]) -> tuple[list[str], list[str], list[str]]:
-    from assoc.stimuli import fill_mask
+    from assoc import fill_mask
 
     sentences, prefixes, options = [], [], []
     for _, text, _, option in items:
@@ -103,8 +103,8 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     if side == "assoc":
         from assoc_clm.scorer import score_items
 
-        from assoc.clm import load_causal_lm
-        from assoc.stimuli.model import Filling, MaskItem
+        from assoc import Filling, MaskItem
+        from assoc.lm import load_causal_lm
 
         stamps.imported = now()
         mask_items = [MaskItem(Filling(design, text, text), group, option) for design, text, group, option in items]

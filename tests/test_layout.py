@@ -31,6 +31,7 @@ GONE = (
     "assoc.infra.onnx",
     "assoc.stats.weat",
     "assoc._moved",
+    "assoc.clm",  # the causal-LM engine of the clm branch, now assoc.lm.causal
 )
 
 
@@ -56,9 +57,9 @@ def test_new_paths_import_without_warnings() -> None:
         "warnings.simplefilter('error')\n"
         "import assoc, assoc.api, assoc.cli\n"
         "import assoc.stimuli, assoc.table, assoc.analysis, assoc.plugins, assoc.scoring.scorer\n"
-        "import assoc.infra.cache, assoc.executors.driver, assoc.analysis.catalog\n"
+        "import assoc.infra.cache, assoc.executors.driver, assoc.analysis.catalog, assoc.lm.causal\n"
         "for plugin in ('assoc_fmat.plugin', 'assoc_weat.plugin', 'assoc_pll.plugin',\n"
-        "               'assoc_sbert_topwords.plugin', 'assoc_chat_listing.plugin'):\n"
+        "               'assoc_sbert_topwords.plugin', 'assoc_chat_listing.plugin', 'assoc_clm.plugin'):\n"
         "    __import__(plugin)\n"
         "assoc.plugins.registry()\n"
     )

@@ -29,8 +29,8 @@ def tiny_causal(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def causal_lms(tiny_causal):
-    """Loaded :class:`assoc.clm.CausalLM` per family."""
-    from assoc.clm import load_causal_lm
+    """Loaded :class:`assoc.lm.CausalLM` per family."""
+    from assoc.lm import load_causal_lm
 
     return {family: load_causal_lm(path) for family, path in tiny_causal.items()}
 
@@ -58,7 +58,7 @@ def causal_lms64(tiny_causal):
     """The same models in float64, for code-against-code comparisons free of float32 summation noise."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from assoc.clm.engine import CausalLM
+    from assoc.lm import CausalLM
 
     out = {}
     for family, path in tiny_causal.items():
@@ -74,8 +74,8 @@ def sample_items():
 
     Options at the start, middle and end of sentences, one- and many-token options, years (digits).
     """
-    from assoc_fmat.studies import load_bao2024
-    from assoc_pll.stimuli import load_watson2023
+    from assoc_fmat.bundled import load_bao2024
+    from assoc_pll.bundled import load_watson2023
 
     bao = load_bao2024(["2A", "3A", "3D", "4A", "4C"]).mask_items()
     watson = load_watson2023().select(["firefighter", "actor"]).mask_items()
@@ -84,7 +84,7 @@ def sample_items():
 
 def start_stimuli():
     """Options that start the sentence (empty prefix) or end it (empty suffix)."""
-    from assoc.stimuli import Design, Stimuli
+    from assoc import Design, Stimuli
 
     design = Design(
         name="start",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assoc.clm import CausalRequest
-from assoc.errors import ModelError
+from assoc import ModelError
+from assoc.lm import CausalRequest
 
 
 def _requests(lm, items):
-    from assoc.clm.text import plan_sentence, special_tokens
+    from assoc.lm import plan_sentence, special_tokens
 
     lead, trail = special_tokens(lm.tokenizer, "auto")
     plans = [plan_sentence(lm.tokenizer, lead, trail, *it.sentence()) for it in items]
@@ -62,7 +62,7 @@ def test_non_finite_refused(tiny_causal):
     """A NaN in the weights stops the run naming the model, as the masked engine does."""
     import torch
 
-    from assoc.clm import load_causal_lm
+    from assoc.lm import load_causal_lm
 
     lm = load_causal_lm(tiny_causal["gpt2"])
     with torch.no_grad():

@@ -28,7 +28,7 @@ def test_cli_tiny_models_and_score_offline(tmp_path, monkeypatch):
     table = pd.read_csv(tmp_path / "clm.csv")
     assert set(table["measure"]) == {"sentence"} and (table["value"] < 0).all()
     assert set(table["bos"]) == {"auto"} and set(table["start_token"]) == {"<|endoftext|>"}
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
     assert len(table) == len(Stimuli.load("bao2024:2A").mask_items())
 
@@ -50,7 +50,7 @@ def test_measures_rows_and_reduction(tiny_causal, edge_stimuli):
 
 
 def test_cache_resume_and_unit_size_do_not_change_numbers(tiny_causal):
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
     stimuli = Stimuli.load("bao2024:2A")
     model = tiny_causal["gpt2"]
@@ -64,8 +64,7 @@ def test_cache_resume_and_unit_size_do_not_change_numbers(tiny_causal):
 
 
 def test_lpr_and_posterior_read_clm_tables(tiny_causal):
-    from assoc.errors import DataError
-    from assoc.stimuli import Stimuli
+    from assoc import DataError, Stimuli
 
     model = tiny_causal["gpt2"]
     table = assoc.score("clm", "bao2024:2A", models=[model])
@@ -95,8 +94,7 @@ def test_lpr_and_posterior_read_clm_tables(tiny_causal):
 
 
 def test_bad_stimuli_refused_before_loading(tiny_causal):
-    from assoc.errors import StimuliError
-    from assoc.stimuli import Design, Stimuli
+    from assoc import Design, Stimuli, StimuliError
 
     no_mask = Stimuli([Design(name="d", queries=("{TARGET} is here.",), target={"t": ("a",)})], name="s")
     with pytest.raises(StimuliError):
@@ -106,7 +104,7 @@ def test_bad_stimuli_refused_before_loading(tiny_causal):
 def test_nan_option_only_when_no_option_token(causal_lms):
     from assoc_clm.scorer import score_items
 
-    from assoc.stimuli import Design, Stimuli
+    from assoc import Design, Stimuli
 
     items = Stimuli([Design(name="d", queries=("[MASK] works.",), mask={"g": ("He",)})], name="s").mask_items()
     row = score_items(causal_lms["gpt2"], items, bos="none")[0]

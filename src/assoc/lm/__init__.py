@@ -15,9 +15,14 @@ never from the modules below, which may move (:doc:`the plugin API <plugin-api>`
   :func:`model_namespace`, the word-piece helpers, and the scorer base :class:`MaskedLMScorer` with
   its worker and options (:data:`MODEL_OPTIONS`, :data:`MAX_TOKENS_OPTION`).
 
-A causal-LM engine sits beside the masked one, as :mod:`assoc.lm.causal`, on the same loading
-helpers; its public names are added here. Importing this module is cheap: nothing loads until a
-name is used, and torch and transformers only when a model is loaded.
+* The causal-LM engine of the clm scorer (:mod:`assoc.lm.causal`), beside the masked one on the
+  same loading helpers: :class:`CausalLM`, :class:`CausalRequest`, :func:`load_causal_lm`,
+  :func:`cached_causal_lm`, :func:`release_causal_lms`, and the BOS policy and sentence split
+  (:data:`BOS_POLICIES`, :func:`special_tokens`, :func:`plan_sentence`, :class:`SentencePlan`).
+  Its requests go through the same :func:`cached_log_probs` loop as the masked engine's.
+
+Importing this module is cheap: nothing loads until a name is used, and torch and transformers
+only when a model is loaded.
 """
 
 from __future__ import annotations
@@ -63,17 +68,31 @@ _LAZY = {
     "decode_items": "assoc.lm.masked.scorer",
     "MODEL_OPTIONS": "assoc.lm.masked.options",
     "MAX_TOKENS_OPTION": "assoc.lm.masked.options",
+    "CausalLM": "assoc.lm.causal.engine",
+    "CausalRequest": "assoc.lm.causal.requests",
+    "load_causal_lm": "assoc.lm.causal.loading",
+    "cached_causal_lm": "assoc.lm.causal.loading",
+    "release_causal_lms": "assoc.lm.causal.loading",
+    "BOS_POLICIES": "assoc.lm.causal.text",
+    "SentencePlan": "assoc.lm.causal.text",
+    "plan_sentence": "assoc.lm.causal.text",
+    "special_tokens": "assoc.lm.causal.text",
 }
 
 __all__ = [
+    "BOS_POLICIES",
     "DTYPES",
     "MAX_TOKENS_OPTION",
     "MODEL_OPTIONS",
+    "CausalLM",
+    "CausalRequest",
     "MaskRequest",
     "MaskedLM",
     "MaskedLMScorer",
     "MaskedLMWorker",
+    "SentencePlan",
     "WordTokens",
+    "cached_causal_lm",
     "cached_export",
     "cached_log_probs",
     "cached_masked_lm",
@@ -85,6 +104,7 @@ __all__ = [
     "fill_mask_token",
     "hub_fingerprint",
     "inference_session",
+    "load_causal_lm",
     "load_masked_lm",
     "loaded_masked_lms",
     "local_fingerprint",
@@ -92,8 +112,11 @@ __all__ = [
     "masked_query",
     "model_fingerprint",
     "model_namespace",
+    "plan_sentence",
+    "release_causal_lms",
     "release_masked_lms",
     "resolve_device",
+    "special_tokens",
     "split_query",
     "token_log_probs",
     "torch_dtype",
@@ -107,6 +130,10 @@ __all__ = [
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
+    from assoc.lm.causal.engine import CausalLM
+    from assoc.lm.causal.loading import cached_causal_lm, load_causal_lm, release_causal_lms
+    from assoc.lm.causal.requests import CausalRequest
+    from assoc.lm.causal.text import BOS_POLICIES, SentencePlan, plan_sentence, special_tokens
     from assoc.lm.hub import check_hub_reachable
     from assoc.lm.masked.compute import cached_log_probs, model_namespace, token_log_probs
     from assoc.lm.masked.engine import MaskedLM

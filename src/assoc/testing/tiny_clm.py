@@ -74,8 +74,13 @@ def build_gpt2_bpe(
     heads: int = 2,
     vocab_size: int = 400,
     positions: int = 64,
+    spread: float = 10.0,
 ) -> Path:
-    """Tiny GPT-2 (random weights) with a byte-level BPE tokenizer trained on the spot."""
+    """Tiny GPT-2 (random weights) with a byte-level BPE tokenizer trained on the spot.
+
+    ``spread`` multiplies the (tied) token embeddings after the seeded initialisation: a random GPT-2
+    predicts an almost uniform distribution, which would hide differences between code paths.
+    """
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -95,7 +100,7 @@ def build_gpt2_bpe(
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(config)
     with torch.no_grad():  # tied input/output embeddings: a wider spread makes predictions far from uniform
-        model.transformer.wte.weight.mul_(10.0)
+        model.transformer.wte.weight.mul_(spread)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
@@ -141,7 +146,9 @@ def build_gpt2_small(directory: str | os.PathLike[str], *, seed: int = 0) -> Pat
     embedding and head have GPT-2 small's 50,257 rows, so every forward pass costs what
     ``gpt2`` costs on sequences of the same length.
     """
-    return build_gpt2_bpe(directory, seed=seed, hidden=768, layers=12, heads=12, vocab_size=50257, positions=1024)
+    return build_gpt2_bpe(
+        directory, seed=seed, hidden=768, layers=12, heads=12, vocab_size=50257, positions=1024, spread=1.0
+    )
 
 
 def build_causal(directory: str | os.PathLike[str], kind: str = "gpt2", *, seed: int = 0) -> Path:

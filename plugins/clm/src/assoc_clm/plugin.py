@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.plugins.hookspecs import hookimpl
+from assoc import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterScorer
+    from assoc import RegisterScorer
 
 
 @hookimpl

@@ -14,7 +14,8 @@ analogue of FMAT's log probability ratio (Bao, 2024, Eq. 1):
 
 because the prefix's probability is common to both; it also counts how the option changes the
 suffix's probability, which a masked LM's LPR at the mask position does not. The BOS policy and
-the context/continuation split are :mod:`assoc.clm.text`'s; the engine is :mod:`assoc.clm.engine`.
+the context/continuation split are the causal-LM engine's (:func:`assoc.lm.plan_sentence`,
+:func:`assoc.lm.special_tokens`; the engine is :class:`assoc.lm.CausalLM`).
 """
 
 from __future__ import annotations
@@ -24,18 +25,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-# The internal modules this plugin uses, grouped so that they are easy to re-point.
-from assoc.clm.text import BOS_POLICIES
-from assoc.errors import StimuliError
-from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
-from assoc.mlm.scorer import MaskedLMScorer, MaskedLMWorker
-from assoc.scoring.options import Option
-from assoc.stimuli import MaskItem, split_at_mask
+from assoc import MaskItem, Option, StimuliError, split_at_mask
+from assoc.lm import BOS_POLICIES, MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer, MaskedLMWorker
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.scoring.units import WorkUnit
+    from assoc import WorkUnit
 
 CITATION = (
     "Bao, H. W. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and Social Psychology "
@@ -70,7 +66,7 @@ class CLMScorer(MaskedLMScorer):
 
     value = log P(sentence) (``measure="sentence"``) or log P(option | text before it)
     (``measure="option"``), natural logs, summed over tokens (``reduction="sum"``) or averaged
-    (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :mod:`assoc.clm.text` for the
+    (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :func:`assoc.lm.special_tokens` for the
     BOS policy and the tokenization rules.
     """
 
@@ -134,7 +130,7 @@ class CLMScorer(MaskedLMScorer):
 
     def load_worker(self, model: str) -> MaskedLMWorker:
         """Take ``model`` from the process's causal-LM cache (loaded once per process) and open the run's cache."""
-        from assoc.clm import cached_causal_lm
+        from assoc.lm import cached_causal_lm
 
         p = self.params
         cache = self.run_cache()
@@ -143,7 +139,7 @@ class CLMScorer(MaskedLMScorer):
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
         """One row per option of the unit's filled queries (two with ``measure="both"``)."""
-        from assoc.mlm.scorer import decode_items
+        from assoc.lm import decode_items
 
         p = self.params
         items = decode_items(unit.payload)
@@ -178,7 +174,7 @@ class CLMScorer(MaskedLMScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
-        from assoc.table import from_records
+        from assoc import from_records
 
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
         return from_records(rows, scorer=self.name, extra_columns=extra)
@@ -193,15 +189,14 @@ def score_items(
     namespace: Any = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
-    """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.clm.CausalLM`).
+    """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.lm.CausalLM`).
 
     Returns per item a dict with ``sentence``, ``start_token``, ``n_tokens``, ``n_option_tokens``,
     ``sentence_log_prob``, ``option_log_prob`` and ``token_log_probs`` ([token, log_prob] pairs).
-    ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.cache.Namespace`),
+    ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.Namespace`),
     so an interrupted run resumes.
     """
-    from assoc.clm.text import plan_sentence, special_tokens
-    from assoc.mlm.compute import cached_log_probs
+    from assoc.lm import cached_log_probs, plan_sentence, special_tokens
 
     lead, trail = special_tokens(lm.tokenizer, bos)
     texts = [item.sentence() for item in items]

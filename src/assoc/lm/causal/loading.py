@@ -2,7 +2,7 @@
 
 The masked-LM loader's pieces are reused: device and dtype resolution, the weights'
 fingerprint, the Hub checks and the per-process model cache's memory policy
-(:mod:`assoc.mlm.loading`); only the model class and the checks that it is a causal LM differ.
+(:mod:`assoc.lm.masked.loading`); only the model class and the checks that it is a causal LM differ.
 Nothing here imports torch or transformers at module import time.
 """
 
@@ -13,27 +13,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-from assoc.mlm.loading import (
+from assoc.lm.masked.loading import (
     MaskedLMCache,
     _Entry,
     _is_weights_error,
     _model_bytes,
     _weight_files,
     _weights_errors,
-    hub_fingerprint,
-    looks_like_path,
-    model_fingerprint,
-    resolve_device,
-    torch_dtype,
 )
+from assoc.lm.models import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
 
 if TYPE_CHECKING:
-    from assoc.clm.engine import CausalLM
     from assoc.infra.cache import Cache
+    from assoc.lm.causal.engine import CausalLM
 
 
 def in_memory_causal_lm(name: str) -> CausalLM | None:
-    """A :class:`~assoc.clm.engine.CausalLM` around the in-memory ``(model, tokenizer)`` pair ``name``, or None.
+    """A :class:`~assoc.lm.causal.engine.CausalLM` around the in-memory ``(model, tokenizer)`` pair ``name``, or None.
 
     The pair is used where it is (its device and dtype) and put in evaluation mode.
     """
@@ -47,7 +43,7 @@ def in_memory_causal_lm(name: str) -> CausalLM | None:
             f"model {name!r} is a {type(pair).__name__} in memory; the clm scorer takes a "
             "(transformers causal LM, tokenizer) pair"
         )
-    from assoc.clm.engine import CausalLM
+    from assoc.lm.causal.engine import CausalLM
 
     lm, tokenizer = pair
     if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
@@ -80,7 +76,7 @@ def load_causal_parts(
     source = str(path) if path.is_dir() else model
     hub: dict[str, Any] = {}
     if not path.is_dir():
-        from assoc.mlm.hub import cache_dir, check_hub_reachable, hub_reachable
+        from assoc.lm.hub import cache_dir, check_hub_reachable, hub_reachable
 
         if hub_fingerprint(model, revision) is None:
             check_hub_reachable(model, action="load causal language model")
@@ -123,8 +119,8 @@ class CausalLMCache(MaskedLMCache):
     """Loaded causal LMs kept for the life of the process: the masked-LM cache's keys and memory policy.
 
     Keys, the memory budget per device kind (``ASSOC_MODEL_CACHE_BYTES``), least-recently-used
-    release and thread safety are :class:`assoc.mlm.loading.MaskedLMCache`'s; :meth:`get`
-    loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.clm.engine.CausalLM` handles.
+    release and thread safety are :class:`assoc.lm.masked.loading.MaskedLMCache`'s; :meth:`get`
+    loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.lm.causal.engine.CausalLM` handles.
     """
 
     def get(  # type: ignore[override]  # no backend: causal LMs run on PyTorch
@@ -136,8 +132,8 @@ class CausalLMCache(MaskedLMCache):
         revision: str | None = None,
         memo: Cache | None = None,
     ) -> CausalLM:
-        """A :class:`~assoc.clm.engine.CausalLM` for ``model``, loaded now or reused from this process."""
-        from assoc.clm.engine import CausalLM
+        """A :class:`~assoc.lm.causal.engine.CausalLM` for ``model``, loaded now or reused from this process."""
+        from assoc.lm.causal.engine import CausalLM
 
         if not isinstance(model, str) or not model.strip():
             raise ModelError("model name is empty; give a Hugging Face id or a local directory")
@@ -145,7 +141,8 @@ class CausalLMCache(MaskedLMCache):
         if loaded is not None:
             return loaded
         key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
-        if self._budget(key.device) <= 0:
+        lru = self._lru(key.device)
+        if lru.budget() <= 0:  # caching off: a private model, freed when its handle closes
             tokenizer, lm, fingerprint, resolved = load_causal_parts(
                 model, device=device, dtype=dtype, revision=revision, memo=memo
             )
@@ -153,20 +150,18 @@ class CausalLMCache(MaskedLMCache):
                 model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
             )
         with self._lock:
-            entry = self._entries.get(key)
+            entry = lru.get(key)
             if entry is not None and entry.stamp != stamp:
-                del self._entries[key]
+                lru.pop(key)  # the directory was rewritten: load the new weights
                 entry = None
             if entry is None:
-                self._make_room(key.device, self._largest(key.device))
+                lru.make_room(lru.largest())  # room for a model as large as the largest held, before it loads
                 tokenizer, lm, fingerprint, resolved = load_causal_parts(
                     model, device=device, dtype=dtype, revision=revision, memo=memo
                 )
                 vocab = int(lm.get_input_embeddings().weight.shape[0])
                 entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp, vocab, _model_bytes(lm))
-                self._entries[key] = entry
-                self._make_room(key.device, 0, keep=key)
-            self._entries.move_to_end(key)
+                lru.put(key, entry, entry.nbytes)  # kept even when alone over the budget
             return CausalLM(
                 model.strip(),
                 entry.tokenizer,
@@ -203,7 +198,7 @@ def load_causal_lm(
     Raises :class:`assoc.errors.ModelError` when the model cannot be found or loaded and
     :class:`assoc.errors.OptionError` for an unknown device or dtype.
     """
-    from assoc.clm.engine import CausalLM
+    from assoc.lm.causal.engine import CausalLM
 
     loaded = in_memory_causal_lm(model)
     if loaded is not None:

@@ -26,7 +26,7 @@ context/continuation pair: trailing spaces of the context move to the continuati
 
 The whole sentence ``P + O + S`` is tokenized once; where its tokens begin with the context's
 (the usual case), the context is run once per query and shared by its options
-(:mod:`assoc.clm.engine`), and the option's log probabilities are read off the sentence's.
+(:mod:`assoc.lm.causal.engine`), and the option's log probabilities are read off the sentence's.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.clm.requests import CausalRequest
+from assoc.lm.causal.requests import CausalRequest
 
 BOS_POLICIES = ("auto", "tokenizer", "none")
 

@@ -1,6 +1,6 @@
 """The batched causal-LM engine: log P(continuation | context) under any ``AutoModelForCausalLM``.
 
-A request (:class:`~assoc.clm.CausalRequest`) asks for the log probability of each token of a
+A request (:class:`~assoc.lm.causal.CausalRequest`) asks for the log probability of each token of a
 continuation given everything before it. The engine computes, for token ``x_j`` of the whole
 sequence ``x``,
 
@@ -18,7 +18,7 @@ Speed, none of which changes a number beyond float32 noise (checked, see below):
   passes over the query. The first continuation token is read from the context pass, so a
   one-token continuation costs no pass of its own;
 * **token-budget batching**: contexts and continuations are sorted by length and cut into
-  batches whose padded size stays under ``max_tokens`` (:func:`assoc.mlm.engine.plan_batches`,
+  batches whose padded size stays under ``max_tokens`` (:func:`assoc.lm.masked.engine.plan_batches`,
   the masked engine's planner), with padding on the right and an attention mask, so memory is
   bounded whatever the number of options;
 * **LM head at scored positions only**: the vocabulary projection (for GPT-2 small about a third
@@ -28,7 +28,8 @@ Speed, none of which changes a number beyond float32 noise (checked, see below):
 The shared-prefix path and the head-only path are each checked once per loaded model against
 the model's own forward pass over whole, unpadded sequences (:meth:`CausalLM._decide_paths`): a
 path is used only if every log probability of the probe agrees within 1e-5 (float32; 5e-2 in
-half precision), otherwise the engine falls back to running whole sequences through the model's
+half precision; relative to the value's size where it exceeds 1), otherwise the engine falls
+back to running whole sequences through the model's
 own forward, so an architecture whose cache or head behaves differently (logit soft-capping, a
 scaled head) still gets exact numbers. Results are therefore equal at any batch size and padding
 (tests check 1e-5 in float32). NaN or infinite log probabilities stop the run with the model and
@@ -45,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assoc.clm.requests import CausalRequest
 from assoc.errors import ModelError
-from assoc.mlm.engine import _max_length, plan_batches
-from assoc.mlm.options import default_max_tokens
+from assoc.lm.causal.requests import CausalRequest
+from assoc.lm.masked.engine import _max_length, plan_batches
+from assoc.lm.masked.options import default_max_tokens
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -69,8 +70,8 @@ _PATHS_VERIFIED: weakref.WeakKeyDictionary[Any, tuple[bool, bool]] = weakref.Wea
 class CausalLM:
     """A loaded causal (left-to-right) language model plus its tokenizer.
 
-    Build one with :func:`assoc.clm.load_causal_lm` (a private copy) or
-    :func:`assoc.clm.cached_causal_lm` (shared in the process). Attributes: ``name`` (as the user
+    Build one with :func:`assoc.lm.causal.load_causal_lm` (a private copy) or
+    :func:`assoc.lm.causal.cached_causal_lm` (shared in the process). Attributes: ``name`` (as the user
     wrote it), ``tokenizer``, ``model``, ``device``, ``dtype``, ``fingerprint`` (the weights'
     identity, as for masked LMs), ``backend`` (always ``"torch"``), ``max_length`` (longest sequence
     the model accepts).
@@ -159,7 +160,7 @@ class CausalLM:
 
         Requests with the same context share one context pass; equal requests are computed once.
         Batches stay at or under ``max_tokens`` padded tokens (a single longer sequence runs alone);
-        ``None`` is :func:`assoc.mlm.options.default_max_tokens` of the model's device. ``progress``
+        ``None`` is :func:`assoc.lm.masked.options.default_max_tokens` of the model's device. ``progress``
         shows a bar over the distinct requests.
         """
         from assoc.infra.progress import bar
@@ -262,25 +263,48 @@ class CausalLM:
         torch: Any,
         meter: Any,
     ) -> None:
-        """Each distinct context once, its keys and values reused by every continuation that follows it."""
+        """Each distinct context once, its keys and values reused by every continuation that follows it.
+
+        A request whose whole sequence is itself the context of other requests (the prefix of a
+        fill-mask query, scored from the BOS, and the query's options after it) is read off that
+        context's pass, at the context's own positions, and costs no pass of its own.
+        """
         groups: dict[tuple[int, ...], list[int]] = {}
         for i in todo:
             groups.setdefault(requests[i].context, []).append(i)
-        contexts = sorted(groups, key=len, reverse=True)
+        inside: dict[tuple[int, ...], list[int]] = {}  # context -> requests that end where it ends
+        for i in todo:
+            whole = requests[i].input_ids
+            if whole in groups:
+                inside.setdefault(whole, []).append(i)
+        for covered in inside.values():
+            for i in covered:
+                groups[requests[i].context].remove(i)
+        contexts = sorted((c for c in groups if groups[c] or c in inside), key=len, reverse=True)
         for start, stop in plan_batches([len(c) for c in contexts], max_tokens):
             batch = contexts[start:stop]
             ids, mask = self._padded(batch, torch)
             positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
             states, cache = self._run(model, ids, mask, positions, None, head_only, want_cache=True)
-            # the first continuation token of every request, from the context's last position
-            first = [(b, len(ctx) - 1, requests[i].continuation[0]) for b, ctx in enumerate(batch) for i in groups[ctx]]
-            values = self._log_probs_at(model, states, first, head_only, torch)
-            self._check_finite(values, [requests[i].input_ids for ctx in batch for i in groups[ctx]])
+            # the first continuation token of every request, from the context's last position, and the
+            # whole continuation of every request that ends where a context ends, from its positions
+            picks: list[tuple[int, int, int]] = []
+            for b, ctx in enumerate(batch):
+                picks += [(b, len(ctx) - 1, requests[i].continuation[0]) for i in groups[ctx]]
+                for i in inside.get(ctx, ()):
+                    offset = requests[i].position - 1
+                    picks += [(b, offset + j, t) for j, t in enumerate(requests[i].continuation)]
+            values = self._log_probs_at(model, states, picks, head_only, torch)
+            self._check_finite(values, list(batch))
             k = 0
             for ctx in batch:
                 for i in groups[ctx]:
                     out[i][0] = values[k]
                     k += 1
+                for i in inside.get(ctx, ()):
+                    n = len(requests[i].continuation)
+                    out[i][:] = values[k : k + n]
+                    k += n
             del states
             layers = _cache_tensors(cache)
             rows = [(b, i) for b, ctx in enumerate(batch) for i in groups[ctx] if len(requests[i].continuation) > 1]
@@ -292,7 +316,7 @@ class CausalLM:
                 part = rows[cstart:cstop]
                 self._continue(model, requests, part, batch, layers, mask, out, head_only, torch)
             if meter is not None:
-                meter.update(sum(len(groups[ctx]) for ctx in batch))
+                meter.update(sum(len(groups[ctx]) + len(inside.get(ctx, ())) for ctx in batch))
 
     def _continue(
         self,
@@ -425,7 +449,8 @@ class CausalLM:
         shortest continuations, so padding of contexts and of continuations is exercised. Each
         candidate (shared prefix and head only; head only; shared prefix only) is computed on the
         probe as one batch and compared with :meth:`reference_log_probs` of each request alone; the
-        first that agrees within :data:`TOLERANCE` is kept, else whole sequences through the model's
+        first that agrees within :data:`TOLERANCE` (relative where the value exceeds 1) is kept, else
+        whole sequences through the model's
         own forward.
         """
         known = _PATHS_VERIFIED.get(model)
@@ -440,13 +465,20 @@ class CausalLM:
                 got = self._compute(model, probe, 1 << 30, shared=shared, head_only=head_only)
             except Exception:  # noqa: BLE001 - any failure means: not for this model, try the next candidate
                 continue
-            if all(
-                g.shape == r.shape and np.max(np.abs(g - r), initial=0.0) < tolerance for g, r in zip(got, reference)
-            ):
+            if all(g.shape == r.shape and _agrees(g, r, tolerance) for g, r in zip(got, reference)):
                 outcome = (shared, head_only)
                 break
         _PATHS_VERIFIED[model] = outcome
         return outcome
+
+
+def _agrees(got: np.ndarray, reference: np.ndarray, tolerance: float) -> bool:
+    """|got - reference| <= tolerance x max(1, |reference|) everywhere: float rounding is relative to the value.
+
+    A log probability of -300 (a random model with large logits) carries float32 rounding about
+    300 times that of a log probability near -1.
+    """
+    return bool(np.all(np.abs(got - reference) <= tolerance * np.maximum(1.0, np.abs(reference))))
 
 
 def _probe(requests: list[CausalRequest]) -> list[CausalRequest]:
