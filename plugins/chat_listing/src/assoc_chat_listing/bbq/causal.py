@@ -2,9 +2,9 @@ r"""The ``clm_bbq`` scorer: local causal LMs answer BBQ by the option of highest
 
 As lm-evaluation-harness's ``bbq`` multiple-choice task (``tasks/bbq/bbq_multiple_choice.yaml``):
 the context is ``"{context}\n\nQ: {question}\nA:"`` (option ``prompt``), each option is the
-continuation ``" " + option``, scored by the causal-LM engine (:mod:`assoc.clm`, the one the
+continuation ``" " + option``, scored by the causal-LM engine (:mod:`assoc.lm.causal`, the one the
 ``clm`` scorer runs on) with lm-eval's split of a context/continuation pair
-(:func:`assoc.clm.text.plan_sentence`: trailing spaces of the context move to the continuation,
+(:func:`assoc.lm.plan_sentence`: trailing spaces of the context move to the continuation,
 the continuation's tokens are those of ``context + continuation`` after the context's) and the
 BOS policy of the ``clm`` scorer (``bos``: ``tokenizer``, lm-eval's default for a non-empty
 context, is the default here).
@@ -155,8 +155,7 @@ class CausalBBQScorer(Scorer):
         import numpy as np
 
         from assoc import from_records
-        from assoc.clm import cached_causal_lm
-        from assoc.clm.text import plan_sentence, special_tokens
+        from assoc.lm import cached_causal_lm, plan_sentence, special_tokens
 
         assert isinstance(stimuli, BBQStimuli)
         p = self.params
