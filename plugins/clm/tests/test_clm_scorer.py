@@ -78,7 +78,16 @@ def test_lpr_and_posterior_read_clm_tables(tiny_causal):
     )
     assert first.value == pytest.approx(like - dislike, abs=1e-12)
 
-    watson = Stimuli.load("watson2023").select(["firefighter"])
+    import dataclasses
+
+    # one Watson et al. (2023) role-noun set with 2 + 2 names and 3 states (the full set is 3,600 sentences)
+    design = Stimuli.load("watson2023").select(["firefighter"]).designs[0]
+    small = dataclasses.replace(
+        design,
+        target={group: names[:2] for group, names in design.target.items()},
+        attribute={group: states[:3] for group, states in design.attribute.items()},
+    )
+    watson = Stimuli([small], name="watson-small")
     scored = assoc.score("clm", watson, models=[model])
     posterior = assoc.analyze("posterior", scored, prior="uniform")
     sums = posterior.groupby(["design", "context", "target", "attribute"])["posterior"].sum()

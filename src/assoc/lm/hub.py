@@ -25,7 +25,7 @@ from assoc.errors import ModelError, OptionError
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Seconds to wait for a TCP connection to the Hub before calling it unreachable.
 CONNECT_TIMEOUT = 3.0
-#: Files a fill-mask model does not need (other frameworks' weights, exports): not downloaded.
+#: Files a PyTorch model does not need (other frameworks' weights, exports): not downloaded.
 IGNORED_FILES = ("*.h5", "*.msgpack", "*.ot", "tf_model*", "flax_model*", "*.onnx", "onnx/*", "openvino/*", "coreml/*")
 
 
@@ -160,7 +160,7 @@ def cached_models(directory: str | os.PathLike[str] | None = None) -> list[Cache
 def download_model(model: str, *, revision: str | None = None) -> Path:
     """Download ``model`` (a Hub id) into the local cache and return its snapshot directory.
 
-    Only the files a fill-mask or sentence model needs are fetched (other frameworks' weights and
+    Only the files a fill-mask, causal or sentence model needs are fetched (other frameworks' weights and
     exports are skipped: :data:`IGNORED_FILES`). Fails within seconds, with what to do, when the Hub
     cannot be reached.
     """

@@ -29,11 +29,10 @@ The shared-prefix path and the head-only path are each checked once per loaded m
 the model's own forward pass over whole, unpadded sequences (:meth:`CausalLM._decide_paths`): a
 path is used only if every log probability of the probe agrees within 1e-5 (float32; 5e-2 in
 half precision; relative to the value's size where it exceeds 1), otherwise the engine falls
-back to running whole sequences through the model's
-own forward, so an architecture whose cache or head behaves differently (logit soft-capping, a
-scaled head) still gets exact numbers. Results are therefore equal at any batch size and padding
-(tests check 1e-5 in float32). NaN or infinite log probabilities stop the run with the model and
-the text named, as the masked engine does.
+back to running whole sequences through the model's own forward, so an architecture whose cache
+or head behaves differently (logit soft-capping, a scaled head) still gets exact numbers. Results
+are therefore equal at any batch size and padding (tests check 1e-5 in float32). NaN or infinite
+log probabilities stop the run with the model and the text named, as the masked engine does.
 """
 
 from __future__ import annotations
@@ -450,12 +449,21 @@ class CausalLM:
         candidate (shared prefix and head only; head only; shared prefix only) is computed on the
         probe as one batch and compared with :meth:`reference_log_probs` of each request alone; the
         first that agrees within :data:`TOLERANCE` (relative where the value exceeds 1) is kept, else
-        whole sequences through the model's
-        own forward.
+        whole sequences through the model's own forward. The outcome is kept per weights object and
+        remembered across processes where the weights have a content-based fingerprint
+        (:meth:`_paths_memo_key`).
         """
         known = _PATHS_VERIFIED.get(model)
         if known is not None:
             return known
+        memo_key = self._paths_memo_key(model)
+        if memo_key is not None:
+            from assoc.infra.cache import Cache
+
+            remembered = (self.memo if self.memo is not None else Cache()).recall("clm-engine-paths", memo_key)
+            if isinstance(remembered, list) and len(remembered) == 2 and all(isinstance(v, bool) for v in remembered):
+                known = _PATHS_VERIFIED[model] = (remembered[0], remembered[1])
+                return known
         probe = _probe(requests)
         reference = [self.reference_log_probs(r) for r in probe]
         tolerance = TOLERANCE.get(self.dtype, 5e-2)
@@ -469,7 +477,36 @@ class CausalLM:
                 outcome = (shared, head_only)
                 break
         _PATHS_VERIFIED[model] = outcome
+        if memo_key is not None:
+            from assoc.infra.cache import Cache
+
+            (self.memo if self.memo is not None else Cache()).remember("clm-engine-paths", memo_key, list(outcome))
         return outcome
+
+    def _paths_memo_key(self, model: Any) -> list[Any] | None:
+        """What the path check depends on, when the weights have a content-based fingerprint (else None).
+
+        The weights (sha256 of a directory or a Hub commit), the architecture, dtype, device type and
+        the torch and transformers versions: the same answer for the same files and libraries, so a
+        new process need not check again (:meth:`assoc.infra.cache.Cache.recall`).
+        """
+        import torch
+        import transformers
+
+        fingerprint = str(self.fingerprint)
+        content = fingerprint.startswith("sha256:") or (
+            fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40
+        )
+        if not content:
+            return None
+        return [
+            fingerprint,
+            type(model).__name__,
+            self.dtype,
+            str(self.device).split(":")[0],
+            torch.__version__,
+            transformers.__version__,
+        ]
 
 
 def _agrees(got: np.ndarray, reference: np.ndarray, tolerance: float) -> bool:
