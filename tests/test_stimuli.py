@@ -190,3 +190,36 @@ def test_other_mask_spellings_get_a_hint(query, spelling):
     stimuli = Stimuli.from_dict({"queries": [query], "mask": {"M": ["man"]}})
     with pytest.raises(StimuliError, match=re.escape(f"write '{spelling}' as [MASK]")):
         stimuli.require_queries("fmat")
+
+
+def test_a_set_whose_loader_takes_a_path_reads_the_users_copy(tmp_path):
+    """``name:<path>`` calls a one-argument loader with the path; ``name:designs`` still selects designs."""
+    import assoc
+
+    calls: list[object] = []
+
+    def load_copy(source=None):
+        calls.append(source)
+        words = ["x"] if source is None else [source.rsplit("/", 1)[-1]]
+        return Stimuli([Design(name="d1", target={"t": words}), Design(name="d2", target={"t": ["y"]})], name="own")
+
+    def load_fixed():
+        return Stimuli([Design(name="d1", target={"t": ["x"]})], name="fixed")
+
+    class Plugin:
+        @assoc.hookimpl
+        def register_stimuli(self, register):
+            register("own", load_copy, "reads a copy")
+            register("fixed", load_fixed, "no copy")
+
+    assoc.plugins.register(Plugin(), name="stimuli-path-test")
+    try:
+        copy = tmp_path / "mine"
+        copy.mkdir()
+        loaded = Stimuli.load(f"own:{copy}")
+        assert calls == [str(copy)] and loaded.designs[0].target == {"t": ("mine",)}
+        assert [d.name for d in Stimuli.load("own:d2")] == ["d2"] and calls[-1] is None
+        with pytest.raises(UnknownNameError):  # a zero-argument loader: the text is a design name, as before
+            Stimuli.load(f"fixed:{copy}")
+    finally:
+        assoc.plugins.unregister("stimuli-path-test")

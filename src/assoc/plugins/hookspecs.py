@@ -102,7 +102,9 @@ def register_stimuli(register: RegisterStimuli) -> None:
 
     Call ``register(name, loader, description)``; ``loader()`` returns a
     [`Stimuli`][assoc.Stimuli] and is called only when the set is used.
-    Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``.
+    Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``. A loader that
+    takes one argument also reads the user's own copy of the data: ``--stimuli NAME:<path>``
+    (a path that exists, or any text with a path separator) calls ``loader("<path>")``.
     """
 
 

@@ -119,6 +119,21 @@ def _group_as_written(words: Any) -> Any:
     return _texts(words)
 
 
+def _reads_path(loader: Callable[..., Any]) -> bool:
+    """Whether a bundled set's loader takes an argument: the path of the user's copy (``name:<path>``)."""
+    import inspect
+
+    try:
+        return len(inspect.signature(loader).parameters) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def _names_path(selection: str) -> bool:
+    """Whether the text after ``name:`` is a path (it exists, or has a path separator) rather than design names."""
+    return "/" in selection or "\\" in selection or Path(selection).expanduser().exists()
+
+
 class Stimuli:
     """An ordered collection of [`Design`][assoc.Design] objects, validated on construction."""
 
@@ -204,7 +219,9 @@ class Stimuli:
         """Load stimuli from a [`Stimuli`][assoc.Stimuli], a dict, a file path, or a bundled name.
 
         Bundled names come from plugins (``assoc stimuli`` lists them):
-        ``"caliskan"`` (all designs), ``"caliskan:weat1"`` or ``"caliskan:weat1,weat2"``.
+        ``"caliskan"`` (all designs), ``"caliskan:weat1"`` or ``"caliskan:weat1,weat2"``. A set
+        whose loader takes an argument also reads the user's own copy: ``"bbq:<path>"`` (a path
+        that exists, or any text with a path separator) calls ``loader("<path>")``.
         """
         if isinstance(spec, Stimuli):
             return spec
@@ -220,7 +237,11 @@ class Stimuli:
                 "stimuli sets is installed (import assoc)"
             )
         bundle, _, selection = text.partition(":")
-        loaded = _bundle_resolver(bundle)()
+        loader = _bundle_resolver(bundle)
+        if selection and _reads_path(loader) and _names_path(selection):
+            # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``)
+            return loader(str(Path(selection).expanduser()))  # type: ignore[call-arg]
+        loaded = loader()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
