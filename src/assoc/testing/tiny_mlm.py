@@ -140,8 +140,8 @@ def build_roberta_bpe(
 ) -> Path:
     """Tiny RoBERTa (random weights) with a byte-level BPE tokenizer and a ``<mask>`` that strips its left space.
 
-    ``corpus``: the lines the tokenizer is trained on (default :func:`tiny_corpus`; give the words a test
-    needs as single tokens); ``max_length``: the longest sequence (special tokens included) it accepts.
+    ``corpus``: the lines the tokenizer is trained on (default [`tiny_corpus`][assoc.testing.tiny_mlm.tiny_corpus]; give
+    the words a test needs as single tokens); ``max_length``: the longest sequence (special tokens included) it accepts.
     """
     import torch
     from transformers import RobertaConfig, RobertaForMaskedLM
