@@ -35,7 +35,7 @@ TOKENIZER_PROBES = (
 )
 
 
-class Encoded(dict):  # type: ignore[type-arg]
+class Encoded(dict[str, Any]):
     """One text's ``input_ids`` (and ``offset_mapping`` when asked), with :meth:`word_ids` as transformers gives."""
 
     def __init__(self, encoding: Any, offsets: bool):
@@ -100,7 +100,8 @@ class FastTokenizer:
         ignored: nothing is ever truncated or padded here.
         """
         if isinstance(text, str):
-            return Encoded(self.backend_tokenizer.encode(text, add_special_tokens=add_special_tokens), return_offsets_mapping)
+            encoding = self.backend_tokenizer.encode(text, add_special_tokens=add_special_tokens)
+            return Encoded(encoding, return_offsets_mapping)
         encodings = self.backend_tokenizer.encode_batch(list(text), add_special_tokens=add_special_tokens)
         out: dict[str, Any] = {"input_ids": [list(e.ids) for e in encodings]}
         if return_offsets_mapping:

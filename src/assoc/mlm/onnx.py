@@ -188,7 +188,8 @@ def _check_memo_key(path: Path) -> list[Any]:
 
     stat = path.stat()
     # the resolved path: a cache root reached through a link names the same remembered file
-    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
+    found = str(path.resolve())
+    return [found, stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
 
 
 #: the memo kind of what a process without torch needs to run a checked float32 export (:func:`remember_for_torch_free`)

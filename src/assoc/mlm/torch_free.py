@@ -108,7 +108,14 @@ class TorchFreeMaskedLM(MaskedLM):
     def info(self) -> dict[str, Any]:
         """Model information as the process that kept the export recorded it, with this handle's settings."""
         self._session()
-        return {"model": self.name, **self._info, "device": self.device, "dtype": self.dtype}
+        return {
+            "model": self.name,
+            **self._info,
+            "device": self.device,
+            "dtype": self.dtype,
+            "backend": self.backend,
+            "fingerprint": self.fingerprint,
+        }
 
     def add_temporary_tokens(self, words: Any, weight_decay: float = 1.0) -> list[int]:
         """Refused: the export is the model as it was exported (:class:`~assoc.errors.OptionError`)."""
