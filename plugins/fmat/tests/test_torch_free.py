@@ -215,3 +215,16 @@ def test_numpy_log_softmax_equals_torchs():
     expected = torch.log_softmax(torch.from_numpy(logits).double(), dim=-1).numpy()
     assert np.max(np.abs(log_softmax64(logits) - expected)) < 1e-12
     assert np.max(np.abs(log_softmax64(torch.from_numpy(logits)) - expected)) == 0.0
+
+
+def test_the_session_takes_assocs_thread_setting(tiny_models, tmp_path):
+    from assoc.infra.threads import requested_threads, torch_threads
+
+    path = tiny_models["bert"]
+    _prepare(path, tmp_path / "cache")
+    assert requested_threads() is None
+    with torch_threads(1):
+        assert requested_threads() == 1
+        lm = _handle(path, tmp_path / "cache")
+    assert requested_threads() is None
+    assert lm._session().session.get_session_options().intra_op_num_threads == 1
