@@ -269,7 +269,12 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
             raise SystemExit(f"fmat: {ours} differs from {side} by {diff:.2e} > 1e-5")
         rows.append([f"max |Δ log P| {ours} vs {side} (round 1)", f"{diff:.2e} over {n} values"])
     if onnx:
-        rows.append(["torch or transformers imported by the backend=onnx/onnx-int8 sides", "no (round 1; every round's report: side_info in the JSON)"])
+        rows.append(
+            [
+                "torch or transformers imported by the backend=onnx/onnx-int8 sides",
+                "no (round 1; every round's report: side_info in the JSON)",
+            ]
+        )
     labels = {
         "torch": "first use, PyTorch: weights' fingerprint and the engine's checks",
         "onnx": "first use, backend=onnx: torch.onnx.export, its check against PyTorch, the torch-free record",
