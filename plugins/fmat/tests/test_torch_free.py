@@ -228,3 +228,18 @@ def test_the_session_takes_assocs_thread_setting(tiny_models, tmp_path):
         lm = _handle(path, tmp_path / "cache")
     assert requested_threads() is None
     assert lm._session().session.get_session_options().intra_op_num_threads == 1
+
+
+def test_export_key_versions_come_from_metadata_and_name_the_running_libraries():
+    # A process without torch finds an export under the key a process with torch wrote: both read the
+    # versions from the installed packages' metadata, which must be what the imported libraries report.
+    import onnxruntime
+    import torch
+    import transformers
+
+    from assoc.infra.onnx import versions
+
+    found = versions()
+    assert found["torch"] == torch.__version__  # the local part (+cpu) included
+    assert found["transformers"] == transformers.__version__
+    assert found["onnxruntime"] == onnxruntime.__version__
