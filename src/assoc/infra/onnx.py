@@ -13,6 +13,7 @@ Nothing here imports torch, onnx or onnxruntime at module level.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -68,11 +69,13 @@ def versions() -> dict[str, str]:
     }
 
 
+@functools.cache
 def _version(module: str) -> str:
     """``module``'s version from its distribution's metadata, else from the module itself.
 
     The fallback covers distributions named otherwise (``onnxruntime-gpu``, ``onnxruntime-openvino``
-    install the module ``onnxruntime``).
+    install the module ``onnxruntime``). Read once per process: parsing a distribution's metadata
+    costs about 20 ms, and a package upgraded while the process runs is not what it has imported.
     """
     from importlib.metadata import PackageNotFoundError, version
 
