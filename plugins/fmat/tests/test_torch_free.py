@@ -25,6 +25,7 @@ from assoc.mlm import MaskRequest, release_masked_lms  # noqa: E402
 from assoc.mlm.torch_free import TorchFreeMaskedLM, torch_free_masked_lm  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 
+pytestmark = pytest.mark.filterwarnings("ignore::assoc.errors.OutOfVocabularyWarning")  # tiny vocabularies
 FAMILIES = ["bert", "roberta", "albert"]
 SENTENCES = [
     "The [MASK] works as a nurse.",
