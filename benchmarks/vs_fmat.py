@@ -16,7 +16,7 @@ weights: speed does not depend on them) built once into a temporary directory. S
   ``pipeline-1q``: the fill-mask pipeline on that one query;
 * ``assoc-onnx``, ``assoc-onnx-int8``, ``assoc-1q-onnx``, ``assoc-1q-onnx-int8`` (CPU only): the
   480-query and the one-query study with ``backend="onnx"`` / ``"onnx-int8"``, which run the
-  checked export without torch or transformers (:mod:`assoc.mlm.torch_free`; each such side
+  checked export without torch or transformers (:mod:`assoc.lm.masked.torch_free`; each such side
   reports whether torch or transformers was imported, and the comparison stops if one was).
 
 What a first use leaves in the cache is made while the comparison is prepared, not in the rounds:
@@ -49,7 +49,7 @@ ONNX_SIDES = ("assoc-onnx", "assoc-onnx-int8", "assoc-1q-onnx", "assoc-1q-onnx-i
 
 
 def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[str, Any], None]:
-    from assoc_fmat.scoring import items_of
+    from assoc_fmat.log_probs import items_of
 
     from benchmarks.bench_fmat import build_model, options_per_query, stimuli
 
@@ -122,7 +122,7 @@ def assoc_stimuli(study: dict[str, Any]) -> Any:
 
 
 def _onnx_installed() -> bool:
-    from assoc.infra.onnx import missing_packages
+    from assoc.lm.onnx import missing_packages
 
     return not missing_packages()
 
@@ -137,7 +137,7 @@ def _first_use(model: str, root: Path, onnx: bool) -> dict[str, float]:
     import time
 
     from assoc.infra.cache import Cache
-    from assoc.mlm import MaskRequest, load_masked_lm
+    from assoc.lm.masked import MaskRequest, load_masked_lm
 
     seconds = {}
     backends = ["torch", *(["onnx", "onnx-int8"] if onnx else [])]

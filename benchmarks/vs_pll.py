@@ -8,7 +8,7 @@ pin a different transformers), in batches of 8 sentences per ``sequence_score`` 
 A first result: a one-sentence ``assoc.score("pll", ...)`` study in a fresh process with
 ``backend="torch"``, ``"onnx"`` and ``"onnx-int8"`` (``assoc-1s*``). The ONNX sides run the
 export a first use made and checked (while the comparison is prepared) without torch or
-transformers (:mod:`assoc.mlm.torch_free`); they report whether either was imported, and the
+transformers (:mod:`assoc.lm.masked.torch_free`); they report whether either was imported, and the
 comparison stops if so. Every one-sentence side starts from a copy of that first use's memo, the
 exports linked, and an empty result cache.
 """
@@ -64,7 +64,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         name="pll",
         title="PLL",
         sides=[
-            Side("assoc", "assoc `assoc_pll.pll.score_sentences`"),
+            Side("assoc", "assoc `assoc_pll.sentences.score_sentences`"),
             Side(
                 "minicons",
                 f"minicons `MaskedLMScorer.sequence_score` (sum, {MINICONS_BATCH} sentences per call)",
@@ -117,9 +117,9 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     sentences, device = spec["sentences"], spec["device"]
     if side == "assoc":
         import transformers  # noqa: F401 - the same library code as minicons' side before the clock
-        from assoc_pll.pll import score_sentences
+        from assoc_pll.sentences import score_sentences
 
-        from assoc.mlm import load_masked_lm
+        from assoc.lm.masked import load_masked_lm
 
         stamps.imported = now()
         with load_masked_lm(spec["model"], device=device) as lm:

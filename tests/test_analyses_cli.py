@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from assoc.cli import build_cli
-from assoc.table.files import normalise, read_table, write_table
+from assoc.table.files import read_table, write_table
+from assoc.table.schema import normalise
 
 
 @pytest.fixture

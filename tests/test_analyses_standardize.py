@@ -5,7 +5,7 @@ import pandas as pd
 from scipy import stats
 
 import assoc
-from assoc.table.files import normalise, validate_table
+from assoc.table.schema import normalise, validate_table
 
 
 def make_table():

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from assoc.stats.correlation import correlation
+from assoc.stats.correlations import correlation
 from assoc.stats.regression import compare_nested, fit_ols
 
 # -- Pearson intervals: scipy.stats.pearsonr(...).confidence_interval() ---------------------------------

@@ -23,7 +23,7 @@ def test_dir_lists_the_lazy_names():
 
 
 def test_fisher_interval_at_r_plus_minus_one_is_its_limit_without_a_warning():
-    from assoc.stats.correlation import fisher_interval
+    from assoc.stats.correlations import fisher_interval
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's divide-by-zero RuntimeWarning would raise here

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from assoc import plotting
 from assoc.cli import build_cli
 from assoc.errors import OptionError, TableError
-from assoc.table.files import from_records, write_table
+from assoc.table.files import write_table
+from assoc.table.schema import from_records
 
 pytest.importorskip("matplotlib")
 

@@ -13,11 +13,13 @@ import pandas as pd
 import pytest
 
 import assoc
+from assoc.components.options import Option, validate_options
 from assoc.errors import TableError
-from assoc.scoring.options import Option, validate_options
 from assoc.stats.effect_size import standardized_mean_difference, standardized_mean_difference_rows
 from assoc.stats.standardize import zscore, zscore_within
-from assoc.table.files import from_records, read_table, set_provenance, sidecar_path, write_table
+from assoc.table.files import read_table, sidecar_path, write_table
+from assoc.table.provenance import set_provenance
+from assoc.table.schema import from_records
 
 # -- zero spread up to rounding -------------------------------------------------------------------------
 
@@ -90,7 +92,7 @@ def test_lpr_standardize_z_of_constant_lprs_is_nan(tmp_path):
 
 
 def test_weat_bootstrap_accepts_a_generator_seed():
-    from assoc.stats.weat import weat
+    from assoc.stats.association_tests import weat
 
     rng = np.random.default_rng(1)
     sims = [rng.normal(size=(4, 3)) for _ in range(4)]
@@ -160,7 +162,7 @@ def test_plotting_leaves_the_users_backend_alone(tmp_path):
         "matplotlib.use('svg')\n"  # a non-interactive backend other than Agg, as a user might choose
         "import assoc\n"
         "from assoc.plotting import plot_scores, save_figure\n"
-        "from assoc.table.files import from_records\n"
+        "from assoc.table.schema import from_records\n"
         "t = from_records([{'model': 'm', 'target_group': 'X', 'target': 'x', 'attribute_group': 'A',\n"
         "                  'attribute': 'a', 'value': 1.0}], scorer='s', measure='m')\n"
         "fig = plot_scores(t)\n"

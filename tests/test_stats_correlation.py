@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from assoc.errors import DataError
-from assoc.stats.correlation import correlation, williams_t
+from assoc.stats.correlations import correlation, williams_t
 
 
 def test_williams_t_published_example():

@@ -1,4 +1,4 @@
-"""A cached, checked float32 ONNX export run without torch or transformers (assoc.mlm.torch_free).
+"""A cached, checked float32 ONNX export run without torch or transformers (assoc.lm.masked.torch_free).
 
 References are computed here with transformers directly (one unpadded forward pass per sentence,
 float64 log-softmax at the mask), or by the ordinary PyTorch path of the same scorer; the
@@ -21,8 +21,8 @@ pytest.importorskip("onnx")
 
 import assoc  # noqa: E402
 from assoc.infra.cache import Cache  # noqa: E402
-from assoc.mlm import MaskRequest, release_masked_lms  # noqa: E402
-from assoc.mlm.torch_free import TorchFreeMaskedLM, torch_free_masked_lm  # noqa: E402
+from assoc.lm.masked import MaskRequest, release_masked_lms  # noqa: E402
+from assoc.lm.masked.torch_free import TorchFreeMaskedLM, torch_free_masked_lm  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::assoc.errors.OutOfVocabularyWarning")  # tiny vocabularies
@@ -210,7 +210,7 @@ def test_temporary_tokens_are_refused_without_torch(tiny_models, tmp_path):
 def test_numpy_log_softmax_equals_torchs():
     import torch
 
-    from assoc.mlm.batch import log_softmax64
+    from assoc.lm.masked.batch import log_softmax64
 
     logits = np.random.default_rng(7).normal(scale=8.0, size=(5, 30522)).astype(np.float32)
     expected = torch.log_softmax(torch.from_numpy(logits).double(), dim=-1).numpy()
@@ -238,7 +238,7 @@ def test_export_key_versions_come_from_metadata_and_name_the_running_libraries()
     import torch
     import transformers
 
-    from assoc.infra.onnx import versions
+    from assoc.lm.onnx import versions
 
     found = versions()
     assert found["torch"] == torch.__version__  # the local part (+cpu) included

@@ -95,7 +95,7 @@ def used_threads(values: Iterable[int | None]) -> int | list[int] | None:
 
 
 # The count asked of the innermost torch_threads block of this thread (None: nothing asked), for work
-# that computes without torch (an ONNX Runtime session in a process without torch, assoc.mlm.torch_free).
+# that computes without torch (an ONNX Runtime session in a process without torch, assoc.lm.masked.torch_free).
 _REQUESTED: contextvars.ContextVar[int | None] = contextvars.ContextVar("assoc_threads_requested", default=None)
 
 
