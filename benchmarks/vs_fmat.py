@@ -46,6 +46,8 @@ def one_query_study() -> dict[str, Any]:
 
 
 ONNX_SIDES = ("assoc-onnx", "assoc-onnx-int8", "assoc-1q-onnx", "assoc-1q-onnx-int8")
+#: ``python -m benchmarks fmat --only one-query``: the one-query study's fresh-process sides alone (minutes)
+GROUPS = {"one-query": ("assoc-1q", "pipeline-1q", "load", "assoc-1q-onnx", "assoc-1q-onnx-int8")}
 
 
 def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[str, Any], None]:
@@ -95,8 +97,13 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         ],
         clocks=("process", "imported"),
         workload=(
-            f"{len(options_of)} unique queries x 6 single-token options (`bench_fmat.py --workload study`), and a "
-            f"one-query study (`{ONE_QUERY}`, target nurse, the same 6 options), on a bert-base-shaped masked LM "
+            (
+                ""
+                if getattr(args, "only", None) == "one-query"
+                else f"{len(options_of)} unique queries x 6 single-token options (`bench_fmat.py --workload study`), "
+                "and "
+            )
+            + f"a one-query study (`{ONE_QUERY}`, target nurse, the same 6 options), on a bert-base-shaped masked LM "
             f"({layers} layers, {hidden} hidden, bert-base-uncased vocabulary, random weights) loaded from disk by "
             "every side; imports and model load included (clock process). Every assoc side starts from what a "
             "first use of the model leaves in the cache (the ONNX exports and their checks, the weights' "
@@ -261,6 +268,8 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
         torch_side = "assoc-1q" if "-1q" in side else "assoc"
         pairs += [(side, torch_side), (side, "pipeline-1q" if "-1q" in side else "pipeline")]
     for ours, side in pairs:
+        if ours not in results or side not in results:
+            continue  # a group of the sides (--only)
         diff, n = max_difference(results[ours]["values"], results[side]["values"])
         wanted = expected["-1q" if "-1q" in ours else ""]
         if n != wanted:
@@ -282,5 +291,6 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
     }
     for backend, seconds in spec.get("first_use", {}).items():
         rows.append([f"{labels[backend]} (made in preparation, not in the rounds)", f"{seconds:.1f} s"])
-    rows.append(["torch threads in the children", results["assoc"]["threads"]])
+    torch_side = "assoc" if "assoc" in results else "assoc-1q"
+    rows.append(["torch threads in the children", results[torch_side]["threads"]])
     return rows

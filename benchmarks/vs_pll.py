@@ -35,6 +35,8 @@ ONE_SENTENCE = {
     ]
 }
 ONE_SENTENCE_SIDES = ("assoc-1s", "assoc-1s-onnx", "assoc-1s-onnx-int8")
+#: ``python -m benchmarks pll --only one-sentence``: the one-sentence sides alone, without minicons
+GROUPS = {"one-sentence": ONE_SENTENCE_SIDES}
 
 
 def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[str, Any], None]:
@@ -42,8 +44,9 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
 
     n = 6 if args.quick else 48
     model = build_model(workdir / "model")
-    python = ensure_minicons(args.minicons_venv or DEFAULT_VENV)
-    if python is None:
+    only_one_sentence = getattr(args, "only", None) == "one-sentence"
+    python = None if only_one_sentence else ensure_minicons(args.minicons_venv or DEFAULT_VENV)
+    if python is None and not only_one_sentence:
         raise SystemExit("pll: the minicons environment could not be created (see above)")
     from benchmarks.vs_fmat import _first_use, _onnx_installed
 
@@ -68,7 +71,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
             Side(
                 "minicons",
                 f"minicons `MaskedLMScorer.sequence_score` (sum, {MINICONS_BATCH} sentences per call)",
-                python=str(python),
+                python=str(python) if python is not None else None,
             ),
             *one_sentence,
         ],
@@ -85,7 +88,12 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         ],
         clocks=("process", "imported", "loaded"),
         workload=(
-            f"{n} sentences of the bundled watson2023 stimuli, PLL (every token masked in turn), a bert-base-shaped "
+            (
+                ""
+                if only_one_sentence
+                else f"{n} sentences of the bundled watson2023 stimuli, PLL (every token masked in turn), "
+            )
+            + "a bert-base-shaped "
             "masked LM (12 layers, 768 hidden, random weights) loaded from disk by every side. The one-sentence "
             "sides score 'Mary is a firefighter from Kansas' with `assoc.score('pll')`, starting from what a first "
             "use of the model leaves in the cache (made once in preparation) with an empty result cache."
@@ -164,10 +172,13 @@ def _one_sentence(side: str, spec: dict[str, Any], stamps: Any, threads: int | N
 
 
 def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[list[Any]]:
-    ours, theirs = results["assoc"]["plls"], results["minicons"]["plls"]
-    if len(ours) != len(theirs):
-        raise SystemExit(f"pll: assoc scored {len(ours)} sentences, minicons {len(theirs)}")
-    diff = max(abs(a - b) for a, b in zip(ours, theirs, strict=True))
+    head = []
+    if "assoc" in results and "minicons" in results:  # not with --only one-sentence
+        ours, theirs = results["assoc"]["plls"], results["minicons"]["plls"]
+        if len(ours) != len(theirs):
+            raise SystemExit(f"pll: assoc scored {len(ours)} sentences, minicons {len(theirs)}")
+        diff = max(abs(a - b) for a, b in zip(ours, theirs, strict=True))
+        head.append(["max |Δ PLL| assoc vs minicons (round 1)", f"{diff:.2e} over {len(ours)} sentences"])
     rows = []
     for side in ("assoc-1s-onnx", "assoc-1s-onnx-int8"):
         if side not in results:
@@ -187,11 +198,6 @@ def checks(results: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[lis
     }
     for backend, seconds in spec.get("first_use", {}).items():
         rows.append([f"{labels[backend]} (made in preparation, not in the rounds)", f"{seconds:.1f} s"])
-    return [
-        ["max |Δ PLL| assoc vs minicons (round 1)", f"{diff:.2e} over {len(ours)} sentences"],
-        *rows,
-        [
-            "torch threads in the children",
-            f"assoc {results['assoc']['threads']}, minicons {results['minicons']['threads']}",
-        ],
-    ]
+    named = ("assoc", "minicons") if head else ("assoc-1s",)
+    threads = ", ".join(f"{side} {results[side]['threads']}" for side in named)
+    return [*head, *rows, ["torch threads in the children", threads]]

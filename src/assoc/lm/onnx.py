@@ -58,7 +58,7 @@ def versions() -> dict[str, str]:
     Read from the installed distributions' metadata, so that finding a cached export imports
     none of them (torch and transformers take seconds, onnx and onnxruntime about half a second
     each, paid again by every process): a process that runs a cached export without torch
-    (:mod:`assoc.lm.masked.torch_free`) finds it under the same key. torch's metadata version keeps its
+    (`assoc.lm.masked.torch_free`) finds it under the same key. torch's metadata version keeps its
     local part (``2.13.0+cpu``), which is part of what was traced.
     """
     return {

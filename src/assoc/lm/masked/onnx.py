@@ -206,15 +206,15 @@ def remember_for_torch_free(lm: Any, model: Any, path: Path) -> None:
 
     Called once the export has passed (or is remembered to have passed) its probe check, for
     exports kept in the cache. Writes the tokenizer as transformers built it beside the export
-    (:data:`TOKENIZER_FILE`, see :mod:`assoc.lm.masked.fast_tokenizer`) and remembers, under the
-    weights' fingerprint (memo kind :data:`TORCH_FREE_KIND`), the export's key, the engine's
+    (`TOKENIZER_FILE`, see `assoc.lm.masked.fast_tokenizer`) and remembers, under the
+    weights' fingerprint (memo kind `TORCH_FREE_KIND`), the export's key, the engine's
     ``max_length``, ``pad_token_id`` and vocabulary size, the tokenizer's special settings and
-    the model's :meth:`~assoc.lm.masked.engine.MaskedLM.info`. Nothing is kept for a slow tokenizer or
-    one whose copy does not tokenise :data:`~assoc.lm.masked.fast_tokenizer.TOKENIZER_PROBES` exactly as
-    transformers does: such a model always runs the ordinary path (:mod:`assoc.lm.masked.torch_free`).
+    the model's `info`. Nothing is kept for a slow tokenizer or
+    one whose copy does not tokenise `TOKENIZER_PROBES` exactly as
+    transformers does: such a model always runs the ordinary path (`assoc.lm.masked.torch_free`).
     """
-    from assoc.infra.io import atomic_write
     from assoc.infra.cache import Cache
+    from assoc.infra.io import atomic_write
     from assoc.lm.masked.fast_tokenizer import FastTokenizer, same_as_transformers, serialise
 
     serialised = serialise(lm.tokenizer)
