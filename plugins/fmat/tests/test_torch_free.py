@@ -161,6 +161,31 @@ def test_a_one_query_study_in_a_fresh_process_imports_neither_torch_nor_transfor
     for sentence, mask, value in out["fmat"]:
         _, _, row = _by_hand(model, tokenizer, sentence)
         assert abs(value - row[tokenizer.convert_tokens_to_ids(mask)]) < 1e-5
+    # the command line, stderr piped (the plain progress lines on), on a query not scored yet: no torch either
+    cli_study = {"designs": [{**one["designs"][0], "queries": ["The {TARGET} said [MASK] is here."]}]}
+    study_file = tmp_path / "cli.json"
+    study_file.write_text(json.dumps(cli_study), encoding="utf-8")
+    out_file = tmp_path / "cli.csv"
+    cli = "import sys; from assoc.cli import main; sys.argv[0] = 'assoc'; main()"
+    args = ["score", "-s", "fmat", "-m", path, "-i", str(study_file), "-o", "backend=onnx", "--out", str(out_file)]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", cli, *args],
+        capture_output=True,
+        text=True,
+        env={**env, "ASSOC_CACHE_DIR": str(cache_dir)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "assoc.cli" in imported and not imported & {"torch", "transformers"}
+    assert "fmat: 2 items to do (1 work unit, 0 from the cache" in done.stderr  # computed, its size said first
+    import pandas as pd
+
+    from_cli = pd.read_csv(out_file)
+    assert len(from_cli) == 2
+    for sentence, mask, value in zip(from_cli["sentence"], from_cli["mask"], from_cli["value"], strict=True):
+        _, _, row = _by_hand(model, tokenizer, sentence)
+        assert abs(value - row[tokenizer.convert_tokens_to_ids(mask)]) < 1e-5
     # pll: against the ordinary PyTorch path of the same scorer, in a cache of its own
     torch_pll = assoc.score("pll", pll_study, [path], cache_dir=str(tmp_path / "torch"), progress=False)
     expected = {(s, m): float(v) for s, m, v in zip(torch_pll["sentence"], torch_pll["measure"], torch_pll["value"])}
