@@ -13,6 +13,10 @@ load average before and after each round, and writes
   by the date, the machine, the load, the threads, the device and the command;
 * ``benchmarks/results/<name>.json``: the raw numbers of every round.
 
+``--only GROUP`` runs one group of a comparison's sides (the module's ``GROUPS``: for ``fmat``,
+``one-query``, the fresh-process first-result sides) with the contests among them, and writes
+``<name>-<group>.md`` / ``.json`` instead, leaving the full comparison's files as they are.
+
 This module imports only the standard library at the top: a side may run under another
 interpreter (minicons in its own virtual environment).
 """
@@ -32,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -461,6 +465,8 @@ def run_comparison(name: str, args: argparse.Namespace, command: str) -> dict[st
         workdir = Path(tmp)
         print(f"[{name}] preparing ...", flush=True)
         comparison, spec, cleanup = module.prepare(workdir, args)
+        if args.only is not None:
+            comparison = only_group(comparison, args.only, module.GROUPS[args.only])
         try:
             by_name = {s.name: s for s in comparison.sides}
             rounds: list[dict[str, Any]] = []
@@ -525,8 +531,9 @@ def run_comparison(name: str, args: argparse.Namespace, command: str) -> dict[st
             per_clock[clock] = {**summary(values), "rounds": values}
         contests.append({**contest.__dict__, "ratio": per_clock})
     return {
-        "name": name,
-        "title": comparison.title,
+        "name": comparison.name,
+        "title": comparison.title if args.only is None else f"{comparison.title} ({args.only} sides only)",
+        "only": args.only,
         "quick": args.quick,
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": command,
@@ -586,6 +593,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="torch.set_num_threads(N) in every child (default: torch's own default)",
     )
+    parser.add_argument(
+        "--only",
+        metavar="GROUP",
+        default=None,
+        help="run only a comparison's group of sides (fmat: one-query; pll: one-sentence): the fresh-process "
+        "first-result sides, in minutes; written as <name>-<group>.md/.json beside the full comparison's",
+    )
     parser.add_argument("--docs-dir", type=Path, default=ROOT / "docs" / "benchmarks")
     parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument(
@@ -603,7 +617,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.threads is not None and args.threads < 1:
         parser.error("--threads must be at least 1")
     args.comparisons = list(dict.fromkeys(args.comparisons)) or list(COMPARISONS)
+    if args.only is not None:
+        lacking = [c for c in args.comparisons if args.only not in side_groups(c)]
+        if lacking:
+            offered = "; ".join(f"{c}: {', '.join(side_groups(c)) or 'none'}" for c in lacking)
+            parser.error(f"--only {args.only}: not a group of {', '.join(lacking)} (groups: {offered})")
     return args
+
+
+def side_groups(name: str) -> dict[str, tuple[str, ...]]:
+    """The groups of sides ``--only`` may pick in comparison ``name`` (its module's ``GROUPS``)."""
+    return dict(getattr(comparison_module(name), "GROUPS", {}))
+
+
+def only_group(comparison: Comparison, group: str, names: Sequence[str]) -> Comparison:
+    """``comparison`` with only the sides ``names`` (those it has) and the contests between two of them.
+
+    Named ``<name>-<group>``, so its page and raw numbers are written beside the full comparison's,
+    never over them.
+    """
+    keep = [s for s in comparison.sides if s.name in names]
+    kept = {s.name for s in keep}
+    contests = [c for c in comparison.contests if c.assoc in kept and c.baseline in kept]
+    return replace(comparison, name=f"{comparison.name}-{group}", sides=keep, contests=contests)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -40,6 +40,35 @@ def test_arguments(harness):
             harness.parse_args(bad)
 
 
+def test_only_a_group_of_sides(harness):
+    assert harness.parse_args([]).only is None
+    args = harness.parse_args(["fmat", "--only", "one-query"])
+    assert (args.comparisons, args.only) == (["fmat"], "one-query")
+    assert harness.parse_args(["pll", "--only", "one-sentence"]).only == "one-sentence"
+    # a group the comparison lacks, and the default of all comparisons (not every one has the group)
+    for bad in (["fmat", "--only", "nope"], ["pll", "--only", "one-query"], ["--only", "one-query"]):
+        with pytest.raises(SystemExit):
+            harness.parse_args(bad)
+    # fmat's one-query group: its sides and the contests between two of them, under a name of its own
+    full = harness.Comparison(
+        name="fmat",
+        title="FMAT",
+        sides=[harness.Side(n, n) for n in ("assoc", "pipeline", "assoc-1q", "load", "pipeline-1q", "assoc-1q-onnx")],
+        contests=[
+            harness.Contest("assoc", "pipeline"),
+            harness.Contest("assoc-1q", "load"),
+            harness.Contest("assoc-1q-onnx", "assoc-1q"),
+            harness.Contest("assoc-onnx", "assoc"),  # a side the comparison did not offer (no ONNX Runtime)
+        ],
+    )
+    from benchmarks import vs_fmat
+
+    group = harness.only_group(full, "one-query", vs_fmat.GROUPS["one-query"])
+    assert group.name == "fmat-one-query" and full.name == "fmat"
+    assert [s.name for s in group.sides] == ["assoc-1q", "load", "pipeline-1q", "assoc-1q-onnx"]
+    assert [(c.assoc, c.baseline) for c in group.contests] == [("assoc-1q", "load"), ("assoc-1q-onnx", "assoc-1q")]
+
+
 def test_statistics_by_hand(harness):
     # median of 3, 1, 2 is 2; of four values the mean of the middle two: (2 + 4) / 2 = 3
     assert harness.summary([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0}

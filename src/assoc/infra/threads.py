@@ -17,6 +17,7 @@ not use torch never loads it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import numbers
 import os
 import sys
@@ -93,6 +94,20 @@ def used_threads(values: Iterable[int | None]) -> int | list[int] | None:
     return seen[0] if len(seen) == 1 else seen
 
 
+# The count asked of the innermost torch_threads block of this thread (None: nothing asked), for work
+# that computes without torch (an ONNX Runtime session in a process without torch, assoc.lm.masked.torch_free).
+_REQUESTED: contextvars.ContextVar[int | None] = contextvars.ContextVar("assoc_threads_requested", default=None)
+
+
+def requested_threads() -> int | None:
+    """The thread count the enclosing :func:`torch_threads` block asked for; None when none was asked.
+
+    For runtimes other than torch that should follow the same setting (ONNX Runtime where torch
+    is not imported).
+    """
+    return _REQUESTED.get()
+
+
 class ThreadsUsed:
     """What :func:`torch_threads` observed: ``value`` is torch's intra-op thread count at the end of the block.
 
@@ -120,6 +135,7 @@ def torch_threads(threads: int | None) -> Iterator[ThreadsUsed]:
         Filled when the block ends: the intra-op thread count torch used in it.
     """
     used = ThreadsUsed()
+    asked = _REQUESTED.set(threads)
     previous: list[int] = []
     finder: Any = None
 
@@ -137,6 +153,7 @@ def torch_threads(threads: int | None) -> Iterator[ThreadsUsed]:
     try:
         yield used
     finally:
+        _REQUESTED.reset(asked)
         if finder is not None:
             # Not imported during the block: the setting must not reach a later, unrelated import.
             with contextlib.suppress(ValueError):

@@ -13,6 +13,7 @@ Nothing here imports torch, onnx or onnxruntime at module level.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -55,24 +56,26 @@ def versions() -> dict[str, str]:
     """The versions an export depends on: torch and transformers (what is traced), onnx and onnxruntime.
 
     Read from the installed distributions' metadata, so that finding a cached export imports
-    neither onnx nor onnxruntime (about half a second each, paid again by every process).
+    none of them (torch and transformers take seconds, onnx and onnxruntime about half a second
+    each, paid again by every process): a process that runs a cached export without torch
+    (`assoc.lm.masked.torch_free`) finds it under the same key. torch's metadata version keeps its
+    local part (``2.13.0+cpu``), which is part of what was traced.
     """
-    import torch
-
     return {
-        # torch's own string: its local version (+cpu, +cu121) is part of what was traced
-        "torch": torch.__version__,
+        "torch": _version("torch"),
         "transformers": _version("transformers"),
         "onnx": _version("onnx"),
         "onnxruntime": _version("onnxruntime"),
     }
 
 
+@functools.cache
 def _version(module: str) -> str:
     """``module``'s version from its distribution's metadata, else from the module itself.
 
     The fallback covers distributions named otherwise (``onnxruntime-gpu``, ``onnxruntime-openvino``
-    install the module ``onnxruntime``).
+    install the module ``onnxruntime``). Read once per process: parsing a distribution's metadata
+    costs about 20 ms, and a package upgraded while the process runs is not what it has imported.
     """
     from importlib.metadata import PackageNotFoundError, version
 
@@ -235,17 +238,19 @@ def export_module(
         raise ModelError(f"cannot export the model to ONNX ({type(exc).__name__}: {first}); {advice}") from exc
 
 
-def inference_session(path: Path, threads: int) -> Any:
+def inference_session(path: Path, threads: int | None) -> Any:
     """An ONNX Runtime CPU session of ``path`` with ``threads`` intra-op threads.
 
     One inter-op thread and sequential execution (the graphs are one chain of layers), all graph
     optimisations on. Callers pass PyTorch's current thread count, so assoc's ``threads``
-    setting applies to both runtimes.
+    setting applies to both runtimes; None (a process without torch and without a ``threads``
+    setting) leaves ONNX Runtime's default, one thread per physical core, as PyTorch's default is.
     """
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = max(1, int(threads))
+    if threads is not None:
+        options.intra_op_num_threads = max(1, int(threads))
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

@@ -30,9 +30,16 @@ def log_softmax64(logits: Any) -> np.ndarray:
     """``log softmax(logits)`` over the last axis in float64, as a NumPy array (logits: a tensor or an array).
 
     The logits are cast to float64 before the softmax, so the normalisation over a 30k-50k-class
-    vocabulary adds no float32 rounding of its own.
+    vocabulary adds no float32 rounding of its own: ``x - m - log(sum(exp(x - m)))`` with ``m`` the
+    row's maximum. A NumPy array (ONNX Runtime's output) is computed with NumPy, so a process
+    running an export without torch (:mod:`assoc.lm.masked.torch_free`) computes it the same way as one
+    with torch; a torch tensor with ``torch.log_softmax`` on its device. The two agree to float64
+    rounding (about 1e-15).
     """
+    if isinstance(logits, np.ndarray):
+        values = logits.astype(np.float64)
+        shifted = values - values.max(axis=-1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
     import torch
 
-    tensor = logits if isinstance(logits, torch.Tensor) else torch.from_numpy(np.asarray(logits))
-    return torch.log_softmax(tensor.to(torch.float64), dim=-1).cpu().numpy()
+    return torch.log_softmax(logits.to(torch.float64), dim=-1).cpu().numpy()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -246,11 +246,8 @@ class MaskedLM:
         so as to waste the least padding (:func:`plan_batches`). ``max_tokens=None``
         is :func:`default_max_tokens` of the model's device.
         """
-        import torch
-
         from assoc.infra.progress import bar
 
-        model = self._model()
         requests = list(requests)
         if max_tokens is None:
             max_tokens = default_max_tokens(self.device)
@@ -277,17 +274,14 @@ class MaskedLM:
             positions[row].append(pos)
         order = sorted(range(len(rows)), key=lambda r: -len(rows[r]))
         results: list[np.ndarray | None] = [None] * len(requests)
-        runner = self._onnx_runner(model) if self.backend != "torch" and rows else None
+        run_batch = self._batch_runner() if rows else None
         meter = bar(total=len(rows), desc=f"{self.name}", enabled=progress, unit="seq")
         try:
             for start, stop in plan_batches([len(rows[r]) for r in order], max_tokens):
                 batch = order[start:stop]
                 picks = [(b, row, pos) for b, row in enumerate(batch) for pos in positions[row]]
                 seqs, batch_picks = [rows[r] for r in batch], [(b, p) for b, _, p in picks]
-                if runner is None:
-                    log_sm = self._forward(model, seqs, batch_picks, torch)
-                else:
-                    log_sm = self._onnx_batch(runner, model, seqs, batch_picks)
+                log_sm = run_batch(seqs, batch_picks)  # type: ignore[misc]  # rows: so not None
                 # One reduction per batch: NaN or inf anywhere makes the sum non-finite (a finite
                 # log-softmax row sums to a finite number), so the hot path allocates nothing.
                 if not math.isfinite(float(log_sm.sum())):
@@ -346,6 +340,21 @@ class MaskedLM:
             if switch:
                 model.set_attn_implementation(before)
         return out  # type: ignore[return-value]  # every sequence was filled above
+
+    def _batch_runner(self) -> Callable[[list[tuple[int, ...]], list[tuple[int, int]]], np.ndarray]:
+        """What computes one batch's float64 log-softmax rows at its (batch row, position) picks.
+
+        PyTorch (:meth:`_forward`) for ``backend="torch"``, else the checked ONNX Runtime session
+        (:meth:`_onnx_batch`), opened here. A handle without PyTorch (:mod:`assoc.lm.masked.torch_free`)
+        gives its session instead.
+        """
+        model = self._model()
+        if self.backend == "torch":
+            import torch
+
+            return lambda seqs, picks: self._forward(model, seqs, picks, torch)
+        runner = self._onnx_runner(model)
+        return lambda seqs, picks: self._onnx_batch(runner, model, seqs, picks)
 
     def _onnx_runner(self, model: Any) -> Any:
         """The checked ONNX Runtime session of these weights for :attr:`backend` (:func:`.onnx.onnx_forward`)."""
@@ -597,15 +606,20 @@ class MaskedLM:
         A Hub id without a known commit does not: facts about such weights (engine checks, ONNX
         exports) are not kept across processes under it.
         """
-        fingerprint = str(self.fingerprint)
-        return fingerprint.startswith("sha256:") or (
-            fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40
-        )
+        return is_content_fingerprint(self.fingerprint)
 
     def _model(self) -> Any:
         if self.model is None:
             raise ModelError(f"model {self.name!r} was closed")
         return self.model
+
+
+def is_content_fingerprint(fingerprint: str) -> bool:
+    """Whether a weights ``fingerprint`` identifies their content: a sha256 of files or a Hub commit (40 hex digits)."""
+    fingerprint = str(fingerprint)
+    return fingerprint.startswith("sha256:") or (
+        fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40
+    )
 
 
 # Outcome of MaskedLM._fast_paths per weights object, for the life of those weights:

@@ -118,6 +118,8 @@ def onnx_forward(lm: Any, model: Any, backend: str) -> OnnxForward:
         for key in [k for k in sessions if k[0] == backend]:
             del sessions[key]
         fp32_path, fp32, persist = _checked_export(lm, model, threads)
+        if persist:
+            remember_for_torch_free(lm, model, fp32_path)
         try:
             runner = fp32
             if backend == "onnx-int8":
@@ -186,7 +188,58 @@ def _check_memo_key(path: Path) -> list[Any]:
     from assoc.lm.onnx import versions
 
     stat = path.stat()
-    return [str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
+    # the resolved path: a cache root reached through a link names the same remembered file
+    found = str(path.resolve())
+    return [found, stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
+
+
+#: the memo kind of what a process without torch needs to run a checked float32 export (:func:`remember_for_torch_free`)
+TORCH_FREE_KIND = "onnx-torch-free"
+#: the copy of the tokenizer as transformers built it, kept beside the float32 export
+TOKENIZER_FILE = "tokenizer.json"
+#: the layout of a :data:`TORCH_FREE_KIND` record
+TORCH_FREE_VERSION = 1
+
+
+def remember_for_torch_free(lm: Any, model: Any, path: Path) -> None:
+    """Keep what a later process needs to run the checked float32 export ``path`` without torch or transformers.
+
+    Called once the export has passed (or is remembered to have passed) its probe check, for
+    exports kept in the cache. Writes the tokenizer as transformers built it beside the export
+    (`TOKENIZER_FILE`, see `assoc.lm.masked.fast_tokenizer`) and remembers, under the
+    weights' fingerprint (memo kind `TORCH_FREE_KIND`), the export's key, the engine's
+    ``max_length``, ``pad_token_id`` and vocabulary size, the tokenizer's special settings and
+    the model's `info`. Nothing is kept for a slow tokenizer or
+    one whose copy does not tokenise `TOKENIZER_PROBES` exactly as
+    transformers does: such a model always runs the ordinary path (`assoc.lm.masked.torch_free`).
+    """
+    from assoc.infra.cache import Cache
+    from assoc.infra.io import atomic_write
+    from assoc.lm.masked.fast_tokenizer import FastTokenizer, same_as_transformers, serialise
+
+    serialised = serialise(lm.tokenizer)
+    if serialised is None:
+        return
+    text, special = serialised
+    if not same_as_transformers(lm.tokenizer, FastTokenizer.from_str(text, **special)):
+        return
+    info = {k: v for k, v in lm.info().items() if k not in ("model", "device", "dtype", "backend", "fingerprint")}
+    record = {
+        "version": TORCH_FREE_VERSION,
+        "export_key": _export_key(lm, model),
+        "max_length": int(lm.max_length),
+        "pad_token_id": int(lm.pad_token_id),
+        "vocab_size": int(lm.vocab_size),
+        "tokenizer": special,
+        "info": info,
+    }
+    target = path.parent / TOKENIZER_FILE
+    if not (target.is_file() and target.read_text(encoding="utf-8") == text):
+        with atomic_write(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    memo = lm.memo if lm.memo is not None else Cache()  # None: the default cache root
+    if memo.recall(TORCH_FREE_KIND, [lm.fingerprint]) != record:
+        memo.remember(TORCH_FREE_KIND, [lm.fingerprint], record)
 
 
 def _export_key(lm: Any, model: Any) -> dict[str, Any]:

@@ -156,13 +156,17 @@ class MaskedLMScorer(Scorer):
         """Take ``model`` from the process's model cache and open the engine's result cache.
 
         The model is loaded on the configured device and dtype the first time and reused after.
+        With an ONNX backend whose checked export an earlier run kept, the export runs without
+        loading torch or transformers at all (:mod:`assoc.lm.masked.torch_free`).
         """
         from assoc.lm.masked import cached_masked_lm
+        from assoc.lm.masked.torch_free import torch_free_masked_lm
 
         p = self.params
         cache = self.run_cache()
-        lm = cached_masked_lm(
-            model, device=p["device"], dtype=p["dtype"], revision=p["revision"], memo=cache, backend=p["backend"]
+        where = {"device": p["device"], "dtype": p["dtype"], "revision": p["revision"], "memo": cache}
+        lm = torch_free_masked_lm(model, backend=p["backend"], **where) or cached_masked_lm(
+            model, backend=p["backend"], **where
         )
         return MaskedLMWorker(lm, cache if cache.enabled else None)
 
