@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import os
+import stat
 import sys
 
 import pytest
 
 from assoc.infra.io import atomic_path, atomic_write
 from assoc.infra.progress import bar, default_enabled
+from assoc.table.files import from_records, write_table
 
 
 def test_atomic_write_replaces_only_on_success(tmp_path):
@@ -52,3 +55,26 @@ def test_progress_only_on_a_terminal(monkeypatch):
     list(shown)
     shown.close()
     assert "scoring" in tty.getvalue()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_atomic_writes_get_the_umask_mode(tmp_path):
+    from assoc.infra.io import atomic_path, atomic_write
+
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "a.txt") as handle:
+            handle.write("x")
+        with atomic_path(tmp_path / "b.bin") as path:
+            path.write_bytes(b"x")
+        table = from_records([{"model": "m", "target": "t", "attribute": "a", "value": 1.0}], scorer="s", measure="m")
+        write_table(table, tmp_path / "t.csv")
+        os.umask(0o077)
+        with atomic_write(tmp_path / "private.txt") as handle:
+            handle.write("x")
+    finally:
+        os.umask(old)
+    for name in ("a.txt", "b.bin", "t.csv"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+    assert stat.S_IMODE((tmp_path / "private.txt").stat().st_mode) == 0o600
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
