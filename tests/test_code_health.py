@@ -107,6 +107,32 @@ def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
     assert "1 failed, 1 skipped" in strict_inside.stdout, strict_inside.stdout
 
 
+def test_a_missing_oracle_with_a_reason_of_its_own_fails_in_ci_too(tmp_path):
+    """importorskip(..., reason=...) words the skip its own way: still a missing module, still a failure in CI."""
+    (tmp_path / "test_module_reason.py").write_text(
+        "import pytest\n"
+        "pytest.importorskip('no_such_oracle_module', reason='the oracle extra (pip install x[oracle])')\n"
+        "def test_x():\n    pass\n"
+    )
+    (tmp_path / "test_inside_reason.py").write_text(
+        "import pytest\n"
+        "def test_needs_oracle():\n"
+        "    pytest.importorskip('no_such_oracle_module', reason='the oracle extra')\n"
+        "def test_needs_plugin():\n"
+        "    pytest.importorskip('assoc_not_installed_plugin', reason='the plugin is optional')\n"
+        "def test_explicit_skip():\n"
+        "    pytest.skip('could not import the weather today')\n"
+    )
+    relaxed = _run_pytest(tmp_path, strict=False)
+    assert relaxed.returncode == 0 and "4 skipped" in relaxed.stdout, relaxed.stdout
+    module = _run_pytest(tmp_path / "test_module_reason.py", strict=True)
+    assert module.returncode != 0 and "1 error" in module.stdout, module.stdout
+    assert "could not import 'no_such_oracle_module' (the oracle extra" in module.stdout
+    inside = _run_pytest(tmp_path / "test_inside_reason.py", strict=True)
+    assert "1 failed, 2 skipped" in inside.stdout, inside.stdout
+    assert "could not import 'no_such_oracle_module' (the oracle extra)" in inside.stdout
+
+
 def test_one_out_of_vocabulary_warning_class():
     import assoc_weat.scorer
 
