@@ -1,4 +1,6 @@
-"""Suite-wide setup of every test directory (tests/, plugins/*/tests/, docs/examples/): a hermetic environment.
+"""Suite-wide setup of every test directory (tests/, plugins/*/tests/, docs/examples/).
+
+A hermetic environment, and torch's thread count put back after each test and each module.
 
 A test run must not write into the developer's real caches (``~/.cache/assoc``, the Hugging Face
 cache, matplotlib's font cache, ...) nor read what an earlier run left there: a value cached by
@@ -14,9 +16,14 @@ Nothing is downloaded either: the Hugging Face hub is offline unless a test says
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 #: This session's stand-in for the user's cache and configuration directories.
 SESSION_HOME = Path(tempfile.mkdtemp(prefix="assoc-tests-"))
@@ -38,6 +45,12 @@ for _name, _path in HERMETIC_ENV.items():
     os.environ[_name] = str(_path)
 for _name in OVERRIDES:
     os.environ.pop(_name, None)
+# A local Ray cluster keeps its authentication token in ~/.ray/auth_token, written by the first
+# ray.init that finds none; a token in the environment is used instead (and reaches the workers
+# and the drivers the tests start). A cluster named by RAY_ADDRESS is never joined by a test.
+os.environ.pop("RAY_ADDRESS", None)
+if not os.environ.get("RAY_AUTH_TOKEN_PATH"):
+    os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -45,3 +58,27 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def pytest_unconfigure() -> None:
     """Remove the session's cache directories."""
     shutil.rmtree(SESSION_HOME, ignore_errors=True)
+
+
+def _restore_torch_threads() -> Iterator[None]:
+    # torch is looked up, never imported: a test that does not use it must not pay for it. When
+    # torch is imported during the test, its count before is unknown and is left as it is; in a
+    # whole run the test modules import torch while they are collected, before any test runs.
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and before is not None and torch.get_num_threads() != before:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def torch_threads_per_module() -> Iterator[None]:
+    """Put back torch's intra-op thread count as it was before the module (a module fixture may set one thread)."""
+    yield from _restore_torch_threads()
+
+
+@pytest.fixture(autouse=True)
+def torch_threads_per_test() -> Iterator[None]:
+    """Put back torch's intra-op thread count as it was before the test."""
+    yield from _restore_torch_threads()
