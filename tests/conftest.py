@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -11,6 +12,37 @@ from pathlib import Path
 import pytest
 
 from assoc.plugins import manager as plugins
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[str]:
+    """One local Ray (2 CPUs) for every test that runs work on Ray; its GCS address. Stopped at the session's end.
+
+    Starting Ray costs seconds, so it starts once; each run's actors are still started (and stopped) by
+    the run. Its workers can import ``tests/unit_scorers.py``. A test using it is marked ``ray`` and
+    ``slow`` (``pytest -m "not slow"`` leaves it out).
+    """
+    import ray  # not importorskip: CI installs assoc[ray] (scripts/setup.sh), and a missing Ray must fail the run
+
+    if ray.is_initialized():
+        ray.shutdown()
+    path = os.pathsep.join([str(HERE), *sys.path])
+    env = {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that use Ray ``ray`` and ``slow``."""
+    for item in items:
+        if "ray_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray)
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
