@@ -1,6 +1,5 @@
 """The three scorers on the real all-MiniLM-L6-v2, checked against by-hand numpy computations."""
 
-import subprocess
 import sys
 import warnings
 
@@ -234,10 +233,15 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
             "direction": [1, 1, -1, 1, -1],
         }
     ).to_csv(dictionary, index=False)
-    assoc_cli = [sys.executable, "-m", "assoc.cli"]
-    done = subprocess.run(
+    # in this process (click's runner): the same commands without a fresh interpreter importing torch twice;
+    # the CLI in its own process is checked by tests/test_cli.py and tests/test_library_output.py
+    from click.testing import CliRunner
+
+    from assoc.cli import cli
+
+    done = CliRunner().invoke(
+        cli,
         [
-            *assoc_cli,
             "score",
             "--scorer",
             "sbert_topwords",
@@ -250,14 +254,11 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
             "--out",
             str(tmp_path / "top.csv"),
         ],
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    done = subprocess.run(
+    assert done.exit_code == 0, done.output[-2000:]
+    done = CliRunner().invoke(
+        cli,
         [
-            *assoc_cli,
             "analyze",
             "stereotype",
             "--table",
@@ -269,11 +270,8 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
             "--out",
             str(tmp_path / "coded.csv"),
         ],
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.exit_code == 0, done.output[-2000:]
     coded = pd.read_csv(tmp_path / "coded.csv")
     assert set(coded["target"]) == set(Stimuli.load("nicolas2024").designs[0].target)
     assert set(coded["measure"]) == {"representativeness", "direction"}
