@@ -1,4 +1,4 @@
-"""The suite is hermetic: a test run writes nothing into the user's home directory (conftest.py at the root)."""
+"""The suite's own machinery (conftest.py at the root): a hermetic environment, examples in fresh interpreters."""
 
 from __future__ import annotations
 
@@ -47,3 +47,24 @@ def test_a_run_leaves_an_empty_home_empty(tmp_path):
     )
     assert result.returncode == 0 and f"{len(SLICE)} passed" in result.stdout, result.stdout + result.stderr
     assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
+
+
+def test_examples_in_fresh_interpreters_start_as_a_pasted_one_does(fresh_interpreters, tmp_path):
+    examples = [
+        "import assoc\nprint(assoc.table.files.COLUMNS)",  # assoc.table was never imported: fails when fresh
+        "import sys\nprint(sorted(m for m in sys.modules if m.startswith('assoc')))\nx = 1",
+        "print(x)",  # a namespace of its own: the name of the example before is not there
+        "import os, sys\nprint(os.getcwd(), os.environ['MARK'])\nsys.exit(3)",
+    ]
+    folders = [tmp_path / str(n) for n in range(len(examples))]
+    for folder in folders:
+        folder.mkdir()
+    env = [{**os.environ, "MARK": f"m{n}"} for n in range(len(examples))]
+    runs = fresh_interpreters(examples, cwd=folders, env=env, preload=("numpy",), logs=tmp_path / "logs")
+    assert [r.returncode for r in runs] == [1, 0, 1, 3]
+    assert "has no attribute 'table'" in runs[0].stderr
+    assert runs[1].stdout == "[]\n"
+    assert "NameError: name 'x' is not defined" in runs[2].stderr
+    assert runs[3].stdout == f"{folders[3]} m3\n"
+    with pytest.raises(RuntimeError, match="imported pandas"):
+        fresh_interpreters(["pass"], cwd=[tmp_path], env=[dict(os.environ)], preload=("pandas",), logs=tmp_path / "l")
