@@ -107,7 +107,8 @@ for number, code in enumerate(spec["codes"]):
         status = 0
         try:
             for fd, name in ((1, "out"), (2, "err")):
-                os.dup2(os.open(os.path.join(spec["logs"], f"{number}.{name}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+                log = os.path.join(spec["logs"], f"{number}.{name}")
+                os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             os.chdir(spec["cwd"][number])
             os.environ.clear()
