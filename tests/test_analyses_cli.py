@@ -121,6 +121,7 @@ def test_bad_option_is_a_clean_error(table_file):
     ],
 )
 @pytest.mark.parametrize("suffix", [".parquet", ".csv", ".jsonl"])
+@pytest.mark.slow
 def test_every_result_serialises_like_a_score_table(table_file, tmp_path, name, options, suffix):
 
     if name == "correlate":

@@ -246,6 +246,7 @@ print(json.dumps([list(table["model"]), list(table["value"]), table.attrs["assoc
 """
 
 
+@pytest.mark.slow
 def test_concurrent_runs_split_the_work_and_agree(units_plugin, tmp_path):
     """Four runs of one study on one cache directory: every unit computed once, the same table everywhere."""
     script = RUN.format(here=str(HERE), stimuli=STIMULI)
@@ -273,6 +274,7 @@ def test_concurrent_runs_split_the_work_and_agree(units_plugin, tmp_path):
     assert not list((tmp_path / "cache").rglob("claim-*.lock"))
 
 
+@pytest.mark.slow
 def test_a_run_takes_over_the_units_of_a_killed_concurrent_run(units_plugin, tmp_path):
     """A run killed while it holds a claim does not block the others: its unit is computed again."""
     script = RUN.format(here=str(HERE), stimuli=STIMULI)

@@ -117,6 +117,7 @@ def test_help_imports_no_heavy_library():
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 def test_console_script_runs():
     result = subprocess.run(
         [sys.executable, "-m", "assoc.cli", "--version"], capture_output=True, text=True, timeout=60

@@ -7,6 +7,8 @@ import inspect
 import typing
 from importlib import resources
 
+import pytest
+
 import assoc
 from assoc.plugins import hookspecs as hookspecs
 
@@ -86,6 +88,7 @@ def _run_pytest(directory, strict: bool):
     )
 
 
+@pytest.mark.slow
 def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
     (tmp_path / "test_oracle.py").write_text(
         "import pytest\n"
@@ -107,6 +110,7 @@ def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
     assert "1 failed, 1 skipped" in strict_inside.stdout, strict_inside.stdout
 
 
+@pytest.mark.slow
 def test_a_missing_oracle_with_a_reason_of_its_own_fails_in_ci_too(tmp_path):
     """importorskip(..., reason=...) words the skip its own way: still a missing module, still a failure in CI."""
     (tmp_path / "test_module_reason.py").write_text(
@@ -253,6 +257,7 @@ def test_renamed_scorer_options_keep_their_old_spelling():
         assert assoc.get_analysis("valnorm")(norms="warriner", level=0.9).params["confidence"] == 0.9
 
 
+@pytest.mark.slow
 def test_a_missing_plugin_package_still_skips_in_ci(tmp_path):
     (tmp_path / "test_plugin.py").write_text(
         "import pytest\ndef test_needs_plugin():\n    pytest.importorskip('assoc_not_installed_plugin')\n"

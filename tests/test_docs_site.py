@@ -36,6 +36,7 @@ def quick_start_commands() -> list[str]:
     return [line for line in offline[0].splitlines() if line.startswith("assoc ")]
 
 
+@pytest.mark.slow
 def test_readme_quick_start_runs_as_printed(tmp_path, monkeypatch):
     """A new user's path: a fresh directory, the README's commands, an FMAT result with an ICC across two models.
 

@@ -20,6 +20,7 @@ PUBLIC_PACKAGES = {
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
+@pytest.mark.slow
 def test_old_path_warns_and_is_the_new_module(old: str) -> None:
     # A fresh interpreter: in this one the old name may already be in sys.modules (no second warning).
     code = (

@@ -473,6 +473,7 @@ def nan_model(tmp_path_factory):
 
 
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
+@pytest.mark.slow
 def test_a_model_with_nan_output_stops_naming_model_and_query(nan_model, tmp_path, scorer):
     from assoc.errors import AssocError
 

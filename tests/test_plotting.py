@@ -122,6 +122,7 @@ def test_forest_plot_draws_reference_columns_beside_the_estimates():
         plotting.plot_estimates(result, estimate="d", compare=["nope"])
 
 
+@pytest.mark.slow
 def test_plotting_leaves_the_users_backend_alone(tmp_path):
     import subprocess
 

@@ -70,6 +70,7 @@ def test_compare_tables_round_trip_in_every_format(compared, tmp_path, suffix):
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl", ".json"])
+@pytest.mark.slow
 def test_compare_tables_round_trip_without_provenance(compared, tmp_path, suffix):
     compared.attrs.clear()
     _same(compared, read_table(write_table(compared, tmp_path / f"t{suffix}")))

@@ -187,6 +187,7 @@ def test_progress_shows_retries_and_waits(server, capsys):
     assert "waiting to retry" in err and "retries 2 (429 x2)" in err
 
 
+@pytest.mark.slow
 def test_no_gathering_future_warning_after_a_run_stopping_error(tmp_path):
     (tmp_path / "study.json").write_text(json.dumps(STIMULI))
     # the 401 comes at once while the other requests are still in flight (answers take 2 s)

@@ -280,6 +280,7 @@ def test_dry_run_sends_nothing(server, capsys):
     assert "20 request(s)" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_kill_and_resume_repeats_no_stored_request(tmp_path):
     import os
     import signal

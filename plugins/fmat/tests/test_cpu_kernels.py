@@ -107,6 +107,7 @@ def _requests_and_expected(lm):
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
 @pytest.mark.parametrize("setting", ["onednn", "torch"])
+@pytest.mark.slow
 def test_engine_values_equal_the_model_run_alone_with_either_kernels(tiny_models, family, setting, monkeypatch):
     monkeypatch.setenv("ASSOC_CPU_MATMUL", setting)
     with load_masked_lm(tiny_models[family]) as lm:
@@ -135,6 +136,7 @@ def _broken_mode(kind):
 @needs_onednn
 @pytest.mark.parametrize("kind", ["wrong", "raises"])
 @pytest.mark.parametrize("family", ["bert", "albert"])
+@pytest.mark.slow
 def test_kernels_that_do_not_reproduce_the_model_are_not_used(tiny_models, family, kind, monkeypatch):
     monkeypatch.setattr(kernels, "_MODE_CLASS", _broken_mode(kind))
     with load_masked_lm(tiny_models[family]) as lm:
