@@ -18,7 +18,7 @@ HERE = Path(__file__).parent
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[str]:
-    """One local Ray (2 CPUs) for every test that runs work on Ray; its GCS address. Stopped at the session's end.
+    """One local Ray (2 CPUs) for every test that runs work on Ray; its GCS address. Stopped after the last of them.
 
     Starting Ray costs seconds, so it starts once; each run's actors are still started (and stopped) by
     the run. Its workers can import ``tests/unit_scorers.py``. A test using it is marked ``ray`` and
@@ -43,6 +43,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "ray_session" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.ray)
             item.add_marker(pytest.mark.slow)
+
+
+_LAST_RAY_TEST: list[str] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Remember the last test to run that uses Ray (after ``-k``/``-m`` selection)."""
+    users = [item.nodeid for item in session.items if "ray_session" in getattr(item, "fixturenames", ())]
+    _LAST_RAY_TEST[:] = users[-1:]
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop Ray after the last test that uses it: its idle processes would compete with every later test."""
+    if _LAST_RAY_TEST and item.nodeid == _LAST_RAY_TEST[0] and "ray" in sys.modules:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The Ray executor gives the local executor's table; lost workers, failing units and killed drivers.
 
-One local Ray (2 CPUs, the ``ray_session`` fixture of tests/conftest.py) serves every test of the
-session: starting Ray costs seconds. Its tests carry the ``ray`` and ``slow`` markers.
+One local Ray (2 CPUs, the ``ray_session`` fixture of tests/conftest.py) serves every Ray test of
+the session: starting Ray costs seconds. Its tests carry the ``ray`` and ``slow`` markers.
 """
 
 from __future__ import annotations
