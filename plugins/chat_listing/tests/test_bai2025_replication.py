@@ -74,12 +74,15 @@ AUTHORS_CLEAN = {
 AUTHORS_ZEROS = 71
 
 
+# the page's replication runs 4200 requests through the local server once for the module: all of it is slow
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def page() -> dict:
     return run_blocks(code_blocks(PAGE), name="docs/replication/bai2025.md", namespace={"__name__": "docs_bai2025"})
 
 
-@pytest.mark.slow
 def test_every_recorded_reply_went_through_the_server(page):
     run = page["run"]
     assert run["requests"] == run["sent"] == 4200
