@@ -34,6 +34,7 @@ lint: setup
 DOCS_FLAGS ?= --strict
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build $(DOCS_FLAGS)
+	@echo "open site/index.html in a browser: it works from disk (file://), offline, no server needed"
 
 # Every comparison of assoc against the strongest straightforward baseline, each side in its own fresh
 # process, alternating rounds: regenerates docs/benchmarks/*.md (the tables the docs include) and

@@ -51,7 +51,7 @@ def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
 
 def make_requests(n: int, url: str, tag: str) -> list:
     from assoc_chat_listing.prompts import PAPER_LISTING, PAPER_SYSTEM, fill, messages
-    from assoc_chat_listing.requests import ChatRequest, public_endpoint
+    from assoc_chat_listing.store import ChatRequest, public_endpoint
 
     return [
         ChatRequest(
@@ -110,7 +110,7 @@ def plain_async(url: str, n: int, concurrency: int) -> dict:
 
 def concurrent(url: str, n: int, concurrency: int, cache: bool, delay: float) -> dict:
     from assoc_chat_listing.engine import EngineSettings, run_requests
-    from assoc_chat_listing.requests import ResponseStore, reply_text
+    from assoc_chat_listing.store import ResponseStore, reply_text
     from assoc_chat_listing.testing import listing_words, render, term_of
 
     requests = make_requests(n, url, f"c{concurrency}-{time.time_ns()}")

@@ -103,8 +103,8 @@ def driver_costs(model: str, n_sentences: int) -> dict:
 
     import assoc
     from assoc.infra.cache import ResultCache
-    from assoc.mlm import load_masked_lm
-    from assoc.mlm.words import encode_many
+    from assoc.lm.masked import load_masked_lm
+    from assoc.lm.masked.words import encode_many
     from assoc.plugins import manager as plugins
     from assoc.scoring.units import UnitOutcome
 
@@ -139,7 +139,7 @@ def driver_costs(model: str, n_sentences: int) -> dict:
 
 
 def scorer_items(unit):  # type: ignore[no-untyped-def]
-    from assoc.mlm.scorer import decode_items
+    from assoc.lm.masked.scorer import decode_items
 
     return decode_items(unit.payload)
 
@@ -154,14 +154,14 @@ def local_overhead(model: str, n_sentences: int, cpus: int, repeats: int = 3) ->
     on the same model exposes both to the same machine load; the minimum of each is compared.
     """
     import torch
+    from assoc_fmat.log_probs import score_model
     from assoc_fmat.scorer import EXTRA_COLUMNS
-    from assoc_fmat.scoring import score_model
 
     from assoc import Stimuli, plugins
+    from assoc.executors.driver import run_study
     from assoc.executors.local import LocalExecutor
-    from assoc.executors.run import run_study
     from assoc.infra.cache import ResultCache
-    from assoc.mlm import cached_masked_lm
+    from assoc.lm.masked import cached_masked_lm
     from assoc.table import from_records
 
     torch.set_num_threads(cpus)

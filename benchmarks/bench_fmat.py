@@ -157,7 +157,7 @@ def options_per_query(items) -> dict[str, list[str]]:
 def run_ours(lm, items, max_tokens: int | None):
     import warnings
 
-    from assoc_fmat.scoring import score_model
+    from assoc_fmat.log_probs import score_model
 
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -214,7 +214,7 @@ def study_side(side: str, model: str, n_queries: int, threads: int, clock: str, 
         import assoc  # noqa: F401
     study = stimuli(n_queries)
     if side == "pipeline":
-        from assoc_fmat.scoring import items_of
+        from assoc_fmat.log_probs import items_of
         from transformers import pipeline
 
         options_of = options_per_query(items_of(study))
@@ -240,9 +240,9 @@ def study_side(side: str, model: str, n_queries: int, threads: int, clock: str, 
     if clock == "process":
         out["study"] = done_at - spawned_at
         return out
-    from assoc_fmat.scoring import items_of, score_model
+    from assoc_fmat.log_probs import items_of, score_model
 
-    from assoc.mlm import cached_masked_lm
+    from assoc.lm.masked import cached_masked_lm
 
     # A second call in the same process (a notebook): the model is not loaded again. Its overhead is
     # its time minus the engine's own time for the same work (measured right after, same process).
@@ -371,10 +371,10 @@ def main() -> None:
 
     import numpy as np
     import torch
-    from assoc_fmat.scoring import items_of
+    from assoc_fmat.log_probs import items_of
 
-    from assoc.mlm import load_masked_lm
-    from assoc.mlm.engine import default_max_tokens
+    from assoc.lm.masked import load_masked_lm
+    from assoc.lm.masked.engine import default_max_tokens
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,11 +12,11 @@ Two workloads, each with the model's forward passes as nearly all of the time:
   bert-base-uncased vocabulary, random weights) scores the 480-query study of ``bench_fmat.py``
   (8 templates x 60 occupations x 6 options): the engine's ``MaskedLM.log_probs`` with its
   ``backend`` ``torch`` (packed encoder, last layer at the mask only, oneDNN linear layers),
-  ``onnx`` or ``onnx-int8`` (:mod:`assoc.mlm.onnx`: the whole model on ONNX Runtime with the LM
+  ``onnx`` or ``onnx-int8`` (:mod:`assoc.lm.masked.onnx`: the whole model on ONNX Runtime with the LM
   head applied at the mask positions only, fed the engine's own batches). Log-softmax in float64
   on every side.
 
-Export (both in the library: :mod:`assoc.mlm.onnx`, :mod:`assoc_sbert_topwords.onnx`):
+Export (both in the library: :mod:`assoc.lm.masked.onnx`, :mod:`assoc_sbert_topwords.onnx`):
 ``torch.onnx.export`` (TorchScript exporter, opset 17, dynamic batch and sequence axes) from the
 local weights, once, into the cache (``--phase prepare`` makes it and reports its time); nothing is downloaded.
 (sentence-transformers' ``backend="onnx"`` needs ``optimum-onnx``, whose latest release, 0.1.0,
@@ -165,7 +165,7 @@ def mlm_requests(lm: Any, quick: bool) -> list[Any]:
     """The engine requests of the 480-query study (fmat's score_model, recorded on their way to the engine)."""
     import warnings
 
-    from assoc_fmat.scoring import items_of, score_model
+    from assoc_fmat.log_probs import items_of, score_model
     from bench_fmat import stimuli
 
     recorded: list[Any] = []
@@ -197,7 +197,7 @@ def mlm_model(directory: Path) -> Path:
 def mlm_lm(directory: Path, side: str) -> Any:
     """The engine on ``side``'s backend (``MaskedLM(backend=...)``), exports kept in ``directory/cache``."""
     from assoc.infra.cache import Cache
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     model = str(directory / "bert-base-shaped")
     return load_masked_lm(model, device="cpu", backend=BACKEND[side], memo=Cache(directory / "cache"))
@@ -208,7 +208,7 @@ def mlm_prepare(directory: Path, threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
     import torch
 
-    from assoc.mlm import MaskRequest
+    from assoc.lm.masked import MaskRequest
 
     torch.set_num_threads(threads)
     mlm_model(directory)

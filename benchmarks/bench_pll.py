@@ -3,7 +3,7 @@
 Compares, in one run, on a bert-base-shaped masked LM (random weights, real uncased
 WordPiece vocabulary) and sentences from the bundled Watson et al. (2023) stimuli:
 
-* assoc   - ``assoc_pll.pll.score_sentences``: masked copies of all sentences batched
+* assoc   - ``assoc_pll.sentences.score_sentences``: masked copies of all sentences batched
             under a token budget, sorted by length, LM head only at the masked position;
 * naive   - one forward pass per masked token (as in the CrowS-Pairs code);
 * minicons - ``minicons.scorer.MaskedLMScorer.sequence_score`` with sum reduction, run in
@@ -200,9 +200,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from assoc_pll.pll import score_sentences
+    from assoc_pll.sentences import score_sentences
 
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     torch.set_num_threads(args.threads)
     sentences = watson_sentences(args.sentences)

@@ -112,18 +112,19 @@ def child(queries: int, model: str, threads: int, own_load: bool) -> dict[str, A
         out["own_load"] = time.perf_counter() - mark
         return out
     mark = time.perf_counter()
-    import assoc_fmat.scoring as fmat_scoring
+    import assoc_fmat.log_probs as fmat_scoring
 
     import assoc
-    from assoc.executors import run as run_module
-    from assoc.mlm import engine, loading
+    from assoc.executors import driver as run_module
+    from assoc.lm import models as lm_models
+    from assoc.lm.masked import engine
 
     sys.path.insert(0, str(HERE))
     import bench_fmat
 
     out["import_assoc"] = time.perf_counter() - mark
     timers = Timers()
-    timers.wrap(loading, "local_fingerprint", "fingerprint")
+    timers.wrap(lm_models, "local_fingerprint", "fingerprint")
     timers.wrap(AutoModelForMaskedLM, "from_pretrained", "model_load")
     timers.wrap(AutoTokenizer, "from_pretrained", "tokenizer_load")
 
@@ -144,7 +145,7 @@ def child(queries: int, model: str, threads: int, own_load: bool) -> dict[str, A
     # The same forward passes again, profiled: the linear layers' share and the real tokens.
     from torch.profiler import ProfilerActivity, profile
 
-    from assoc.mlm import cached_masked_lm
+    from assoc.lm.masked import cached_masked_lm
 
     lm = cached_masked_lm(model)
     items = fmat_scoring.items_of(study)

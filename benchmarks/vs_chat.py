@@ -85,7 +85,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         stamps.done = now()
         return {"lost_or_wrong": 0, "cpu_s": time.process_time() - cpu}
     from assoc_chat_listing.engine import EngineSettings, run_requests
-    from assoc_chat_listing.requests import ResponseStore, reply_text
+    from assoc_chat_listing.store import ResponseStore, reply_text
     from assoc_chat_listing.testing import listing_words, render, term_of
 
     with tempfile.TemporaryDirectory() as root:

@@ -14,7 +14,7 @@ weights: speed does not depend on them) built once into a temporary directory. S
 * ``assoc-1q`` and ``load``: a one-query study with assoc, against the model's own load time
   (``AutoModelForMaskedLM.from_pretrained`` + ``AutoTokenizer.from_pretrained``);
 * ``assoc-onnx`` (CPU only): the same study with ``backend="onnx"`` (the forward passes on ONNX
-  Runtime, :mod:`assoc.mlm.onnx`). The model is exported once while the comparison is prepared,
+  Runtime, :mod:`assoc.lm.masked.onnx`). The model is exported once while the comparison is prepared,
   as a first use would, into a directory every round's (otherwise empty) cache links to: the
   export is a one-time cost per model, reported on its own line, not in the rounds; the check of
   the export against PyTorch, made on every load, is in the rounds.
@@ -40,7 +40,7 @@ def one_query_study() -> dict[str, Any]:
 
 
 def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[str, Any], None]:
-    from assoc_fmat.scoring import items_of
+    from assoc_fmat.log_probs import items_of
 
     from benchmarks.bench_fmat import build_model, options_per_query, stimuli
 
@@ -92,7 +92,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
 
 
 def _onnx_installed() -> bool:
-    from assoc.infra.onnx import missing_packages
+    from assoc.lm.onnx import missing_packages
 
     return not missing_packages()
 
@@ -102,7 +102,7 @@ def _export(model: str, root: Path) -> float:
     import time
 
     from assoc.infra.cache import Cache
-    from assoc.mlm import MaskRequest, load_masked_lm
+    from assoc.lm.masked import MaskRequest, load_masked_lm
 
     with load_masked_lm(model, backend="onnx", memo=Cache(root)) as lm:
         start = time.perf_counter()

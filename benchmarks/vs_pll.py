@@ -29,7 +29,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         name="pll",
         title="PLL",
         sides=[
-            Side("assoc", "assoc `assoc_pll.pll.score_sentences`"),
+            Side("assoc", "assoc `assoc_pll.sentences.score_sentences`"),
             Side(
                 "minicons",
                 f"minicons `MaskedLMScorer.sequence_score` (sum, {MINICONS_BATCH} sentences per call)",
@@ -54,9 +54,9 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     sentences, device = spec["sentences"], spec["device"]
     if side == "assoc":
         import transformers  # noqa: F401 - the same library code as minicons' side before the clock
-        from assoc_pll.pll import score_sentences
+        from assoc_pll.sentences import score_sentences
 
-        from assoc.mlm import load_masked_lm
+        from assoc.lm.masked import load_masked_lm
 
         stamps.imported = now()
         with load_masked_lm(spec["model"], device=device) as lm:

@@ -8,9 +8,11 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import assoc
 from assoc.plugins import manager as plugins
 
 HERE = Path(__file__).parent
@@ -130,7 +132,7 @@ def fake_distribution(plugin_site: Path, fresh_plugins: None) -> Callable[[str, 
 
 SCORER_SOURCE = """
 from assoc import hookimpl, Scorer, Option
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 
 class {cls}(Scorer):
     name = "{scorer}"
@@ -167,7 +169,7 @@ MODEL_FREE_SCORER_SOURCE = """
 import warnings
 import pandas as pd
 from assoc import hookimpl, Scorer
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 
 class ModelFree(Scorer):
     name = "{scorer}"
@@ -194,3 +196,99 @@ def model_free_scorer_source() -> Callable[[str, str], str]:
         return MODEL_FREE_SCORER_SOURCE.format(scorer=scorer, body=indented)
 
     return make
+
+
+def _length_scorer(scorer: str, cls: str = "LengthScorer") -> type[assoc.Scorer]:
+    """The scorer of :data:`SCORER_SOURCE` as a class in this process: ``scale * (len(target) - len(attribute))``."""
+
+    def score(self: assoc.Scorer, stimuli: assoc.Stimuli, models: list[str], *, progress: bool) -> Any:
+        rows = [
+            dict(
+                model=m,
+                target_group=tg,
+                target=t,
+                attribute_group=ag,
+                attribute=a,
+                value=self.params["scale"] * (len(t) - len(a)),
+            )
+            for m in models
+            for d in stimuli
+            for tg, t, ag, a in d.word_pairs()
+        ]
+        return assoc.from_records(rows, scorer=self.name, measure=self.measure)
+
+    namespace = {
+        "name": scorer,
+        "description": "test scorer",
+        "citation": "none",
+        "measure": "length_difference",
+        "requires_models": False,
+        "default_models": ("len",),
+        "options": (assoc.Option("scale", float, 1.0, "multiplier"),),
+        "score": score,
+        "__module__": __name__,
+    }
+    return type(cls, (assoc.Scorer,), namespace)
+
+
+@pytest.fixture
+def length_scorer() -> Callable[..., type[assoc.Scorer]]:
+    """``length_scorer(name, cls="LengthScorer")``: the class of :func:`scorer_source`'s module, in this process."""
+    return _length_scorer
+
+
+@pytest.fixture
+def inline_scorer(inline_plugin: Callable[..., plugins.PluginInfo]) -> Callable[..., type[assoc.Scorer]]:
+    """``inline_scorer(name, score, **attributes)``: register in-line a model-free scorer running ``score(self)``.
+
+    The class :func:`model_free_scorer_source` writes, without a module on disk: use it where no other
+    process imports the plugin.
+    """
+
+    def install(name: str, score: Callable[[Any], Any], **attributes: Any) -> type[assoc.Scorer]:
+        def run(self: assoc.Scorer, stimuli: Any, models: Any, *, progress: bool) -> Any:
+            return score(self)
+
+        namespace = {
+            "name": name,
+            "description": "test scorer",
+            "citation": "none",
+            "measure": "m",
+            "requires_models": False,
+            "score": run,
+            "__module__": __name__,
+            **attributes,
+        }
+        cls = type("ModelFree", (assoc.Scorer,), namespace)
+        inline_plugin(name, cls)
+        return cls
+
+    return install
+
+
+@pytest.fixture
+def inline_plugin(fresh_plugins: None) -> Callable[..., plugins.PluginInfo]:
+    """Register scorer and analysis classes of this process as the plugin ``name`` (``assoc.plugins.register``).
+
+    ``inline_plugin(name, *classes)``: nothing is written to disk, so use it where no other process
+    (a CLI subprocess, a Ray worker) must import the plugin; :func:`fake_plugin` writes a module for those.
+    """
+
+    def install(name: str, *classes: type) -> plugins.PluginInfo:
+        scorers = [c for c in classes if issubclass(c, assoc.Scorer)]
+        analyses = [c for c in classes if issubclass(c, assoc.Analysis)]
+
+        class Plugin:
+            @assoc.hookimpl
+            def register_scorers(self, register: Any) -> None:
+                for scorer in scorers:
+                    register(scorer)
+
+            @assoc.hookimpl
+            def register_analyses(self, register: Any) -> None:
+                for analysis in analyses:
+                    register(analysis)
+
+        return plugins.register(Plugin(), name=name)
+
+    return install

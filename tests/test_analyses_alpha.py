@@ -8,7 +8,7 @@ import pytest
 
 import assoc
 from assoc.errors import DataError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 pg = pytest.importorskip("pingouin")
 

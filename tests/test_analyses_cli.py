@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 import assoc
 from assoc.cli import build_cli
-from assoc.table import normalise, read_table, write_table
+from assoc.table.files import read_table, write_table
+from assoc.table.schema import normalise
 
 
 @pytest.fixture

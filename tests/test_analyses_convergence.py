@@ -13,7 +13,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, StimuliError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 JOBS = ["nurse", "engineer", "teacher", "pilot", "doctor", "farmer"]
 LEAN = dict(zip(JOBS, [-2.0, 2.0, -1.0, 1.5, 0.5, 1.0]))  # made-up male lean of each job, for synthetic rows

@@ -7,7 +7,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 JOBS = [f"job{i}" for i in range(30)]
 

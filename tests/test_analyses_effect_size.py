@@ -8,7 +8,7 @@ import pytest
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 
 def make_table(seed=0, n_targets=4, contexts=("c1", "c2")):
@@ -147,7 +147,7 @@ def test_negative_seed_is_a_clear_option_error():
 
 
 def _table_for_seed_check():
-    from assoc.table.files import normalise
+    from assoc.table.schema import normalise
 
     rows = [
         dict(target=f"t{i}", attribute_group=g, attribute=g, measure="m", value=float(i + (g == "A")))

@@ -8,7 +8,8 @@ import pytest
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table.files import normalise, read_table, write_table
+from assoc.table.files import read_table, write_table
+from assoc.table.schema import normalise
 
 pg = pytest.importorskip("pingouin")
 

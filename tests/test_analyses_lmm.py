@@ -8,7 +8,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, OptionError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 
 def make_table(seed=0):

@@ -9,7 +9,7 @@ import pytest
 
 import assoc
 from assoc.errors import DataError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 
 def _table(empty_model: str = "m3") -> pd.DataFrame:

@@ -6,7 +6,7 @@ import pytest
 
 import assoc
 from assoc.errors import DataError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 JOBS = [f"job{i}" for i in range(25)]
 

@@ -8,7 +8,7 @@ from scipy import stats
 
 import assoc
 from assoc.stats.standardize import zscore, zscore_within
-from assoc.table.files import normalise, validate_table
+from assoc.table.schema import normalise, validate_table
 
 
 def make_table():

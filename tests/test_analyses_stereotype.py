@@ -10,7 +10,8 @@ from click.testing import CliRunner
 import assoc
 from assoc.errors import DataError, OptionError, TableError
 from assoc.stats.dictionary import aggregate, load_dictionary, normalize_word
-from assoc.table.files import normalise, read_table, validate_table, write_table
+from assoc.table.files import read_table, write_table
+from assoc.table.schema import normalise, validate_table
 
 DICTIONARY = pd.DataFrame(
     [

@@ -12,7 +12,7 @@ from scipy import stats
 
 import assoc
 from assoc.errors import DataError, TableError
-from assoc.table.files import normalise
+from assoc.table.schema import normalise
 
 
 def coded_terms(seed=2, n_categories=12, n_terms=7):

@@ -7,7 +7,7 @@ import pytest
 
 import assoc
 from assoc.errors import OptionError, StimuliError, TableError
-from assoc.table.files import get_provenance
+from assoc.table.provenance import get_provenance
 
 STIMULI = {
     "name": "flowers",
@@ -15,24 +15,16 @@ STIMULI = {
     "attribute": {"Pleasant": ["love", "joy"], "Unpleasant": ["hate", "war"]},
 }
 
-ANALYSIS_SOURCE = """
-from assoc import hookimpl, Analysis, Option
-import pandas as pd
 
-class MeanByGroup(Analysis):
+class MeanByGroup(assoc.Analysis):
     name = "mean_by_group"
     description = "mean value per target group"
     citation = "none"
-    options = (Option("column", str, "target_group", "grouping column"),)
+    options = (assoc.Option("column", str, "target_group", "grouping column"),)
 
     def run(self, table):
         out = table.groupby(self.params["column"], sort=True)["value"].agg(["mean", "size"]).reset_index()
         return out.rename(columns={"size": "n"})
-
-@hookimpl
-def register_analyses(register):
-    register(MeanByGroup)
-"""
 
 
 def test_score_returns_valid_table_with_provenance():
@@ -68,8 +60,8 @@ def test_several_models_in_one_call():
     assert table.groupby("model").size().to_dict() == {"char-2gram": 16, "char-3gram": 16}
 
 
-def test_compare_runs_every_scorer_on_the_same_stimuli(fake_plugin, scorer_source):
-    fake_plugin("lengthy", scorer_source("lengthy"))
+def test_compare_runs_every_scorer_on_the_same_stimuli(inline_plugin, length_scorer):
+    inline_plugin("lengthy", length_scorer("lengthy"))
     both = assoc.compare(STIMULI, {"char_ngram": {}, "lengthy": {"scale": 0.5}})
     assert both.groupby("scorer").size().to_dict() == {"char_ngram": 16, "lengthy": 16}
     assoc.validate_table(both)
@@ -81,14 +73,14 @@ def test_compare_runs_every_scorer_on_the_same_stimuli(fake_plugin, scorer_sourc
     assert both.loc[both.scorer == "lengthy", "n"].isna().all()
 
 
-def test_compare_validates_all_options_first(fake_plugin, scorer_source):
-    fake_plugin("lengthy", scorer_source("lengthy"))
+def test_compare_validates_all_options_first(inline_plugin, length_scorer):
+    inline_plugin("lengthy", length_scorer("lengthy"))
     with pytest.raises(OptionError, match="unknown option 'scal'"):
         assoc.compare(STIMULI, {"char_ngram": {}, "lengthy": {"scal": 1}})
 
 
-def test_analyze_any_valid_table(fake_plugin, tmp_path):
-    fake_plugin("meaner", ANALYSIS_SOURCE)
+def test_analyze_any_valid_table(inline_plugin, tmp_path):
+    inline_plugin("meaner", MeanByGroup)
     table = assoc.score("char_ngram", STIMULI)
     result = assoc.analyze("mean_by_group", table)
     expected = table.groupby("target_group")["value"].mean()
@@ -100,8 +92,8 @@ def test_analyze_any_valid_table(fake_plugin, tmp_path):
     assert set(from_file["attribute_group"]) == {"Pleasant", "Unpleasant"}
 
 
-def test_analyze_rejects_invalid_tables(fake_plugin):
-    fake_plugin("meaner", ANALYSIS_SOURCE)
+def test_analyze_rejects_invalid_tables(inline_plugin):
+    inline_plugin("meaner", MeanByGroup)
     with pytest.raises(TableError, match="lacks required column"):
         assoc.analyze("mean_by_group", pd.DataFrame({"value": [1.0]}))
     with pytest.raises(OptionError, match="did you mean 'column'"):
@@ -112,7 +104,7 @@ def test_listing_functions_survive_plugin_loading():
     """``assoc.analyses`` must stay the function even after the shared-analyses package is imported."""
     import importlib
 
-    importlib.import_module("assoc.analysis.shared")
+    importlib.import_module("assoc.analysis.catalog")
     assert callable(assoc.analyses) and "icc" in assoc.analyses()
     assert callable(assoc.scorers) and "char_ngram" in assoc.scorers()
 

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 import assoc
 from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
-from assoc.table.files import from_records, read_table, sidecar_path, write_table
+from assoc.table.files import read_table, sidecar_path, write_table
+from assoc.table.schema import from_records
 
 GOOD_YAML = (
     "target:\n  Flowers: [rose, tulip]\n  Insects: [ant, wasp]\nattribute:\n  Pleasant: [love]\n  Unpleasant: [hate]\n"
@@ -130,7 +131,7 @@ def test_resampling_sizes_that_cannot_finish_are_refused_at_once(options, name):
 
 
 def test_weat_resampling_sizes_that_cannot_finish_are_refused_at_once():
-    from assoc.stats.weat import weat
+    from assoc.stats.association_tests import weat
 
     rng = np.random.default_rng(0)
     blocks = [rng.normal(size=(30, 25)) for _ in range(4)]
@@ -178,7 +179,10 @@ def test_corrupt_weights_are_one_line_naming_the_model_and_file(corrupt_model, t
         assoc.score(scorer, str(stimuli), [str(corrupt_model)])
     result = _cli("score", "-s", scorer, "-i", str(stimuli), "-m", str(corrupt_model))
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert len(result.stderr.strip().splitlines()) == 1 and "model.safetensors" in result.stderr
+    # the size of the job comes first (standard error is not a terminal: plain progress), then the one error line
+    size, *rest = result.stderr.strip().splitlines()
+    assert size == f"{scorer}: 2 items to do (1 work unit, 0 from the cache; 1 model)"
+    assert len(rest) == 1 and rest[0].startswith("error: ") and "model.safetensors" in rest[0]
 
 
 def test_a_row_wise_test_counts_the_work_of_every_row():

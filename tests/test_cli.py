@@ -51,7 +51,8 @@ def test_score_writes_table_with_provenance(stimuli_file, tmp_path):
         str(out),
     )
     assert result.exit_code == 0, result.output
-    from assoc.table.files import get_provenance, read_table
+    from assoc.table.files import read_table
+    from assoc.table.provenance import get_provenance
 
     table = read_table(out)
     assert len(table) == 16

@@ -75,7 +75,7 @@ def _run_pytest(directory, strict: bool):
             "pytest",
             "-q",
             "-p",
-            "assoc.testing.strict_skips",
+            "assoc.devtools.strict_skips",
             "-p",
             "no:cacheprovider",
             str(directory),
@@ -140,16 +140,17 @@ def test_a_missing_oracle_with_a_reason_of_its_own_fails_in_ci_too(tmp_path):
 def test_one_out_of_vocabulary_warning_class():
     import assoc_weat.scorer
 
-    import assoc.mlm.words
+    import assoc.lm.masked.words
 
     assert assoc_weat.scorer.OutOfVocabularyWarning is assoc.OutOfVocabularyWarning
-    assert assoc.mlm.words.OutOfVocabularyWarning is assoc.OutOfVocabularyWarning
+    assert assoc.lm.masked.words.OutOfVocabularyWarning is assoc.OutOfVocabularyWarning
 
 
 def test_one_dtypes_list():
-    from assoc.mlm import loading, options
+    from assoc.lm import models
+    from assoc.lm.masked import options
 
-    assert loading.DTYPES is options.DTYPES
+    assert options.DTYPES is models.DTYPES
 
 
 def test_plugin_data_files_go_through_read_data_file(tmp_path):
@@ -174,7 +175,7 @@ def test_plugin_data_files_go_through_read_data_file(tmp_path):
 def _small_table():
     import numpy as np
 
-    from assoc.table.files import from_records
+    from assoc.table.schema import from_records
 
     rng = np.random.default_rng(0)
     rows = [

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import assoc
-from assoc.table.files import get_provenance
+from assoc.table.provenance import get_provenance
 
 pytest.importorskip("torch")
 pytest.importorskip("assoc_fmat")

@@ -147,11 +147,11 @@ def test_a_run_report_reaches_provenance(fresh_plugins: None) -> None:
 def test_importing_assoc_has_no_hidden_registrations() -> None:
     """The bundle resolver and the accessor are registered by ``assoc/__init__`` and nowhere else."""
     code = (
-        "import assoc.stimuli.model as m, assoc\n"
+        "import assoc.stimuli.sets as m, assoc\n"
         "assert m._bundle_resolver is not None\n"
         "import pandas as pd\n"
         "assert hasattr(pd.DataFrame, 'assoc'), 'accessor missing after pandas import'\n"
-        "from assoc.table.files import set_provenance\n"
+        "from assoc.table.provenance import set_provenance\n"
         "import inspect\n"
         "assert 'register' not in inspect.getsource(set_provenance)\n"
     )
@@ -208,7 +208,7 @@ def test_register_and_unregister_rejudge_clashes(fresh_plugins: None) -> None:
 
 def test_the_driver_is_the_one_place_that_runs_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """A unit scorer's own ``score`` does not run its units (the scoring layer knows no executors)."""
-    from assoc.executors.run import run_scorer
+    from assoc.executors.driver import run_scorer
 
     monkeypatch.syspath_prepend(str(ROOT / "tests"))
     from unit_scorers import LengthUnits

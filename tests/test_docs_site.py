@@ -8,13 +8,15 @@ import re
 import shlex
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
 
 from assoc import plugins
-from assoc.reference import ANALYSES_PAGE, SCORERS_PAGE, reference_pages
+from assoc.devtools.reference import ANALYSES_PAGE, SCORERS_PAGE, reference_pages
 from assoc.testing.docs import code_blocks, run_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,8 +117,18 @@ def test_example_plugins_are_left_out_of_the_lists():
     assert "char_ngram" not in readme_scorer_table()
 
 
+def site_config() -> dict:
+    """mkdocs.yml, its ``!!python/name:`` tags (the Mermaid fence's formatter) read as their names."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: suffix)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506 (a SafeLoader)
+
+
 def test_site_configuration_names_every_page():
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = site_config()
 
     def pages(nav):
         for item in nav:
@@ -145,3 +157,119 @@ def test_site_configuration_names_every_page():
                 except ImportError:
                     module = module.rpartition(".")[0]
             assert module, f"{page}: {identifier} does not import"
+
+
+# -- the built site -------------------------------------------------------------------------------------
+
+#: A Sphinx role left raw in a rendered docstring (``:class:`X```): the API reference would show it as text,
+#: ``:class:<code>X</code>`` once Markdown has read it, or with its backtick in a code listing
+#: (write ``[`X`][assoc.X]``; ``python scripts/docs_roles.py`` after ``make docs`` converts what is left).
+RAW_ROLE = re.compile(r":(?:py:)?(?:class|mod|meth|func|data|attr|exc|obj|const):(?:`|<code>)")
+
+
+class _Page(HTMLParser):
+    """The ids a page defines and the URLs it points at (``href``/``src``), with what points at them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.urls: list[tuple[str, str]] = []  # (tag, url)
+        self.mermaid = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(found["id"])
+        for key in ("href", "src"):
+            if found.get(key) is not None:
+                self.urls.append((tag, found[key]))
+        if tag in ("pre", "div") and "mermaid" in (found.get("class") or "").split():
+            self.mermaid += 1
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site as ``make docs`` builds it (``--strict``: any warning fails), into a temporary folder."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def _pages(site: Path) -> dict[Path, _Page]:
+    parsed = {}
+    for path in sorted(site.rglob("*.html")):
+        page = _Page()
+        page.feed(path.read_text(encoding="utf-8"))
+        parsed[path] = page
+    return parsed
+
+
+def test_every_internal_link_of_the_built_site_opens_a_file(site):
+    """Opened from disk (file://), every link and asset of every page is a file, and every #anchor exists there."""
+    pages = _pages(site)
+    broken = []
+    for path, page in pages.items():
+        if (
+            path.name == "404.html"
+        ):  # a web server's page for a missing URL (root-relative links); never opened from disk
+            continue
+        for tag, url in page.urls:
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or url.startswith(("mailto:", "data:", "javascript:")):
+                continue  # another site, not a file of this one
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            where = f"{path.relative_to(site)}: <{tag}> {url}"
+            if not target.is_file():  # a folder would show a directory listing from disk
+                broken.append(f"{where} -> no file {target}")
+            elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in pages[target].ids:
+                broken.append(f"{where} -> no id {parts.fragment!r}")
+    assert len(pages) >= 30
+    assert not broken, f"{len(broken)} broken internal link(s):\n" + "\n".join(broken[:30])
+
+
+def test_the_built_site_works_offline_from_disk(site):
+    """No script or stylesheet comes from the network; search runs from file:// (the offline plugin's inlined
+    index and iframe worker); the architecture page's Mermaid diagram is a diagram, with Mermaid bundled."""
+    pages = _pages(site)
+    for path, page in pages.items():
+        remote = [
+            url for tag, url in page.urls if tag in ("script", "link") and urlsplit(url).scheme in ("http", "https")
+        ]
+        # <link> to another site is allowed only for what is not loaded (none is expected at all)
+        assert not remote, f"{path.relative_to(site)} loads {remote} from the network"
+    index = pages[site / "index.html"]
+    scripts = [url for tag, url in index.urls if tag == "script"]
+    assert "assets/iframe-worker/shim.js" in scripts and "assets/mermaid/mermaid.min.js" in scripts
+    assert (site / "search" / "search_index.js").is_file()  # the offline plugin's index, loaded without fetch()
+    assert pages[site / "architecture.html"].mermaid == 1
+    assert "```mermaid" not in (site / "architecture.html").read_text(encoding="utf-8")
+    assert "word-break: normal" in (site / "assets" / "extra.css").read_text(encoding="utf-8")
+
+
+def test_the_api_reference_shows_no_raw_sphinx_roles_and_every_error(site):
+    raw = {
+        str(path.relative_to(site)): len(RAW_ROLE.findall(path.read_text(encoding="utf-8")))
+        for path in site.rglob("*.html")
+    }
+    assert not {page: n for page, n in raw.items() if n}, "raw Sphinx roles in the built site"
+    import inspect
+
+    import assoc.errors
+
+    api = _pages(site)[site / "reference" / "api.html"].ids
+    errors = [
+        f"assoc.errors.{name}"
+        for name, cls in inspect.getmembers(assoc.errors, inspect.isclass)
+        if issubclass(cls, Warning | Exception) and cls.__module__ == "assoc.errors"
+    ]
+    assert len(errors) >= 15
+    missing = [name for name in [*errors, "assoc.scoring.units.UnitError"] if name not in api]
+    assert not missing, f"the error list of the API reference lacks {missing}"

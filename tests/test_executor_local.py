@@ -14,10 +14,10 @@ import pytest
 
 import assoc
 from assoc.errors import OptionError, PluginError
-from assoc.executors import get_executor
-from assoc.executors.run import run_study
+from assoc.executors.driver import run_study
+from assoc.plugins import get_executor
 from assoc.scoring.units import WorkUnit, check_plan
-from assoc.stimuli.model import Stimuli
+from assoc.stimuli.sets import Stimuli
 from assoc.testing.docs import code_blocks, run_blocks
 
 HERE = Path(__file__).parent
@@ -98,8 +98,8 @@ def test_a_failing_model_keeps_the_finished_units(units_plugin, monkeypatch):
     assert len(units_plugin("unit")) == 10 and len(table) == 18  # m1's five units came from the cache
 
 
-def test_a_scorer_without_units_runs_only_locally(fake_plugin, scorer_source):
-    fake_plugin("plain", scorer_source("plain"))
+def test_a_scorer_without_units_runs_only_locally(inline_plugin, length_scorer):
+    inline_plugin("plain", length_scorer("plain"))
     table = assoc.score("plain", STIMULI)
     executed = dict(table.attrs["assoc"]["executor"])
     assert executed.pop("threads")["requested"] is None

@@ -87,7 +87,7 @@ def assert_same_table(local, remote):
     assert a == b
 
 
-@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize(
     "scorer, options", [("fmat", {}), ("fmat", {"oov": "multi_token"}), ("pll", {"per_token": True})]
 )

@@ -128,3 +128,92 @@ def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
         (tmp_path / relative).write_text(textwrap.dedent(text))
     found = circles(import_graph([tmp_path]))
     assert found == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"], ["pkg.e", "pkg.f"]]
+
+
+# -- the plugin API (issue 33) -------------------------------------------------------------------
+
+#: What a plugin's code may import from the core: the top level of ``assoc`` and the three
+#: service modules (docs/plugin-api.md). Everything else is internal and may move.
+PLUGIN_API = frozenset({"assoc", "assoc.lm", "assoc.stats", "assoc.infra"})
+
+
+def plugin_roots() -> list[Path]:
+    """The source roots of the five plugins and of the example plugin of the docs."""
+    return [*sorted((ROOT / "plugins").glob("*/src")), *sorted((ROOT / "docs" / "examples").glob("*/src"))]
+
+
+def imports_outside_the_api(core_root: Path, roots: Iterable[Path]) -> list[str]:
+    """``module -> core module`` for every import of a core module outside :data:`PLUGIN_API`."""
+    core = module_files([core_root])
+    found = []
+    for root in roots:
+        for name, path in module_files([root]).items():
+            for target in sorted(imports_of(name, path, core)):
+                if target not in PLUGIN_API:
+                    found.append(f"{name} -> {target}")
+    return found
+
+
+def test_plugins_import_only_the_plugin_api() -> None:
+    roots = plugin_roots()
+    assert len(roots) >= 6, roots  # five plugins and the example were found
+    found = imports_outside_the_api(ROOT / "src", roots)
+    assert found == [], (
+        "plugins import core modules outside the plugin API (use top-level `assoc`, `assoc.lm`, "
+        "`assoc.stats` or `assoc.infra`; docs/plugin-api.md): " + "; ".join(found)
+    )
+
+
+def test_the_api_check_finds_each_kind_of_internal_import(tmp_path: Path) -> None:
+    """The checker itself: a submodule import, a module imported from a public package, in a function."""
+    core = {
+        "assoc/__init__.py": "",
+        "assoc/lm/__init__.py": "",
+        "assoc/lm/masked/__init__.py": "",
+        "assoc/lm/masked/engine.py": "",
+        "assoc/errors.py": "",
+        "assoc/stats/__init__.py": "",
+        "assoc/stats/association_tests.py": "",
+    }
+    plugin = {
+        "plug/__init__.py": "from assoc import Scorer\nfrom assoc.lm import MaskedLM\nimport assoc.stats\n",
+        "plug/a.py": "from assoc.errors import DataError\n",
+        "plug/b.py": "def f():\n    from assoc.lm.masked import engine\n",
+        "plug/c.py": "from assoc.stats import association_tests\n",
+        "plug/d.py": "from assoc import errors\n",
+    }
+    for base, files in (("core", core), ("plugin", plugin)):
+        for relative, text in files.items():
+            (tmp_path / base / relative).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / base / relative).write_text(text)
+    found = imports_outside_the_api(tmp_path / "core", [tmp_path / "plugin"])
+    assert found == [
+        "plug.a -> assoc.errors",
+        "plug.b -> assoc.lm.masked.engine",
+        "plug.c -> assoc.stats.association_tests",
+        "plug.d -> assoc.errors",
+    ]
+
+
+def test_every_name_of_the_plugin_api_resolves() -> None:
+    """Each service module's ``__all__`` names something that imports (a lazy table cannot rot)."""
+    import importlib
+
+    for module_name in sorted(PLUGIN_API):
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            assert getattr(module, name) is not None, f"{module_name}.{name}"
+
+
+def test_the_plugin_api_page_lists_every_name() -> None:
+    """docs/plugin-api.md names every name of the four API modules, so the page is the list."""
+    import importlib
+
+    page = (ROOT / "docs" / "plugin-api.md").read_text(encoding="utf-8")
+    missing = [
+        f"{module_name}.{name}"
+        for module_name in sorted(PLUGIN_API)
+        for name in importlib.import_module(module_name).__all__
+        if f"`{name}`" not in page
+    ]
+    assert missing == [], f"docs/plugin-api.md does not list: {', '.join(missing)}"

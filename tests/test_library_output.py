@@ -15,7 +15,7 @@ import pytest
 
 PLUGIN = """
 from assoc import hookimpl, Scorer
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 
 class Loads(Scorer):
     name = "loads"

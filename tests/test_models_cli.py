@@ -135,7 +135,7 @@ def test_unknown_hub_model_fails_within_seconds_with_advice(hub_env, tmp_path):
 
 
 def test_offline_mode_fails_at_once(hub_env, monkeypatch):
-    from assoc.mlm.hub import check_hub_reachable
+    from assoc.lm.hub import check_hub_reachable
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelError, match=r"offline mode is on \(HF_HUB_OFFLINE\): download it"):
@@ -154,7 +154,7 @@ def test_download_goes_to_hf_home(hub_env, monkeypatch):
     """The download call gets HF_HOME's cache and the files a masked LM needs (the Hub client itself is stubbed)."""
     import huggingface_hub
 
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     seen = {}
 
@@ -171,7 +171,7 @@ def test_download_goes_to_hf_home(hub_env, monkeypatch):
 
 
 def test_hub_reachable_sees_a_local_server(monkeypatch):
-    from assoc.mlm.hub import hub_reachable
+    from assoc.lm.hub import hub_reachable
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)

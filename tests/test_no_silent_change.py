@@ -108,7 +108,7 @@ def test_python_floats_are_refused_not_rewritten():
     ],
 )
 def test_command_line_option_values_keep_their_text(text, kind, expected):
-    from assoc.scoring.options import Option
+    from assoc.components.options import Option
 
     option = Option("x", kind, None, "")
     assert option.coerce(option.parse_text(text)) == expected
@@ -290,7 +290,7 @@ def test_an_unwritable_folder_stops_before_scoring(tmp_path, monkeypatch):
 
 def test_a_cache_directory_that_is_a_file_stops_before_scoring(tmp_path, monkeypatch):
     from assoc import plugins
-    from assoc.mlm.scorer import MaskedLMScorer
+    from assoc.lm.masked.scorer import MaskedLMScorer
 
     blocker = tmp_path / "cache"
     blocker.write_text("not a folder")
@@ -538,9 +538,14 @@ def test_long_resampling_runs_show_progress_with_an_eta(monkeypatch, capsys):
     from assoc.stats import budget
     from assoc.stats.permutation import two_sample_permutation_test
 
-    monkeypatch.setattr(progress, "default_enabled", lambda: True)
     monkeypatch.setattr(budget, "PROGRESS_AFTER_VALUES", 1_000)
     rng = np.random.default_rng(0)
+    # piped (capsys is not a terminal): the size first, a line at the end
+    two_sample_permutation_test(rng.normal(size=10), rng.normal(size=10), exact_limit=0, n_resamples=5_000, seed=0)
+    shown = capsys.readouterr().err.splitlines()
+    assert shown[0] == "permutation test (sampled): 5000 resamples to do"
+    assert shown[-1].startswith("permutation test (sampled): done, 5000 resamples in ")
+    monkeypatch.setattr(progress, "on_terminal", lambda: True)  # a terminal: tqdm's bar
     two_sample_permutation_test(rng.normal(size=10), rng.normal(size=10), exact_limit=0, n_resamples=5_000, seed=0)
     shown = capsys.readouterr().err
     assert "permutation test (sampled)" in shown and "/5000" in shown and "<" in shown  # tqdm: elapsed<remaining

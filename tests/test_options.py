@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import assoc
+from assoc.components.options import REQUIRED, Option, parse_cli_options, validate_options
 from assoc.errors import OptionError
-from assoc.scoring.options import REQUIRED, Option, parse_cli_options, validate_options
 
 SPEC = (
     Option(
@@ -110,7 +110,7 @@ def test_predicate_style_checks_reject_false_and_keep_the_value():
 
 
 def test_renamed_options_keep_working_with_a_deprecation_warning():
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
 
     spec = (
         Option("confidence", float, 0.95, renamed_from=("level",)),

@@ -14,8 +14,8 @@ import assoc
 from assoc import plotting
 from assoc.cli import build_cli
 from assoc.errors import OptionError, TableError
-from assoc.table import write_table
-from assoc.table.files import from_records
+from assoc.table.files import write_table
+from assoc.table.schema import from_records
 
 pytest.importorskip("matplotlib")
 
@@ -131,7 +131,7 @@ def test_plotting_leaves_the_users_backend_alone(tmp_path):
         "matplotlib.use('svg')\n"  # a non-interactive backend other than Agg, as a user might choose
         "import assoc\n"
         "from assoc.plotting import plot_scores, save_figure\n"
-        "from assoc.table.files import from_records\n"
+        "from assoc.table.schema import from_records\n"
         "t = from_records([{'model': 'm', 'target_group': 'X', 'target': 'x', 'attribute_group': 'A',\n"
         "                  'attribute': 'a', 'value': 1.0}], scorer='s', measure='m')\n"
         "fig = plot_scores(t)\n"

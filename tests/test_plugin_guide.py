@@ -8,8 +8,8 @@ import pytest
 
 import assoc
 from assoc import Option
+from assoc.components.options import positive
 from assoc.errors import OptionError
-from assoc.scoring.options import positive
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -42,9 +42,9 @@ def test_plugin_whose_hook_raises_is_reported(fake_plugin):
     assert info.status == "failed" and "cannot find my data" in info.error
 
 
-def test_two_plugins_claiming_one_scorer_is_a_clear_error(fake_plugin, scorer_source):
-    fake_plugin("one", scorer_source("same", cls="A"))
-    fake_plugin("two", scorer_source("same", cls="B"))
+def test_two_plugins_claiming_one_scorer_is_a_clear_error(inline_plugin, length_scorer):
+    inline_plugin("one", length_scorer("same", cls="A"))
+    inline_plugin("two", length_scorer("same", cls="B"))
     with pytest.raises(PluginError, match="scorer 'same' is registered by both plugin 'one' and plugin 'two'"):
         assoc.score("same", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
 
@@ -62,8 +62,8 @@ def test_allow_list_env_var(fake_distribution, scorer_source, monkeypatch):
     assert all(info.status != "loaded" for name, info in plugins.registry().infos.items() if name != "assoc")
 
 
-def test_unknown_scorer_suggests(fake_plugin, scorer_source):
-    fake_plugin("lengthy", scorer_source("lengthy"))
+def test_unknown_scorer_suggests(inline_plugin, length_scorer):
+    inline_plugin("lengthy", length_scorer("lengthy"))
     with pytest.raises(UnknownNameError, match="did you mean 'lengthy'"):
         assoc.score("lenghty", {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}})
 
@@ -113,29 +113,22 @@ def test_did_you_mean_ignores_case():
     )
 
 
-ANALYSIS_NAMED = """
-from assoc import hookimpl, Analysis
-
-class Clash{cls}(Analysis):
-    name = "{name}"
-    description = "analysis from {cls}"
-    citation = "none"
+def clash_analysis(cls: str, name: str) -> type[assoc.Analysis]:
+    """An analysis class ``Clash<cls>`` registered as ``name`` (two plugins register one name)."""
 
     def run(self, table):
         return table
 
-@hookimpl
-def register_analyses(register):
-    register(Clash{cls})
-"""
+    return type(f"Clash{cls}", (assoc.Analysis,), {"name": name, "description": f"analysis from {cls}",
+                                                   "citation": "none", "run": run})  # fmt: skip
 
 
-def test_a_clash_breaks_only_the_clashing_name(fake_plugin, scorer_source):
+def test_a_clash_breaks_only_the_clashing_name(inline_plugin, length_scorer):
     from assoc.errors import PluginWarning
 
-    fake_plugin("one", ANALYSIS_NAMED.format(cls="One", name="same"))
-    fake_plugin("two", ANALYSIS_NAMED.format(cls="Two", name="same"))
-    fake_plugin("lengthy", scorer_source("lengthy"))
+    inline_plugin("one", clash_analysis("One", "same"))
+    inline_plugin("two", clash_analysis("Two", "same"))
+    inline_plugin("lengthy", length_scorer("lengthy"))
     stimuli = {"target": {"T": ["abcd"]}, "attribute": {"A": ["ab"]}}
     with pytest.warns(PluginWarning, match="analysis 'same' is registered by both plugin 'one' and plugin 'two'"):
         table = assoc.score("lengthy", stimuli)
@@ -147,14 +140,14 @@ def test_a_clash_breaks_only_the_clashing_name(fake_plugin, scorer_source):
     assert "both" in assoc.analyses()["same"]
 
 
-def test_cli_lists_the_clash_and_keeps_other_commands_working(fake_plugin, scorer_source, tmp_path):
+def test_cli_lists_the_clash_and_keeps_other_commands_working(inline_plugin, length_scorer, tmp_path):
     from click.testing import CliRunner
 
     from assoc.cli import build_cli
 
-    fake_plugin("one", scorer_source("same", cls="A"))
-    fake_plugin("two", scorer_source("same", cls="B"))
-    fake_plugin("lengthy", scorer_source("lengthy"))
+    inline_plugin("one", length_scorer("same", cls="A"))
+    inline_plugin("two", length_scorer("same", cls="B"))
+    inline_plugin("lengthy", length_scorer("lengthy"))
     stimuli = tmp_path / "s.yaml"
     stimuli.write_text("target: {T: [abcd]}\nattribute: {A: [ab]}\n")
     runner = CliRunner()
@@ -207,15 +200,15 @@ def test_pluggy_wrapper_and_order_markers_are_reported_not_silently_ignored(fake
     assert plugins.registry().infos["ordered"].status == "loaded"
 
 
-def test_stimuli_model_resolves_bundled_names_through_the_installed_registry():
+def test_stimuli_sets_resolve_bundled_names_through_the_installed_registry():
     import ast
     from pathlib import Path
 
-    import assoc.stimuli.model
+    import assoc.stimuli.sets
 
-    source = Path(assoc.stimuli.model.__file__).read_text()
+    source = Path(assoc.stimuli.sets.__file__).read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
     above = {"plugins", "api", "cli", "builtin", "scorer", "analysis", "component", "executors", "units"}
     assert not imported & above, imported  # the data model reaches nothing above it
-    assert assoc.stimuli.model._bundle_resolver is plugins.get_stimuli_loader
+    assert assoc.stimuli.sets._bundle_resolver is plugins.get_stimuli_loader
     assert len(assoc.Stimuli.load("caliskan:weat1")) == 1

@@ -5,29 +5,30 @@ from __future__ import annotations
 import math
 import warnings
 
+import pandas as pd
 import pytest
 
 import assoc
 from assoc.errors import ScorerOutputWarning, TableError
-from assoc.table.files import from_records
+from assoc.table.schema import from_records
 from assoc.testing import check_scorer
 
 STIMULI = {"target": {"T": ["a", "b"]}, "attribute": {"A": ["c"]}}
-ROWS = "[dict(target=t, target_group='T', attribute='c', attribute_group='A', value=1.0) for t in 'ab']"
 
 
-def _install(fake_plugin, model_free_scorer_source, body: str, extra: str = "") -> None:
-    source = model_free_scorer_source("bad", body)
-    if extra:
-        source = source.replace('    measure = "m"\n', f'    measure = "m"\n    {extra}\n')
-    fake_plugin("bad", source)
+def rows() -> list[dict]:
+    """Two valid rows: targets a and b against attribute c."""
+    return [dict(target=t, target_group="T", attribute="c", attribute_group="A", value=1.0) for t in "ab"]
 
 
-def test_text_in_value_is_a_table_error_naming_the_scorer_and_column(fake_plugin, model_free_scorer_source):
-    _install(
-        fake_plugin,
-        model_free_scorer_source,
-        "return pd.DataFrame({'target': ['a', 'b'], 'attribute': ['c', 'c'], 'value': [1.0, 'high']})",
+def with_column(name: str, value) -> list[dict]:
+    """:func:`rows` with an extra column ``name``."""
+    return [{**row, name: value} for row in rows()]
+
+
+def test_text_in_value_is_a_table_error_naming_the_scorer_and_column(inline_scorer):
+    inline_scorer(
+        "bad", lambda self: pd.DataFrame({"target": ["a", "b"], "attribute": ["c", "c"], "value": [1.0, "high"]})
     )
     with pytest.raises(TableError, match=r"output of scorer 'bad': column 'value' must hold numbers, found 'high'"):
         assoc.score("bad", STIMULI)
@@ -40,27 +41,31 @@ def test_from_records_names_the_scorer_for_text_values():
         from_records([{"target": "a", "value": "high"}], scorer="mine")
 
 
-def test_from_records_of_nothing_leaves_the_empty_output_message_to_the_core(fake_plugin, model_free_scorer_source):
+def test_from_records_of_nothing_leaves_the_empty_output_message_to_the_core(inline_scorer):
     empty = from_records([], scorer="mine", measure="m", extra_columns=["n"])
     assert len(empty) == 0 and list(empty.columns)[:9] == list(assoc.table.COLUMNS)
     assert empty["value"].dtype == "float64"
-    _install(fake_plugin, model_free_scorer_source, "return from_records([], scorer=self.name)")
+    inline_scorer("bad", lambda self: from_records([], scorer=self.name))
     with pytest.raises(TableError, match="has no rows for stimuli .*does every design have the groups"):
         assoc.score("bad", STIMULI)
 
 
-def test_a_scorer_column_naming_another_scorer_is_an_error(fake_plugin, model_free_scorer_source):
-    _install(fake_plugin, model_free_scorer_source, f"return from_records({ROWS}, scorer='someone_else')")
+def test_a_scorer_column_naming_another_scorer_is_an_error(inline_scorer):
+    inline_scorer("bad", lambda self: from_records(rows(), scorer="someone_else"))
     with pytest.raises(TableError, match=r"output of scorer 'bad': column 'scorer' must be 'bad'.*'someone_else'"):
         assoc.score("bad", STIMULI)
     with pytest.raises(AssertionError, match="column 'scorer' must be 'bad'"):
         check_scorer("bad", STIMULI)
 
 
-@pytest.mark.parametrize("bad", ["math.inf", "-math.inf"])
-def test_infinite_values_are_an_error(fake_plugin, model_free_scorer_source, bad):
-    body = f"import math\nrows = {ROWS}\nrows[1]['value'] = {bad}\nreturn from_records(rows, scorer=self.name)"
-    _install(fake_plugin, model_free_scorer_source, body)
+@pytest.mark.parametrize("bad", [math.inf, -math.inf])
+def test_infinite_values_are_an_error(inline_scorer, bad):
+    def score(self):
+        found = rows()
+        found[1]["value"] = bad
+        return from_records(found, scorer=self.name)
+
+    inline_scorer("bad", score)
     with pytest.raises(TableError, match=r"output of scorer 'bad': column 'value' has 1 infinite value.*target='b'"):
         assoc.score("bad", STIMULI)
     with pytest.raises(AssertionError, match="infinite"):
@@ -69,9 +74,8 @@ def test_infinite_values_are_an_error(fake_plugin, model_free_scorer_source, bad
         assoc.table.validate_table(from_records([{"value": math.inf}], scorer="s", measure="m"))
 
 
-def test_undocumented_extra_columns_warn_at_run_time_and_fail_the_check(fake_plugin, model_free_scorer_source):
-    body = f"rows = {ROWS}\nfor r in rows: r['secret'] = 1\nreturn from_records(rows, scorer=self.name)"
-    _install(fake_plugin, model_free_scorer_source, body)
+def test_undocumented_extra_columns_warn_at_run_time_and_fail_the_check(inline_scorer):
+    inline_scorer("bad", lambda self: from_records(with_column("secret", 1), scorer=self.name))
     with pytest.warns(ScorerOutputWarning, match=r"scorer 'bad' returned undocumented extra column\(s\) 'secret'"):
         table = assoc.score("bad", STIMULI)
     assert list(table["secret"]) == [1, 1]  # kept: nothing computed is lost
@@ -79,25 +83,27 @@ def test_undocumented_extra_columns_warn_at_run_time_and_fail_the_check(fake_plu
         check_scorer("bad", STIMULI)
 
 
-def test_documented_extra_columns_pass_quietly(fake_plugin, model_free_scorer_source):
-    body = f"rows = {ROWS}\nfor r in rows: r['n'] = 1\nreturn from_records(rows, scorer=self.name)"
-    _install(fake_plugin, model_free_scorer_source, body, extra='extra_columns = {"n": "a number"}')
+def test_documented_extra_columns_pass_quietly(inline_scorer):
+    inline_scorer(
+        "bad", lambda self: from_records(with_column("n", 1), scorer=self.name), extra_columns={"n": "a number"}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_scorer("bad", STIMULI)
 
 
-def test_rows_differing_only_in_value_warn_at_run_time_and_fail_the_check(fake_plugin, model_free_scorer_source):
-    _install(fake_plugin, model_free_scorer_source, "return pd.DataFrame({'value': [1.0, 2.0]})")
+def test_rows_differing_only_in_value_warn_at_run_time_and_fail_the_check(inline_scorer):
+    inline_scorer("bad", lambda self: pd.DataFrame({"value": [1.0, 2.0]}))
     with pytest.warns(ScorerOutputWarning, match="2 rows agree on every column except 'value'"):
         assoc.score("bad", STIMULI)
     with pytest.raises(AssertionError, match="2 rows agree on every column except 'value'"):
         check_scorer("bad", STIMULI)
 
 
-def test_none_in_a_role_column_means_the_role_is_absent(fake_plugin, model_free_scorer_source):
-    body = "return pd.DataFrame({'target': ['a', 'b'], 'attribute': [None, None], 'value': [1.0, 2.0]})"
-    _install(fake_plugin, model_free_scorer_source, body)
+def test_none_in_a_role_column_means_the_role_is_absent(inline_scorer):
+    inline_scorer(
+        "bad", lambda self: pd.DataFrame({"target": ["a", "b"], "attribute": [None, None], "value": [1.0, 2.0]})
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         table = assoc.score("bad", STIMULI)

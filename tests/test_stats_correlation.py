@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from assoc.errors import DataError
-from assoc.stats.correlation import correlation, williams_t
+from assoc.stats.correlations import correlation, williams_t
 
 
 def test_williams_t_published_example():
@@ -71,7 +71,7 @@ def test_bad_input():
 
 
 def test_fisher_interval_at_r_plus_minus_one_is_its_limit_without_a_warning():
-    from assoc.stats.correlation import fisher_interval
+    from assoc.stats.correlations import fisher_interval
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's divide-by-zero RuntimeWarning would raise here

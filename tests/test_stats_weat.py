@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from assoc.errors import DataError, OptionError
-from assoc.stats.weat import association_scores, cosine_matrix, weat, wefat
+from assoc.stats.association_tests import association_scores, cosine_matrix, weat, wefat
 
 A = np.array([[1.0, 0.0]])
 B = np.array([[0.0, 1.0]])
@@ -135,7 +135,7 @@ def test_wefat_sampled_and_exact_limit():
 
 def test_negative_seed_is_an_option_error_for_bootstrap_and_wefat():
     from assoc.errors import OptionError
-    from assoc.stats.weat import weat, wefat
+    from assoc.stats.association_tests import weat, wefat
 
     rng = np.random.default_rng(0)
     blocks = [rng.normal(size=(3, 2)) for _ in range(4)]
@@ -146,7 +146,7 @@ def test_negative_seed_is_an_option_error_for_bootstrap_and_wefat():
 
 
 def test_weat_bootstrap_accepts_a_generator_seed():
-    from assoc.stats.weat import weat
+    from assoc.stats.association_tests import weat
 
     rng = np.random.default_rng(1)
     sims = [rng.normal(size=(4, 3)) for _ in range(4)]

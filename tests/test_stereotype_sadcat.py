@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 import assoc
+from assoc.devtools.rda import write_rda
 from assoc.errors import DataError, OptionError
 from assoc.stats.dictionary import load_dictionary, read_r_data_frame
 from assoc.stats.singular import singular_word, singularize
-from assoc.table.files import normalise
-from assoc.testing.rda import write_rda
+from assoc.table.schema import normalise
 
 NA = np.nan
 #: A small dictionary in the layout of SADCAT's Dictionaries: word, per dimension D_dict, D_dict_hi,

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import assoc
+from assoc.devtools.rda import write_rda
 from assoc.errors import DataError
 from assoc.stats import sadcat
 from assoc.stats.sadcat import (
@@ -31,7 +32,6 @@ from assoc.stats.sadcat import (
     tokenize,
 )
 from assoc.table import normalise
-from assoc.testing.rda import write_rda
 
 #: (value, {column: 1}) rows of a small All.steps-like dictionary; every other membership is 0
 ROWS = [

@@ -51,7 +51,7 @@ def test_a_run_leaves_an_empty_home_empty(tmp_path):
 
 def test_examples_in_fresh_interpreters_start_as_a_pasted_one_does(fresh_interpreters, tmp_path):
     examples = [
-        "import assoc\nprint(assoc.table.files.COLUMNS)",  # assoc.table was never imported: fails when fresh
+        "import assoc\nprint(assoc.table.schema.COLUMNS)",  # assoc.table was never imported: fails when fresh
         "import sys\nprint(sorted(m for m in sys.modules if m.startswith('assoc')))\nx = 1",
         "print(x)",  # a namespace of its own: the name of the example before is not there
         "import os, sys\nprint(os.getcwd(), os.environ['MARK'])\nsys.exit(3)",

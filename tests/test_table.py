@@ -11,14 +11,8 @@ import pytest
 
 from assoc.errors import OptionError, TableError
 from assoc.table import normalise, parse_where, read_table, select_rows, write_table
-from assoc.table.files import (
-    COLUMNS,
-    from_records,
-    get_provenance,
-    make_provenance,
-    set_provenance,
-    validate_table,
-)
+from assoc.table.provenance import get_provenance, make_provenance, set_provenance
+from assoc.table.schema import COLUMNS, from_records, validate_table
 
 
 def _table() -> pd.DataFrame:
@@ -123,7 +117,7 @@ def test_round_trip_is_bit_exact_for_floats(tmp_path, suffix):
 def test_normalise_fills_an_all_missing_measure_or_scorer_column():
     import numpy as np
 
-    from assoc.table.files import normalise
+    from assoc.table.schema import normalise
 
     frame = pd.DataFrame(
         {"target": ["a", "b"], "measure": [np.nan, np.nan], "scorer": [np.nan, "x"], "value": [1.0, 2.0]}

@@ -12,7 +12,9 @@ import pytest
 import assoc
 from assoc.errors import TableError
 from assoc.table import normalise, read_table, write_table
-from assoc.table.files import from_records, set_provenance, sidecar_path
+from assoc.table.files import sidecar_path
+from assoc.table.provenance import set_provenance
+from assoc.table.schema import from_records
 
 STIMULI = {"target": {"T": ["rose", "ant"]}, "attribute": {"A": ["love", "war"]}}
 

@@ -7,7 +7,8 @@ them: the tests put this directory on the workers' ``PYTHONPATH``.
 one unit per model and block of ``per_unit`` pairs. When ``$ASSOC_TEST_UNIT_LOG`` names a
 file, every ``load_worker`` and ``run_unit`` call appends a line to it (``load <model>
 <pid>`` / ``unit <key> <pid>``), so tests can count work across processes;
-``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit; loading the model named by
+``$ASSOC_TEST_UNIT_SLEEP`` seconds are slept per unit (with ``$ASSOC_TEST_UNIT_STUCK`` set, in one step
+that Ctrl-C cannot interrupt, as a long torch step); loading the model named by
 ``$ASSOC_TEST_FAIL_MODEL`` raises ``OSError``.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from assoc import Option, Scorer, hookimpl
-from assoc.scoring.options import CACHE_OPTIONS
+from assoc.components.options import CACHE_OPTIONS
 from assoc.scoring.units import WorkUnit
 
 
@@ -77,7 +78,16 @@ class LengthUnits(Scorer):
     def run_unit(self, state: Any, unit: WorkUnit) -> list[dict[str, Any]]:
         assert state["model"] == unit.model
         _log(f"unit {unit.key} {os.getpid()}", self.params["log"])
-        time.sleep(self.params["sleep"] + float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0")))
+        seconds = self.params["sleep"] + float(os.environ.get("ASSOC_TEST_UNIT_SLEEP", "0"))
+        if os.environ.get("ASSOC_TEST_UNIT_STUCK"):
+            # as one long torch step: this thread does not return to Python (nor see SIGINT) until it is done
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                time.sleep(seconds)
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        else:
+            time.sleep(seconds)
         if unit.key == self.params["die_at"]:
             marker = str(self.params["log"]) + ".died"
             if not os.path.exists(marker):
@@ -147,7 +157,7 @@ class ThreadsScore(Scorer):
     def score(self, stimuli: Any, models: Any, *, progress: bool) -> Any:
         import torch
 
-        from assoc.table.files import from_records
+        from assoc.table.schema import from_records
 
         seen = torch.get_num_threads()
         if self.params["fail"]:

@@ -14,13 +14,13 @@ Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from assoc import _moved
 from assoc.infra.importhooks import call_after_import as _call_after_import
+from assoc.infra.importhooks import lazy_names as _lazy_names
 from assoc.plugins.hookspecs import hookimpl
 from assoc.plugins.manager import get_stimuli_loader as _get_stimuli_loader
-from assoc.stimuli.model import set_bundle_resolver as _set_bundle_resolver
+from assoc.stimuli.sets import set_bundle_resolver as _set_bundle_resolver
 from assoc.version import __version__
 
 
@@ -30,13 +30,13 @@ def _register_accessor() -> None:
     register()
 
 
-# The three process-wide registrations, made here once and nowhere else (no module registers
+# The two process-wide registrations, made here once and nowhere else (no module registers
 # anything as a side effect of being imported or of a setter being called):
-_moved.install()  # old import paths of moved modules (assoc.cache, assoc.scorer, ...) keep working
 _set_bundle_resolver(_get_stimuli_loader)  # Stimuli.load("caliskan:weat1") asks the plugin registry
 _call_after_import("pandas", _register_accessor)  # DataFrame.assoc as soon as pandas is (never imports pandas)
 
 _LAZY = {
+    # the study: score, compare, analyze, and what is installed
     "score": "assoc.api",
     "compare": "assoc.api",
     "analyze": "assoc.api",
@@ -46,16 +46,49 @@ _LAZY = {
     "failed_plugins": "assoc.plugins",
     "get_scorer": "assoc.plugins",
     "get_analysis": "assoc.plugins",
+    # stimuli
     "Stimuli": "assoc.stimuli",
     "Design": "assoc.stimuli",
     "Filling": "assoc.stimuli",
-    "Scorer": "assoc.scoring.scorer",
+    "MaskItem": "assoc.stimuli",
+    "fill_mask": "assoc.stimuli",
+    "split_at_mask": "assoc.stimuli",
+    # the plugin API: base classes, options, work units, hooks
+    "Scorer": "assoc.scoring",
     "Analysis": "assoc.analysis",
-    "Option": "assoc.scoring.options",
-    "REQUIRED": "assoc.scoring.options",
+    "Requirement": "assoc.analysis",
+    "Option": "assoc.components",
+    "REQUIRED": "assoc.components",
+    "CACHE_OPTIONS": "assoc.components",
+    "positive": "assoc.components",
+    "non_negative": "assoc.components",
+    "confidence_level": "assoc.components",
+    "column_list": "assoc.components",
+    "parse_cli_options": "assoc.components",
+    "WorkUnit": "assoc.scoring",
+    "UnitError": "assoc.scoring",
+    "set_run_report": "assoc.scoring",
+    "in_memory": "assoc.scoring",
+    "RegisterScorer": "assoc.plugins",
+    "RegisterAnalysis": "assoc.plugins",
+    "RegisterStimuli": "assoc.plugins",
+    "RegisterExecutor": "assoc.plugins",
+    "Executor": "assoc.executors",
+    "Worker": "assoc.executors",
+    "UnitOutcome": "assoc.scoring",
+    # the association table and files
     "read_table": "assoc.table",
     "write_table": "assoc.table",
     "validate_table": "assoc.table",
+    "from_records": "assoc.table",
+    "normalise": "assoc.table",
+    "read_data_file": "assoc.table",
+    "get_provenance": "assoc.table",
+    "set_provenance": "assoc.table",
+    "check_outputs": "assoc.api",
+    "atomic_write": "assoc.infra",
+    "check_output_file": "assoc.infra",
+    # errors
     "AssocError": "assoc.errors",
     "StimuliError": "assoc.errors",
     "OptionError": "assoc.errors",
@@ -65,8 +98,7 @@ _LAZY = {
     "ModelError": "assoc.errors",
     "DataError": "assoc.errors",
     "OutOfVocabularyWarning": "assoc.errors",
-    "WorkUnit": "assoc.scoring.units",
-    "UnitError": "assoc.scoring.units",
+    "did_you_mean": "assoc.errors",
 }
 
 # A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
@@ -86,13 +118,42 @@ __all__ = [
     "Stimuli",
     "Design",
     "Filling",
+    "MaskItem",
+    "fill_mask",
+    "split_at_mask",
     "Scorer",
     "Analysis",
+    "Requirement",
     "Option",
     "REQUIRED",
+    "CACHE_OPTIONS",
+    "positive",
+    "non_negative",
+    "confidence_level",
+    "column_list",
+    "parse_cli_options",
+    "WorkUnit",
+    "UnitError",
+    "set_run_report",
+    "in_memory",
+    "RegisterScorer",
+    "RegisterAnalysis",
+    "RegisterStimuli",
+    "RegisterExecutor",
+    "Executor",
+    "Worker",
+    "UnitOutcome",
     "read_table",
     "write_table",
     "validate_table",
+    "from_records",
+    "normalise",
+    "read_data_file",
+    "get_provenance",
+    "set_provenance",
+    "check_outputs",
+    "atomic_write",
+    "check_output_file",
     "AssocError",
     "StimuliError",
     "OptionError",
@@ -102,30 +163,25 @@ __all__ = [
     "ModelError",
     "DataError",
     "OutOfVocabularyWarning",
-    "WorkUnit",
-    "UnitError",
+    "did_you_mean",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module = importlib.import_module(_LAZY[name])
-        value = getattr(module, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'assoc' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names with the lazy ones (``score``, ``analyze``, ...), so tab completion finds them."""
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
-    from assoc.analysis.base import Analysis
-    from assoc.api import analyses, analyze, compare, score, scorers, stimuli_sets
+    from assoc.analysis import Analysis, Requirement
+    from assoc.api import analyses, analyze, check_outputs, compare, score, scorers, stimuli_sets
+    from assoc.components import (
+        CACHE_OPTIONS,
+        REQUIRED,
+        Option,
+        column_list,
+        confidence_level,
+        non_negative,
+        parse_cli_options,
+        positive,
+    )
     from assoc.errors import (
         AssocError,
         DataError,
@@ -136,10 +192,28 @@ if TYPE_CHECKING:  # pragma: no cover
         StimuliError,
         TableError,
         UnknownNameError,
+        did_you_mean,
     )
-    from assoc.plugins.manager import failed_plugins, get_analysis, get_scorer
-    from assoc.scoring.options import REQUIRED, Option
-    from assoc.scoring.scorer import Scorer
-    from assoc.scoring.units import UnitError, WorkUnit
-    from assoc.stimuli.model import Design, Filling, Stimuli
-    from assoc.table.files import read_table, validate_table, write_table
+    from assoc.executors import Executor, Worker
+    from assoc.infra import atomic_write, check_output_file
+    from assoc.plugins import (
+        RegisterAnalysis,
+        RegisterExecutor,
+        RegisterScorer,
+        RegisterStimuli,
+        failed_plugins,
+        get_analysis,
+        get_scorer,
+    )
+    from assoc.scoring import Scorer, UnitError, UnitOutcome, WorkUnit, in_memory, set_run_report
+    from assoc.stimuli import Design, Filling, MaskItem, Stimuli, fill_mask, split_at_mask
+    from assoc.table import (
+        from_records,
+        get_provenance,
+        normalise,
+        read_data_file,
+        read_table,
+        set_provenance,
+        validate_table,
+        write_table,
+    )

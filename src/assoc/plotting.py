@@ -2,16 +2,16 @@
 
 Three pictures cover most reports:
 
-* :func:`plot_estimates`: a forest plot of estimates with confidence intervals
+* [`plot_estimates`][assoc.plotting.plot_estimates]: a forest plot of estimates with confidence intervals
   (effect sizes from ``weat``/``effect_size``, fixed effects from ``lmm``, ICCs, ...);
-* :func:`plot_scores`: the distribution of raw values by group (e.g. log
+* [`plot_scores`][assoc.plotting.plot_scores]: the distribution of raw values by group (e.g. log
   probabilities by occupation and gender word), one panel per model;
-* :func:`plot_model_agreement`: Pearson correlations between models over the same
+* [`plot_model_agreement`][assoc.plotting.plot_model_agreement]: Pearson correlations between models over the same
   items, the picture behind an ICC across models;
-* :func:`plot_convergence`: the method x method correlation matrix of a
+* [`plot_convergence`][assoc.plotting.plot_convergence]: the method x method correlation matrix of a
   ``convergence`` result (with external criteria), the picture behind a method comparison.
 
-Each function returns the matplotlib ``Figure``; :func:`save_figure` writes it
+Each function returns the matplotlib ``Figure``; [`save_figure`][assoc.plotting.save_figure] writes it
 atomically (PNG, PDF or SVG by extension).
 """
 
@@ -171,7 +171,7 @@ def plot_estimates(
 
 def _default_title(result: pd.DataFrame, column: str) -> str:
     """The analysis that produced ``result`` (from its provenance) and the estimate drawn, e.g. ``icc: icc``."""
-    from assoc.table.files import get_provenance
+    from assoc.table.provenance import get_provenance
 
     analysis = get_provenance(result).get("analysis")
     return f"{analysis}: {column}" if analysis else (column if len(result) == 1 else "")
@@ -254,7 +254,7 @@ def plot_model_agreement(
     raters: str = "model",
     title: str | None = None,
 ) -> Figure:
-    """Heatmap of :func:`model_agreement`, with the correlations written in the cells."""
+    """Heatmap of `model_agreement`, with the correlations written in the cells."""
     corr = model_agreement(table, items=items, raters=raters)
     return _correlation_heatmap(corr, title=title or f"Agreement between {raters}s", colorbar="Pearson r")
 

@@ -178,7 +178,8 @@ def test_a_server_that_never_answers_stops_the_run_in_bounded_time(server, capsy
     assert 2 <= len(server.chat_requests()) <= 4
 
 
-def test_progress_shows_retries_and_waits(server, capsys):
+def test_progress_shows_retries_and_waits(server, capsys, monkeypatch):
+    monkeypatch.setenv("ASSOC_PROGRESS_INTERVAL", "0.02")  # capsys is no terminal: plain lines at this interval
     server.fail(2, status=429, retry_after=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -198,7 +199,8 @@ def test_no_gathering_future_warning_after_a_run_stopping_error(tmp_path):
         cmd += ["--stimuli", str(tmp_path / "study.json"), "--model", "m", "-o", "concurrency=8"]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    # besides the progress lines (standard error is a pipe): the one error line
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("chat requests:")]
     assert len(lines) == 1 and lines[0].startswith("error: chat service at") and "401" in lines[0], done.stderr
 
 
@@ -208,7 +210,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
         """
         import os, signal, sys
         from assoc_chat_listing.engine import EngineSettings, run_requests
-        from assoc_chat_listing.requests import ChatRequest, ResponseStore
+        from assoc_chat_listing.store import ChatRequest, ResponseStore
 
         url, root = sys.argv[1], sys.argv[2]
         requests = [
@@ -237,7 +239,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
     assert len(answered) == 3
     journals = list((root / "chat_listing-journal").glob("*.jsonl"))
     assert len(journals) == 1  # the killed run's journal is left behind ...
-    from assoc_chat_listing.requests import ResponseStore
+    from assoc_chat_listing.store import ResponseStore
 
     (root / "chat_listing-journal" / "0123.new").write_bytes(b"")  # a journal killed before it was named
     store = ResponseStore(str(root))  # ... and opening the store moves it into the cache
@@ -273,7 +275,7 @@ def test_real_reply_shapes_through_the_server(server):
 
 
 def test_the_journal_of_a_live_run_is_left_alone(tmp_path):
-    from assoc_chat_listing.requests import ChatRequest, ResponseStore
+    from assoc_chat_listing.store import ChatRequest, ResponseStore
 
     request = ChatRequest("openai", "http://h/v1", "m", ({"role": "user", "content": "List 2 traits of g."},), {}, 0)
     body = {"choices": [{"message": {"role": "assistant", "content": "1. kind\n2. warm"}, "finish_reason": "stop"}]}

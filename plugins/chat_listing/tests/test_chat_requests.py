@@ -348,8 +348,8 @@ def test_kill_and_resume_repeats_no_stored_request(tmp_path):
 
 
 def test_unusable_stored_entry_is_requested_again(server, tmp_path):
-    from assoc_chat_listing.requests import ResponseStore
     from assoc_chat_listing.scorer import ChatListingScorer
+    from assoc_chat_listing.store import ResponseStore
 
     study = {"designs": [{"name": "d", "target": {"g": ["nurses"]}}]}
     request = ChatListingScorer(base_url=server.url).build_requests(assoc.Stimuli.load(study), ["m"])[0]

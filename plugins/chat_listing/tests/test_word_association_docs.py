@@ -33,7 +33,7 @@ def test_python_examples_run(tmp_path, monkeypatch):
 
 
 def test_documented_command_lines_name_real_options():
-    from assoc_chat_listing.word_association.analysis import WordAssociationAnalysis
+    from assoc_chat_listing.word_association.analyses import WordAssociationAnalysis
     from assoc_chat_listing.word_association.scorer import ChatWordAssociationScorer
 
     known = {o.name for o in ChatWordAssociationScorer.options} | {o.name for o in WordAssociationAnalysis.options}

@@ -33,7 +33,7 @@ def tiny_models(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def loaded(tiny_models):
-    """Loaded :class:`assoc.mlm.MaskedLM` per family (read-only use: do not add tokens to these)."""
-    from assoc.mlm import load_masked_lm
+    """Loaded :class:`assoc.lm.masked.MaskedLM` per family (read-only use: do not add tokens to these)."""
+    from assoc.lm.masked import load_masked_lm
 
     return {family: load_masked_lm(path) for family, path in tiny_models.items()}

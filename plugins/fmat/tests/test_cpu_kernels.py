@@ -1,4 +1,4 @@
-"""oneDNN linear layers on the CPU (assoc.mlm.kernels) and the engine's check of its fast paths."""
+"""oneDNN linear layers on the CPU (assoc.lm.masked.kernels) and the engine's check of its fast paths."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from assoc.errors import OptionError
-from assoc.mlm import MaskRequest, engine, kernels, load_masked_lm
+from assoc.lm.masked import MaskRequest, engine, kernels, load_masked_lm
 
 torch = pytest.importorskip("torch")
 needs_onednn = pytest.mark.skipif(

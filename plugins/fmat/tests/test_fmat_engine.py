@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from assoc.errors import ModelError
-from assoc.mlm import MaskRequest, load_masked_lm
+from assoc.lm.masked import MaskRequest, load_masked_lm
 
 QUERIES = [
     "The [MASK] works as a nurse.",
@@ -86,7 +86,7 @@ def test_batching_duplicates_and_order_do_not_change_results(loaded):
 
 
 def test_batch_plan_respects_the_budget_and_wastes_the_least_padding():
-    from assoc.mlm.engine import CPU_BUDGET, GPU_BUDGET, default_max_tokens, plan_batches
+    from assoc.lm.masked.engine import CPU_BUDGET, GPU_BUDGET, default_max_tokens, plan_batches
 
     assert plan_batches([], 100) == []
     assert plan_batches([50], 10) == [(0, 1)]  # a row longer than the budget runs alone
@@ -115,7 +115,7 @@ def test_packed_encoder_matches_each_sequence_run_alone(loaded, family):
     forward pass of that sequence alone, unpadded (computed here with the model directly)."""
     import torch
 
-    from assoc.mlm.engine import _bert_encoder
+    from assoc.lm.masked.engine import _bert_encoder
 
     lm = loaded[family]
     m = lm.mask_token

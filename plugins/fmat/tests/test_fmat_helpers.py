@@ -91,7 +91,7 @@ def test_hub_ids_resolve_through_the_hugging_face_cache(tiny_models, tmp_path, m
 
     from assoc.cli import build_cli
     from assoc.errors import ModelError
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     commit = "0123456789abcdef0123456789abcdef01234567"
     repo = tmp_path / "hub" / "models--someone--tiny-bert"

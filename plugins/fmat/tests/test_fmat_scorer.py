@@ -12,7 +12,7 @@ import pytest
 
 import assoc
 from assoc.errors import ModelError, StimuliError
-from assoc.mlm.words import OutOfVocabularyWarning
+from assoc.lm.masked.words import OutOfVocabularyWarning
 
 STIMULI = {
     "designs": [
@@ -82,7 +82,7 @@ def test_several_models_in_one_run(tiny_models):
     assert list(dict.fromkeys(table["model"])) == [tiny_models["bert"], tiny_models["albert"]]
     assert len(table) == 16 and table["value"].notna().all()
     # provenance identifies each model's exact weights: a hash of the local files, computed here by hand
-    from assoc.mlm.loading import local_fingerprint
+    from assoc.lm.masked.loading import local_fingerprint
 
     fingerprints = table.assoc.provenance["model_fingerprints"]
     for family in ("bert", "albert"):
@@ -189,7 +189,7 @@ def test_token_override_that_would_be_unused_is_an_error(tiny_models):
 
 def test_cache_resumes_and_rejects_corrupt_entries(tiny_models, tmp_path, monkeypatch):
     from assoc.infra.cache import CacheWarning
-    from assoc.mlm.engine import MaskedLM
+    from assoc.lm.masked.engine import MaskedLM
 
     cache_dir = tmp_path / "cache"
     first = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache_dir=str(cache_dir))
@@ -229,9 +229,9 @@ def test_clear_errors(tiny_models, tmp_path):
 
 
 def test_interrupted_run_resumes_without_recomputing(tiny_models, tmp_path, monkeypatch):
-    import assoc_fmat.scoring as scoring
+    import assoc_fmat.log_probs as scoring
 
-    from assoc.mlm.engine import MaskedLM
+    from assoc.lm.masked.engine import MaskedLM
 
     expected = assoc.score("fmat", STIMULI, models=[tiny_models["albert"]], cache=False)
     real = MaskedLM.log_probs
@@ -256,7 +256,7 @@ def test_interrupted_run_resumes_without_recomputing(tiny_models, tmp_path, monk
 
 
 def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, monkeypatch):
-    import assoc.mlm.engine as engine
+    import assoc.lm.masked.engine as engine
 
     budgets = []
     plan = engine.plan_batches
@@ -276,7 +276,7 @@ def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, 
         assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=0)
 
 
-@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
 @pytest.mark.slow
 def test_models_are_loaded_one_at_a_time_and_released(tiny_models, monkeypatch):
     """Several models in one run with the model cache off (ASSOC_MODEL_CACHE_BYTES=0): each is loaded
@@ -284,7 +284,7 @@ def test_models_are_loaded_one_at_a_time_and_released(tiny_models, monkeypatch):
     import gc
     import weakref
 
-    import assoc.mlm.loading as loading
+    import assoc.lm.masked.loading as loading
 
     real_load = loading.load_parts
     loaded_refs, alive_at_load = [], []
@@ -316,7 +316,7 @@ def test_add_tokens_values_by_hand_and_model_files_untouched(tiny_models):
 
     import torch
 
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     def files(directory):
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(Path(directory).iterdir())}

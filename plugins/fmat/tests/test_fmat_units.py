@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import assoc
-from assoc.mlm.scorer import decode_items, encode_items
-from assoc.mlm.words import OutOfVocabularyWarning
+from assoc.lm.masked.scorer import decode_items, encode_items
+from assoc.lm.masked.words import OutOfVocabularyWarning
 from assoc.stimuli import Stimuli
 
 STIMULI = {
@@ -32,7 +32,7 @@ def test_payload_round_trip_keeps_every_item_in_order():
     assert len(items) == 2 * 2 * 3 + 2
 
 
-@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize(
     "scorer, options",
     [
@@ -64,9 +64,9 @@ def test_add_tokens_scores_each_model_in_one_unit(tiny_models):
     assert table.attrs["assoc"]["executor"]["units"] == 1
 
 
-@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
 def test_cached_units_load_no_model(tiny_models, monkeypatch):
-    import assoc.mlm.loading as loading
+    import assoc.lm.masked.loading as loading
 
     first = assoc.score("fmat", STIMULI, [tiny_models["albert"]])
     loads = []
@@ -86,17 +86,17 @@ def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models):
     assert table["oov"].sum() == 1
 
 
-@pytest.mark.filterwarnings("ignore::assoc.mlm.words.OutOfVocabularyWarning")
+@pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
 @pytest.mark.slow
 def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, monkeypatch, scorer):
     """cache_dir covers what a run writes (memo included); a masked-LM result is stored once, as unit rows."""
-    import assoc.mlm.loading as loading
+    import assoc.lm.models as lm_models
     from assoc.infra.cache import Cache
 
     default = tmp_path / "default-root"
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(default))
-    monkeypatch.setattr(loading, "_LOCAL_FINGERPRINTS", {})  # hash the weights again: the memo is written
+    monkeypatch.setattr(lm_models, "_LOCAL_FINGERPRINTS", {})  # hash the weights again: the memo is written
     mine = tmp_path / "mine"
     first = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache_dir=str(mine), unit_size=2)
     assert not default.exists()
@@ -106,7 +106,7 @@ def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, 
     again = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache_dir=str(mine), unit_size=2)
     assert again.attrs["assoc"]["executor"]["units_from_cache"] == 3
     assert np.array_equal(first["value"].to_numpy(), again["value"].to_numpy(), equal_nan=True)
-    monkeypatch.setattr(loading, "_LOCAL_FINGERPRINTS", {})
+    monkeypatch.setattr(lm_models, "_LOCAL_FINGERPRINTS", {})
     off = assoc.score(scorer, STIMULI, [tiny_models["bert"]], cache=False, cache_dir=str(tmp_path / "off"), unit_size=2)
     assert not (tmp_path / "off").exists() and not default.exists()  # cache=False: nothing on disk
     assert np.array_equal(first["value"].to_numpy(), off["value"].to_numpy(), equal_nan=True)
@@ -114,9 +114,9 @@ def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, 
 
 def test_a_unit_killed_inside_resumes_from_its_checkpoints(tiny_models, tmp_path, monkeypatch):
     """Inside one unit, log probabilities are checkpointed chunk by chunk; the resumed unit deletes them."""
-    import assoc_fmat.scoring as scoring
+    import assoc_fmat.log_probs as scoring
 
-    from assoc.mlm.engine import MaskedLM
+    from assoc.lm.masked.engine import MaskedLM
 
     real = MaskedLM.log_probs
     calls = []

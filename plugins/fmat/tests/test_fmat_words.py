@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assoc.errors import StimuliError
-from assoc.mlm.words import chain_steps, fill_mask_token, word_tokens, word_tokens_many
+from assoc.lm.masked.words import chain_steps, fill_mask_token, word_tokens, word_tokens_many
 
 
 def _strings(lm, wt):
@@ -76,8 +76,8 @@ def test_word_glued_to_its_context_is_flagged(loaded):
 def test_encode_many_equals_the_ordinary_tokenizer_call(tiny_models, family):
     """The direct backend call gives exactly transformers' ``tokenizer(texts)["input_ids"]``,
     also when the backend was left with truncation switched on."""
-    from assoc.mlm import load_masked_lm
-    from assoc.mlm.words import encode_many
+    from assoc.lm.masked import load_masked_lm
+    from assoc.lm.masked.words import encode_many
 
     lm = load_masked_lm(tiny_models[family])  # own copy: the backend state is changed below
     texts = [

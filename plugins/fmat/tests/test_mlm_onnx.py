@@ -1,4 +1,4 @@
-"""The masked-LM engine's ONNX Runtime backends (assoc.mlm.onnx) against the model's own forward pass by hand.
+"""The masked-LM engine's ONNX Runtime backends (assoc.lm.masked.onnx) against the model's own forward pass by hand.
 
 The reference in every test is computed here with transformers directly: one unpadded forward
 pass per sentence, the float64 log-softmax of the logits at the position. The ONNX backends must
@@ -19,7 +19,7 @@ pytest.importorskip("onnx")
 
 import assoc  # noqa: E402
 from assoc.errors import ModelError, OptionError  # noqa: E402
-from assoc.mlm import MaskRequest, load_masked_lm, release_masked_lms  # noqa: E402
+from assoc.lm.masked import MaskRequest, load_masked_lm, release_masked_lms  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 
 FAMILIES = ["bert", "roberta", "albert"]
@@ -76,7 +76,7 @@ def test_float32_backend_equals_the_models_own_forward_pass(tiny_models, family,
 @pytest.mark.slow
 def test_the_forward_passes_run_on_onnx_runtime(tiny_models, cache_root, monkeypatch):
     # The numbers above could also come from PyTorch: count the session's runs and PyTorch's batches.
-    from assoc.mlm import engine, onnx
+    from assoc.lm.masked import engine, onnx
 
     runs, torch_batches = [], []
     original_run, original_forward = onnx.OnnxForward.log_softmax, engine.MaskedLM._forward
@@ -103,7 +103,7 @@ def test_the_forward_passes_run_on_onnx_runtime(tiny_models, cache_root, monkeyp
 
 @pytest.mark.slow
 def test_export_is_reused_across_loads_and_its_check_remembered(tiny_models, cache_root, monkeypatch):
-    from assoc.mlm import onnx
+    from assoc.lm.masked import onnx
 
     exports, checks = [], []
     original_export, original_check = onnx.export_model, onnx.check_export
@@ -130,7 +130,7 @@ def test_an_export_that_computes_something_else_is_refused(tiny_models, cache_ro
 
     import torch
 
-    from assoc.mlm import onnx
+    from assoc.lm.masked import onnx
 
     original = onnx.export_model
 
@@ -157,7 +157,7 @@ def test_a_cached_export_that_fails_its_check_is_made_again(tiny_models, cache_r
 
     import torch
 
-    from assoc.mlm import onnx
+    from assoc.lm.masked import onnx
 
     lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
     lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
@@ -181,7 +181,7 @@ def test_a_cached_export_that_fails_its_check_is_made_again(tiny_models, cache_r
 
 @pytest.mark.slow
 def test_a_first_batch_unlike_pytorch_stops_the_run_and_removes_the_export(tiny_models, cache_root, monkeypatch):
-    from assoc.mlm import onnx
+    from assoc.lm.masked import onnx
 
     lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
     original = onnx.OnnxForward.log_softmax
@@ -223,7 +223,7 @@ def test_session_threads_follow_torch(tiny_models, cache_root):
         torch.set_num_threads(1)
         lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
         lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
-        from assoc.mlm.onnx import _SESSIONS
+        from assoc.lm.masked.onnx import _SESSIONS
 
         (runner,) = _SESSIONS[lm.model].values()
         assert runner.threads == 1
@@ -274,7 +274,7 @@ def test_disabled_cache_writes_no_export(tiny_models, tmp_path):
     ],
 )
 def test_settings_the_backend_cannot_run_are_refused_before_loading(settings, message, monkeypatch):
-    from assoc.mlm import loading
+    from assoc.lm.masked import loading
 
     monkeypatch.setattr(loading, "load_parts", lambda *a, **k: pytest.fail("loaded a model"))
     with pytest.raises(OptionError, match=message):
@@ -315,7 +315,7 @@ def _stimuli() -> Stimuli:
 
 
 def test_fmat_refuses_onnx_with_temporary_tokens_and_in_memory_models(tiny_models, monkeypatch):
-    from assoc.mlm import loading
+    from assoc.lm.masked import loading
 
     monkeypatch.setattr(loading, "load_parts", lambda *a, **k: pytest.fail("loaded a model"))
     with pytest.raises(OptionError, match=r"oov='add_tokens' needs backend='torch'"):
@@ -338,7 +338,7 @@ def test_fmat_refuses_onnx_for_a_model_in_memory(tiny_models):
 
 @pytest.mark.slow
 def test_fmat_scores_with_onnx_equal_the_model_by_hand_and_are_cached_apart(tiny_models, tmp_path, monkeypatch):
-    from assoc.mlm import onnx
+    from assoc.lm.masked import onnx
 
     path = tiny_models["bert"]  # the real bert-base-uncased vocabulary: every option is one token
     cache_dir = tmp_path / "results"

@@ -1,4 +1,4 @@
-"""The per-process cache of loaded masked LMs (assoc.mlm.loading.MODEL_CACHE)."""
+"""The per-process cache of loaded masked LMs (assoc.lm.masked.loading.MODEL_CACHE)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import assoc
-from assoc.mlm import (
+from assoc.lm import models as lm_models
+from assoc.lm.masked import (
     MaskRequest,
     cached_masked_lm,
     engine,
@@ -204,8 +205,8 @@ def test_a_zero_budget_turns_the_cache_off(tiny_models, counted_loads, monkeypat
 def test_weights_are_hashed_once_across_processes(tiny_models, tmp_path, monkeypatch):
     copy = tmp_path / "m"
     shutil.copytree(tiny_models["bert"], copy)
-    first = loading.local_fingerprint(copy)
-    loading._LOCAL_FINGERPRINTS.clear()  # a new process: only the on-disk memo is left
+    first = lm_models.local_fingerprint(copy)
+    lm_models._LOCAL_FINGERPRINTS.clear()  # a new process: only the on-disk memo is left
     opened = []
     real_open = open
 
@@ -214,15 +215,15 @@ def test_weights_are_hashed_once_across_processes(tiny_models, tmp_path, monkeyp
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", spying_open)
-    assert loading.local_fingerprint(copy) == first
+    assert lm_models.local_fingerprint(copy) == first
     assert not [p for p in opened if p.startswith(str(copy))]  # nothing was read again
     monkeypatch.setattr("builtins.open", real_open)
-    loading._LOCAL_FINGERPRINTS.clear()
+    lm_models._LOCAL_FINGERPRINTS.clear()
     weights = next(copy.glob("*.safetensors"))
     data = bytearray(weights.read_bytes())
     data[-1] ^= 1  # same size; a new change time and content
     weights.write_bytes(bytes(data))
-    assert loading.local_fingerprint(copy) != first
+    assert lm_models.local_fingerprint(copy) != first
 
 
 @pytest.mark.slow
@@ -261,10 +262,10 @@ def test_file_hash_equals_hashlib_over_the_bytes(tmp_path):
     for name, content in (("weights.bin", data), ("empty.txt", b"")):
         digest = hashlib.sha256()
         with open(tmp_path / name, "rb") as handle:
-            loading._hash_file(handle, digest)
+            lm_models._hash_file(handle, digest)
         assert digest.hexdigest() == hashlib.sha256(content).hexdigest()
     # the directory fingerprint by hand: name, NUL, content, NUL per file in name order
     by_hand = hashlib.sha256()
     for name, content in (("empty.txt", b""), ("weights.bin", data)):
         by_hand.update(name.encode() + b"\0" + content + b"\0")
-    assert loading.local_fingerprint(tmp_path) == "sha256:" + by_hand.hexdigest()
+    assert lm_models.local_fingerprint(tmp_path) == "sha256:" + by_hand.hexdigest()

@@ -76,7 +76,7 @@ def tiny_bert(tmp_path_factory):
 @pytest.fixture
 def small_watson(monkeypatch):
     """watson2023 with all 20 sets, names Emily, Sarah / John, David and the first two states."""
-    from assoc_pll import stimuli as watson
+    from assoc_pll import bundled as watson
 
     data = copy.deepcopy(watson.watson2023_data())
     part = data["part1_role_nouns"]

@@ -36,7 +36,7 @@ def test_plugin_registers_scorer_analyses_and_stimuli():
 
 def test_plugin_module_does_not_import_torch():
     code = (
-        "import sys, assoc_pll.plugin, assoc_pll.scorer, assoc_pll.analyses, assoc_pll.stimuli;"
+        "import sys, assoc_pll.plugin, assoc_pll.scorer, assoc_pll.analyses, assoc_pll.bundled;"
         "heavy = [m for m in ('torch', 'transformers', 'wordfreq') if m in sys.modules];"
         "print(','.join(heavy))"
     )

@@ -14,11 +14,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from assoc_pll.pll import score_sentences  # noqa: E402
 from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
+from assoc_pll.sentences import score_sentences  # noqa: E402
 
 from assoc.errors import ModelError, StimuliError  # noqa: E402
-from assoc.executors.run import run_scorer  # noqa: E402
+from assoc.executors.driver import run_scorer  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 from assoc.testing import tiny_mlm  # noqa: E402
 
@@ -45,7 +45,7 @@ def model_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lms(model_dirs):
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     loaded = {family: load_masked_lm(path) for family, path in model_dirs.items()}
     yield loaded
@@ -137,11 +137,11 @@ def test_pll_matches_one_forward_pass_per_masked_copy(lms, family, metric):
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.slow
 def test_pll_on_onnx_runtime_matches_one_forward_pass_per_masked_copy(model_dirs, family, tmp_path):
-    # backend="onnx" (assoc.mlm.onnx): the same engine batches on ONNX Runtime, against the same by-hand loop
+    # backend="onnx" (assoc.lm.masked.onnx): the same engine batches on ONNX Runtime, against the same by-hand loop
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     from assoc.infra.cache import Cache
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     lm = load_masked_lm(model_dirs[family], backend="onnx", memo=Cache(tmp_path / "cache"))
     try:
@@ -160,7 +160,7 @@ def test_pll_on_onnx_runtime_matches_one_forward_pass_per_masked_copy(model_dirs
 def test_pll_scorer_records_the_backend_and_caches_it_apart(model_dirs, tmp_path, monkeypatch):
     pytest.importorskip("onnxruntime")
     import assoc
-    from assoc.mlm import onnx
+    from assoc.lm.masked import onnx
 
     design = Design("d", queries=("{TARGET} is a [MASK].",), mask={"job": ("nurse", "doctor")}, target={"t": ("she",)})
     stimuli = Stimuli([design])
@@ -324,7 +324,7 @@ def test_slow_tokenizer_is_rejected(lms):
 
 
 def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
-    import assoc_pll.pll as pll_module
+    import assoc_pll.sentences as pll_module
 
     from assoc.infra.cache import ResultCache
 
@@ -391,7 +391,7 @@ def test_input_of_512_tokens_runs_under_a_small_budget(tmp_path, monkeypatch):
     # batches. A one-layer BERT with 512 positions keeps it fast; the mechanics are the same.
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
-    from assoc.mlm import load_masked_lm
+    from assoc.lm.masked import load_masked_lm
 
     tokenizer = BertTokenizer(vocab=str(tiny_mlm.bert_uncased_vocab_file()), do_lower_case=True, model_max_length=512)
     torch.manual_seed(0)

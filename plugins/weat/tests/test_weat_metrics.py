@@ -328,7 +328,8 @@ A1 = ["male", "man", "boy", "brother", "he", "him", "his", "son"]
 B1 = ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"]
 
 
-def _sweater_vectors(tmp_path_factory, name: str) -> str:
+def _sweater_vectors(tmp_path_factory, name: str, dtype=np.float64) -> str:
+    """sweater's vectors as a .npy: R's doubles as they are (float64), or rounded to float32."""
     if not SWEATER:
         pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set: assoc does not ship it")
     import rdata
@@ -339,7 +340,7 @@ def _sweater_vectors(tmp_path_factory, name: str) -> str:
     array = rdata.read_rda(str(path), default_encoding="utf8")[name]
     words = [str(w) for w in array.coords["dim_0"].values]
     directory = tmp_path_factory.mktemp(name)
-    np.save(directory / f"{name}.npy", np.asarray(array.values, dtype=np.float32))
+    np.save(directory / f"{name}.npy", np.asarray(array.values, dtype=dtype))
     (directory / f"{name}.txt").write_text("\n".join(words), encoding="utf-8")
     return str(directory / f"{name}.npy")
 
@@ -367,13 +368,13 @@ def test_sweater_glove_math(glove_math):
     # sweater asserts no SemAxis or NAS number: these are its own R functions semaxis(glove_math, S1, A1, B1,
     # l = 0)$P and nas(glove_math, S1, A1, B1)$P, run with R 4.2 (printed to 12 digits)
     semaxis = assoc.analyze("semaxis", glove_math, targets=["S"], per_word=True).set_index("target")["semaxis"]
-    assert semaxis["math"] == pytest.approx(0.002451356933571, abs=1e-6)
-    assert semaxis["calculus"] == pytest.approx(0.058937305888821, abs=1e-6)
-    assert semaxis["addition"] == pytest.approx(-0.025280374697819, abs=1e-6)
+    assert semaxis["math"] == pytest.approx(0.002451356933571, abs=1e-15)
+    assert semaxis["calculus"] == pytest.approx(0.058937305888821, abs=1e-15)
+    assert semaxis["addition"] == pytest.approx(-0.025280374697819, abs=1e-15)
     nas = assoc.analyze("nas", cosines, targets=["S"]).set_index("target")["nas"]
-    assert nas["math"] == pytest.approx(0.0659672118383, abs=1e-5)
-    assert nas["calculus"] == pytest.approx(1.1012049197856, abs=1e-5)
-    assert nas["addition"] == pytest.approx(-0.1701177045501, abs=1e-5)
+    assert nas["math"] == pytest.approx(0.0659672118383, abs=1e-13)
+    assert nas["calculus"] == pytest.approx(1.1012049197856, abs=1e-13)
+    assert nas["addition"] == pytest.approx(-0.1701177045501, abs=1e-13)
 
 
 def test_sweater_exact_p_three_words(tmp_path_factory):
@@ -406,8 +407,8 @@ def test_sweater_googlenews(tmp_path_factory):
     path = _sweater_vectors(tmp_path_factory, "googlenews")
     stimuli = {"name": "garg", "target": {"S": s2}, "attribute": {"A": a2.split(), "B": b2.split()}}
     table = assoc.score("weat", stimuli, [path], measures=["cosine", "centroid_distance"], case="exact")
-    # sweater's test-es.R: rnd_es -6.3415, mac_es 0.13758 (tolerance 0.001)
-    assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(-6.3415, abs=1e-3)
+    # sweater's test-es.R: rnd_es -6.3415, mac_es 0.13758 (tolerance 0.001); its README prints rnd_es(garg_f1) -6.341598
+    assert assoc.analyze("rnd", table).iloc[0]["rnd"] == pytest.approx(-6.341598, abs=5e-7)
     assert assoc.analyze("mac", table, attributes=["A"]).iloc[0]["mac"] == pytest.approx(0.13758, abs=1e-3)
 
 
@@ -421,3 +422,188 @@ def test_convergence_reads_the_new_measures(table):
     # cos(w, m_A - m_B), so those three measures agree perfectly
     exact = pairs[~(pairs["x"].str.endswith(":logit") | pairs["y"].str.endswith(":logit"))]
     assert list(exact["r"]) == pytest.approx([1.0, 1.0, 1.0])
+
+
+# ------------------------------------------------------------------ issue 37: the peers' conventions
+
+#: WEFE 1.0.1's own run_query on its test_model.kv (tests/reference/wefe_1_0_1.py): "64" on a float64 copy of
+#: the vectors, "32" on the vectors as shipped (float32, so WEFE's sums are float32 too)
+WEFE_RUN = {
+    "64": {
+        ("rnd", False): 0.030381836596915457,
+        ("rnd cos", False): 0.026741682604044397,
+        ("ect", False): 0.6190476190476191,
+        ("ripa", False): 0.19969232314996882,
+        ("rnsb", False): 0.12921977967420623,
+        ("rnd", True): -0.006278752547144009,
+        ("rnd cos", True): 0.036434637910204064,
+        ("ect", True): 0.7619047619047621,
+        ("ripa", True): 0.04775983053900624,
+        ("rnsb", True): 0.01592268079321151,
+    },
+    "32": {
+        ("rnd", False): 0.030381858348846436,
+        ("rnd", True): -0.006278768181800842,
+        ("ripa", True): 0.04775982350111008,
+    },
+}
+#: WEFE's per-word RND (distance_by_word) with normalize=True, float64 run
+WEFE_RND_WORDS_NORMALIZED = {
+    "children": -0.05244275140173227,
+    "home": 0.04009246875987049,
+    "cousins": 0.04470287910871584,
+}
+#: WEFE's RIPA word_values (mean, std) of "wedding" with normalize=True, float64 run
+WEFE_RIPA_WEDDING_NORMALIZED = (0.10931824253268678, 0.0708122985401371)
+WEFE_ONE_ATTRIBUTE = {
+    "name": "wefe",
+    "target": WEFE_QUERY["target"],
+    "attribute": {"Family": WEFE_QUERY["attribute"]["Family"]},
+}
+CENTROIDS = ["centroid_cosine", "centroid_distance", "relation_projection"]
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_wefe_query_shape_gives_wefes_numbers(wefe_model, normalize):
+    # WEFE's RND, ECT and RIPA query: two target sets, ONE attribute set; side=auto finds the orientation
+    table = assoc.score(
+        "weat", WEFE_ONE_ATTRIBUTE, [wefe_model], format="gensim", measures=CENTROIDS, normalize=normalize
+    )
+    wefe = WEFE_RUN["64"]
+    rnd = assoc.analyze("rnd", table, reduce="mean").iloc[0]
+    assert (rnd["side"], rnd["a"], rnd["b"], rnd["n_words"]) == ("target", "Female terms", "Male Terms", 8)
+    assert rnd["rnd"] == pytest.approx(wefe["rnd", normalize], abs=1e-15)
+    cos = assoc.analyze("rnd", table, reduce="mean", distance="cosine").iloc[0]["rnd"]
+    assert cos == pytest.approx(wefe["rnd cos", normalize], abs=1e-15)
+    assert assoc.analyze("ect", table).iloc[0]["ect"] == pytest.approx(wefe["ect", normalize], abs=1e-15)
+    assert assoc.analyze("ripa", table).iloc[0]["ripa"] == pytest.approx(wefe["ripa", normalize], abs=1e-15)
+    if normalize:
+        words = assoc.analyze("rnd", table, per_word=True).set_index("word")["rnd"]
+        for word, value in WEFE_RND_WORDS_NORMALIZED.items():
+            assert words[word] == pytest.approx(value, abs=1e-15)
+        ripa = assoc.analyze("ripa", table, per_word=True).set_index("word").loc["wedding"]
+        assert (ripa["ripa"], ripa["sd"]) == pytest.approx(WEFE_RIPA_WEDDING_NORMALIZED, abs=1e-15)
+        # WEFE's float32 run differs from its float64 run (and from assoc) in the 8th digit
+        assert abs(rnd["rnd"] - WEFE_RUN["32"]["rnd", True]) > 1e-9
+    assert table.attrs["assoc"]["run"]["normalize"] is normalize
+
+
+def test_wefe_normalize_rnsb_and_the_cosines(wefe_model):
+    table = assoc.score("weat", WEFE_QUERY, [wefe_model], format="gensim", measures=["cosine", "logit"], normalize=True)
+    assert assoc.analyze("rnsb", table).iloc[0]["rnsb"] == pytest.approx(WEFE_RUN["64"]["rnsb", True], abs=1e-12)
+    # unit vectors change no cosine: the WEAT and MAC of WEFE's docstrings are unchanged
+    cosines = table[table["measure"] == "cosine"]
+    assert assoc.analyze("mac", cosines, scale="distance").iloc[0]["mac"] == pytest.approx(
+        0.8416415237587014, abs=1e-12
+    )
+    weat = assoc.analyze("weat", cosines, ddof=0).iloc[0]
+    assert weat["effect_size"] == pytest.approx(0.45076532192959307, abs=1e-12)
+
+
+def test_one_attribute_group_and_one_target_group_is_refused_with_one_line(tmp_path):
+    path = _save(tmp_path, VOCAB)
+    stimuli = {"name": "one", "target": {"S": ["s1", "s2", "s3"]}, "attribute": {"A": ["a1", "a2"]}}
+    table = assoc.score("weat", stimuli, [path], measures=["centroid_distance"])
+    with pytest.raises(DataError, match="two attribute groups .* or two target groups"):
+        assoc.analyze("rnd", table)
+
+
+def test_normalize_by_hand(tmp_path):
+    # unit vectors: s1 = (0.6, 0.8), s2 = (0, 1), s3 = (1, -2)/sqrt(5); a1, a2, b1, b2 are unit already
+    path = _save(tmp_path, VOCAB)
+    table = assoc.score("weat", STIMULI, [path], measures=["cosine", "centroid_distance"], normalize=True)
+    rows = table[(table["measure"] == "centroid_distance") & (table["attribute"] == "")]
+    got = rows.set_index(["target", "attribute_group"])["value"]
+    # m_A = (0.5, 0.5): ||(0.6, 0.8) - (0.5, 0.5)|| = sqrt(0.01 + 0.09)
+    assert got["s1", "A"] == pytest.approx(math.sqrt(0.1), abs=1e-7)
+    # m_B = (-0.5, -0.5): ||(0, 1) - (-0.5, -0.5)|| = sqrt(0.25 + 2.25)
+    assert got["s2", "B"] == pytest.approx(math.sqrt(2.5), abs=1e-7)
+    s3 = np.array([1.0, -2.0]) / math.sqrt(5)
+    assert got["s3", "A"] == pytest.approx(np.linalg.norm(s3 - 0.5), abs=1e-7)
+    cosines = table[table["measure"] == "cosine"].set_index(["target", "attribute"])["value"]
+    assert cosines["s1", "a1"] == pytest.approx(0.6, abs=1e-7)  # cosines do not change
+
+
+def test_semaxis_neighbours_by_hand(tmp_path):
+    # 2-D vocabulary: a1 = (1, 0) has nearest neighbour n1 = (2, 1) (cos 0.894) before n2 = (1, 1) (cos 0.707);
+    # b1 = (-1, 0) has n3 = (-1, -1) (cos 0.707) before anything else
+    vocab = {"s1": (3, 4), "s2": (1, -2), "a1": (1, 0), "b1": (-1, 0), "n1": (2, 1), "n2": (1, 1), "n3": (-1, -1)}
+    path = _save(tmp_path, vocab)
+    stimuli = {"name": "axis", "target": {"S": ["s1", "s2"]}, "attribute": {"A": ["a1"], "B": ["b1"]}}
+    table = assoc.score("weat", stimuli, [path], measures=["axis_cosine"], semaxis_neighbours=1)
+    # pole A = mean(a1, n1) = (1.5, 0.5); pole B = mean(b1, n3) = (-1, -0.5); axis = (2.5, 1)
+    axis = np.array([2.5, 1.0])
+    got = assoc.analyze("semaxis", table, per_word=True).set_index("target")["semaxis"]
+    for word in ("s1", "s2"):
+        w = np.array(vocab[word], dtype=float)
+        assert got[word] == pytest.approx(w @ axis / (np.linalg.norm(w) * np.linalg.norm(axis)), abs=1e-7)
+    assert table.attrs["assoc"]["run"]["semaxis_neighbours"] == {path: {"axis": {"a1": ["n1"], "b1": ["n3"]}}}
+    assert table.attrs["assoc"]["options"]["semaxis_neighbours"] == 1
+    # l = 0: the axis joins the pole words themselves, (1, 0) - (-1, 0) = (2, 0)
+    plain = assoc.analyze("semaxis", assoc.score("weat", stimuli, [path], measures=["axis_cosine"]), per_word=True)
+    assert plain.set_index("target")["semaxis"]["s1"] == pytest.approx(0.6, abs=1e-7)
+
+
+def test_float64_keeps_every_digit_of_a_text_file(tmp_path):
+    # 0.1234567891234 is 0.12345679104328156 in float32 (3e-9 away); float64 keeps it
+    path = tmp_path / "vectors.txt"
+    path.write_text("w 0.1234567891234 0.5\na 1 0\nb 0 1\n", encoding="utf-8")
+    stimuli = {"name": "one", "target": {"S": ["w"]}, "attribute": {"A": ["a"], "B": ["b"]}}
+    x, y = 0.1234567891234, 0.5
+    exact = x / math.hypot(x, y)
+    for dtype, tolerance in (("float64", 1e-16), ("float32", 1e-6)):
+        table = assoc.score("weat", stimuli, [str(path)], dtype=dtype)
+        value = table.set_index("attribute")["value"]["a"]
+        assert value == pytest.approx(exact, abs=tolerance)
+        assert table.attrs["assoc"]["options"]["dtype"] == dtype
+        assert table.attrs["assoc"]["run"]["vector_dtype"] == {str(path): dtype}
+    float32 = assoc.score("weat", stimuli, [str(path)], dtype="float32").set_index("attribute")["value"]["a"]
+    assert abs(float32 - exact) > 1e-10  # float32 loses the digits beyond its 7th
+    default = assoc.score("weat", stimuli, [str(path)])
+    assert default.set_index("attribute")["value"]["a"] == pytest.approx(exact, abs=1e-16)  # the default: float64
+    assert default.attrs["assoc"]["options"]["dtype"] == "float64"
+
+
+#: sweater's semaxis(glove_math, S1, A1, B1, l = ...)$P, its own R code (R/semaxis.R) run with R 4.2.2 and base-R
+#: stand-ins for text2vec::sim2 and purrr::map_dbl (tests/reference/sweater_semaxis.R), printed to 15 digits
+SWEATER_SEMAXIS = {
+    0: [0.002451356933571239, 0.006064351957648775, 0.000877728398431119, 0.058937305888820742,
+        0.004003704692411703, 0.030037974507736754, 0.059882585308498035, -0.025280374697819106],
+    1: [-0.01223093627051473, -0.00355537680006562, -0.00922580238521903, 0.04849195255333639,
+        0.01636436129202715, 0.02833916430031788, 0.07536621674272935, -0.04013803197356407],
+    3: [0.02248143069437987, 0.01873991950263557, 0.00147426253528008, 0.06245608809748782,
+        0.00859059369723437, 0.02480917362729340, 0.06401817960770084, -0.01066849821675889],
+}  # fmt: skip
+#: the l nearest neighbours sweater's .soften averages in, for two pole words (same R run)
+SWEATER_NEIGHBOURS = {3: {"male": ["female", "woman", "boy"], "she": ["her", "he", "woman"]}}
+
+
+@pytest.fixture(scope="module")
+def glove_math64(tmp_path_factory):
+    return _sweater_vectors(tmp_path_factory, "glove_math", dtype=np.float64)
+
+
+@pytest.mark.parametrize("neighbours", [0, 1, 3])
+def test_sweater_semaxis_digits_with_float64(glove_math64, neighbours):
+    stimuli = {"name": "math", "target": {"S": S1}, "attribute": {"A": A1, "B": B1}}
+    options = dict(measures=["axis_cosine"], case="exact", semaxis_neighbours=neighbours)
+    table = assoc.score("weat", stimuli, [glove_math64], dtype="float64", **options)
+    got = assoc.analyze("semaxis", table, per_word=True).set_index("target")["semaxis"].reindex(S1)
+    assert list(got) == pytest.approx(SWEATER_SEMAXIS[neighbours], abs=1e-15, rel=0)
+    for word, expected in SWEATER_NEIGHBOURS.get(neighbours, {}).items():
+        assert table.attrs["assoc"]["run"]["semaxis_neighbours"][glove_math64]["math"][word] == expected
+    # float32 loses the digits sweater prints from the 9th on
+    single = assoc.score("weat", stimuli, [glove_math64], dtype="float32", **options)
+    got32 = assoc.analyze("semaxis", single, per_word=True).set_index("target")["semaxis"].reindex(S1)
+    assert list(got32) == pytest.approx(SWEATER_SEMAXIS[neighbours], abs=1e-8)
+    assert max(abs(got32 - SWEATER_SEMAXIS[neighbours])) > 1e-10
+
+
+def test_sweater_nas_digits_with_float64(glove_math64):
+    # nas(glove_math, S1, A1, B1)$P from sweater's R code (docs/peers.md), printed to 13 digits
+    stimuli = {"name": "math", "target": {"S": S1}, "attribute": {"A": A1, "B": B1}}
+    cosines = assoc.score("weat", stimuli, [glove_math64], case="exact", dtype="float64")
+    nas = assoc.analyze("nas", cosines, targets=["S"]).set_index("target")["nas"]
+    assert nas["math"] == pytest.approx(0.0659672118383, abs=1e-13)
+    assert nas["calculus"] == pytest.approx(1.1012049197856, abs=1e-13)
+    assert nas["addition"] == pytest.approx(-0.1701177045501, abs=1e-13)

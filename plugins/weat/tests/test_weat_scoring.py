@@ -6,6 +6,7 @@ Vectors: a1 = (1, 0) (group A), b1 = (0, 1) (group B); targets x1 = (1, 0), x2 =
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -264,3 +265,41 @@ def test_valnorm_lowercase_matching_refuses_norms_that_collide(model, tmp_path):
     )
     with pytest.raises(DataError, match=r"1 word\(s\) differ only in case \('X1' / 'x1'\)"):
         assoc.analyze("valnorm", table, norms=str(tmp_path / "norms.csv"), case="lower")
+
+
+def test_weat_on_a_log_prob_table_says_what_it_means(model):
+    # issue 37: analyze weat on an fmat table ran silently; it now warns what s(w, A, B) and d are there
+    from assoc_weat.analyses import NotACosineWarning
+
+    rows = [
+        {
+            "model": "m",
+            "context": context,
+            "target_group": target[0].upper(),
+            "target": target,
+            "attribute_group": group,
+            "attribute": word,
+            "value": value,
+        }
+        for context in ("q1", "q2")
+        for target, value in {"x1": -1.0, "x2": -1.5, "y1": -3.0, "y2": -2.5}.items()
+        for group, word in (("A", "he"), ("B", "she"))
+        for value in [value if group == "A" else -2.0]
+    ]
+    table = assoc.table.from_records(rows, scorer="fmat", measure="log_prob")
+    with pytest.warns(NotACosineWarning) as record:
+        result = assoc.analyze("weat", table).iloc[0]
+    (message,) = [str(w.message) for w in record]
+    assert "measure 'log_prob' (scorer fmat)" in message and "mean log-probability ratio" in message
+    assert "mean over the 2 contexts" in message and "lpr" in message
+    # the numbers are those of the values read as similarities: s = (1, 0.5, -1, -0.5), d = 1.5 / SD
+    s = np.array([1.0, 0.5, -1.0, -0.5])
+    assert result["effect_size"] == pytest.approx((0.75 - -0.75) / s.std(ddof=1))
+    with pytest.warns(NotACosineWarning) as record:
+        assoc.analyze("weat", table, by=["model", "context"])
+    assert "contexts" not in str(record[0].message)
+    # cosines (the weat scorer's own table) read as they are: no warning
+    cosines = assoc.score("weat", STIMULI, [model])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotACosineWarning)
+        assoc.analyze("weat", cosines)

@@ -1,7 +1,7 @@
 """Analyses: the :class:`Analysis` base class and the shared analyses that read any association table.
 
 The base class lives in :mod:`assoc.analysis.base`, each shared analysis in a module of its own
-(:mod:`assoc.analysis.icc`, ...); :mod:`assoc.analysis.shared` lists them for the core's plugin.
+(:mod:`assoc.analysis.icc`, ...); :mod:`assoc.analysis.catalog` lists them for the core's plugin.
 ``from assoc.analysis import Analysis, with_estimate`` keeps working.
 """
 
@@ -16,9 +16,11 @@ __all__ = ["ESTIMATE", "Analysis", "Requirement", "check_requirement", "with_est
 
 def __getattr__(name: str) -> Any:
     # The shared analyses' classes (``ICCAnalysis``, ..., ``ANALYSES``) on demand, so that importing the
-    # base class does not import every analysis; also what the old ``assoc.shared_analyses`` path exposed.
-    from assoc.analysis import shared
+    # base class does not import every analysis. import_module, not ``from assoc.analysis import catalog``:
+    # that looks the submodule up as an attribute of this package first, which would call this function again.
+    import importlib
 
-    if name in shared.__all__:
-        return getattr(shared, name)
+    catalog = importlib.import_module("assoc.analysis.catalog")
+    if name in catalog.__all__:
+        return getattr(catalog, name)
     raise AttributeError(f"module 'assoc.analysis' has no attribute {name!r}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     PARENT_COLUMN,
     column_list,
     confidence_level,
@@ -14,8 +15,7 @@ from assoc.analysis._common import (
     role_columns,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option
+from assoc.components.options import Option
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,8 +7,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assoc.components.base import Component
 from assoc.errors import UnfitTableError
-from assoc.scoring.component import Component
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 class Requirement:
     """What tables an analysis can read, declared on the class and checked by the core before ``run``.
 
-    Every field is optional; an empty :class:`Requirement` accepts any table that passes the
-    association-table contract. :func:`check_requirement` applies it in one place (it is called by
-    :func:`assoc.analyze`), so each analysis refuses a table it cannot mean anything on with one
-    line saying what it needs, what it got and what to run instead.
+    Every field is optional; an empty [`Requirement`][assoc.analysis.Requirement] accepts any table that passes the
+    association-table contract. [`check_requirement`][assoc.api.check_requirement] applies it in one place (it is called
+    by [`assoc.analyze`][assoc.analyze]), so each analysis refuses a table it cannot mean anything on with one line
+    saying what it needs, what it got and what to run instead.
 
     Parameters
     ----------
@@ -45,7 +45,7 @@ class Requirement:
         What to run instead, shown at the end of the message (``"score a second model"``).
     among_others:
         The analysis picks the rows of its ``scorers`` out of a table that holds others too (an
-        :func:`assoc.compare` table): the table needs some rows of those scorers, and other
+        [`assoc.compare`][assoc.compare] table): the table needs some rows of those scorers, and other
         scorers' rows are not refused.
     """
 
@@ -78,9 +78,9 @@ class Analysis(Component):
     """Base class of every analysis.
 
     Subclasses set ``name``, ``description``, ``citation``, ``options`` and
-    implement :meth:`run`. When ``requires_association_table`` is true (the
+    implement [`run`][assoc.analysis.Analysis.run]. When ``requires_association_table`` is true (the
     default), the core validates the input against the association-table
-    contract before calling :meth:`run`, so an analysis can trust the columns.
+    contract before calling [`run`][assoc.analysis.Analysis.run], so an analysis can trust the columns.
 
     The output has one row per estimate and columns that state what was used
     (numbers of items and raters, which SD, exact or sampled p, ...).
@@ -118,12 +118,12 @@ def _got(values: Collection[Any], limit: int = 4) -> str:
 def check_requirement(
     analysis: Analysis, table: pd.DataFrame, *, installed_scorers: Collection[str] = (), where: str = ""
 ) -> None:
-    """Raise :class:`~assoc.errors.UnfitTableError` unless ``table`` meets ``analysis``'s :class:`Requirement`.
+    """Raise [`UnfitTableError`][assoc.errors.UnfitTableError] unless ``table`` meets ``analysis``'s `Requirement`.
 
     The message is one line: what the analysis needs, what the table holds, and what to do
     instead. ``installed_scorers`` are the registered scorer names: a table from one of them that
     the requirement does not list is refused, a table from any other producer is not (see
-    :attr:`Requirement.scorers`).
+    `Requirement.scorers`).
     """
     req = type(analysis).requires
     name = type(analysis).name

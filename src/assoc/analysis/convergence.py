@@ -11,7 +11,7 @@ contrast of attribute groups, A - B, by the rule its rows allow
 * optionally each method is correlated with external criteria (e.g. % women per
   occupation), joined on the target.
 
-Formulas: :mod:`assoc.stats.correlation`, :mod:`assoc.stats.icc`, :mod:`assoc.stats.standardize`.
+Formulas: :mod:`assoc.stats.correlations`, :mod:`assoc.stats.icc`, :mod:`assoc.stats.standardize`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     column_list,
     confidence_level,
     criterion_source,
     require_columns,
     role_columns,
 )
-from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option
+from assoc.components.options import Option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -252,7 +252,7 @@ class ConvergenceAnalysis(Analysis):
     def _correlate(self, frame: pd.DataFrame, x: str, y: str, what: str) -> dict[str, Any]:
         """One output row: r of columns ``x`` and ``y`` of ``frame`` over their complete rows."""
         from assoc.errors import DataError
-        from assoc.stats.correlation import correlation
+        from assoc.stats.correlations import correlation
 
         p = self.params
         both = frame[[x, y]].dropna()
@@ -346,7 +346,7 @@ class ConvergenceAnalysis(Analysis):
         return rows
 
     def _criterion(self, wide: pd.DataFrame) -> list[dict[str, Any]]:
-        from assoc.analysis._common import load_criterion, numeric_columns
+        from assoc.analysis.inputs import load_criterion, numeric_columns
         from assoc.errors import DataError
 
         p = self.params
@@ -371,7 +371,7 @@ class ConvergenceAnalysis(Analysis):
 
     def _williams(self, joined: pd.DataFrame, methods: list[str], criteria: list[str]) -> list[dict[str, Any]]:
         """Per criterion and pair of methods: Williams' t of r(criterion, x) vs r(criterion, y)."""
-        from assoc.stats.correlation import williams_test
+        from assoc.stats.correlations import williams_test
 
         p = self.params
         rows = []
@@ -437,7 +437,7 @@ def convergence_scores(
     from assoc.analysis.reductions import joined_text, reduce_method
     from assoc.errors import DataError
     from assoc.stats.standardize import zscore
-    from assoc.table.files import normalise
+    from assoc.table.schema import normalise
 
     methods = list(methods or ["scorer", "model"])
     direct = list(["rating"] if direct is None else direct)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     column_list,
     confidence_level,
     criterion_source,
@@ -13,8 +14,7 @@ from assoc.analysis._common import (
     join_criterion,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +32,7 @@ class CorrelateAnalysis(Analysis):
     (the score is the shared variable); ``compare="groups"`` tests, for each criterion, every
     pair of groups (e.g. two models' scores against the same criterion, which is the shared
     variable) on the keys both have. Both use Williams' t (Steiger 1980, eq. 7), df = N - 3.
-    Formulas: :mod:`assoc.stats.correlation`.
+    Formulas: :mod:`assoc.stats.correlations`.
     """
 
     name = "correlate"
@@ -82,7 +82,7 @@ class CorrelateAnalysis(Analysis):
         import pandas as pd
 
         from assoc.errors import DataError
-        from assoc.stats.correlation import correlation
+        from assoc.stats.correlations import correlation
 
         p = self.params
         key, by = p["key"], p["by"]
@@ -172,7 +172,7 @@ class CorrelateAnalysis(Analysis):
         self, group_key: dict, shared_values, first_values, second_values, *, first: str, second: str, shared: str
     ) -> dict:
         """Williams' t of r(shared, first) vs r(shared, second) on the same complete cases."""
-        from assoc.stats.correlation import williams_test
+        from assoc.stats.correlations import williams_test
 
         p = self.params
         res = williams_test(

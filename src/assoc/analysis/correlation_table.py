@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import by_columns, column_list, confidence_level, groups, require_columns
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.analysis.inputs import by_columns, column_list, confidence_level, groups, require_columns
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def _table_or_path(value: Any) -> Any:
-    from assoc.analysis._common import table_source
+    from assoc.analysis.inputs import table_source
 
     return table_source(value, what="second", mapping="a mapping")
 
@@ -63,7 +63,7 @@ class CorrelationTableAnalysis(Analysis):
 
     One row per cell: ``x``, ``y``, ``r``, CI, ``t``, ``df``, ``p_value``, ``n`` (complete
     pairs), ``stars`` (``*`` p < .05, ``**`` p < .001, the paper's legend) and ``cell``. Pearson
-    or Spearman; formulas: :mod:`assoc.stats.correlation`.
+    or Spearman; formulas: :mod:`assoc.stats.correlations`.
     """
 
     name = "correlation_table"
@@ -127,7 +127,7 @@ class CorrelationTableAnalysis(Analysis):
         import pandas as pd
 
         from assoc.errors import DataError
-        from assoc.stats.correlation import correlation
+        from assoc.stats.correlations import correlation
         from assoc.table.files import read_data_file
 
         p = self.params

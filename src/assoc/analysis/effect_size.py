@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import column_list, confidence_level, groups, require_columns, single_measure_check
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option, non_negative, positive
+from assoc.analysis.inputs import column_list, confidence_level, groups, require_columns, single_measure_check
+from assoc.components.options import Option, non_negative, positive
 
 if TYPE_CHECKING:
     import numpy as np
@@ -176,7 +176,7 @@ class EffectSizeAnalysis(Analysis):
         """
         import warnings
 
-        from assoc.analysis._common import PARENT_COLUMN
+        from assoc.analysis.inputs import PARENT_COLUMN
 
         used = {by, *within, *unit}
         for column in ("attribute_group", "mask_group"):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import MODEL_BY_OPTION, by_columns, column_list, confidence_level, groups, require_columns
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.analysis.inputs import MODEL_BY_OPTION, by_columns, column_list, confidence_level, groups, require_columns
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

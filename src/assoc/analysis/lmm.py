@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     PREDICTOR_TABLE_OPTIONS,
     column_list,
     confidence_level,
     merge_criterion_rows,
     require_columns,
 )
-from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

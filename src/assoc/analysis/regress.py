@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     PREDICTOR_TABLE_OPTIONS,
     column_list,
     confidence_level,
@@ -13,9 +14,8 @@ from assoc.analysis._common import (
     require_columns,
     single_measure_check,
 )
-from assoc.analysis.base import Analysis, Requirement
 from assoc.analysis.lmm import _formula, _formulas
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis._common import column_list, require_columns
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import Option
+from assoc.analysis.inputs import column_list, require_columns
+from assoc.components.options import Option
 
 if TYPE_CHECKING:
     import pandas as pd

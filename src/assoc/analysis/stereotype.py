@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import column_list, groups, require_columns, table_source
 from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.analysis.inputs import column_list, groups, require_columns, table_source
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -217,10 +217,12 @@ class StereotypeAnalysis(Analysis):
                 f"sets them (attribute_group = dimension, measure = representativeness/direction)"
             )
         if "measure" in table.columns and table["measure"].nunique() > 1:
+            measures = sorted(table["measure"].astype(str).unique())
+            keep = "listed" if "listed" in measures else measures[0]  # the words a chat model listed, if there
             raise DataError(
-                f"stereotype: the table holds several measures "
-                f"({', '.join(sorted(table['measure'].astype(str).unique()))}); the same words would be "
-                f"coded once per measure: filter the table to one measure first"
+                f"stereotype: the table holds several measures ({', '.join(measures)}); the same words would be "
+                f"coded once per measure: keep one measure first (--where measure={keep} on the command line; "
+                f"assoc.table.select_rows(table, {{'measure': {keep!r}}}) in Python)"
             )
         coder = _load_coder(p)
         if coder.notes:
@@ -264,7 +266,7 @@ class StereotypeAnalysis(Analysis):
 
         from assoc.errors import DataError
         from assoc.stats.dictionary import aggregate
-        from assoc.table.files import normalise
+        from assoc.table.schema import normalise
 
         p = self.params
         source_measure = ",".join(sorted(data["measure"].astype(str).unique())) if "measure" in data else ""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis._common import (
+from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.inputs import (
     MODEL_BY_OPTION,
     PREDICTOR_TABLE_OPTIONS,
     by_columns,
@@ -13,8 +14,7 @@ from assoc.analysis._common import (
     groups,
     require_columns,
 )
-from assoc.analysis.base import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option
+from assoc.components.options import REQUIRED, Option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +80,7 @@ class ValenceModelsAnalysis(Analysis):
         """Fit the three nested models per ``by`` group and compare them."""
         import pandas as pd
 
-        from assoc.analysis._common import merge_criterion_rows
+        from assoc.analysis.inputs import merge_criterion_rows
         from assoc.analysis.stereotype import pick_dimensions, stereotype_wide
         from assoc.errors import DataError
         from assoc.stats.mixed import fit_mixed, likelihood_ratio_test

@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assoc.components.options import Option
 from assoc.errors import PluginError
 from assoc.scoring.units import UnitOutcome, WorkUnit
 
@@ -17,19 +18,33 @@ if TYPE_CHECKING:
 class Executor(ABC):
     """Runs work units and yields each unit's outcome as soon as it is finished (in any order).
 
-    An executor does not cache or merge: :func:`assoc.executors.run.run_study` does, the same
+    An executor does not cache or merge: :func:`assoc.executors.driver.run_study` does, the same
     way for every executor. A unit that cannot be computed raises (the local executor: the
     unit's own exception; a remote executor: :class:`~assoc.scoring.units.UnitError` naming unit and model).
     """
 
+    #: What users type: ``assoc score --executor NAME``, ``assoc.score(..., executor=NAME)``.
     name: ClassVar[str] = ""
+    #: One line for ``--executor``'s help: where the units run.
+    description: ClassVar[str] = ""
+    #: The constructor's keywords offered on the command line: ``--NAME-OPTION`` (``ray``'s
+    #: ``address`` is ``--ray-address``); the value given goes to the constructor, converted to the
+    #: option's ``type`` and checked like a scorer's option.
+    cli_options: ClassVar[tuple[Option, ...]] = ()
+
+    @classmethod
+    def takes_options(cls) -> bool:
+        """Whether the constructor takes keyword options (``get_executor(name, **options)``)."""
+        import inspect
+
+        return bool(inspect.signature(cls).parameters)
 
     @abstractmethod
     def run(self, scorer: Scorer, units: Iterable[WorkUnit], *, threads: int | None = None) -> Iterator[UnitOutcome]:
         """Run ``units`` with ``scorer`` (whose ``load_worker``/``run_unit`` do the work).
 
         ``units`` may be a lazy iterable: the driver claims each unit as it is taken from it
-        (:func:`assoc.executors.run.run_study`), so an executor should take units when it is
+        (:func:`assoc.executors.driver.run_study`), so an executor should take units when it is
         ready to run them. ``threads`` is torch's intra-op thread count for every unit, wherever
         it runs (``None``: the worker's default); give it to each :class:`Worker`, which sets it
         around each unit and reports the count used in :attr:`UnitOutcome.threads`.

@@ -20,6 +20,7 @@ class LocalExecutor(Executor):
     """
 
     name = "local"
+    description = "this process, one unit after another (the default)"
 
     def run(self, scorer: Scorer, units: Iterable[WorkUnit], *, threads: int | None = None) -> Iterator[UnitOutcome]:
         """Run ``units`` one after another with one :class:`Worker`, taking each when the previous one is done.

@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from assoc.components.options import Option
 from assoc.errors import OptionError
 from assoc.executors.base import Executor, Worker
 from assoc.scoring.units import UnitError, UnitOutcome, WorkUnit
@@ -182,6 +183,18 @@ class RayExecutor(Executor):
     """
 
     name = "ray"
+    description = "a Ray cluster (pip install ray; see docs/scale.md)"
+    cli_options = (
+        Option(
+            "address",
+            str,
+            None,
+            help=(
+                "the cluster to join, HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, else a local Ray "
+                "started for the run); it must answer within $ASSOC_RAY_CONNECT_TIMEOUT seconds (30)."
+            ),
+        ),
+    )
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ masked-LM engine, fmat, pll, sbert_topwords, chat_listing):
   once).
 * :meth:`Cache.arrays` - checksummed numpy arrays (:class:`ArrayStore`).
 * :meth:`Cache.recall` / :meth:`Cache.remember` - small facts remembered across processes
-  (weight fingerprints, engine checks; :mod:`assoc.mlm.memo`).
+  (weight fingerprints, engine checks: :meth:`Cache.remember`).
 * :meth:`Cache.sweep` - removes what killed runs left behind (temporary files, claims and
   owner files of processes that are gone).
 * :func:`exclusive_lock` - a non-blocking lock on a file that the operating system releases when

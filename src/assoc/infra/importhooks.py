@@ -1,7 +1,7 @@
 """Run code right after a third-party library is first imported, without importing it.
 
 Used where assoc must adjust a library that it does not want to import itself: the ``DataFrame.assoc``
-accessor is registered when pandas is imported (:func:`assoc.table.accessor.install`), and libraries'
+accessor is registered when pandas is imported (:func:`assoc.table.accessor.register`), and libraries'
 progress bars are quietened when they are imported during a run (:func:`assoc.infra.progress.quiet_libraries`).
 """
 
@@ -76,3 +76,29 @@ class CallbackLoader:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
+
+
+def lazy_names(
+    module: str, table: dict[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for a package face whose names are imported on first use (PEP 562).
+
+    ``table`` maps each public name to ``"module"`` (the same name there) or ``"module:name"``;
+    a name is imported when first asked for and then stored in ``namespace`` (the face's
+    ``globals()``), so later uses cost nothing. What ``import assoc`` and the service modules
+    share: a face is cheap to import, and a plugin's start-up imports only what it uses.
+    """
+    import importlib
+
+    def __getattr__(name: str) -> Any:
+        if name in table:
+            where, _, attribute = table[name].partition(":")
+            value = getattr(importlib.import_module(where), attribute or name)
+            namespace[name] = value
+            return value
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(table))
+
+    return __getattr__, __dir__

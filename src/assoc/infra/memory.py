@@ -44,20 +44,28 @@ def budget_from_environment(variable: str) -> int | None:
 class BytesLRU(Generic[V]):
     """A thread-safe least-recently-used cache bounded by the total size of its values.
 
+    The one in-memory LRU of the project: word embeddings (the weat plugin) and loaded masked
+    LMs (:class:`assoc.lm.masked.loading.MaskedLMCache`, one per device kind) are kept in it.
+
     Parameters
     ----------
     variable:
         Environment variable that sets the budget in bytes (read at every insertion).
     default:
         Budget when neither ``max_bytes`` nor the variable is set (a callable, evaluated late).
+    on_evict:
+        Called once after entries were dropped to stay within the budget or on :meth:`release`
+        (e.g. :func:`free_memory`, to return a model's memory to the device). Default: nothing
+        after an eviction, a garbage collection after :meth:`release`.
 
     ``max_bytes`` (attribute) overrides both; 0 turns caching off. The value just inserted
     is always kept, even when it alone exceeds the budget.
     """
 
-    def __init__(self, variable: str, default: Callable[[], int]):
+    def __init__(self, variable: str, default: Callable[[], int], on_evict: Callable[[], None] | None = None):
         self.variable = variable
         self.default = default
+        self.on_evict = on_evict
         self.max_bytes: int | None = None
         self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
         self._lock = threading.RLock()
@@ -79,18 +87,39 @@ class BytesLRU(Generic[V]):
 
     def put(self, key: Hashable, value: V, nbytes: int) -> V:
         """Keep ``value`` (of ``nbytes``) unless the budget is 0; evict the least recently used beyond it."""
-        budget = self.budget()
-        if budget <= 0:
+        if self.budget() <= 0:
             return value
         with self._lock:
             self._entries[key] = (value, int(nbytes))
             self._entries.move_to_end(key)
+            self.make_room(0, keep=key)
+        return value
+
+    def make_room(self, incoming: int, keep: Hashable | None = None) -> int:
+        """Evict the least recently used entries (never ``keep``) until ``incoming`` more bytes fit; return how many."""
+        budget = self.budget()
+        with self._lock:
             used = sum(size for _, size in self._entries.values())
-            for old in list(self._entries)[:-1]:
-                if used <= budget:
+            evicted = 0
+            for old in [key for key in self._entries if key != keep]:
+                if used + incoming <= budget:
                     break
                 used -= self._entries.pop(old)[1]
-        return value
+                evicted += 1
+        if evicted and self.on_evict is not None:
+            self.on_evict()
+        return evicted
+
+    def largest(self) -> int:
+        """The size in bytes of the largest value held (0 when empty)."""
+        with self._lock:
+            return max((size for _, size in self._entries.values()), default=0)
+
+    def pop(self, key: Hashable) -> V | None:
+        """Drop ``key`` (no eviction callback: the caller decides); its value, or None."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+        return None if entry is None else entry[0]
 
     def keys(self) -> list[Hashable]:
         """The keys held, least recently used first."""
@@ -104,9 +133,12 @@ class BytesLRU(Generic[V]):
             for key in gone:
                 del self._entries[key]
         if gone:
-            import gc
+            if self.on_evict is not None:
+                self.on_evict()
+            else:
+                import gc
 
-            gc.collect()
+                gc.collect()
         return len(gone)
 
     def __len__(self) -> int:

@@ -3,11 +3,13 @@
 * :mod:`assoc.plugins.hookspecs`: the hooks a plugin can implement (``register_scorers``, ...).
 * :mod:`assoc.plugins.manager`: finding, loading and looking up plugins; re-exported here, so
   ``from assoc.plugins import get_scorer`` keeps working.
-* :mod:`assoc.plugins.builtin`: the core's shared analyses, registered like any plugin.
+* :mod:`assoc.plugins.builtin`: the core's shared analyses and its executors (``local``, ``ray``),
+  registered like any plugin.
 """
 
 from __future__ import annotations
 
+from assoc.plugins.hookspecs import RegisterAnalysis, RegisterExecutor, RegisterScorer, RegisterStimuli, hookimpl
 from assoc.plugins.manager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
@@ -15,8 +17,11 @@ from assoc.plugins.manager import (
     PluginInfo,
     PluginRegistry,
     Registered,
+    executor_names,
     failed_plugins,
     get_analysis,
+    get_executor,
+    get_executor_class,
     get_scorer,
     get_stimuli_loader,
     plugin_version,
@@ -32,11 +37,19 @@ __all__ = [
     "ENV_ALLOWLIST",
     "PluginInfo",
     "PluginRegistry",
+    "RegisterAnalysis",
+    "RegisterExecutor",
+    "RegisterScorer",
+    "RegisterStimuli",
     "Registered",
+    "executor_names",
     "failed_plugins",
     "get_analysis",
+    "get_executor",
+    "get_executor_class",
     "get_scorer",
     "get_stimuli_loader",
+    "hookimpl",
     "plugin_version",
     "registry",
     "register",

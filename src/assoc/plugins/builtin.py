@@ -1,4 +1,4 @@
-"""The core's own plugin: registers the shared analyses (ICC, alpha, effect sizes, ...)."""
+"""The core's own plugin: the shared analyses (ICC, alpha, effect sizes, ...) and the executors local and ray."""
 
 from __future__ import annotations
 
@@ -7,13 +7,23 @@ from typing import TYPE_CHECKING
 from assoc.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterAnalysis
+    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterExecutor
 
 
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
-    """Register every analysis of :mod:`assoc.analysis.shared`."""
-    from assoc.analysis.shared import ANALYSES
+    """Register every analysis of :mod:`assoc.analysis.catalog`."""
+    from assoc.analysis.catalog import ANALYSES
 
     for analysis in ANALYSES:
         register(analysis)
+
+
+@hookimpl
+def register_executors(register: RegisterExecutor) -> None:
+    """Register ``local`` (this process, the default) and ``ray`` (a Ray cluster; Ray is imported when one is made)."""
+    from assoc.executors.local import LocalExecutor
+    from assoc.executors.ray import RayExecutor
+
+    register(LocalExecutor)
+    register(RayExecutor)

@@ -1,7 +1,7 @@
 """Hook specifications: the complete list of what a plugin can provide.
 
 A plugin is a module registered under the ``assoc`` entry-point group that
-implements any of these hooks with :data:`hookimpl`::
+implements any of these hooks with `hookimpl`::
 
     # pyproject.toml
     [project.entry-points.assoc]
@@ -21,7 +21,7 @@ so that a failing plugin is isolated and every registration is credited to its
 plugin; pluggy's ordering and wrapping markers therefore do not apply:
 ``hookimpl(hookwrapper=True)`` / ``hookimpl(wrapper=True)`` is refused (the plugin
 is reported as failed by ``assoc plugins``) and ``tryfirst``/``trylast`` are
-ignored with a :class:`~assoc.errors.PluginWarning`. Hooks must be cheap: import
+ignored with a [`PluginWarning`][assoc.errors.PluginWarning]. Hooks must be cheap: import
 heavy libraries (torch, transformers, gensim, ...) inside the scorer's methods,
 never at plugin import time, so ``assoc --help`` stays fast.
 """
@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     import click
 
     from assoc.analysis.base import Analysis
+    from assoc.executors.base import Executor
     from assoc.scoring.scorer import Scorer
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 PROJECT = "assoc"
 
@@ -48,24 +49,31 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 class RegisterScorer(Protocol):
-    """The ``register`` callable passed to :func:`register_scorers`."""
+    """The ``register`` callable passed to [`register_scorers`][assoc.plugins.hookspecs.register_scorers]."""
 
     def __call__(self, scorer: type[Scorer], /) -> None:
         """Register one :class:`~assoc.scoring.scorer.Scorer` subclass under its ``name``."""
 
 
 class RegisterAnalysis(Protocol):
-    """The ``register`` callable passed to :func:`register_analyses`."""
+    """The ``register`` callable passed to [`register_analyses`][assoc.plugins.hookspecs.register_analyses]."""
 
     def __call__(self, analysis: type[Analysis], /) -> None:
         """Register one :class:`~assoc.analysis.Analysis` subclass under its ``name``."""
 
 
 class RegisterStimuli(Protocol):
-    """The ``register`` callable passed to :func:`register_stimuli`."""
+    """The ``register`` callable passed to [`register_stimuli`][assoc.plugins.hookspecs.register_stimuli]."""
 
     def __call__(self, name: str, loader: Callable[[], Stimuli], description: str = "", /) -> None:
         """Register a bundled stimuli set: ``loader()`` builds it when a user names it."""
+
+
+class RegisterExecutor(Protocol):
+    """The ``register`` callable passed to :func:`register_executors`."""
+
+    def __call__(self, executor: type[Executor], /) -> None:
+        """Register one :class:`~assoc.executors.base.Executor` subclass under its ``name``."""
 
 
 @hookspec
@@ -75,7 +83,7 @@ def register_scorers(register: RegisterScorer) -> None:
     Called once when plugins load. Call ``register(ScorerSubclass)`` for each
     scorer; its ``name`` attribute is the name users type
     (``assoc score --scorer NAME``). Two plugins registering the same name is a
-    :class:`~assoc.errors.PluginError`.
+    [`PluginError`][assoc.PluginError].
     """
 
 
@@ -93,8 +101,22 @@ def register_stimuli(register: RegisterStimuli) -> None:
     """Register bundled stimuli sets that users load by name.
 
     Call ``register(name, loader, description)``; ``loader()`` returns a
-    :class:`~assoc.stimuli.Stimuli` and is called only when the set is used.
+    [`Stimuli`][assoc.Stimuli] and is called only when the set is used.
     Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``.
+    """
+
+
+@hookspec
+def register_executors(register: RegisterExecutor) -> None:
+    """Register executor classes: where a study's work units run.
+
+    Called once when plugins load. Call ``register(ExecutorSubclass)`` for each executor;
+    its ``name`` is what users type (``assoc score --executor NAME``,
+    ``assoc.score(..., executor=NAME)``), its ``description`` is its line in ``--executor``'s
+    help, and each :class:`~assoc.Option` of its ``cli_options`` becomes a command-line option
+    ``--NAME-OPTION`` (``ray``'s ``address`` is ``--ray-address``) whose value goes to the
+    executor's constructor. The core registers ``local`` and ``ray`` this way. Names are unique
+    across plugins.
     """
 
 

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     import click
 
     from assoc.analysis.base import Analysis
+    from assoc.executors.base import Executor
     from assoc.scoring.scorer import Scorer
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 ENTRY_POINT_GROUP = "assoc"
 ENV_ALLOWLIST = "ASSOC_PLUGINS"
@@ -52,11 +53,12 @@ class PluginInfo:
     scorers: list[str] = field(default_factory=list)
     analyses: list[str] = field(default_factory=list)
     stimuli: list[str] = field(default_factory=list)
+    executors: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Registered:
-    """One registered component (scorer class, analysis class or stimuli loader) and its origin."""
+    """One registered component (scorer, analysis or executor class, or stimuli loader) and its origin."""
 
     name: str
     obj: Any
@@ -74,6 +76,7 @@ class PluginRegistry:
         self.scorers: dict[str, Registered] = {}
         self.analyses: dict[str, Registered] = {}
         self.stimuli: dict[str, Registered] = {}
+        self.executors: dict[str, Registered] = {}
         # (kind, name) -> the plugins that register it, for names registered by more than one plugin
         self.clashes: dict[tuple[str, str], list[str]] = {}
         self.clash_messages: list[str] = []  # one line per clash, for listings and warnings
@@ -155,11 +158,11 @@ class PluginRegistry:
             self.pm.unregister(name=name)
         # Rebuild every registry from the remaining plugins: a name that clashed may now be unique.
         for info in self.infos.values():
-            for listed in (info.scorers, info.analyses, info.stimuli):
+            for listed in (info.scorers, info.analyses, info.stimuli, info.executors):
                 listed.clear()
             if info.status == "failed" and info.error.startswith(_REGISTERING_HOOKS):
                 info.status, info.error = "loaded", ""  # judged again below
-        for registered in (self.scorers, self.analyses, self.stimuli, self.clashes):
+        for registered in (self.scorers, self.analyses, self.stimuli, self.executors, self.clashes):
             registered.clear()
         self._collect()
 
@@ -176,6 +179,7 @@ class PluginRegistry:
             ("register_scorers", self.scorers, "scorer"),
             ("register_analyses", self.analyses, "analysis"),
             ("register_stimuli", self.stimuli, "stimuli set"),
+            ("register_executors", self.executors, "executor"),
         ):
             hook = getattr(self.pm.hook, hook_name)
             for impl in hook.get_hookimpls():
@@ -214,7 +218,12 @@ class PluginRegistry:
                     else:
                         _registry[name] = Registered(name, target, _plugin, text)
                     if _info is not None:
-                        listed = {"scorer": _info.scorers, "analysis": _info.analyses, "stimuli set": _info.stimuli}
+                        listed = {
+                            "scorer": _info.scorers,
+                            "analysis": _info.analyses,
+                            "stimuli set": _info.stimuli,
+                            "executor": _info.executors,
+                        }
                         listed[_kind].append(name)
 
                 if _unsupported_marker(impl, hook_name, info):
@@ -229,7 +238,7 @@ class PluginRegistry:
     def check_clash(self, kind: str, name: str) -> None:
         """Raise :class:`PluginError` if several plugins registered ``name``.
 
-        ``kind`` is scorer, analysis or stimuli set. Clashes of other names are only
+        ``kind`` is scorer, analysis, stimuli set or executor. Clashes of other names are only
         warned about (:class:`PluginWarning`).
         """
         self.load()
@@ -255,7 +264,7 @@ class PluginRegistry:
                     info.status, info.error = "failed", f"register_commands: {type(exc).__name__}: {exc}"
 
 
-_REGISTERING_HOOKS = ("register_scorers", "register_analyses", "register_stimuli")
+_REGISTERING_HOOKS = ("register_scorers", "register_analyses", "register_stimuli", "register_executors")
 
 
 def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> bool:
@@ -355,7 +364,7 @@ def _clash_text(kind: str, name: str, owners: list[str]) -> str:
 
 
 def _lookup(registry_of: dict[str, Registered], kind: str, name: str, hint: str = "") -> Any:
-    """The registered object ``name`` of ``kind`` (scorer, analysis or stimuli set), or an :class:`UnknownNameError`.
+    """The registered ``name`` of ``kind`` (scorer, analysis, stimuli set, executor), or an :class:`UnknownNameError`.
 
     The error has a did-you-mean hint, ``hint``, and names any plugin that failed to load (it
     may have provided the name).
@@ -375,6 +384,41 @@ def get_scorer(name: str) -> type[Scorer]:
 def get_analysis(name: str) -> type[Analysis]:
     """The analysis class registered as ``name``."""
     return _lookup(registry().analyses, "analysis", name)
+
+
+def executor_names() -> list[str]:
+    """The names of the registered executors, ``local`` first (what ``--executor`` accepts)."""
+    names = sorted(registry().executors)
+    return sorted(names, key=lambda name: name != "local")
+
+
+def get_executor_class(name: str) -> type[Executor]:
+    """The executor class registered as ``name``."""
+    return _lookup(registry().executors, "executor", name)
+
+
+def get_executor(spec: str | Executor | None = None, **options: Any) -> Executor:
+    """The executor for ``spec``: a registered name (:func:`executor_names`), an :class:`Executor`, or None (local).
+
+    ``options`` go to the executor's constructor (e.g. ``address=`` for Ray). An executor that
+    declares no options and an :class:`Executor` instance take none here: giving some is an
+    :class:`~assoc.errors.OptionError`, as is an unknown name (with a did-you-mean hint).
+    """
+    from assoc.errors import OptionError, did_you_mean
+    from assoc.executors.base import Executor
+
+    if isinstance(spec, Executor):
+        if options:
+            raise OptionError("executor options are given to the constructor of an Executor instance, not here")
+        return spec
+    name = "local" if spec is None else str(spec).strip().lower()
+    known = executor_names()
+    if name not in registry().executors:
+        raise OptionError(f"unknown executor {spec!r}{did_you_mean(str(spec), known)}; use one of {', '.join(known)}")
+    cls = get_executor_class(name)
+    if options and not cls.takes_options():
+        raise OptionError(f"the {name} executor takes no options (got {', '.join(sorted(options))})")
+    return cls(**options)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:

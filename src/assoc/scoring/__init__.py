@@ -1,8 +1,45 @@
-"""Scoring: the Scorer base class, declared options, work units and the scorer-output contract.
+"""Scoring: the Scorer base class, work units, the scorer-output contract and models held in memory.
 
-* :mod:`assoc.scoring.scorer`: :class:`~assoc.scoring.scorer.Scorer`, the base class of every method.
-* :mod:`assoc.scoring.options`, :mod:`assoc.scoring.component`: options declared with ``Option`` and
-  validated on construction (shared with analyses).
+* :mod:`assoc.scoring.scorer`: :class:`~assoc.scoring.scorer.Scorer`, the base class of every method
+  (its options are declared with :class:`assoc.Option`, :mod:`assoc.components`).
 * :mod:`assoc.scoring.units`: work units, what executors run.
-* :mod:`assoc.scoring.output`: the contract a scorer's output must meet.
+* :mod:`assoc.scoring.output`: the contract a scorer's output must meet, and the run report.
+* :mod:`assoc.scoring.models`: models given as objects in memory.
+
+The public names are re-exported here and at the top level of ``assoc``; nothing is imported
+until a name is used.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assoc.infra.importhooks import lazy_names as _lazy_names
+
+#: public name -> the module that defines it
+_LAZY = {
+    "Scorer": "assoc.scoring.scorer",
+    "UnitError": "assoc.scoring.units",
+    "UnitOutcome": "assoc.scoring.units",
+    "WorkUnit": "assoc.scoring.units",
+    "in_memory": "assoc.scoring.models",
+    "set_run_report": "assoc.scoring.output",
+}
+
+__all__ = [
+    "Scorer",
+    "UnitError",
+    "UnitOutcome",
+    "WorkUnit",
+    "in_memory",
+    "set_run_report",
+]
+
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.scoring.models import in_memory
+    from assoc.scoring.output import set_run_report
+    from assoc.scoring.scorer import Scorer
+    from assoc.scoring.units import UnitError, UnitOutcome, WorkUnit

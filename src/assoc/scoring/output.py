@@ -25,12 +25,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import PluginError, ScorerOutputWarning, TableError
-from assoc.table.files import COLUMNS, TEXT_COLUMNS, normalise, validate_table
+from assoc.table.schema import COLUMNS, TEXT_COLUMNS, normalise, validate_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 #: ``table.attrs`` key where a scorer leaves a report of its run (kept in the provenance as ``"run"``).

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc.scoring.component import Component
+from assoc.components.base import Component
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from assoc.infra.cache import Cache, Namespace
     from assoc.scoring.units import WorkUnit
-    from assoc.stimuli.model import Stimuli
+    from assoc.stimuli.sets import Stimuli
 
 
 #: Part of every unit-cache namespace: bump when the driver's way of storing units changes.
@@ -22,7 +22,7 @@ UNIT_CACHE_VERSION = 1
 class Scorer(Component):
     """Base class of every scorer.
 
-    Subclasses set the class attributes and implement :meth:`score`::
+    Subclasses set the class attributes and implement [`score`][assoc.scoring.scorer.Scorer.score]::
 
         class MyScorer(Scorer):
             name = "my_scorer"                  # what users type
@@ -40,17 +40,20 @@ class Scorer(Component):
                 return assoc.table.from_records(rows, scorer=self.name, measure=self.measure)
 
     The core validates options on construction, stimuli before scoring
-    (:meth:`check_stimuli`), and the returned table after scoring, then attaches
+    ([`check_stimuli`][assoc.scoring.scorer.Scorer.check_stimuli]), and the returned table after scoring, then attaches
     provenance.
 
-    **Work units (optional).** A scorer that implements :meth:`plan` and :meth:`run_unit`
-    (and usually :meth:`load_worker`) instead of :meth:`score` runs on any executor
-    (``executor="local"`` or ``"ray"``): :meth:`plan` cuts the study into independent
-    :class:`~assoc.scoring.units.WorkUnit` objects, a worker loads each model once
-    (:meth:`load_worker`) and computes units with it (:meth:`run_unit`), and :meth:`merge`
-    builds the table from all rows in plan order. The driver caches each finished unit's
-    rows (:meth:`unit_cache`), so an interrupted study resumes. A scorer that only
-    implements :meth:`score` runs with the local executor only.
+    **Work units (optional).** A scorer that implements [`plan`][assoc.scoring.scorer.Scorer.plan] and
+    [`run_unit`][assoc.scoring.scorer.Scorer.run_unit] (and usually
+    [`load_worker`][assoc.scoring.scorer.Scorer.load_worker]) instead of [`score`][assoc.scoring.scorer.Scorer.score]
+    runs on any executor (``executor="local"`` or ``"ray"``): [`plan`][assoc.scoring.scorer.Scorer.plan] cuts the study
+    into independent
+    `WorkUnit` objects, a worker loads each model once
+    ([`load_worker`][assoc.scoring.scorer.Scorer.load_worker]) and computes units with it
+    ([`run_unit`][assoc.scoring.scorer.Scorer.run_unit]), and [`merge`][assoc.scoring.scorer.Scorer.merge] builds the
+    table from all rows in plan order. The driver caches each finished unit's rows
+    ([`unit_cache`][assoc.scoring.scorer.Scorer.unit_cache]), so an interrupted study resumes. A scorer that only
+    implements [`score`][assoc.scoring.scorer.Scorer.score] runs with the local executor only.
     """
 
     kind: ClassVar[str] = "scorer"
@@ -61,7 +64,7 @@ class Scorer(Component):
     extra_columns: ClassVar[dict[str, str]] = {}
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
-        """Raise :class:`~assoc.errors.StimuliError` if this scorer cannot use ``stimuli``.
+        """Raise [`StimuliError`][assoc.StimuliError] if this scorer cannot use ``stimuli``.
 
         The default checks ``needs_queries``; override to add checks (call ``super()``).
         """
@@ -75,25 +78,25 @@ class Scorer(Component):
         """Measure every association in ``stimuli`` with every model.
 
         ``models`` is never empty when ``requires_models`` is true. ``progress``
-        says whether to show progress bars (:func:`assoc.infra.progress.bar`). Return
-        an association table (:mod:`assoc.table.files`).
+        says whether to show progress bars (`assoc.infra.progress.bar`). Return
+        an association table (`assoc.table.schema`).
 
-        Override this, or implement the work-unit methods (:meth:`plan`, :meth:`run_unit`)
-        instead. The scoring layer never runs units itself: the driver
-        (:func:`assoc.executors.run.run_scorer`, what :func:`assoc.score` calls) is the one place
-        that chooses between this method and the units, so a unit scorer's ``score`` is not called.
+        Override this, or implement the work-unit methods ([`plan`][assoc.scoring.scorer.Scorer.plan],
+        [`run_unit`][assoc.scoring.scorer.Scorer.run_unit]) instead. The scoring layer never runs units itself: the
+        driver (`assoc.executors.driver.run_scorer`, what [`assoc.score`][assoc.score] calls) is the one place that
+        chooses between this method and the units, so a unit scorer's ``score`` is not called.
         """
         if self.supports_units():
             raise NotImplementedError(
                 f"scorer {self.name!r} describes its work as units: run it with assoc.score({self.name!r}, ...) "
-                "or assoc.executors.run.run_scorer(scorer, stimuli, models)"
+                "or assoc.executors.driver.run_scorer(scorer, stimuli, models)"
             )
         raise NotImplementedError(f"scorer {self.name!r} implements neither score() nor plan()/run_unit()")
 
     # -- work units (optional) --------------------------------------------------------------
     @classmethod
     def supports_units(cls) -> bool:
-        """Whether this scorer describes its work as units (implements :meth:`plan` and :meth:`run_unit`)."""
+        """Whether this scorer describes its work as units (implements `plan` and `run_unit`)."""
         return cls.plan is not Scorer.plan and cls.run_unit is not Scorer.run_unit
 
     def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
@@ -107,9 +110,9 @@ class Scorer(Component):
     def load_worker(self, model: str) -> Any:
         """Load what a worker needs for the units of ``model`` (e.g. the model itself); once per worker.
 
-        The returned state is passed to every :meth:`run_unit` call of that model on that
-        worker, and to :meth:`release_worker` before the worker moves to another model.
-        The default loads nothing (``None``).
+        The returned state is passed to every [`run_unit`][assoc.scoring.scorer.Scorer.run_unit] call of that model on
+        that worker, and to [`release_worker`][assoc.scoring.scorer.Scorer.release_worker] before the worker moves to
+        another model. The default loads nothing (``None``).
         """
         return None
 
@@ -117,19 +120,19 @@ class Scorer(Component):
         """Compute one unit with the worker ``state`` of its model: a list of row dicts.
 
         Rows are JSON-compatible dicts (they are cached and may travel between machines),
-        the same keys a row of :func:`assoc.table.from_records` takes.
+        the same keys a row of [`assoc.table.from_records`][assoc.from_records] takes.
         """
         raise NotImplementedError
 
     def release_worker(self, state: Any) -> None:
-        """Free a worker state from :meth:`load_worker`. The default calls its ``close()``, if any."""
+        """Free a worker state from `load_worker`. The default calls its ``close()``, if any."""
         close = getattr(state, "close", None)
         if callable(close):
             close()
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """Build the table from the rows of all units, in plan order (override to add warnings or columns)."""
-        from assoc.table.files import from_records
+        from assoc.table.schema import from_records
 
         return from_records(
             rows, scorer=self.name, measure=self.measure or None, extra_columns=list(self.extra_columns)
@@ -139,8 +142,8 @@ class Scorer(Component):
         """The cache of this scorer's runs: everything it stores on disk goes there.
 
         The default follows the scorer's ``cache`` and ``cache_dir`` options when it declares
-        them (:data:`assoc.scoring.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
-        :func:`assoc.infra.cache.default_root`), disabled with ``cache=False`` or when the scorer declares
+        them (`assoc.components.options.CACHE_OPTIONS`): the root ``cache_dir`` (default
+        `assoc.infra.cache.default_root`), disabled with ``cache=False`` or when the scorer declares
         no ``cache`` option (then nothing is read or written, memos included).
         """
         from assoc.infra.cache import Cache
@@ -148,7 +151,7 @@ class Scorer(Component):
         return Cache(self.params.get("cache_dir"), enabled=bool(self.params.get("cache", False)))
 
     def unit_cache(self) -> Cache | None:
-        """Where finished units' rows are cached (:meth:`run_cache`), or None for no cache."""
+        """Where finished units' rows are cached (`run_cache`), or None for no cache."""
         cache = self.run_cache()
         return cache if cache.enabled else None
 
@@ -175,11 +178,11 @@ class Scorer(Component):
     def unit_progress(self, unit: WorkUnit, **parts: Any) -> Namespace | None:
         """The checkpoints of ``unit`` while it is computed (None without a unit cache).
 
-        A :meth:`run_unit` that takes long stores partial results there (e.g. a chunk of log
-        probabilities at a time), reads them back when the unit is computed again after a kill,
-        and calls ``discard()`` on it before returning the unit's rows, so that each result is
-        stored once: as the unit's rows (:meth:`assoc.infra.cache.Namespace.progress`). ``parts`` are
-        settings the checkpoints depend on beyond the unit cache's (e.g. the device type).
+        A [`run_unit`][assoc.scoring.scorer.Scorer.run_unit] that takes long stores partial results there (e.g. a chunk
+        of log probabilities at a time), reads them back when the unit is computed again after a kill, and calls
+        ``discard()`` on it before returning the unit's rows, so that each result is stored once: as the unit's rows
+        (`assoc.infra.cache.Namespace.progress`). ``parts`` are settings the checkpoints depend on beyond the unit
+        cache's (e.g. the device type).
         """
         namespace = self.unit_namespace(unit.model)
         return namespace.progress(unit.fingerprint(), **parts) if namespace is not None else None
@@ -189,7 +192,7 @@ class Scorer(Component):
 
         Override when the name is not enough (the masked-LM scorers hash local directories and
         use the Hub commit). Never called for a model given as an object in memory:
-        :meth:`identify_model` hashes its weights instead.
+        [`identify_model`][assoc.scoring.scorer.Scorer.identify_model] hashes its weights instead.
         """
         return model
 
@@ -197,7 +200,7 @@ class Scorer(Component):
         """``model``'s identity for provenance and the unit cache: what the core calls.
 
         The SHA-256 of the weights of a model given as an object in memory
-        (:func:`assoc.scoring.models.fingerprint`), else :meth:`model_fingerprint`.
+        (`assoc.scoring.models.fingerprint`), else [`model_fingerprint`][assoc.scoring.scorer.Scorer.model_fingerprint].
         """
         from assoc.scoring.models import fingerprint, in_memory
 

@@ -3,7 +3,7 @@
 A scorer that opts in (see :class:`~assoc.scoring.scorer.Scorer` and ``docs/write-a-plugin.md``)
 cuts a study into independent :class:`WorkUnit` objects (e.g. one model x one chunk of
 filled sentences). An executor (:mod:`assoc.executors`) runs them, in this process or
-on a Ray cluster; the driver (:func:`assoc.executors.run.run_study`) stores each
+on a Ray cluster; the driver (:func:`assoc.executors.driver.run_study`) stores each
 finished unit's rows in the on-disk cache as it arrives and merges all rows, in plan
 order, into one association table.
 """

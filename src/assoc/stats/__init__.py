@@ -1,1 +1,138 @@
-"""Shared statistics: pure functions on numpy arrays and pandas tables."""
+"""Shared statistics: pure functions on numpy arrays and pandas tables.
+
+One of the three service modules of the plugin API (docs/plugin-api.md): a plugin imports these
+names from ``assoc.stats`` (``from assoc.stats import weat, cosine_matrix``), never from the
+modules below it, which may move. The names below are the stable ones: the permutation tests
+(:mod:`assoc.stats.permutation`), effect sizes and bootstrap intervals (:mod:`assoc.stats.effect_size`),
+correlations (:mod:`assoc.stats.correlations`), WEAT and WEFAT (:mod:`assoc.stats.association_tests`),
+standardisation (:mod:`assoc.stats.standardize`), ICC and Cronbach's alpha. Each function's
+docstring gives its formula and citation. Nothing is imported until a name is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assoc.infra.importhooks import lazy_names as _lazy_names
+
+#: public name -> the module that defines it
+_LAZY = {
+    "AlphaResult": "assoc.stats.reliability",
+    "BootstrapInterval": "assoc.stats.effect_size",
+    "CorrelationResult": "assoc.stats.correlations",
+    "ICCResult": "assoc.stats.icc",
+    "LPR_POPULATION_SD": "assoc.stats.constants",
+    "MAX_EXACT_PARTITIONS": "assoc.stats.permutation",
+    "PermutationResult": "assoc.stats.permutation",
+    "RowwisePermutationResult": "assoc.stats.permutation",
+    "SD_NAMES": "assoc.stats.association_tests",
+    "WEATResult": "assoc.stats.association_tests",
+    "WEFATResult": "assoc.stats.association_tests",
+    "WilliamsResult": "assoc.stats.correlations",
+    "association_scores": "assoc.stats.association_tests",
+    "bootstrap_interval": "assoc.stats.effect_size",
+    "check_seed": "assoc.stats.permutation",
+    "confidence_argument": "assoc.stats.effect_size",
+    "correlation": "assoc.stats.correlations",
+    "cosine_matrix": "assoc.stats.association_tests",
+    "count_partitions": "assoc.stats.permutation",
+    "cronbach_alpha": "assoc.stats.reliability",
+    "d_to_r": "assoc.stats.effect_size",
+    "fisher_interval": "assoc.stats.correlations",
+    "intraclass_correlations": "assoc.stats.icc",
+    "normal_approximation_test": "assoc.stats.permutation",
+    "rowwise_permutation_test": "assoc.stats.permutation",
+    "standardized_mean_difference": "assoc.stats.effect_size",
+    "standardized_mean_difference_rows": "assoc.stats.effect_size",
+    "standardizer": "assoc.stats.effect_size",
+    "two_sample_permutation_test": "assoc.stats.permutation",
+    "weat": "assoc.stats.association_tests",
+    "wefat": "assoc.stats.association_tests",
+    "williams_t": "assoc.stats.correlations",
+    "williams_test": "assoc.stats.correlations",
+    "zscore": "assoc.stats.standardize",
+    "zscore_within": "assoc.stats.standardize",
+}
+
+__all__ = [
+    "AlphaResult",
+    "BootstrapInterval",
+    "CorrelationResult",
+    "ICCResult",
+    "LPR_POPULATION_SD",
+    "MAX_EXACT_PARTITIONS",
+    "PermutationResult",
+    "RowwisePermutationResult",
+    "SD_NAMES",
+    "WEATResult",
+    "WEFATResult",
+    "WilliamsResult",
+    "association_scores",
+    "bootstrap_interval",
+    "check_seed",
+    "confidence_argument",
+    "correlation",
+    "cosine_matrix",
+    "count_partitions",
+    "cronbach_alpha",
+    "d_to_r",
+    "fisher_interval",
+    "intraclass_correlations",
+    "normal_approximation_test",
+    "rowwise_permutation_test",
+    "standardized_mean_difference",
+    "standardized_mean_difference_rows",
+    "standardizer",
+    "two_sample_permutation_test",
+    "weat",
+    "wefat",
+    "williams_t",
+    "williams_test",
+    "zscore",
+    "zscore_within",
+]
+
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.stats.association_tests import (
+        SD_NAMES,
+        WEATResult,
+        WEFATResult,
+        association_scores,
+        cosine_matrix,
+        weat,
+        wefat,
+    )
+    from assoc.stats.constants import LPR_POPULATION_SD
+    from assoc.stats.correlations import (
+        CorrelationResult,
+        WilliamsResult,
+        correlation,
+        fisher_interval,
+        williams_t,
+        williams_test,
+    )
+    from assoc.stats.effect_size import (
+        BootstrapInterval,
+        bootstrap_interval,
+        confidence_argument,
+        d_to_r,
+        standardized_mean_difference,
+        standardized_mean_difference_rows,
+        standardizer,
+    )
+    from assoc.stats.icc import ICCResult, intraclass_correlations
+    from assoc.stats.permutation import (
+        MAX_EXACT_PARTITIONS,
+        PermutationResult,
+        RowwisePermutationResult,
+        check_seed,
+        count_partitions,
+        normal_approximation_test,
+        rowwise_permutation_test,
+        two_sample_permutation_test,
+    )
+    from assoc.stats.reliability import AlphaResult, cronbach_alpha
+    from assoc.stats.standardize import zscore, zscore_within

@@ -1,26 +1,28 @@
 """Stimuli: what to measure (queries, mask, target and attribute groups), validated on construction.
 
-The model lives in :mod:`assoc.stimuli.model`; this package re-exports its public names, so
-``from assoc.stimuli import Design, Stimuli`` keeps working.
+* `assoc.stimuli.design`: [`Design`][assoc.Design] (queries with one ``[MASK]``, mask/target/attribute
+  groups), [`Filling`][assoc.Filling], `MaskItem`, `fill_mask`, `split_at_mask`.
+* `assoc.stimuli.sets`: [`Stimuli`][assoc.Stimuli] (designs bound together, loaded from a file, a dict
+  or a bundled name).
+
+This package re-exports their public names (``from assoc.stimuli import Design, Stimuli``).
 """
 
 from __future__ import annotations
 
-from assoc.stimuli.model import (
+from assoc.stimuli.design import (
     ATTRIB_SLOT,
     MASK,
     MAX_RANGE_WORDS,
     TARGET_SLOT,
-    BundleResolver,
     Design,
     Filling,
     Groups,
     MaskItem,
-    Stimuli,
     fill_mask,
-    set_bundle_resolver,
     split_at_mask,
 )
+from assoc.stimuli.sets import BundleResolver, Stimuli, set_bundle_resolver
 
 __all__ = [
     "ATTRIB_SLOT",

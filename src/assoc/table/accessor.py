@@ -16,6 +16,7 @@ else the moment pandas finishes importing (:func:`assoc.infra.importhooks.call_a
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -77,14 +78,32 @@ class Summary:
         return self.text
 
 
+_DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.IGNORECASE)
+
+
+def citation_key(text: str) -> str:
+    """What identifies the paper a citation names: its DOI (lower case), else its letters and digits (lower case).
+
+    DOIs are case-insensitive (DOI Handbook, section 2.4); a DOI's closing punctuation (``.``, ``)``) is the
+    sentence's, not the DOI's.
+    """
+    doi = _DOI.search(text)
+    if doi is not None:
+        return "doi:" + doi.group(1).rstrip(".,;)]").lower()
+    return re.sub(r"[^0-9a-z]+", "", text.lower())
+
+
 def citations(provenance: Mapping[str, Any]) -> list[str]:
     """Every citation in a provenance record, innermost first, without repeats.
 
     Per record: its ``citation`` (the scorer's or the analysis's paper), then the citation of the
     stimuli it measured (``stimuli_meta["citation"]``); inputs and compared runs come before the
-    record that used them.
+    record that used them. One paper cited in two formats (``doi:10.1/x`` and
+    ``https://doi.org/10.1/x``, or the same text in other spacing or case) is listed once, as
+    first met (:func:`citation_key`).
     """
     found: list[str] = []
+    keys: set[str] = set()
 
     def walk(record: Any) -> None:
         if isinstance(record, Mapping):
@@ -98,7 +117,8 @@ def citations(provenance: Mapping[str, Any]) -> list[str]:
                 record.get("citation"),
                 *(stimuli_cited if isinstance(stimuli_cited, list) else [stimuli_cited]),
             ]:
-                if isinstance(text, str) and text.strip() and text.strip() not in found:
+                if isinstance(text, str) and text.strip() and citation_key(text) not in keys:
+                    keys.add(citation_key(text))
                     found.append(text.strip())
         elif isinstance(record, list):
             for item in record:
@@ -119,7 +139,7 @@ class AssocAccessor:
         """The provenance record (a deep copy; empty when the table did not come from assoc)."""
         import copy
 
-        from assoc.table.files import get_provenance
+        from assoc.table.provenance import get_provenance
 
         return copy.deepcopy(get_provenance(self._frame))
 
@@ -152,7 +172,7 @@ class AssocAccessor:
 
 
 def _is_association_table(frame: pd.DataFrame) -> bool:
-    from assoc.table.files import COLUMNS
+    from assoc.table.schema import COLUMNS
 
     return all(column in frame.columns for column in COLUMNS)
 
@@ -183,8 +203,12 @@ def _header(frame: pd.DataFrame, provenance: Mapping[str, Any]) -> list[str]:
         add("Stimuli", f"{stimuli or '(unnamed)'} (sha256 {str(provenance.get('stimuli_sha256', ''))[:12]})")
     options = provenance.get("options") or {}
     add("Options", ", ".join(f"{k}={v!r}" for k, v in options.items()))
+    if kind == "compare":
+        add("Compared", _compared(provenance))
     inner = provenance.get("input") or {}
-    if inner:
+    if inner.get("kind") == "compare":
+        add("Input", f"comparison of {_compared(inner)}")
+    elif inner:
         add(
             "Input",
             f"{inner.get('kind', '')} by {inner.get('scorer') or inner.get('analysis') or '?'}"
@@ -201,6 +225,16 @@ def _header(frame: pd.DataFrame, provenance: Mapping[str, Any]) -> list[str]:
     add("Versions", ", ".join(f"{k} {v}" for k, v in versions.items() if v))
     add("Created", provenance.get("created"))
     return [textwrap.fill(line, 118, subsequent_indent=" " * 13, break_on_hyphens=False) for line in lines]
+
+
+def _compared(provenance: Mapping[str, Any]) -> str:
+    """The runs of a comparison (``assoc.compare``): each scorer and its models (options: ``.assoc.provenance``)."""
+    described = []
+    for run in provenance.get("runs") or []:
+        if isinstance(run, Mapping):
+            models = ", ".join(map(str, run.get("models") or [])) or "(no model)"
+            described.append(f"{run.get('scorer')} on {models}")
+    return "; ".join(described)
 
 
 def _values_by_model(frame: pd.DataFrame) -> str:

@@ -1,200 +1,32 @@
-"""The association table: the one long-format table every scorer returns and every analysis reads.
+"""Association tables and data files on disk: CSV, Parquet, JSON Lines and JSON, with provenance kept.
 
-One row per raw measurement. Required columns, in this order:
-
-========================  =====  ==========================================================
-column                    type   meaning
-========================  =====  ==========================================================
-``scorer``                str    the scorer that produced the value (a derived table keeps its input's)
-``model``                 str    the model identifier as the user gave it
-``context``               str    the query/template/prompt as written ("" when none)
-``target_group``          str    group of the target ("" when the method has none)
-``target``                str    target word or phrase
-``attribute_group``       str    group of the attribute
-``attribute``             str    attribute word or phrase
-``measure``               str    what ``value`` is: ``log_prob``, ``cosine``, ``pll``, ``lpr``, ...
-``value``                 float  the measurement (NaN allowed, e.g. out of vocabulary)
-========================  =====  ==========================================================
-
-Text columns are never missing: a role a method does not have is the empty
-string. Scorers may add documented extra columns after these.
-
-Tables carry provenance in ``DataFrame.attrs["assoc"]`` (versions, models,
-options, time); :func:`write_table` stores it with the file (Parquet schema
-metadata, or a ``<file>.provenance.json`` sidecar for CSV, JSON Lines and JSON) and
-:func:`read_table` restores it.
+:func:`write_table` writes atomically and stores the table's provenance with the file (Parquet
+schema metadata, or a ``<file>.provenance.json`` sidecar for CSV, JSON Lines and JSON, which also
+records what each extra column holds); :func:`read_table` restores both. :func:`read_data_file`
+reads the other tables a plugin takes (norms, counts, choices) with one clear error per problem.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import platform
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import TableError
 from assoc.infra.io import atomic_path, atomic_write
+from assoc.table.provenance import PROVENANCE_KEY, get_provenance, set_provenance
+from assoc.table.schema import COLUMNS, TEXT_COLUMNS, text_as_object, validate_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-TEXT_COLUMNS: tuple[str, ...] = (
-    "scorer",
-    "model",
-    "context",
-    "target_group",
-    "target",
-    "attribute_group",
-    "attribute",
-    "measure",
-)
-COLUMNS: tuple[str, ...] = TEXT_COLUMNS + ("value",)
-PROVENANCE_KEY = "assoc"
 CSV_COLUMNS_KEY = "csv_columns"  # in a CSV file's sidecar, beside the provenance: what its extra columns hold
 #: In a sidecar, beside the provenance: which data file it describes (sha256 of its bytes, rows, bytes).
 DATA_FILE_KEY = "data_file"
 _COLUMN_KINDS = ("text", "bool", "int", "float")
 # .json is one JSON array of row objects; .jsonl (JSON Lines) is one object per line.
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "json"}
-
-
-def from_records(
-    records: Iterable[Mapping[str, Any]], *, scorer: str, measure: str | None = None, extra_columns: Sequence[str] = ()
-) -> pd.DataFrame:
-    """Build an association table from row dicts.
-
-    Missing role columns become ``""``; ``scorer`` (and ``measure`` when given)
-    fill rows that lack them. Required columns come first, then
-    ``extra_columns`` in the given order, then any other keys (extra keys are kept
-    either way: ``extra_columns`` only fixes their order).
-    """
-    import pandas as pd
-
-    rows = list(records)
-    # No rows (e.g. a design with targets but no attributes) is still a table: an empty one with the
-    # required columns, so the core's message about empty output is the one the user sees.
-    frame = pd.DataFrame(rows) if rows else pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
-    return normalise(
-        frame, scorer=scorer, measure=measure, extra_columns=extra_columns, where=f"records of scorer {scorer!r}"
-    )
-
-
-def normalise(
-    frame: pd.DataFrame,
-    *,
-    scorer: str | None = None,
-    measure: str | None = None,
-    extra_columns: Sequence[str] = (),
-    where: str = "table",
-) -> pd.DataFrame:
-    """Fill defaults, fix dtypes and order columns of a would-be association table.
-
-    A role column that is absent, and a role cell that is ``None`` or NaN, become ``""``
-    (a role the method does not have); ``scorer`` and ``measure`` fill rows where they
-    are absent or empty. A ``value`` that is not a number is a :class:`TableError`
-    (``where`` names the table in it).
-    """
-    frame = frame.copy()
-    for column in TEXT_COLUMNS:
-        if column not in frame:
-            frame[column] = ""
-        frame[column] = frame[column].astype(object).where(frame[column].notna(), "").astype(str).astype(object)
-    for column, default in (("scorer", scorer), ("measure", measure)):
-        if default is not None:  # from_records without measure= leaves "", a CSV may leave NaN (now "")
-            frame.loc[frame[column] == "", column] = default
-    if "value" not in frame:
-        raise TableError(f"{where} has no 'value' column")
-    frame["value"] = _numeric_values(frame["value"], where)
-    ordered = list(COLUMNS) + [c for c in extra_columns if c in frame and c not in COLUMNS]
-    ordered += [c for c in frame.columns if c not in ordered]
-    frame = frame[ordered].reset_index(drop=True)
-    _text_as_object(frame)
-    return frame
-
-
-def _text_as_object(frame: pd.DataFrame) -> None:
-    """One dtype for text in every column: ``object``, with NaN for a missing cell.
-
-    ``object`` is what the required columns use; a missing cell is NaN, never ``None``.
-    pandas 3 would otherwise infer its string dtype for extra text columns, and Parquet/JSON
-    readers give ``None`` for missing cells.
-    """
-    import numpy as np
-    from pandas.api import types as ptypes
-
-    for column in frame.columns:
-        series = frame[column]
-        if ptypes.is_string_dtype(series) and not ptypes.is_object_dtype(series):
-            frame[column] = series.astype(object).where(series.notna(), np.nan)
-        elif ptypes.is_object_dtype(series) and column not in TEXT_COLUMNS and series.isna().any():
-            # isna() is vectorised; only a column with missing cells is scanned for None
-            frame[column] = series.where(series.notna(), np.nan)
-
-
-def _numeric_values(values: pd.Series, where: str) -> pd.Series:
-    """``values`` as float64; text (``"high"``), bools or objects are a :class:`TableError` naming one."""
-    import pandas as pd
-    from pandas.api import types as ptypes
-
-    if ptypes.is_bool_dtype(values):
-        raise TableError(f"{where}: column 'value' must hold numbers, found booleans")
-    try:
-        return pd.to_numeric(values, errors="raise").astype("float64")
-    except (ValueError, TypeError):
-        converted = pd.to_numeric(values, errors="coerce")
-        bad = converted.isna() & values.notna()
-        position = int(bad.to_numpy().argmax())
-        raise TableError(
-            f"{where}: column 'value' must hold numbers, found {values.iloc[position]!r} "
-            f"(row {position}; {int(bad.sum())} row(s) in all). Use NaN for a missing "
-            "measurement and an extra column for labels."
-        ) from None
-
-
-def validate_table(table: Any, *, where: str = "table") -> None:
-    """Raise :class:`TableError` naming the problem unless ``table`` satisfies the contract.
-
-    Checks: it is a DataFrame; every required column exists; text columns hold
-    text with no missing values; ``value`` is numeric and finite (NaN allowed,
-    ``inf`` is not: an undefined measurement is NaN).
-    """
-    import numpy as np
-    import pandas as pd
-    from pandas.api import types as ptypes
-
-    if not isinstance(table, pd.DataFrame):
-        raise TableError(f"{where} must be a pandas DataFrame, got {type(table).__name__}")
-    missing = [c for c in COLUMNS if c not in table.columns]
-    if missing:
-        raise TableError(
-            f"{where} lacks required column(s): {', '.join(missing)} (an association table needs {', '.join(COLUMNS)})"
-        )
-    for column in TEXT_COLUMNS:
-        series = table[column]
-        if series.isna().any():
-            bad = int(series.isna().sum())
-            raise TableError(f"{where}: column {column!r} has {bad} missing value(s); use '' for an absent role")
-        if not (ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series)):
-            raise TableError(f"{where}: column {column!r} must hold text, found dtype {series.dtype}")
-        # infer_dtype scans in C; the per-element fallback runs only to name the offending value
-        if len(series) and ptypes.infer_dtype(series, skipna=False) != "string":
-            example = series[series.map(lambda v: not isinstance(v, str))].iloc[0]
-            raise TableError(f"{where}: column {column!r} must hold text, found {example!r}")
-    if not ptypes.is_numeric_dtype(table["value"]) or ptypes.is_bool_dtype(table["value"]):
-        raise TableError(f"{where}: column 'value' must be numeric, found dtype {table['value'].dtype}")
-    infinite = np.isinf(table["value"].to_numpy(dtype="float64", na_value=np.nan))
-    if infinite.any():
-        first = table[infinite].iloc[0]
-        shown = ", ".join(f"{c}={first[c]!r}" for c in TEXT_COLUMNS if first[c] != "")
-        raise TableError(
-            f"{where}: column 'value' has {int(infinite.sum())} infinite value(s) (e.g. {shown}, "
-            f"value={first['value']!r}); a measurement must be finite, or NaN when undefined"
-        )
-    empty_measure = table["measure"] == ""
-    if len(table) and empty_measure.any():
-        raise TableError(f"{where}: column 'measure' is empty in {int(empty_measure.sum())} row(s)")
 
 
 def _exact_floats() -> dict[str, str]:
@@ -219,7 +51,7 @@ def read_data_file(
     In CSV/TSV files ``text_columns`` are read as text; with ``all_text`` every column is
     text and nothing is missing (words such as 'NA' or 'null' stay words), otherwise
     empty cells and ``NA``/``NaN``/``nan`` are missing. ``what`` names the table in
-    errors (:class:`~assoc.errors.DataError`).
+    errors ([`DataError`][assoc.DataError]).
     """
     import pandas as pd
 
@@ -244,80 +76,6 @@ def read_data_file(
         return pd.read_json(path, orient="records", lines=suffix == ".jsonl", dtype=text)
     except (ValueError, OSError) as exc:
         raise DataError(f"cannot read the {what} {path}: {exc}") from None
-
-
-# -- provenance ---------------------------------------------------------------------------------------
-
-#: Libraries whose version changes the numbers (model code, tokenizers, embeddings, word frequencies,
-#: statistics); :func:`library_versions` records those installed.
-PROVENANCE_LIBRARIES = (
-    "numpy",
-    "pandas",
-    "scipy",
-    "statsmodels",
-    "torch",
-    "transformers",
-    "tokenizers",
-    "sentence-transformers",
-    "gensim",
-    "wordfreq",
-)
-
-
-def library_versions() -> dict[str, str]:
-    """The installed versions of :data:`PROVENANCE_LIBRARIES` (read from metadata: nothing is imported)."""
-    from importlib import metadata
-
-    versions = {}
-    for name in PROVENANCE_LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
-
-
-def make_provenance(**fields: Any) -> dict[str, Any]:
-    """A provenance record: the given fields plus the assoc version, Python, platform and UTC time."""
-    from assoc.version import __version__
-
-    record = {
-        "assoc_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "libraries": library_versions(),
-    }
-    record.update(fields)
-    return _jsonable(record)
-
-
-def get_provenance(table: pd.DataFrame) -> dict[str, Any]:
-    """The provenance stored on ``table`` (empty dict when none)."""
-    return dict(table.attrs.get(PROVENANCE_KEY, {}))
-
-
-def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.DataFrame:
-    """Store ``provenance`` on ``table`` (in ``attrs``) and return the table."""
-    table.attrs[PROVENANCE_KEY] = _jsonable(dict(provenance))
-    return table
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=_json_default))
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    if isinstance(value, (set, tuple)):
-        return list(value)
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
-
-
-# -- files ---------------------------------------------------------------------------------------------
 
 
 def table_format(path: str | Path) -> str:
@@ -579,7 +337,7 @@ def _frame_of_records(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a table written by :func:`write_table` (or any CSV/Parquet/JSONL with the same columns).
+    """Read a table written by [`write_table`][assoc.write_table] (or any CSV/Parquet/JSONL with the same columns).
 
     Text columns keep empty strings (CSV readers would otherwise turn them into NaN).
     """
@@ -630,7 +388,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
         provenance = _read_sidecar(path)
         if provenance:
             provenance, _ = _matching_sidecar(path, provenance, {})
-    _text_as_object(frame)
+    text_as_object(frame)
     if provenance:
         set_provenance(frame, provenance)
     return frame
@@ -784,70 +542,3 @@ def as_table(table: pd.DataFrame | str | Path, *, validate: bool = True, where: 
     if validate:
         validate_table(table, where=where)
     return table
-
-
-def select_rows(
-    table: pd.DataFrame, conditions: Mapping[str, str | Sequence[str]], *, where: str = "table"
-) -> pd.DataFrame:
-    """The rows of ``table`` whose columns hold the given values: ``{"measure": "listed"}``.
-
-    Several columns must all match; several values of one column (a list) are alternatives.
-    Values are compared as text, so ``{"rank": "1"}`` matches the number 1. A column the table
-    lacks, or conditions that leave no row, are a :class:`TableError` naming the values present.
-    The provenance is kept, with the conditions added under ``"where"`` (what ``--where`` of
-    ``assoc analyze`` and ``assoc plot`` runs).
-    """
-    import pandas as pd
-
-    keep = pd.Series(True, index=table.index)
-    chosen: dict[str, list[str]] = {}
-    for column, wanted in conditions.items():
-        values = [wanted] if isinstance(wanted, str) else [str(v) for v in wanted]
-        if column not in table.columns:
-            raise TableError(
-                f"{where} has no column {column!r} to select rows by "
-                f"(its columns: {', '.join(map(str, table.columns))})"
-            )
-        text = table[column].map(_as_text)
-        matched = text.isin(values)
-        if not matched.any():
-            present = sorted(text.unique())
-            shown = ", ".join(present[:8]) + (f", ... ({len(present)} in all)" if len(present) > 8 else "")
-            raise TableError(f"{where}: no row has {column}={'|'.join(values)} (values present: {shown})")
-        keep &= matched
-        chosen[column] = values
-    if not keep.any():
-        shown = " and ".join(f"{c}={'|'.join(v)}" for c, v in chosen.items())
-        raise TableError(f"{where}: no row has {shown} (each matches some rows, but not together)")
-    selected = table[keep].reset_index(drop=True)
-    provenance = dict(get_provenance(table))
-    provenance["where"] = {**dict(provenance.get("where", {})), **chosen}
-    selected.attrs = dict(table.attrs)
-    set_provenance(selected, provenance)
-    return selected
-
-
-def _as_text(value: Any) -> str:
-    """A cell as ``--where`` compares it: integral floats without ``.0`` (``1.0`` -> ``"1"``), NaN as ``""``."""
-    if isinstance(value, float):
-        if value != value:  # NaN
-            return ""
-        if value.is_integer():
-            return str(int(value))
-    return str(value)
-
-
-def parse_where(pairs: Iterable[str]) -> dict[str, list[str]]:
-    """``["measure=listed", "model=a", "model=b"]`` -> ``{"measure": ["listed"], "model": ["a", "b"]}``.
-
-    Repeating a column gives alternatives; a pair without ``=`` or column is an :class:`~assoc.errors.OptionError`.
-    """
-    from assoc.errors import OptionError
-
-    out: dict[str, list[str]] = {}
-    for pair in pairs:
-        column, sep, value = pair.partition("=")
-        if not sep or not column.strip():
-            raise OptionError(f"--where expects COLUMN=VALUE (e.g. measure=listed), got {pair!r}")
-        out.setdefault(column.strip(), []).append(value)
-    return out

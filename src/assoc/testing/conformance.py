@@ -23,7 +23,9 @@ from typing import Any
 from assoc.errors import AssocError, OptionError, ScorerOutputWarning, TableError
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import repeated_measurements, undocumented_columns
-from assoc.table.files import COLUMNS, TEXT_COLUMNS, get_provenance, read_table, validate_table, write_table
+from assoc.table.files import read_table, write_table
+from assoc.table.provenance import get_provenance
+from assoc.table.schema import COLUMNS, TEXT_COLUMNS, validate_table
 
 
 def _fail(message: str) -> None:
@@ -151,3 +153,58 @@ def check_analysis(name: str, table: Any, options: Mapping[str, Any] | None = No
     if "analysis" not in get_provenance(result):
         _fail("analysis result lacks provenance")
     return result
+
+
+def check_executor(
+    name: str,
+    scorer: str,
+    stimuli: Any,
+    models: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    executor_options: Mapping[str, Any] | None = None,
+) -> Any:
+    """Run the registered scorer ``scorer`` (one with work units) on the registered executor ``name``.
+
+    Checks: the executor is registered through the plugin system and documents itself (a
+    ``description``, help for each of its ``cli_options``); it computes every unit (the scorer's
+    result cache is turned off where the scorer has one); its table equals the ``local``
+    executor's, row for row and value for value (the driver merges in plan order, whatever order
+    the units finished in); provenance records it under its name with the number of units.
+    Returns the executor's table.
+    """
+    import pandas as pd
+
+    from assoc.api import score
+
+    registry = plugins.registry()
+    if name not in registry.executors:
+        _fail(f"executor {name!r} is not registered (registered: {sorted(registry.executors)})")
+    executor_cls = registry.executors[name].obj
+    if not getattr(executor_cls, "description", ""):
+        _fail(f"{executor_cls.__name__}.description is empty: it is the executor's line in --executor's help")
+    for option in getattr(executor_cls, "cli_options", ()):
+        if not option.help:
+            _fail(f"{executor_cls.__name__}: option {option.name!r} has no help")
+    if scorer not in registry.scorers or not registry.scorers[scorer].obj.supports_units():
+        _fail(f"check_executor needs a registered scorer with work units (Scorer.plan/run_unit), got {scorer!r}")
+    scorer_cls = registry.scorers[scorer].obj
+    given = dict(options or {})
+    if "cache" in {option.name for option in scorer_cls.options}:
+        given["cache"] = False  # every unit computed by the executor, none read from an earlier run
+    local = score(scorer, stimuli, models, progress=False, **given)
+    executor = plugins.get_executor(name, **dict(executor_options or {}))
+    try:
+        table = score(scorer, stimuli, models, progress=False, executor=executor, **given)
+    finally:
+        executor.close()
+    record = get_provenance(table).get("executor", {})
+    if record.get("name") != name:
+        _fail(f"provenance names executor {record.get('name')!r}, not {name!r} (Executor.describe)")
+    if not record.get("units") or record.get("units_from_cache"):
+        ran, cached = record.get("units"), record.get("units_from_cache")
+        _fail(f"executor {name!r} ran {ran!r} units ({cached!r} from the cache)")
+    try:
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), local.reset_index(drop=True), check_exact=True)
+    except AssertionError as exc:
+        _fail(f"executor {name!r} gives a different table than the local executor: {exc}")
+    return table

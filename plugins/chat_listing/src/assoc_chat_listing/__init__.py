@@ -28,7 +28,7 @@ def responses(response_ids: Iterable[str] | None = None, *, cache_dir: str | Non
     """
     import pandas as pd
 
-    from .requests import ResponseStore, reply_text
+    from .store import ResponseStore, reply_text
 
     entries = ResponseStore(cache_dir).all_entries()
     wanted = None if response_ids is None else list(dict.fromkeys(response_ids))

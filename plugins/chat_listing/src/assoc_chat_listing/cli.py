@@ -30,8 +30,7 @@ def chat_group() -> None:
 def responses_command(table_path: str | None, cache_dir: str | None, out: str) -> None:
     """Write the stored raw responses (what each model said, exactly) to a JSON Lines file."""
     import assoc
-    from assoc.errors import DataError
-    from assoc.infra.io import atomic_write, check_output_file
+    from assoc import DataError, atomic_write, check_output_file
 
     from . import responses
 

@@ -18,7 +18,7 @@ policy here is the only one:
   exponential backoff with jitter: ``d = min(backoff_max, backoff_base * 2**attempt)``, waiting
   ``d/2 + uniform(0, d/2)``; a timeout is retried at most ``timeout_retries`` times (a server that
   accepts connections and never answers would otherwise hold the run for every retry);
-* a 200 that is not an answer (:func:`~assoc_chat_listing.requests.read_completion`: an empty
+* a 200 that is not an answer (:func:`~assoc_chat_listing.store.read_completion`: an empty
   reply, an HTML page, a JSON error object) is retried at most ``reply_retries`` times, then that
   request is recorded as failed with the reason and the run goes on;
 * 401/403 (the key), 404 (the model or URL), a 429 ``insufficient_quota`` and a ``Retry-After``
@@ -51,9 +51,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from assoc.errors import ModelError
+from assoc import ModelError
 
-from .requests import ChatRequest, ResponseStore, read_completion, safe_url, url_secrets
+from .store import ChatRequest, ResponseStore, read_completion, safe_url, url_secrets
 
 RETRY_STATUS = {408, 409, 429}
 FATAL_STATUS = {401, 403, 404}
@@ -534,12 +534,13 @@ def run_requests(
     :class:`ChatServiceError` when the service fails for good (what arrived before is stored).
     ``on_done`` is called after each request is finished (its answer stored, or recorded as failed).
     """
-    from assoc.infra.progress import bar
+    from assoc.infra import bar
 
     report = RunReport()
     if not requests:
         return report
-    progress_bar = bar(total=len(requests), desc="chat requests", enabled=progress, unit="req")
+    kept = f"the response cache ({store.root})" if store.root else None  # each answer is stored as it arrives
+    progress_bar = bar(total=len(requests), desc="chat requests", enabled=progress, unit="req", kept=kept)
     store.begin()
     try:
         work = _send_all(requests, settings, store, report, _Progress(progress_bar, report, on_done), seed)

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import ModelError
+from assoc import ModelError
 
-from .requests import ChatRequest, ResponseStore, make_entry
+from .store import ChatRequest, ResponseStore, make_entry
 
 DEFAULT_MAX_NEW_TOKENS = 512
 
@@ -30,7 +30,7 @@ def model_endpoint(model: str, memo: Any = None) -> str:
 
     ``memo``: the :class:`assoc.infra.cache.Cache` where a directory's hash is remembered (None: the default root).
     """
-    from assoc.mlm.loading import hub_fingerprint, local_fingerprint, looks_like_path
+    from assoc.lm import hub_fingerprint, local_fingerprint, looks_like_path
 
     path = Path(model).expanduser()
     if path.is_dir():
@@ -44,7 +44,7 @@ class LocalChatModel:
     """A causal LM and its tokenizer, loaded once for a batch of requests."""
 
     def __init__(self, model: str, *, device: str = "auto", dtype: str = "float32"):
-        from assoc.mlm.loading import resolve_device, torch_dtype
+        from assoc.lm import resolve_device, torch_dtype
 
         self.name = model
         self.device = resolve_device(device)
@@ -133,7 +133,7 @@ def run_local(
     requests: Sequence[ChatRequest], store: ResponseStore, *, batch_size: int, device: str, progress: bool
 ) -> None:
     """Generate replies for ``requests`` (one model per call) and store each batch as it finishes."""
-    from assoc.infra.progress import bar
+    from assoc.infra import bar
 
     if not requests:
         return
@@ -142,7 +142,10 @@ def run_local(
     groups: dict[tuple[Any, ...], list[ChatRequest]] = {}
     for request in requests:
         groups.setdefault((repr(sorted(request.params.items())), request.sample), []).append(request)
-    progress_bar = bar(total=len(requests), desc=f"generating ({requests[0].model})", enabled=progress, unit="req")
+    kept = f"the response cache ({store.root})" if store.root else None  # each batch is stored as it finishes
+    progress_bar = bar(
+        total=len(requests), desc=f"generating ({requests[0].model})", enabled=progress, unit="req", kept=kept
+    )
     try:
         for group in groups.values():
             for start in range(0, len(group), batch_size):

@@ -13,7 +13,7 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
+    from assoc import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl
@@ -30,7 +30,7 @@ def register_scorers(register: RegisterScorer) -> None:
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
     """Register the ``word_association`` analysis (D scores of the LLM Word Association Test)."""
-    from .word_association.analysis import WordAssociationAnalysis
+    from .word_association.analyses import WordAssociationAnalysis
 
     register(WordAssociationAnalysis)
 

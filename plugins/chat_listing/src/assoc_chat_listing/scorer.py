@@ -17,19 +17,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from assoc.errors import OptionError, StimuliError
-from assoc.scoring.options import Option, non_negative, positive
-from assoc.scoring.output import set_run_report
-from assoc.scoring.scorer import Scorer
+from assoc import Option, OptionError, Scorer, StimuliError, non_negative, positive, set_run_report
 
 from . import prompts
 from .parsing import REFUSAL_PATTERNS, WARNING_PATTERNS, ReplyParser
-from .requests import ChatRequest, ResponseStore, model_refusal, public_endpoint, reply_text, safe_url
+from .store import ChatRequest, ResponseStore, model_refusal, public_endpoint, reply_text, safe_url
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
 #: ``attribute_group`` of listing rows (the listed word is the ``attribute``).
 LISTED = "listed"
@@ -85,6 +82,46 @@ def _scale_check(value: list[Any]) -> list[int]:
     return [low, high]
 
 
+def count_usage(usage: dict[str, dict[str, int]], fingerprints: set[str], model: str, response: Any) -> None:
+    """Add one response's token counts to ``usage[model]`` and its system fingerprint to ``fingerprints``."""
+    used = usage.setdefault(model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
+    used["requests"] += 1
+    for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        used[name] += int((response.get("usage") or {}).get(name) or 0)
+    if response.get("system_fingerprint"):
+        fingerprints.add(str(response["system_fingerprint"]))
+
+
+def sending_report(
+    requests: Sequence[Any],
+    report: Any,
+    n_from_cache: int,
+    store: Any,
+    usage: dict[str, dict[str, int]],
+    fingerprints: set[str],
+    *,
+    waited: bool,
+) -> dict[str, Any]:
+    """The run report's account of the requests: how many, from the cache, sent, retried, failed, tokens.
+
+    ``waited``: include the seconds spent waiting to retry (``seconds_waiting_to_retry``).
+    """
+    out: dict[str, Any] = {
+        "requests": len(requests),
+        "from_cache": n_from_cache,
+        "sent": report.sent,
+        "received": report.received,
+        "retries": report.retries,
+        "retry_reasons": report.retry_reasons,
+        "failed": report.failed,
+        "seconds_sending": round(report.seconds, 3),
+    }
+    if waited:
+        out["seconds_waiting_to_retry"] = round(report.waited, 3)
+    out.update({"cache_dir": store.root, "usage": usage, "system_fingerprints": sorted(fingerprints)})
+    return out
+
+
 class ChatListingScorer(Scorer):
     """Listing and rating of social-group terms by chat models (see ``docs/chat.md``)."""
 
@@ -111,6 +148,7 @@ class ChatListingScorer(Scorer):
         "sample": "which repetition of the request (0-based)",
         "response_id": "key of the stored raw response (assoc_chat_listing.responses())",
         "rating_status": "rating: ok, refusal, no_number or ambiguous",
+        "rating_note": "rating: how the value was read, or why there is none (the two answers of an ambiguous reply)",
         "raw_reply": "rating: the reply as the model wrote it",
         "estimated_tokens": "dry run: tokens the request is expected to use (for tokens_per_minute and cost)",
     }
@@ -430,7 +468,7 @@ class ChatListingScorer(Scorer):
         return self._table(requests, stored, report, n_from_cache=len(requests) - len(missing), store=store)
 
     def _dry_run(self, requests: list[ChatRequest], stored: dict[str, Any], missing: list[ChatRequest]) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         from .engine import estimate_tokens
 
@@ -479,7 +517,7 @@ class ChatListingScorer(Scorer):
         n_from_cache: int,
         store: ResponseStore,
     ) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         p = self.params
         parser = ReplyParser(
@@ -490,6 +528,7 @@ class ChatListingScorer(Scorer):
         rows: list[dict[str, Any]] = []
         usage: dict[str, dict[str, int]] = {}
         refusals, off_count, rating_problems, missing, truncated, hedged = [], [], [], [], [], []
+        dropped: list[dict[str, Any]] = []  # every line of a listing reply that gave no item, and why
         fingerprints: set[str] = set()
         n_duplicates = 0
         failures = {f["key"]: f for f in report.failed}
@@ -511,14 +550,7 @@ class ChatListingScorer(Scorer):
                 )
                 continue
             response = entry["response"]
-            used = usage.setdefault(
-                request.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-            )
-            used["requests"] += 1
-            for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                used[name] += int((response.get("usage") or {}).get(name) or 0)
-            if response.get("system_fingerprint"):
-                fingerprints.add(str(response["system_fingerprint"]))
+            count_usage(usage, fingerprints, request.model, response)
             choice = (response.get("choices") or [{}])[0]
             text = reply_text(response)
             where = {
@@ -542,14 +574,15 @@ class ChatListingScorer(Scorer):
             }
             server_refusal = model_refusal(response) if not (text or "").strip() else None
             if request.task == "rating":
-                value, status = parser.parse_rating(text)
+                rating = parser.read_rating(text)
+                value, status, note = rating.value, rating.status, rating.reason
                 if server_refusal is not None or choice.get("finish_reason") == "content_filter":
-                    value, status = math.nan, "refusal"
+                    value, status, note = math.nan, "refusal", "the server refused"
                     text = text or server_refusal
                 if status == "refusal":
                     refusals.append({**where, "text": (text or "")[:200]})
                 elif status != "ok":
-                    rating_problems.append({**where, "status": status, "text": (text or "")[:200]})
+                    rating_problems.append({**where, "status": status, "reason": note, "text": (text or "")[:200]})
                 rows.append(
                     {
                         **base,
@@ -558,6 +591,7 @@ class ChatListingScorer(Scorer):
                         "measure": "rating",
                         "value": value,
                         "rating_status": status,
+                        "rating_note": note,
                         "raw_reply": text or "",
                     }
                 )
@@ -567,6 +601,7 @@ class ChatListingScorer(Scorer):
                 listing.refusal = True
                 listing.refusal_text = listing.refusal_text or server_refusal or ""
             n_duplicates += listing.n_duplicates
+            dropped.extend({**where, "line": line[:300], "reason": reason} for line, reason in listing.dropped)
             if listing.hedge and listing.items:
                 hedged.append({**where, "text": " / ".join(listing.hedge)[:300]})
             if listing.status == "refusal":
@@ -593,7 +628,7 @@ class ChatListingScorer(Scorer):
         self._warn(refusals, off_count, rating_problems, missing, truncated)
         columns = ["design", "task", "rank", "raw_item", "n_listed", "sample", "response_id"]
         if any(r.task == "rating" for r in requests):
-            columns += ["rating_status", "raw_reply"]
+            columns += ["rating_status", "rating_note", "raw_reply"]
         table = from_records(rows, scorer=self.name, extra_columns=columns)
         for count in ("rank", "n_listed"):
             # counts are integers; rating rows have none (pandas would make the column float: rank 1.0)
@@ -606,18 +641,7 @@ class ChatListingScorer(Scorer):
                 zip(("system", "listing", "rating"), self.templates()),
                 combination="one conversation per request: [system, user]",
             ),
-            "requests": len(requests),
-            "from_cache": n_from_cache,
-            "sent": report.sent,
-            "received": report.received,
-            "retries": report.retries,
-            "retry_reasons": report.retry_reasons,
-            "failed": report.failed,
-            "seconds_sending": round(report.seconds, 3),
-            "seconds_waiting_to_retry": round(report.waited, 3),
-            "cache_dir": store.root,
-            "usage": usage,
-            "system_fingerprints": sorted(fingerprints),
+            **sending_report(requests, report, n_from_cache, store, usage, fingerprints, waited=True),
             "n_refusals": len(refusals),
             "refusals": refusals,
             "n_replies_off_count": len(off_count),
@@ -625,6 +649,8 @@ class ChatListingScorer(Scorer):
             "n_duplicates_removed": n_duplicates,
             "n_hedged": len(hedged),
             "hedged": hedged,
+            "n_dropped_lines": len(dropped),
+            "dropped_lines": dropped,
             "rating_problems": rating_problems,
             "truncated": truncated,
             "missing": missing,

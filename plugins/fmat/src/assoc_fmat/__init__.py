@@ -21,7 +21,7 @@ def __getattr__(name: str) -> Any:
 
         return FMATScorer
     if name == "LPRAnalysis":
-        from .lpr import LPRAnalysis
+        from .analyses import LPRAnalysis
 
         return LPRAnalysis
     if name in ("vocab_check", "model_info", "fill_mask_check"):
@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(helpers, name)
     if name == "load_bao2024":
-        from .studies import load_bao2024
+        from .bundled import load_bao2024
 
         return load_bao2024
     raise AttributeError(f"module 'assoc_fmat' has no attribute {name!r}")

@@ -8,14 +8,14 @@ import click
 def _check_output(output: str | None) -> None:
     """Check the --out path before any model loads (one line, not a traceback after the work)."""
     if output:
-        from assoc.infra.io import check_output_file
+        from assoc import check_output_file
 
         check_output_file(output, "--out")
 
 
 def _emit(frame, output: str | None) -> None:
     if output:
-        from assoc.infra.io import atomic_write
+        from assoc import atomic_write
 
         with atomic_write(output, "w", encoding="utf-8", newline="") as handle:
             frame.to_csv(handle, index=False)

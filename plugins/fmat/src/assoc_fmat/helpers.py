@@ -15,7 +15,7 @@ DEFAULT_VOCAB_QUERY = "The word is [MASK]."
 
 
 def _models(models: str | Sequence[str]) -> list[str]:
-    from assoc.errors import OptionError
+    from assoc import OptionError
 
     models = [models] if isinstance(models, str) else list(models)
     if not models:
@@ -56,9 +56,8 @@ def vocab_check(
     """
     import pandas as pd
 
-    from assoc.errors import StimuliError
-    from assoc.mlm import cached_masked_lm
-    from assoc.mlm.words import word_tokens_many
+    from assoc import StimuliError
+    from assoc.lm import cached_masked_lm, word_tokens_many
 
     words = expand_words(words)
     if not words:
@@ -83,7 +82,7 @@ def model_info(models: str | Sequence[str], *, device: str = "cpu", revision: st
     """One row per model: type, vocabulary size, hidden size, layers, cased, mask token, parameters (``BERT_info``)."""
     import pandas as pd
 
-    from assoc.mlm import cached_masked_lm
+    from assoc.lm import cached_masked_lm
 
     rows = []
     for model in _models(models):
@@ -107,9 +106,8 @@ def fill_mask_check(
     import numpy as np
     import pandas as pd
 
-    from assoc.errors import OptionError
-    from assoc.mlm import MaskRequest, cached_masked_lm
-    from assoc.mlm.words import masked_query
+    from assoc import OptionError
+    from assoc.lm import MaskRequest, cached_masked_lm, masked_query
 
     queries = [queries] if isinstance(queries, str) else list(queries)
     if top_n < 1:

@@ -9,7 +9,7 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
+    from assoc import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl
@@ -23,7 +23,7 @@ def register_scorers(register: RegisterScorer) -> None:
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
     """Register the ``lpr`` analysis."""
-    from .lpr import LPRAnalysis
+    from .analyses import LPRAnalysis
 
     register(LPRAnalysis)
 
@@ -31,7 +31,7 @@ def register_analyses(register: RegisterAnalysis) -> None:
 @hookimpl
 def register_stimuli(register: RegisterStimuli) -> None:
     """Register the bundled Bao (2024) studies."""
-    from .studies import load_bao2024
+    from .bundled import load_bao2024
 
     register("bao2024", load_bao2024, "Bao (2024) FMAT studies 1A-4D (designs '2A-Q1', '3A', '4C', ...)")
 

@@ -6,13 +6,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
-from assoc.mlm.scorer import MaskedLMScorer
-from assoc.scoring.options import Option, positive
+from assoc import Option, positive
+from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer
 
 if TYPE_CHECKING:
-    from assoc.mlm.scorer import MaskedLMWorker
-    from assoc.scoring.units import WorkUnit
+    from assoc import WorkUnit
+    from assoc.lm import MaskedLMWorker
 
 from .citation import CITATION
 
@@ -78,7 +77,7 @@ class FMATScorer(MaskedLMScorer):
 
     def check_stimuli(self, stimuli: Any) -> None:
         """Require ``[MASK]`` queries and candidate words in every design."""
-        from assoc.errors import StimuliError
+        from assoc import StimuliError
 
         super().check_stimuli(stimuli)
         for design in stimuli.designs:
@@ -87,10 +86,10 @@ class FMATScorer(MaskedLMScorer):
 
     def check_items(self, items: list[Any], models: Sequence[str]) -> None:
         """Before any model loads, refuse unused token overrides, fillers with ``[MASK]``, ONNX with added tokens."""
-        from assoc.errors import OptionError
-        from assoc.mlm.words import split_query
+        from assoc import OptionError
+        from assoc.lm import split_query
 
-        from .scoring import check_overrides
+        from .log_probs import check_overrides
 
         if self.params["oov"] == "add_tokens" and self.params["backend"] != "torch":
             # the export holds the vocabulary it was made with; temporary tokens enlarge it
@@ -111,9 +110,9 @@ class FMATScorer(MaskedLMScorer):
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
         """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.scoring.score_model`)."""
-        from assoc.mlm.scorer import decode_items
+        from assoc.lm import decode_items
 
-        from .scoring import score_model
+        from .log_probs import score_model
 
         p = self.params
         # checkpoints while the unit is computed; its rows (stored by the driver) are the one copy kept
@@ -134,9 +133,9 @@ class FMATScorer(MaskedLMScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
         """The table of all units' rows, with one out-of-vocabulary warning per model."""
-        from assoc.table import from_records
+        from assoc import from_records
 
-        from .scoring import warn_about_tokens
+        from .log_probs import warn_about_tokens
 
         missing: dict[str, set[str]] = {model: set() for model in models}
         merged: dict[str, set[str]] = {model: set() for model in models}

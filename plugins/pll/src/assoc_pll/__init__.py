@@ -3,7 +3,7 @@
 assoc-pll: pseudo-log-likelihood scoring with masked language models, and the
 Bayes-rule choice model of Watson, Beekhuizen & Stevenson (2023).
 
-Public pieces: :func:`assoc_pll.pll.score_sentences` (PLL of plain sentences),
+Public pieces: :func:`assoc_pll.sentences.score_sentences` (PLL of plain sentences),
 :class:`assoc_pll.scorer.PLLScorer` (scorer ``pll``),
 :func:`assoc_pll.posterior.posterior_table` / :func:`assoc_pll.posterior.loglik_table`
 (analyses ``posterior`` and ``loglik``).

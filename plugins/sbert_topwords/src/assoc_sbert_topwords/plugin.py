@@ -14,7 +14,7 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc.plugins.hookspecs import RegisterScorer, RegisterStimuli
+    from assoc import RegisterScorer, RegisterStimuli
 
 
 @hookimpl

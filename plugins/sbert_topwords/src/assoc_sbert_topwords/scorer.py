@@ -19,11 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc.errors import DataError, StimuliError
-from assoc.mlm.options import MODEL_OPTIONS
-from assoc.scoring.options import Option, positive
-from assoc.scoring.scorer import Scorer
-from assoc.scoring.units import WorkUnit
+from assoc import DataError, Option, Scorer, StimuliError, WorkUnit, positive
+from assoc.lm import MODEL_OPTIONS
 
 from .onnx import BACKENDS, check_backend
 from .templates import check_template
@@ -32,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
     from .encoding import SentenceEncoder
     from .vocabulary import Vocabulary
@@ -327,7 +324,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
         The table has a row per (term, model, kept word), ``min(top_k, vocabulary size)`` words per
         term; a row costs about :data:`ROW_BYTES` while the units' rows are gathered and the table built.
         """
-        from assoc.infra.memory import check_fits_memory
+        from assoc.infra import check_fits_memory
 
         top_k = int(self.params["top_k"])
         check_fits_memory(
@@ -427,7 +424,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """The table of all units' rows; a warning names terms left with fewer than ``top_k`` words."""
-        from assoc.table import from_records
+        from assoc import from_records
 
         if not rows:
             raise DataError(
@@ -500,7 +497,7 @@ class SBERTCosineScorer(_SBERTScorer):
         """Cosine of every (target, attribute) pair of one design: cos(t, a) = t.a / (|t| |a|)."""
         import numpy as np
 
-        from assoc.stats.weat import cosine_matrix
+        from assoc.stats import cosine_matrix
 
         targets = [(g, w) for g, ws in unit.payload["target"] for w in ws]
         attributes = [(g, w) for g, ws in unit.payload["attribute"] for w in ws]
@@ -537,8 +534,7 @@ def default_valence_words() -> tuple[list[str], list[str], str]:
 
     Read from the weat plugin's bundled stimuli (never copied here).
     """
-    from assoc.errors import UnknownNameError
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli, UnknownNameError
 
     try:
         design = Stimuli.load("caliskan:weat1").designs[0]
@@ -595,7 +591,7 @@ class SBERTValenceScorer(_SBERTScorer):
         """The positive and negative words (the options, or the default sets) and their source."""
         p = self.params
         if (p["positive"] is None) != (p["negative"] is None):
-            from assoc.errors import OptionError
+            from assoc import OptionError
 
             raise OptionError("sbert_valence: give both positive and negative words, or neither (the default sets)")
         if p["positive"] is not None:
@@ -656,7 +652,7 @@ def valence(terms: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np
     """
     import numpy as np
 
-    from assoc.stats.weat import cosine_matrix
+    from assoc.stats import cosine_matrix
 
     vector = np.asarray(positive, dtype=np.float64).mean(axis=0) - np.asarray(negative, dtype=np.float64).mean(axis=0)
     return cosine_matrix(np.asarray(terms, dtype=np.float64), vector[None, :])[:, 0]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import DataError, OptionError
+from assoc import DataError, OptionError
 
 BUILTIN = "wordfreq-en"
 DEFAULT_SIZE = 27_075
@@ -150,7 +150,7 @@ def load_vocabulary(source: Any = BUILTIN, *, size: int = DEFAULT_SIZE, column: 
         raise DataError(f"vocabulary {str(path)!r} is not a file")
     where = f"vocabulary file {str(path)!r}"
     if path.suffix.lower() in TABLE_SUFFIXES:
-        from assoc.table import read_data_file
+        from assoc import read_data_file
 
         frame = read_data_file(path, what="vocabulary", all_text=path.suffix.lower() in {".csv", ".tsv"})
         if column is None:

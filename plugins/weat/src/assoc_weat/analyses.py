@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis, Requirement
-from assoc.scoring.options import REQUIRED, Option, confidence_level, non_negative, positive
+from assoc import REQUIRED, Analysis, Option, Requirement, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +23,57 @@ TONEY = (
     "languages and over centuries. Proceedings of the 2021 Conference on Empirical Methods in Natural Language "
     "Processing (EMNLP 2021)."
 )
+#: Measures that are the similarity Caliskan et al.'s WEAT is defined on (the weat and sbert_cosine scorers)
+COSINE_MEASURES = ("cosine",)
+
+
+class NotACosineWarning(UserWarning):
+    """A WEAT read on values that are not cosines: what its statistic and d then mean."""
+
+
+def _warn_not_cosine(table: pd.DataFrame, by: list[str]) -> None:
+    """Warn, once per measure, that a WEAT on a non-cosine measure is a WEAT-style d of that measure.
+
+    The numbers are computed as on cosines (``value`` read as sim(target, attribute)), so a
+    user who reads them as Caliskan et al.'s effect size is told what they are instead: for an
+    ``fmat`` table, s(w, A, B) is a mean log-probability ratio of the two attribute (mask) groups
+    in w's queries, averaged over the queries unless ``context`` is in ``by``.
+    """
+    import warnings
+
+    if "measure" not in table.columns:
+        return
+    for measure in dict.fromkeys(table["measure"].astype(str)):
+        if measure in COSINE_MEASURES:
+            continue
+        rows = table[table["measure"] == measure]
+        scorers = ", ".join(dict.fromkeys(rows["scorer"].astype(str))) if "scorer" in rows.columns else "?"
+        contexts = rows["context"].nunique() if "context" in rows.columns else 1
+        averaged = (
+            f"; each (target, attribute) value is the mean over the {contexts} contexts (queries): add context "
+            "to by= for one result per query"
+            if contexts > 1 and "context" not in by
+            else ""
+        )
+        if measure == "log_prob":
+            meaning = (
+                "s(w, A, B) = mean_a log P(a | w) - mean_b log P(b | w), a mean log-probability ratio of the "
+                "attribute (mask) groups in w's sentences, and d is its difference between X and Y in SDs of "
+                "the s(w, A, B) (a WEAT-style d of log probabilities, not Caliskan et al.'s cosine WEAT, and not "
+                "comparable with one; FMAT's own estimate is the lpr analysis, Bao 2024)"
+            )
+        else:
+            meaning = (
+                f"s(w, A, B) = mean over A of the {measure} value - mean over B, and d is its difference between "
+                f"X and Y in SDs of the s(w, A, B): comparable only with WEAT-style d's of the same measure"
+            )
+        warnings.warn(
+            f"weat reads measure {measure!r} (scorer {scorers}) as if it were a cosine: {meaning}{averaged}",
+            NotACosineWarning,
+            stacklevel=4,
+        )
+
+
 #: Former values of the ``sd`` option, now ``ddof`` (the vocabulary of ``effect_size``: ``sd`` names the
 #: denominator, always the SD of all values here, and ``ddof`` the estimator).
 SD_DDOF = {"sample": 1, "population": 0}
@@ -110,12 +160,14 @@ class WEATAnalysis(Analysis):
         """Compute the WEAT statistic, d and p for each design (and each ``by`` group)."""
         import pandas as pd
 
-        from assoc.stats.weat import weat
+        from assoc.stats import weat
 
-        from .blocks import pick_groups, units
+        from .blocks import VECTOR_MEASURES, pick_groups, resolve_by, units
 
         p = self.params
         rows = []
+        read = table[~table["measure"].isin(VECTOR_MEASURES)] if "measure" in table.columns else table
+        _warn_not_cosine(read, resolve_by(table, p["by"]))
         for unit in units(table, p["by"]):
             x, y = pick_groups(unit, "target", p["x"], p["y"])
             a, b = pick_groups(unit, "attribute", p["a"], p["b"])
@@ -213,8 +265,8 @@ class WEFATAnalysis(Analysis):
         import numpy as np
         import pandas as pd
 
-        from assoc.errors import DataError
-        from assoc.stats.weat import wefat
+        from assoc import DataError
+        from assoc.stats import wefat
 
         from .blocks import pick_groups, units
 
@@ -304,8 +356,8 @@ class ValNormAnalysis(Analysis):
         import numpy as np
         import pandas as pd
 
-        from assoc.errors import DataError
-        from assoc.stats.correlation import correlation
+        from assoc import DataError
+        from assoc.stats import correlation
 
         from .norms import load_norms
 
@@ -367,7 +419,7 @@ def _lowercased(values: dict[str, float], source: str) -> dict[str, float]:
     """
     from collections import defaultdict
 
-    from assoc.errors import DataError
+    from assoc import DataError
 
     spellings: dict[str, list[str]] = defaultdict(list)
     for word in values:

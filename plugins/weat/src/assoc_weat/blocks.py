@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assoc.errors import DataError
+from assoc import DataError
 
 if TYPE_CHECKING:
     import pandas as pd

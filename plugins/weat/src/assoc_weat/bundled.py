@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli
 
 CALISKAN_FILE = "caliskan2017_weat.json"
 VALNORM_FILE = "toney2021_valnorm.yaml"
@@ -165,7 +165,7 @@ def valnorm_attributes(language: str = "en") -> dict[str, tuple[str, ...]]:
     """The pleasant and unpleasant lists of one language (duplicates kept once), for ValNorm runs."""
     data = _valnorm_data()
     if language not in data["stimuli"]:
-        from assoc.errors import UnknownNameError
+        from assoc import UnknownNameError
 
         raise UnknownNameError("ValNorm language", language, data["stimuli"])
     lists = data["stimuli"][language]["lists"]

@@ -36,7 +36,7 @@ def caliskan_table(
     import pandas as pd
 
     import assoc
-    from assoc.table import get_provenance, set_provenance
+    from assoc import get_provenance, set_provenance
 
     from .bundled import published_caliskan
 
@@ -103,9 +103,7 @@ def caliskan_command(
     Table 1 (all ten tests), and word2vec results as quoted by Bao (2024) (seven tests); other
     embeddings will differ.
     """
-    from assoc.api import check_outputs
-    from assoc.scoring.options import parse_cli_options
-    from assoc.table import write_table
+    from assoc import check_outputs, parse_cli_options, write_table
 
     from .scorer import WEATScorer
 
@@ -180,9 +178,7 @@ def format_markdown(frame: Any) -> str:
 @click.option("--out", help="Write the per-word WEFAT scores (.csv/.parquet/.jsonl).")
 def valnorm_command(norms: str, model: str, language: str, sd: str, options: tuple[str, ...], out: str | None) -> None:
     """ValNorm: WEFAT valence of every norm word against pleasant/unpleasant, correlated with the norms."""
-    from assoc.api import check_outputs
-    from assoc.scoring.options import parse_cli_options
-    from assoc.table import write_table
+    from assoc import check_outputs, parse_cli_options, write_table
 
     from .scorer import WEATScorer
 
@@ -206,8 +202,7 @@ def run_valnorm(
     import warnings
 
     import assoc
-    from assoc.errors import DataError
-    from assoc.stimuli import Design, Stimuli
+    from assoc import DataError, Design, Stimuli
 
     from .bundled import valnorm_attributes
     from .norms import load_norms

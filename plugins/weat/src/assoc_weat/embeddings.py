@@ -34,14 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import DataError, ModelError, OptionError
-from assoc.infra.memory import BytesLRU
+from assoc import DataError, ModelError, OptionError
+from assoc.infra import BytesLRU
 
 if TYPE_CHECKING:
     import numpy as np
 
 FORMATS = ("auto", "word2vec-bin", "word2vec-text", "glove", "gensim", "numpy")
 CASES = ("auto", "exact", "lower")
+#: How loaded vectors are stored: float64 (the default: every digit of a text file, as sweater and NumPy
+#: read vectors; not slower to load, benchmarks/bench_weat_dtype.py) or float32 (gensim's own, half the memory).
+DTYPES = ("float32", "float64")
 PHRASES = ("reject", "average")
 
 
@@ -220,7 +223,7 @@ register_embedding(
 
 
 def _quarter_of_memory() -> int:
-    from assoc.infra.memory import physical_memory
+    from assoc.infra import physical_memory
 
     return physical_memory() // 4
 
@@ -253,7 +256,12 @@ def _file_stamp(model: str) -> tuple[int, int] | None:
 
 
 def load_embeddings(
-    model: str, *, format: str = "auto", vocabulary: str | None = None, limit: int | None = None
+    model: str,
+    *,
+    format: str = "auto",
+    vocabulary: str | None = None,
+    limit: int | None = None,
+    dtype: str = "float64",
 ) -> Embeddings:
     """Load a named embedding or a file (kept per process in :data:`EMBEDDING_CACHE`, a bounded LRU).
 
@@ -269,12 +277,20 @@ def load_embeddings(
     limit
         Read only the first ``limit`` vectors (word2vec/GloVe text and binary:
         these files are usually sorted by frequency).
+    dtype
+        ``"float64"`` (the default) or ``"float32"`` (gensim's default): the precision the vectors
+        are kept in. A text file read as float64 keeps every digit written; a file stored in
+        float32 (word2vec binary, most ``.npy`` and gensim files, ``glove-6b-50d``) gives the same
+        numbers either way, and float32 halves the memory. KeyedVectors passed as an object are
+        used as they are.
     """
+    if dtype not in DTYPES:
+        raise OptionError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     if format not in FORMATS:
         raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError(f"limit must be a positive integer, not {limit!r}")
-    from assoc.scoring.models import in_memory
+    from assoc import in_memory
 
     loaded = in_memory(model)
     if loaded is not None:  # KeyedVectors the user passed as an object (assoc.scoring.models)
@@ -282,18 +298,18 @@ def load_embeddings(
             raise ModelError(f"model {model!r} is a {type(loaded).__name__} in memory; weat takes gensim KeyedVectors")
         return Embeddings(_first(loaded, limit) if limit is not None else loaded, model)
     # Any spelling of a file is one entry; a file rewritten since it was loaded is loaded again.
-    key = (_cache_name(model), format, vocabulary, limit, _file_stamp(model))
+    key = (_cache_name(model), format, vocabulary, limit, _file_stamp(model), dtype)
     cached = EMBEDDING_CACHE.get(key)
     if cached is not None:
         return cached
     if model in _REGISTRY and not os.path.exists(model):
-        vectors = _REGISTRY[model].loader()
+        vectors = _as_dtype(_REGISTRY[model].loader(), dtype)
         if limit is not None:
             vectors = _first(vectors, limit)
     else:
         path = Path(model).expanduser()
         if not path.exists():
-            from assoc.errors import did_you_mean
+            from assoc import did_you_mean
 
             known = ", ".join(sorted(_REGISTRY))
             raise ModelError(
@@ -305,7 +321,7 @@ def load_embeddings(
                 f"embedding {model!r} is a directory; name the vectors file inside it "
                 "(.txt, .vec, .bin, .kv/.model or .npy)"
             )
-        vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit)
+        vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit, dtype=dtype)
     embeddings = Embeddings(vectors, model)
     return EMBEDDING_CACHE.put(key, embeddings, int(getattr(getattr(vectors, "vectors", None), "nbytes", 0)))
 
@@ -340,18 +356,28 @@ def _has_word2vec_header(path: Path) -> bool:
 
 
 def load_file(
-    path: str | Path, *, format: str = "auto", vocabulary: str | Path | None = None, limit: int | None = None
+    path: str | Path,
+    *,
+    format: str = "auto",
+    vocabulary: str | Path | None = None,
+    limit: int | None = None,
+    dtype: str = "float64",
 ) -> Any:
-    """Read one embedding file into a gensim ``KeyedVectors``."""
+    """Read one embedding file into a gensim ``KeyedVectors`` whose vectors are ``dtype`` (:data:`DTYPES`)."""
+    import numpy as np
     from gensim.models import KeyedVectors
 
     path = Path(path)
     kind = guess_format(path) if format == "auto" else format
+    datatype = np.dtype(dtype).type
     try:
         if kind == "word2vec-bin":
-            return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
+            return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit, datatype=datatype)
         if kind in ("word2vec-text", "glove"):
-            vectors = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=kind == "glove", limit=limit)
+            # each number is parsed straight into ``datatype`` (float64 keeps every digit of the text)
+            vectors = KeyedVectors.load_word2vec_format(
+                str(path), binary=False, no_header=kind == "glove", limit=limit, datatype=datatype
+            )
             _refuse_broadcast_lines(vectors, path, header=kind == "word2vec-text")
             return vectors
         if kind == "gensim":
@@ -373,9 +399,10 @@ def load_file(
                 vectors = getattr(vectors, "wv", None)
                 if vectors is None:
                     raise ModelError(f"{path} holds no word vectors")
+            vectors = _as_dtype(vectors, dtype)
             return _first(vectors, limit) if limit is not None else vectors
         if kind == "numpy":
-            vectors = load_numpy(path, vocabulary)
+            vectors = load_numpy(path, vocabulary, dtype=dtype)
             return _first(vectors, limit) if limit is not None else vectors
     except (ModelError, DataError):
         raise
@@ -413,8 +440,8 @@ def _refuse_broadcast_lines(vectors: Any, path: Path, *, header: bool) -> None:
                 )
 
 
-def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None) -> Any:
-    """A NumPy matrix (.npy, rows = words) and its vocabulary as ``KeyedVectors``.
+def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = None, *, dtype: str = "float64") -> Any:
+    """A NumPy matrix (.npy, rows = words) and its vocabulary as ``KeyedVectors`` of ``dtype``.
 
     The vocabulary is a text file with one word per line, a JSON list, or a
     Parquet file with one column; it must have one entry per row, no duplicates.
@@ -440,9 +467,25 @@ def load_numpy(matrix_path: str | Path, vocabulary_path: str | Path | None = Non
         counts = collections.Counter(words)
         duplicated = next(w for w in words if counts[w] > 1)
         raise DataError(f"vocabulary {vocabulary_path} lists {duplicated!r} more than once")
-    vectors = KeyedVectors(vector_size=matrix.shape[1], count=0, dtype=np.float32)
-    vectors.add_vectors(words, np.asarray(matrix, dtype=np.float32))
+    vectors = KeyedVectors(vector_size=matrix.shape[1], count=0, dtype=np.dtype(dtype).type)
+    vectors.add_vectors(words, np.asarray(matrix, dtype=dtype))
     return vectors
+
+
+def _as_dtype(vectors: Any, dtype: str) -> Any:
+    """``vectors`` (KeyedVectors) with their matrix in ``dtype``; the same object when it already is."""
+    import numpy as np
+    from gensim.models import KeyedVectors
+
+    if vectors.vectors.dtype == np.dtype(dtype):
+        return vectors
+    # the vocabulary is shared, not rebuilt (add_vectors would re-insert every key: seconds for 400k words)
+    converted = KeyedVectors(vector_size=vectors.vector_size, count=0, dtype=np.dtype(dtype).type)
+    converted.index_to_key = vectors.index_to_key
+    converted.key_to_index = vectors.key_to_index
+    converted.expandos = vectors.expandos
+    converted.vectors = np.asarray(vectors.vectors, dtype=dtype)
+    return converted
 
 
 def _find_vocabulary(matrix_path: Path) -> Path:
@@ -488,12 +531,11 @@ def read_vocabulary(path: str | Path) -> list[str]:
 
 
 def _first(vectors: Any, limit: int) -> Any:
-    import numpy as np
     from gensim.models import KeyedVectors
 
     if limit < 1:
         raise OptionError(f"limit must be a positive integer, not {limit}")
-    kept = KeyedVectors(vector_size=vectors.vector_size, count=0, dtype=np.float32)
+    kept = KeyedVectors(vector_size=vectors.vector_size, count=0, dtype=vectors.vectors.dtype.type)
     kept.add_vectors(vectors.index_to_key[:limit], vectors.vectors[:limit])
     return kept
 

@@ -17,10 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from assoc.analysis import Analysis
-from assoc.analysis.base import Requirement
-from assoc.errors import DataError
-from assoc.scoring.options import Option, confidence_level, non_negative
+from assoc import Analysis, DataError, Option, Requirement, confidence_level, non_negative
 
 from .analyses import WEFATAnalysis
 
@@ -155,7 +152,7 @@ def _word_ci(values, reduce: str, p: dict) -> dict:
 
     import numpy as np
 
-    from assoc.stats.effect_size import bootstrap_interval
+    from assoc.stats import bootstrap_interval
 
     if not p["n_bootstrap"]:
         return {"ci_low": math.nan, "ci_high": math.nan, "confidence": math.nan, "n_bootstrap": 0}
@@ -198,6 +195,29 @@ def _centroid_values(part: pd.DataFrame, side: str, a: str, b: str) -> pd.DataFr
     wide = chosen.pivot_table(index=[word_group, word], columns=group_col, values="value", aggfunc="mean", sort=False)
     wide = wide.dropna(how="any")
     return wide.reset_index().rename(columns={word_group: "word_group", word: "word", a: "a", b: "b"})
+
+
+#: Options ``a`` and ``b`` of the analyses of mean vectors (RND, ECT).
+_CENTROID_GROUPS = (
+    Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
+    Option("b", str, None, "group B (default: the second)"),
+)
+
+
+def _centroid_words(
+    table: pd.DataFrame, measure: str, p: dict, what: str
+) -> Iterator[tuple[dict, str, str, str, pd.DataFrame]]:
+    """Per unit of ``by``: (key, side, a, b, words), each scored word's values against the mean vectors of a and b.
+
+    What RND and ECT share: the rows of ``measure``, the side the mean vectors are on (``side``), the
+    two groups (``a``, ``b``, else the unit's two), and the scored words (``scored``) with columns
+    ``word_group``, ``word``, ``a``, ``b``.
+    """
+    for key, part in _parts(table, measure, p["by"], what):
+        side, part = _centroid_side(part, p["side"], key, what)
+        groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
+        a, b = _two(groups, p["a"], p["b"], key, side)
+        yield key, side, a, b, _scored(_centroid_values(part, side, a, b), p["scored"], key)
 
 
 _SIDE = Option(
@@ -319,25 +339,26 @@ class RNDAnalysis(Analysis):
 
     Negative: the words are closer to A. sweater scores target words against the mean vectors
     of attribute groups A and B (``side=attribute``); WEFE scores the attribute words against
-    the mean vectors of two target groups (``side=target``). ``distance="cosine"`` uses
+    the mean vectors of two target groups (``side=target``), and its query may have one
+    attribute set (two target sets wrt Family): ``side=auto`` reads that shape as WEFE does. ``distance="cosine"`` uses
     cos(w, m_A) - cos(w, m_B) instead (measure ``centroid_cosine``; WEFE's ``distance="cos"``,
     which despite its name subtracts similarities, so its sign is the opposite of the norm's).
     """
 
     name = "rnd"
+    # two attribute groups (sweater) or two target groups and one attribute group (WEFE's query shape):
+    # a requirement cannot say "or", so run() refuses a table with neither (_centroid_side)
     requires = Requirement(
         needs="per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
-        "of two attribute groups",
+        "of two attribute groups or of two target groups",
         roles=("attribute_group",),
-        at_least={"attribute_group": 2},
         instead="score with the weat scorer and -o measures=[cosine,centroid_distance] (docs/weat.md)",
     )
     estimate_column = "rnd"
     description = "RND: sum (or mean) over words of ||w - mean(A)|| - ||w - mean(B)||."
     citation = GARG
     options = (
-        Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
-        Option("b", str, None, "group B (default: the second)"),
+        *_CENTROID_GROUPS,
         _SIDE,
         Option("reduce", str, "sum", "sum (Garg et al., sweater) or mean (WEFE) over words", choices=("sum", "mean")),
         Option(
@@ -360,11 +381,7 @@ class RNDAnalysis(Analysis):
         p = self.params
         measure = "centroid_distance" if p["distance"] == "euclidean" else "centroid_cosine"
         rows: list[dict] = []
-        for key, part in _parts(table, measure, p["by"], "rnd"):
-            side, part = _centroid_side(part, p["side"], key, "rnd")
-            groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
-            a, b = _two(groups, p["a"], p["b"], key, side)
-            words = _scored(_centroid_values(part, side, a, b), p["scored"], key)
+        for key, side, a, b, words in _centroid_words(table, measure, p, "rnd"):
             words["rnd"] = words["a"] - words["b"]
             if p["per_word"]:
                 for w in words.itertuples():
@@ -410,18 +427,18 @@ class ECTAnalysis(Analysis):
     """
 
     name = "ect"
+    # two attribute groups or two target groups (WEFE's query shape): see RNDAnalysis.requires
     requires = Requirement(
-        needs="per-word cosines with the mean vectors of two attribute groups (measure centroid_cosine)",
+        needs="per-word cosines with the mean vectors of two attribute groups or of two target groups "
+        "(measure centroid_cosine)",
         roles=("attribute_group",),
-        at_least={"attribute_group": 2},
         instead="score with the weat scorer and -o measures=[cosine,centroid_cosine] (docs/weat.md)",
     )
     estimate_column = "ect"
     description = "ECT: Spearman correlation over words of cos(w, mean(A)) and cos(w, mean(B))."
     citation = DEV
     options = (
-        Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
-        Option("b", str, None, "group B (default: the second)"),
+        *_CENTROID_GROUPS,
         _SIDE,
         _SCORED,
         _BY,
@@ -436,11 +453,7 @@ class ECTAnalysis(Analysis):
 
         p = self.params
         rows: list[dict] = []
-        for key, part in _parts(table, "centroid_cosine", p["by"], "ect"):
-            side, part = _centroid_side(part, p["side"], key, "ect")
-            groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
-            a, b = _two(groups, p["a"], p["b"], key, side)
-            words = _scored(_centroid_values(part, side, a, b), p["scored"], key)
+        for key, side, a, b, words in _centroid_words(table, "centroid_cosine", p, "ect"):
             if len(words) < 2:
                 raise DataError(f"ect, {_where(key)}: a rank correlation needs at least 2 scored words")
             if p["per_word"]:
@@ -508,18 +521,20 @@ def _contrast_of_targets(
 
 
 class SemAxisAnalysis(Analysis):
-    """SemAxis (An et al., 2018), as sweater's ``semaxis(l = 0)`` computes it.
+    """SemAxis (An et al., 2018), as sweater's ``semaxis(l = ...)`` computes it.
 
     score(w) = cos(w, m_A - m_B) for every target word w (measure ``axis_cosine``); positive =
     closer to pole A. The summary is the mean score over the target words (sweater reports the
-    per-word scores only: ``per_word=true``).
+    per-word scores only: ``per_word=true``). The pole means m_A, m_B are of the pole words'
+    vectors (sweater's default ``l = 0``), or, with the scorer's ``semaxis_neighbours=l``, of each
+    pole word's vector averaged with its l nearest neighbours' (An et al.'s augmentation, sec. 3.2).
     """
 
     name = "semaxis"
+    # no at_least: a table of axis_cosine rows alone has one attribute_group, the contrast "A - B"
     requires = Requirement(
         needs="per-word cosines with the axis between two attribute groups (measure axis_cosine)",
         roles=("attribute_group",),
-        at_least={"attribute_group": 2},
         instead="score with the weat scorer and -o measures=[cosine,axis_cosine] (docs/weat.md)",
     )
     estimate_column = "semaxis"

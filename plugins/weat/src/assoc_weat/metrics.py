@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assoc.errors import DataError
+from assoc import DataError
 
 
 def _vectors(vectors: np.ndarray, label: str) -> np.ndarray:
@@ -74,8 +74,10 @@ def centroid_distances(words: np.ndarray, group: np.ndarray) -> np.ndarray:
 def axis_cosines(words: np.ndarray, group_a: np.ndarray, group_b: np.ndarray) -> np.ndarray:
     """SemAxis score cos(w, m_A - m_B) for every row w of ``words`` (An et al. 2018, eq. 1-2).
 
-    As sweater's ``semaxis(l = 0)``: the axis joins the two poles' mean vectors, without the
-    augmentation of each pole word by its nearest neighbours (An et al.'s optional step).
+    The axis joins the mean vectors of the rows of ``group_a`` and ``group_b``: the pole words'
+    vectors (sweater's ``semaxis(l = 0)``), or, for An et al.'s optional augmentation (sweater's
+    ``l`` > 0), each pole word's vector already averaged with its l nearest neighbours' (the
+    ``weat`` scorer's ``semaxis_neighbours``, which needs the whole vocabulary).
     """
     words = _vectors(words, "words")
     axis = centroid(group_a) - centroid(group_b)

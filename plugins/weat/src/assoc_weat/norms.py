@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assoc.errors import DataError
+from assoc import DataError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,7 +59,7 @@ def load_norms_csv(path: str | Path) -> Norms:
     Any format :func:`assoc.table.read_data_file` reads (.csv, .tsv, .parquet, .jsonl); words
     such as "NA" or "null" stay words.
     """
-    from assoc.table import read_data_file
+    from assoc import read_data_file
 
     path = Path(path)
     if not path.is_file():

@@ -13,7 +13,7 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterScorer, RegisterStimuli
+    from assoc import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 
 @hookimpl

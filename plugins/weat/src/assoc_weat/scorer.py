@@ -10,16 +10,17 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from assoc.errors import DataError, OutOfVocabularyWarning
-from assoc.scoring.options import Option, non_negative, positive
-from assoc.scoring.scorer import Scorer
+from assoc import DataError, Option, OutOfVocabularyWarning, Scorer, non_negative, positive
 
-from .embeddings import CASES, FORMATS, PHRASES
+from .embeddings import CASES, DTYPES, FORMATS, PHRASES
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
+
+    from .embeddings import Embeddings
 
 
 #: What the ``measures`` option can add to the pairwise cosines (formulas: :mod:`assoc_weat.metrics`).
@@ -108,6 +109,29 @@ class WEATScorer(Scorer):
             check=_share,
         ),
         Option("seed", int, 0, "seed of the classifier_holdout split", check=non_negative),
+        Option(
+            "dtype",
+            str,
+            "float64",
+            "precision the vectors are kept in: float64 (every digit of a text file, as sweater and NumPy read "
+            "it) or float32 (gensim's; half the memory, same numbers for files stored in float32)",
+            choices=DTYPES,
+        ),
+        Option(
+            "normalize",
+            bool,
+            False,
+            "scale every word vector to unit length before everything (WEFE's normalize=True); changes the "
+            "mean-vector, projection and classifier measures, not the cosines",
+        ),
+        Option(
+            "semaxis_neighbours",
+            int,
+            0,
+            "axis_cosine (SemAxis): replace each pole word by the mean of its vector and its l nearest "
+            "neighbours in the embedding (An et al. 2018; sweater's semaxis(l = ...)); 0 = no augmentation",
+            check=non_negative,
+        ),
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
@@ -126,18 +150,25 @@ class WEATScorer(Scorer):
         import numpy as np
         import pandas as pd
 
-        from assoc.infra.progress import bar
-        from assoc.stats.weat import cosine_matrix
-        from assoc.table import normalise
+        from assoc import normalise, set_run_report
+        from assoc.infra import bar
+        from assoc.stats import cosine_matrix
 
         from .embeddings import load_embeddings, lookup_matrix
 
         frames = []
-        steps = bar(total=len(models) * len(stimuli.designs), desc="weat", enabled=progress)
+        stored: dict[str, str] = {}  # model -> the dtype its vectors were kept in
+        self._augmented: dict[str, dict[str, dict[str, list[str]]]] = {}  # model -> design -> pole word -> neighbours
+        steps = bar(total=len(models) * len(stimuli.designs), desc="weat", enabled=progress, unit="design")
         for model in models:
             embeddings = load_embeddings(
-                model, format=self.params["format"], vocabulary=self.params["vocabulary"], limit=self.params["limit"]
+                model,
+                format=self.params["format"],
+                vocabulary=self.params["vocabulary"],
+                limit=self.params["limit"],
+                dtype=self.params["dtype"],
             )
+            stored[model] = str(embeddings.vectors.vectors.dtype)
             for design in stimuli.designs:
                 target_groups, attribute_groups = design.embedding_groups()
                 lookups = {}
@@ -149,6 +180,14 @@ class WEATScorer(Scorer):
                         lookups[kind, group] = (list(words), matrix, tokens)
                 self._check_vectors(design.name, model, lookups)
                 self._check_missing(design.name, model, lookups)
+                if self.params["normalize"]:
+                    # WEFE's normalize=True: each word vector over its norm (OOV rows stay NaN)
+                    for kind_group, (listed, vectors, entries) in lookups.items():
+                        lookups[kind_group] = (
+                            listed,
+                            vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
+                            entries,
+                        )
                 targets = [
                     (g, w, t) for g in target_groups for w, t in zip(lookups["target", g][0], lookups["target", g][2])
                 ]
@@ -160,7 +199,9 @@ class WEATScorer(Scorer):
                 target_vectors = np.vstack([lookups["target", g][1] for g in target_groups])
                 attribute_vectors = np.vstack([lookups["attribute", g][1] for g in attribute_groups])
                 measures = self.params["measures"]
-                frames.extend(self._extra_measures(model, design.name, target_groups, attribute_groups, lookups))
+                frames.extend(
+                    self._extra_measures(model, design.name, target_groups, attribute_groups, lookups, embeddings)
+                )
                 if "cosine" not in measures:
                     steps.update(1)
                     continue
@@ -187,12 +228,16 @@ class WEATScorer(Scorer):
                 )
                 steps.update(1)
         steps.close()
-        return normalise(
+        table = normalise(
             pd.concat(frames, ignore_index=True),
             scorer=self.name,
             measure=self.measure,
             extra_columns=list(self.extra_columns),
         )
+        report: dict = {"vector_dtype": stored, "normalize": self.params["normalize"]}
+        if self._augmented:
+            report["semaxis_neighbours"] = self._augmented
+        return set_run_report(table, report)
 
     def _extra_measures(
         self,
@@ -201,6 +246,7 @@ class WEATScorer(Scorer):
         target_groups: Mapping[str, Sequence[str]],
         attribute_groups: Mapping[str, Sequence[str]],
         lookups: dict,
+        embeddings: Embeddings,
     ) -> list[pd.DataFrame]:
         """Rows of the measures other than ``cosine`` (formulas: :mod:`assoc_weat.metrics`).
 
@@ -214,6 +260,12 @@ class WEATScorer(Scorer):
         for equally large attribute groups, and likewise ``"X - Y"``, ``"x_i - y_i"`` in the
         target columns for each attribute word. Out-of-vocabulary words are left out of every
         mean vector, pair and classifier (the scorer has warned about them).
+
+        With ``semaxis_neighbours`` = l > 0, each pole word of the ``axis_cosine`` rows is
+        replaced by the mean of its vector and the vectors of its l nearest neighbours (cosine,
+        over the whole loaded vocabulary; gensim's ``most_similar``), as An et al. (2018, sec. 3.2)
+        and sweater's ``semaxis(l = ...)``: the axis is the difference of the two groups' means
+        of these vectors. The neighbours are listed in the run report.
         """
         import itertools
 
@@ -273,6 +325,9 @@ class WEATScorer(Scorer):
                     va, vb = found["attribute", a][2], found["attribute", b][2]
                     if not len(va) or not len(vb):
                         continue
+                    if measure == "axis_cosine" and self.params["semaxis_neighbours"]:
+                        va = self._augment(embeddings, model, design, found["attribute", a])
+                        vb = self._augment(embeddings, model, design, found["attribute", b])
                     for group in target_groups:
                         words, tokens, vectors = found["target", group]
                         if not words:
@@ -326,6 +381,32 @@ class WEATScorer(Scorer):
         frame["context"] = ""
         frame["design"] = design
         return [frame]
+
+    def _augment(self, embeddings: Embeddings, model: str, design: str, group: tuple) -> np.ndarray:
+        """SemAxis pole vectors: each word's vector averaged with its l nearest neighbours' (An et al. 2018).
+
+        The neighbours are the l entries of the whole vocabulary with the highest cosine with the
+        word's entry, the entry itself left out (so the word and l others are averaged: sweater's
+        ``.soften``, which takes the top l + 1 including the word). For an averaged phrase the
+        neighbours are those of its vector. With ``normalize`` the neighbours' vectors are scaled
+        to unit length too.
+        """
+        import numpy as np
+
+        n = self.params["semaxis_neighbours"]
+        words, tokens, vectors = group
+        kept = embeddings.vectors
+        out = np.empty_like(vectors)
+        listed = self._augmented.setdefault(model, {}).setdefault(design, {})
+        for i, (word, token, vector) in enumerate(zip(words, tokens, vectors)):
+            query = token if token in kept.key_to_index else np.asarray(vector, dtype=kept.vectors.dtype)
+            neighbours = [key for key, _ in kept.most_similar(positive=[query], topn=n)]
+            rows = np.asarray(kept.vectors[[kept.key_to_index[k] for k in neighbours]], dtype=np.float64)
+            if self.params["normalize"]:
+                rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+            out[i] = np.vstack([vector[None, :], rows]).mean(axis=0)
+            listed[word] = neighbours
+        return out
 
     def _check_vectors(self, design: str, model: str, lookups: dict) -> None:
         """Reject found words whose vector has no cosine.

@@ -11,9 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from assoc import Option, Scorer
-from assoc.errors import ModelError
-from assoc.table import from_records
+from assoc import ModelError, Option, Scorer, from_records
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -33,7 +33,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from assoc.stimuli import Design, Stimuli
+from assoc import Design, Stimuli
 
 YAML_FILE = "bai2025_word_association.yaml"
 COMMITTED_LABEL_FILE = "bai2025_iat_stimuli_synonym.csv"

@@ -32,12 +32,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import OptionError, StimuliError
-from assoc.scoring.options import Option, positive
-from assoc.scoring.output import set_run_report
+from assoc import Option, OptionError, StimuliError, positive, set_run_report
 
-from ..requests import ChatRequest, public_endpoint, reply_text
-from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
+from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check, count_usage, sending_report
+from ..store import ChatRequest, public_endpoint, reply_text
 from . import prompts
 from .bundled import CITATION, VARIANTS
 from .parsing import parse_reply
@@ -45,7 +43,7 @@ from .parsing import parse_reply
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.stimuli import Design, Stimuli
+    from assoc import Design, Stimuli
 
 #: Options of chat_listing that mean nothing here (listing and rating prompts and their parsing).
 _NOT_INHERITED = {
@@ -217,7 +215,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
 
     def synonym_designs(self, stimuli: Stimuli) -> dict[str, Design] | None:
         """The synonym designs by name (``None`` when there are none)."""
-        from assoc.stimuli import Stimuli as _Stimuli
+        from assoc import Stimuli as _Stimuli
 
         spec = self.params["synonyms"]
         if spec == AUTO:
@@ -320,7 +318,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
         store: Any,
         **_: Any,
     ) -> pd.DataFrame:
-        from assoc.table import from_records
+        from assoc import from_records
 
         from ..parsing import REFUSAL_PATTERNS
 
@@ -371,14 +369,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
                              "raw_reply": ""})  # fmt: skip
                 continue
             response = entry["response"]
-            used = usage.setdefault(
-                request.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-            )
-            used["requests"] += 1
-            for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                used[name] += int((response.get("usage") or {}).get(name) or 0)
-            if response.get("system_fingerprint"):
-                fingerprints.add(str(response["system_fingerprint"]))
+            count_usage(usage, fingerprints, request.model, response)
             text = reply_text(response)
             more = tuple(label for label in extra["label_of"] if label not in labels)
             parsed = parse_reply(text, words, labels, more)
@@ -453,17 +444,7 @@ class ChatWordAssociationScorer(ChatListingScorer):
                 "combination": "one conversation per request: [system, user]",
             },
             "prompt_seed": p["prompt_seed"],
-            "requests": len(requests),
-            "from_cache": n_from_cache,
-            "sent": report.sent,
-            "received": report.received,
-            "retries": report.retries,
-            "retry_reasons": report.retry_reasons,
-            "failed": report.failed,
-            "seconds_sending": round(report.seconds, 3),
-            "cache_dir": store.root,
-            "usage": usage,
-            "system_fingerprints": sorted(fingerprints),
+            **sending_report(requests, report, n_from_cache, store, usage, fingerprints, waited=False),
             "replies": dict(sorted(statuses.items())),
             "n_replies_without_pairs": sum(1 for r in rows if r["measure"] == REPLY and r["n_pairs"] == 0),
             "problems": dict(sorted(reasons.items())),

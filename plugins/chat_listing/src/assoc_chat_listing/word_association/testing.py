@@ -117,7 +117,7 @@ def bai2025_replay(model: str = "gpt-4o", **options: Any) -> Callable[[dict[str,
     random generator and were not recorded, so the prompts differ; their scoring never reads the
     prompt, so the D scores do not depend on it.
     """
-    from assoc.stimuli import Stimuli
+    from assoc import Stimuli
 
     from .bundled import recorded_gpt4o_replies
     from .scorer import ChatWordAssociationScorer
