@@ -95,7 +95,11 @@ def test_plain_lines_come_at_the_interval_with_rate_and_time_left(monkeypatch):
     for _ in range(3):
         outer.update(2)
         inner.update(1)
-        time.sleep(0.12)  # the ticker writes while nothing is updated, too
+        # the ticker writes while nothing is updated, too: wait for its next line (no clock in the assert)
+        written = len(sys.stderr.getvalue().splitlines())
+        deadline = time.monotonic() + 60
+        while len(sys.stderr.getvalue().splitlines()) == written and time.monotonic() < deadline:
+            time.sleep(0.01)
     inner.close()
     outer.close()
     lines = sys.stderr.getvalue().splitlines()
