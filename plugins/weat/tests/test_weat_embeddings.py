@@ -187,9 +187,10 @@ def test_loaded_embeddings_are_a_bounded_lru(tmp_path, monkeypatch):
     files = []
     for i in range(3):
         path = tmp_path / f"v{i}.txt"
-        path.write_text("".join(f"w{j} {i} {j} 1.0\n" for j in range(100)), encoding="utf-8")  # 100 x 3 float32
+        path.write_text("".join(f"w{j} {i} {j} 1.0\n" for j in range(100)), encoding="utf-8")  # 100 x 3 float64
         files.append(str(path))
-    monkeypatch.setenv("ASSOC_EMBEDDING_CACHE_BYTES", str(2 * 100 * 3 * 4))  # room for two
+    # room for two: load_embeddings keeps float64 vectors (its default dtype), 8 bytes a number
+    monkeypatch.setenv("ASSOC_EMBEDDING_CACHE_BYTES", str(2 * 100 * 3 * 8))
     first = load_embeddings(files[0])
     assert load_embeddings(files[0]) is first
     load_embeddings(files[1])
