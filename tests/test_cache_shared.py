@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -245,6 +246,7 @@ print(json.dumps([list(table["model"]), list(table["value"]), table.attrs["assoc
 """
 
 
+@pytest.mark.slow
 def test_concurrent_runs_split_the_work_and_agree(units_plugin, tmp_path):
     """Four runs of one study on one cache directory: every unit computed once, the same table everywhere."""
     script = RUN.format(here=str(HERE), stimuli=STIMULI)
@@ -272,6 +274,7 @@ def test_concurrent_runs_split_the_work_and_agree(units_plugin, tmp_path):
     assert not list((tmp_path / "cache").rglob("claim-*.lock"))
 
 
+@pytest.mark.slow
 def test_a_run_takes_over_the_units_of_a_killed_concurrent_run(units_plugin, tmp_path):
     """A run killed while it holds a claim does not block the others: its unit is computed again."""
     script = RUN.format(here=str(HERE), stimuli=STIMULI)
@@ -302,3 +305,73 @@ def test_the_cache_example_of_scale_md_runs(tmp_path, monkeypatch):
     assert len(blocks) == 1
     run_blocks(blocks, name="scale.md")
     assert not list(tmp_path.rglob("claim-*.lock"))
+
+
+def _fill(namespace, n_packs: int) -> dict:
+    values = {}
+    for i in range(n_packs):
+        namespace.put_many({f"k{i}": [float(i)]})
+        values[f"k{i}"] = [float(i)]
+    return values
+
+
+def test_concurrent_compaction_is_not_reported_as_corruption(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from assoc.infra import cache as cache_module
+    from assoc.infra.cache import CacheWarning, ResultCache
+
+    monkeypatch.setattr(cache_module, "COMPACT_AFTER", 4)
+    expected = _fill(ResultCache(tmp_path).namespace(kind="t"), 6)
+    reader = ResultCache(tmp_path).namespace(kind="t")
+    real_read = Path.read_text
+    compacted = []
+
+    def read_while_another_process_compacts(self, *args, **kwargs):
+        if self.name.startswith("pack-") and not compacted:
+            compacted.append(True)
+            ResultCache(tmp_path).namespace(kind="t")._load()  # "another process" merges every pack now
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", read_while_another_process_compacts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        assert reader.get_many(expected) == expected
+    assert compacted
+    monkeypatch.setattr(Path, "read_text", real_read)
+    assert ResultCache(tmp_path).namespace(kind="t").get_many(expected) == expected
+    assert len(list(reader.directory.glob("pack-*.json"))) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_compaction_is_locked(tmp_path, monkeypatch):
+    import fcntl
+
+    from assoc.infra import cache as cache_module
+    from assoc.infra.cache import ResultCache
+
+    monkeypatch.setattr(cache_module, "COMPACT_AFTER", 4)
+    namespace = ResultCache(tmp_path).namespace(kind="t")
+    expected = _fill(namespace, 6)
+    with open(namespace.directory / ".compact.lock", "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # another process is compacting
+        assert ResultCache(tmp_path).namespace(kind="t").get_many(expected) == expected
+        assert len(list(namespace.directory.glob("pack-*.json"))) == 6  # left to the lock holder
+    assert ResultCache(tmp_path).namespace(kind="t").get_many(expected) == expected
+    assert len(list(namespace.directory.glob("pack-*.json"))) == 1
+
+
+def test_cache_root_is_the_platforms_user_cache_directory(monkeypatch, tmp_path):
+    import platformdirs
+
+    from assoc.infra.cache import default_root
+
+    monkeypatch.delenv("ASSOC_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_root() == __import__("pathlib").Path(platformdirs.user_cache_dir("assoc", appauthor=False))
+    if platformdirs.__name__ and __import__("sys").platform.startswith("linux"):
+        assert default_root() == tmp_path / "xdg" / "assoc"
+    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda *a, **k: "/Users/u/Library/Caches/assoc")
+    assert str(default_root()) == "/Users/u/Library/Caches/assoc"  # what macOS users get
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "mine"))
+    assert default_root() == tmp_path / "mine"

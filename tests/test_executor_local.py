@@ -158,6 +158,7 @@ def test_warnings_from_units_are_shown_once(units_plugin, monkeypatch):
     assert sum("the same note" in str(w.message) for w in caught) == 1
 
 
+@pytest.mark.slow
 def test_a_killed_driver_resumes_from_the_cache(units_plugin, tmp_path):
     """A driver killed with SIGKILL mid-study keeps the units that had arrived; a new run computes only the rest."""
     script = textwrap.dedent(f"""

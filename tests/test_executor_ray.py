@@ -1,6 +1,7 @@
 """The Ray executor gives the local executor's table; lost workers, failing units and killed drivers.
 
-One local Ray (2 CPUs) serves every test of this module: starting Ray costs seconds.
+One local Ray (2 CPUs, the ``ray_session`` fixture of tests/conftest.py) serves every Ray test of
+the session: starting Ray costs seconds. Its tests carry the ``ray`` and ``slow`` markers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import ray  # not importorskip: CI installs assoc[ray] (scripts/setup.sh), and a missing Ray must fail the run
 
 import assoc
 from assoc.executors.ray import RayExecutor
@@ -45,18 +45,6 @@ PAIRS = {
     ]
 }
 N_PAIRS = 9
-
-
-@pytest.fixture(scope="module")
-def ray_session(tmp_path_factory):
-    """A local Ray with 2 CPUs whose workers can import tests/unit_scorers.py; stopped after the module."""
-    if ray.is_initialized():
-        ray.shutdown()
-    path = os.pathsep.join([str(HERE), *sys.path])
-    env = {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")

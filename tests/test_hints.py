@@ -143,6 +143,7 @@ def test_summary_of_a_comparison_says_what_was_compared(length_units):
     assert f"Input:       comparison of char_ngram on {char_models}; length_units on m1, m2" in lines
 
 
+@pytest.mark.slow
 def test_models_tiny_prints_no_library_bar_when_piped(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "assoc.cli", "models", "tiny", str(tmp_path / "tiny")],

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import stat
 import sys
 
 import pytest
 
 from assoc.infra.io import atomic_path, atomic_write
 from assoc.infra.progress import bar, default_enabled
+from assoc.table.files import write_table
+from assoc.table.schema import from_records
 
 
 def test_atomic_write_replaces_only_on_success(tmp_path):
@@ -58,6 +62,29 @@ def test_progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere(monkeypatch):
     assert "scoring" in tty.getvalue() and "\r" in tty.getvalue()  # tqdm redraws in place
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_atomic_writes_get_the_umask_mode(tmp_path):
+    from assoc.infra.io import atomic_path, atomic_write
+
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "a.txt") as handle:
+            handle.write("x")
+        with atomic_path(tmp_path / "b.bin") as path:
+            path.write_bytes(b"x")
+        table = from_records([{"model": "m", "target": "t", "attribute": "a", "value": 1.0}], scorer="s", measure="m")
+        write_table(table, tmp_path / "t.csv")
+        os.umask(0o077)
+        with atomic_write(tmp_path / "private.txt") as handle:
+            handle.write("x")
+    finally:
+        os.umask(old)
+    for name in ("a.txt", "b.bin", "t.csv"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+    assert stat.S_IMODE((tmp_path / "private.txt").stat().st_mode) == 0o600
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_plain_lines_come_at_the_interval_with_rate_and_time_left(monkeypatch):
     import time
 
@@ -68,7 +95,11 @@ def test_plain_lines_come_at_the_interval_with_rate_and_time_left(monkeypatch):
     for _ in range(3):
         outer.update(2)
         inner.update(1)
-        time.sleep(0.12)  # the ticker writes while nothing is updated, too
+        # the ticker writes while nothing is updated, too: wait for its next line (no clock in the assert)
+        written = len(sys.stderr.getvalue().splitlines())
+        deadline = time.monotonic() + 60
+        while len(sys.stderr.getvalue().splitlines()) == written and time.monotonic() < deadline:
+            time.sleep(0.01)
     inner.close()
     outer.close()
     lines = sys.stderr.getvalue().splitlines()

@@ -68,6 +68,7 @@ def _run(args, tmp_path, extra_env=None):
     return done.stderr
 
 
+@pytest.mark.slow
 def test_piped_output_has_no_third_party_bars_or_info_logs(fake_distribution, tiny_model, tmp_path):
     fake_distribution("loads", PLUGIN)
     quiet = _run(["--model", str(tiny_model)], tmp_path)
@@ -103,6 +104,7 @@ def test_helper_restores_the_libraries_state():
         other.setLevel(logging.NOTSET)
 
 
+@pytest.mark.slow
 def test_helper_reaches_a_library_imported_inside_it(tmp_path):
     code = (
         "import sys; from assoc.infra.progress import quiet_libraries\n"

@@ -102,6 +102,7 @@ def tiny_bert(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
+@pytest.mark.slow
 def test_masked_lm_scorers_take_a_model_and_tokenizer_pair(tiny_bert, scorer):
     import pandas.testing as pdt
     import torch
@@ -126,6 +127,7 @@ def test_masked_lm_scorers_take_a_model_and_tokenizer_pair(tiny_bert, scorer):
     assert name.endswith(digest.hexdigest()[:12])
 
 
+@pytest.mark.slow
 def test_fmat_unit_cache_keys_in_memory_weights(tiny_bert, tmp_path):
     """Changed weights under the same name would be a stale cache hit: the key holds the weights' hash."""
     import torch
@@ -145,6 +147,7 @@ def test_fmat_unit_cache_keys_in_memory_weights(tiny_bert, tmp_path):
     assert not np.allclose(first["value"], second["value"])
 
 
+@pytest.mark.slow
 def test_sbert_takes_a_sentence_transformer():
     import pandas.testing as pdt
     from assoc_sbert_topwords.models import resolve_model
@@ -161,6 +164,7 @@ def test_sbert_takes_a_sentence_transformer():
     assert loaded.assoc.provenance["model_fingerprints"]["minilm-in-memory"].startswith("sha256:")
 
 
+@pytest.mark.slow
 def test_the_models_page_runs():
     from assoc.testing.docs import code_blocks, run_blocks
 

@@ -473,6 +473,7 @@ def nan_model(tmp_path_factory):
 
 
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
+@pytest.mark.slow
 def test_a_model_with_nan_output_stops_naming_model_and_query(nan_model, tmp_path, scorer):
     from assoc.errors import AssocError
 
@@ -597,7 +598,7 @@ def test_a_port_that_does_not_answer_like_ray_times_out_as_set(monkeypatch):
         started = time.monotonic()
         with pytest.raises(assoc.errors.OptionError, match=r"no answer like a Ray cluster's \(waited up to 0.5 s"):
             RayExecutor(address, connect_timeout=0.5)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 20  # not the default 30 s (a tighter bound fails on a busy machine)
         monkeypatch.setenv("ASSOC_RAY_CONNECT_TIMEOUT", "0.3")
         result = _cli("score", "-s", "char_ngram", "-i", "caliskan:weat1", "-x", "ray", "--ray-address", address)
         assert result.exit_code == 2 and "waited up to 0.3 s" in result.stderr

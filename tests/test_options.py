@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
+import assoc
 from assoc.components.options import REQUIRED, Option, parse_cli_options, validate_options
 from assoc.errors import OptionError
 
@@ -125,3 +128,36 @@ def test_renamed_options_keep_working_with_a_deprecation_warning():
         validate_options(spec, {"level": 0.9, "confidence": 0.9}, owner="analysis 'x'")
     with pytest.raises(OptionError, match="unknown value 'median'"):
         validate_options(spec, {"sd": "median"}, owner="analysis 'x'")
+
+
+def test_integer_options_are_exact():
+    spec = [Option("seed", int, 0)]
+    big = 2**53 + 1
+    assert validate_options(spec, {"seed": big}, "x")["seed"] == big
+    assert validate_options(spec, {"seed": str(big)}, "x")["seed"] == big
+    assert validate_options(spec, {"seed": np.int64(2**62 + 1)}, "x")["seed"] == 2**62 + 1
+    assert validate_options(spec, {"seed": 3.0}, "x")["seed"] == 3
+    assert validate_options(spec, {"seed": "1e3"}, "x")["seed"] == 1000
+    for bad in (2.5, "2.5", "x", True, float("inf")):
+        with pytest.raises(assoc.errors.OptionError, match="integer"):
+            validate_options(spec, {"seed": bad}, "x")
+
+
+def test_repr_of_a_component_with_a_dataframe_option():
+    frame = pd.DataFrame({"word": ["a", "b"], "value": [1.0, 2.0]})
+    from assoc.plugins.manager import get_analysis
+
+    analysis = get_analysis("correlate")(criterion=frame)
+    text = repr(analysis)
+    assert text.startswith(type(analysis).__name__ + "(") and "criterion=<DataFrame 2x2>" in text
+    assert "\n" not in text
+
+
+def test_list_defaults_are_not_shared_between_instances():
+    spec = [Option("within", list, ["model"]), Option("names", dict, {"a": ["x"]})]
+    first = validate_options(spec, {}, "x")
+    first["within"].append("design")
+    first["names"]["a"].append("y")
+    second = validate_options(spec, {}, "x")
+    assert second == {"within": ["model"], "names": {"a": ["x"]}}
+    assert spec[0].default == ["model"]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import assoc
 from assoc import plotting
 from assoc.cli import build_cli
 from assoc.errors import OptionError, TableError
@@ -116,3 +120,44 @@ def test_forest_plot_draws_reference_columns_beside_the_estimates():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["d", "published"]
     with pytest.raises(TableError, match="compare column"):
         plotting.plot_estimates(result, estimate="d", compare=["nope"])
+
+
+@pytest.mark.slow
+def test_plotting_leaves_the_users_backend_alone(tmp_path):
+    import subprocess
+
+    script = (
+        "import matplotlib\n"
+        "matplotlib.use('svg')\n"  # a non-interactive backend other than Agg, as a user might choose
+        "import assoc\n"
+        "from assoc.plotting import plot_scores, save_figure\n"
+        "from assoc.table.schema import from_records\n"
+        "t = from_records([{'model': 'm', 'target_group': 'X', 'target': 'x', 'attribute_group': 'A',\n"
+        "                  'attribute': 'a', 'value': 1.0}], scorer='s', measure='m')\n"
+        "fig = plot_scores(t)\n"
+        "save_figure(fig, r'" + str(tmp_path / "f.png") + "')\n"
+        "import matplotlib.pyplot as plt\n"
+        "print(matplotlib.get_backend(), len(plt.get_fignums()))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env={**os.environ, "MPLBACKEND": ""}
+    )
+    assert out.stdout.split() == ["svg", "0"]
+    assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_one_row_forest_plot_has_a_label_and_a_title():
+    from assoc.plotting import plot_estimates
+
+    table = assoc.score("weat", "caliskan:weat1")
+    result = assoc.analyze("weat", table)
+    assert len(result) == 1
+    fig = plot_estimates(result)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels != ["1"] and "weat1" in labels[0]
+    assert ax.get_title() == "weat: effect_size" or ax.get_title().startswith("weat: ")
+    # a result without provenance keeps a one-row title: the estimate's name
+    bare = pd.DataFrame({"design": ["d1"], "d": [0.5]})
+    fig = plot_estimates(bare)
+    assert fig.axes[0].get_title() == "d" and fig.axes[0].get_yticklabels()[0].get_text() == "d1"

@@ -46,6 +46,7 @@ def register_scorers(register):
 """
 
 
+@pytest.mark.slow
 def test_a_hook_module_importing_pandas_at_top_level_fails(fake_distribution):
     fake_distribution("heavytop", HEAVY_AT_TOP)
     with pytest.raises(AssertionError, match=r"plugin 'heavytop'.*imports .*pandas.*inside the functions"):
@@ -73,6 +74,7 @@ INSTALLED = sorted({entry.name for entry in metadata.entry_points(group="assoc")
 
 
 @pytest.mark.parametrize("plugin", INSTALLED)
+@pytest.mark.slow
 def test_every_installed_plugin_passes(plugin):
     check_plugin_imports(plugin)
 

@@ -57,6 +57,7 @@ def offline_env(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_page_runs_end_to_end(offline_env):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("assoc_sbert_topwords")

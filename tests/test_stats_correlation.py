@@ -1,5 +1,7 @@
 """Correlation, Fisher-z CI and Williams' t against scipy and a published worked example."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -66,3 +68,42 @@ def test_bad_input():
         correlation(np.arange(3.0), np.arange(3.0))
     with pytest.raises(DataError, match="unknown correlation method"):
         correlation(np.arange(6.0), np.arange(6.0), method="kendall")
+
+
+def test_fisher_interval_at_r_plus_minus_one_is_its_limit_without_a_warning():
+    from assoc.stats.correlations import fisher_interval
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's divide-by-zero RuntimeWarning would raise here
+        assert fisher_interval(1.0, 0.2) == (1.0, 1.0)
+        assert fisher_interval(-1.0, 0.2) == (-1.0, -1.0)
+        assert fisher_interval(1.0, 0.2, alternative="greater") == (1.0, 1.0)
+        assert fisher_interval(-1.0, 0.2, alternative="less") == (-1.0, -1.0)
+        assert fisher_interval(1.0, 0.2, alternative="less") == (-1.0, 1.0)
+    # the limit: tanh(atanh(r) -/+ 1.96 se) as r -> 1 approaches 1 from below
+    low, high = fisher_interval(1 - 1e-12, 0.2)
+    assert low == pytest.approx(1.0, abs=1e-9) and high == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_pearson_interval_is_scipys_for_every_alternative(alternative):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=40)
+    y = 0.3 * x + rng.normal(size=40)
+    ours = correlation(x, y, alternative=alternative, confidence=0.9)
+    ref = stats.pearsonr(x, y, alternative=alternative)
+    ci = ref.confidence_interval(confidence_level=0.9)
+    assert (ours.ci_low, ours.ci_high) == (ci.low, ci.high)
+    assert ours.p_value == ref.pvalue and ours.r == ref.statistic
+
+
+def test_spearman_one_sided_interval_by_hand():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=30)
+    y = x + rng.normal(size=30)
+    res = correlation(x, y, method="spearman", alternative="greater", confidence=0.95)
+    z, se = np.arctanh(res.r), np.sqrt(1.06 / 27)
+    assert res.ci_low == pytest.approx(np.tanh(z - 1.6448536269514722 * se), abs=1e-12)
+    assert res.ci_high == 1.0
+    less = correlation(x, y, method="spearman", alternative="less", confidence=0.95)
+    assert less.ci_low == -1.0 and less.ci_high == pytest.approx(np.tanh(z + 1.6448536269514722 * se), abs=1e-12)

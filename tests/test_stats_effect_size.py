@@ -97,3 +97,13 @@ def test_bootstrap_counts_undefined_resamples():
         [1.0, 1.0], [1.0, 1.0], lambda a, b: standardized_mean_difference_rows(a, b, sd="all"), n_resamples=50, seed=0
     )
     assert interval.n_undefined == 50 and math.isnan(interval.low)
+
+
+def test_cohens_d_of_two_constant_groups_is_nan():
+    assert np.isnan(standardized_mean_difference([0.1] * 3, [0.1] * 3))
+    assert np.isnan(standardized_mean_difference([0.1] * 3, [0.1] * 3, sd="all"))
+    assert np.isnan(standardized_mean_difference([0.1] * 3, [0.3] * 3))
+    rows = standardized_mean_difference_rows(np.full((2, 3), 0.1), np.full((2, 3), 0.1))
+    assert np.isnan(rows).all()
+    # a real difference with real spread is untouched (by hand: d = -1 / 1 = -1)
+    assert standardized_mean_difference([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]) == pytest.approx(-1.0)

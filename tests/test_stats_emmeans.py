@@ -53,6 +53,7 @@ def test_one_way_ols_equals_group_means_and_tukey_hsd():
         assert c["cohens_d"] == pytest.approx(c["estimate"] / math.sqrt(mse), rel=1e-10)
 
 
+@pytest.mark.slow
 def test_holm_bonferroni_and_none_by_hand():
     data = one_way(seed=3)
     fit = fit_ols(data, "y ~ C(group)")
@@ -162,6 +163,7 @@ def test_compact_letter_display_by_hand():
         compact_letter_display(["p"], [1], [("p", "zz")])
 
 
+@pytest.mark.slow
 def test_emmeans_analysis_on_a_table_and_bad_input():
     data = one_way(seed=8).assign(scorer="s", model="m")
     out = assoc.analyze("emmeans", data, outcome="y", factor="group", adjust="holm")

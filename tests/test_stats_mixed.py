@@ -82,6 +82,7 @@ def test_crossed_random_intercepts_match_variance_component_fit():
     assert [comps["model"], comps["frame"]] == pytest.approx(list(direct.vcomp), rel=1e-8)
 
 
+@pytest.mark.slow
 def test_convergence_problems_are_reported_not_swallowed():
     data = make_data(3)
     data["value"] = data["x"] * 2.0  # no residual variance and no group effect: a degenerate fit

@@ -70,3 +70,25 @@ def test_non_nested_and_wrong_order_are_refused():
         compare_nested(fit_ols(data, "value ~ x + z"), fit_ols(data, "value ~ x"))
     with pytest.raises(DataError, match="cannot fit"):
         fit_ols(data, "value ~ nope")
+
+
+def test_nested_comparison_by_hand_and_rank_deficient_designs():
+    rng = np.random.default_rng(0)
+    n = 30
+    data = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n)})
+    data["value"] = 1 + 0.5 * data["x"] + 0.3 * data["z"] + rng.normal(size=n)
+    data["x2"] = 2 * data["x"]  # adds a column but no rank
+    reduced, full = fit_ols(data, "value ~ x"), fit_ols(data, "value ~ x + z")
+    cmp = compare_nested(reduced, full)
+    rss0, rss1 = reduced.result.ssr, full.result.ssr
+    f = ((rss0 - rss1) / 1) / (rss1 / (n - 3))
+    assert (cmp.df1, cmp.df2) == (1, n - 3)
+    assert cmp.f == pytest.approx(f, rel=1e-12)
+    assert cmp.p_f == pytest.approx(stats.f.sf(f, 1, n - 3), rel=1e-10)
+    chi2 = n * np.log(rss0 / rss1)  # 2 (l1 - l0) for Gaussian log-likelihoods
+    assert cmp.chi2 == pytest.approx(chi2, rel=1e-10)
+    assert cmp.p_lrt == pytest.approx(stats.chi2.sf(chi2, 1), rel=1e-10)
+    # x2 = 2x adds a coefficient but no rank: one degree of freedom is tested, not two
+    deficient = compare_nested(reduced, fit_ols(data, "value ~ x + x2 + z"))
+    assert (deficient.df1, deficient.df2) == (1, n - 3)
+    assert deficient.f == pytest.approx(f, rel=1e-8)

@@ -143,3 +143,14 @@ def test_negative_seed_is_an_option_error_for_bootstrap_and_wefat():
         weat(*blocks, seed=-1, n_bootstrap=10)  # exact test: only the bootstrap used the seed
     with pytest.raises(OptionError, match="seed"):
         wefat(rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), p_method="sampled", seed=-1, n_resamples=10)
+
+
+def test_weat_bootstrap_accepts_a_generator_seed():
+    from assoc.stats.association_tests import weat
+
+    rng = np.random.default_rng(1)
+    sims = [rng.normal(size=(4, 3)) for _ in range(4)]
+    result = weat(*sims, seed=np.random.default_rng(0), n_bootstrap=10)
+    assert result.ci is not None and result.ci.n_resamples == 10
+    again = weat(*sims, seed=np.random.default_rng(0), n_bootstrap=10)
+    assert (result.ci.low, result.ci.high) == (again.ci.low, again.ci.high)  # reproducible from the seed

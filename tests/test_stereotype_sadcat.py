@@ -242,6 +242,7 @@ def test_singularize_phrases():
     assert singularize("") == ""
 
 
+@pytest.mark.slow
 def test_documented_accuracy_on_the_warriner_word_list():
     """The accuracy documented in assoc.stats.singular, re-measured on the word list of
     benchmarks/bench_singular.py (Warriner lemmas, their plurals, the hard cases)."""

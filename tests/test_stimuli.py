@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+import assoc
 from assoc import Design, Stimuli
-from assoc.errors import StimuliError, UnknownNameError
+from assoc.errors import StimuliError, UnknownNameError, natural_key
 
 OCCUPATION = {
     "name": "occupation",
@@ -223,3 +224,15 @@ def test_a_set_whose_loader_takes_a_path_reads_the_users_copy(tmp_path):
             Stimuli.load(f"fixed:{copy}")
     finally:
         assoc.plugins.unregister("stimuli-path-test")
+
+
+def test_names_sort_naturally():
+    assert sorted(["weat10", "weat2", "weat1", "Weat3"], key=natural_key) == ["weat1", "weat2", "Weat3", "weat10"]
+    message = str(UnknownNameError("design", "weat99", ["weat1", "weat10", "weat2"]))
+    assert "(available: weat1, weat2, weat10)" in message
+    with pytest.raises(
+        UnknownNameError,
+        match=r"available: weat1, weat2, weat3, weat4, weat5, weat6, weat7, "
+        r"weat8, weat9, weat10\)",
+    ):
+        assoc.Stimuli.load("caliskan:weat99")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from assoc.errors import TableError
-from assoc.table.files import read_table, write_table
+from assoc.errors import OptionError, TableError
+from assoc.table import normalise, parse_where, read_table, select_rows, write_table
 from assoc.table.provenance import get_provenance, make_provenance, set_provenance
 from assoc.table.schema import COLUMNS, from_records, validate_table
 
@@ -123,3 +124,41 @@ def test_normalise_fills_an_all_missing_measure_or_scorer_column():
     )
     out = normalise(frame, scorer="s", measure="m")
     assert out["measure"].tolist() == ["m", "m"] and out["scorer"].tolist() == ["s", "x"]
+
+
+def test_json_data_files_are_json_arrays(tmp_path):
+    from assoc.table.files import read_data_file
+
+    path = tmp_path / "criterion.json"
+    path.write_text(json.dumps([{"target": "a", "criterion": 1.5}, {"target": "b", "criterion": 2.5}]))
+    frame = read_data_file(path, what="criterion")
+    assert frame.to_dict("records") == [{"target": "a", "criterion": 1.5}, {"target": "b", "criterion": 2.5}]
+
+
+def both_tasks_table() -> pd.DataFrame:
+    rows = []
+    for term, words, rating in (("nurse", ["kind", "caring"], 6.0), ("pilot", ["brave", "cold"], 4.0)):
+        rows += [
+            {"scorer": "chat_listing", "model": "m", "target": term, "attribute": w, "measure": "listed", "value": 1.0}
+            for w in words
+        ]
+        rows.append({"scorer": "chat_listing", "model": "m", "target": term, "measure": "rating", "value": rating})
+    return normalise(pd.DataFrame(rows))
+
+
+def test_select_rows_and_parse_where():
+    table = both_tasks_table()
+    listed = select_rows(table, {"measure": "listed"})
+    assert len(listed) == 4 and set(listed["measure"]) == {"listed"}
+    assert len(select_rows(table, {"target": ["nurse", "pilot"], "measure": "rating"})) == 2
+    assert parse_where(["measure=listed", "model=a", "model=b=c"]) == {"measure": ["listed"], "model": ["a", "b=c"]}
+    with pytest.raises(OptionError, match="COLUMN=VALUE"):
+        parse_where(["measure"])
+    with pytest.raises(TableError, match=r"no column 'task'"):
+        select_rows(table, {"task": "listing"})
+    with pytest.raises(TableError, match=r"no row has measure=cosine \(values present: listed, rating\)"):
+        select_rows(table, {"measure": "cosine"})
+    with pytest.raises(TableError, match="not together"):
+        select_rows(table, {"measure": "rating", "attribute": "kind"})
+    numbers = pd.DataFrame({"rank": [1.0, 2.0, np.nan]})
+    assert len(select_rows(numbers, {"rank": "1"})) == 1

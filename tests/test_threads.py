@@ -205,6 +205,7 @@ def test_help_lists_the_option(command):
     assert result.exit_code == 0 and "--threads N" in result.output and "ASSOC_THREADS" in result.output
 
 
+@pytest.mark.slow
 def test_threads_never_import_torch_for_work_that_does_not_use_it(tmp_path):
     """In a fresh process: --help and a torch-free run with threads= leave torch unimported; a run that
     imports torch inside its unit gets the count from the moment it imports it."""

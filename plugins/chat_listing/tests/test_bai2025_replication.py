@@ -74,6 +74,10 @@ AUTHORS_CLEAN = {
 AUTHORS_ZEROS = 71
 
 
+# the page's replication runs 4200 requests through the local server once for the module: all of it is slow
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def page() -> dict:
     return run_blocks(code_blocks(PAGE), name="docs/replication/bai2025.md", namespace={"__name__": "docs_bai2025"})

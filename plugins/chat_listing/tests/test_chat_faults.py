@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
 import pytest
@@ -172,13 +171,11 @@ def test_credentials_in_the_base_url_are_sent_and_never_stored_or_printed(tmp_pa
 
 def test_a_server_that_never_answers_stops_the_run_in_bounded_time(server, capsys):
     server.fail(1000, hang=True)
-    start = time.perf_counter()
     with pytest.raises(ChatServiceError, match=r"no answer within the timeout \(0.3 s to answer.*2 times"):
         score(server, timeout=0.3, timeout_retries=1, concurrency=2)
-    took = time.perf_counter() - start
-    # two attempts of 0.3 s each and one short backoff, not max_retries attempts
-    assert took < 4.0
-    assert len(server.chat_requests()) <= 4  # at most two attempts for each of the two requests in flight
+    # bounded by the attempts, not by a clock: two attempts of each of the two requests in flight at
+    # most (timeout_retries=1), not max_retries attempts; the wall time is the machine's business
+    assert 2 <= len(server.chat_requests()) <= 4
 
 
 def test_progress_shows_retries_and_waits(server, capsys, monkeypatch):
@@ -191,6 +188,7 @@ def test_progress_shows_retries_and_waits(server, capsys, monkeypatch):
     assert "waiting to retry" in err and "retries 2 (429 x2)" in err
 
 
+@pytest.mark.slow
 def test_no_gathering_future_warning_after_a_run_stopping_error(tmp_path):
     (tmp_path / "study.json").write_text(json.dumps(STIMULI))
     # the 401 comes at once while the other requests are still in flight (answers take 2 s)

@@ -283,3 +283,20 @@ def test_documented_nicolas2024_command_runs_end_to_end(tmp_path, monkeypatch):
     result = assoc.read_table("stereotype.csv")
     assert set(result["target"]) == set(expected) - {"Black"}
     assert set(result["attribute_group"]) == {"Warmth", "Competence"}
+
+
+def test_refusal_warning_names_each_term_once_with_its_task():
+    from assoc_chat_listing.scorer import ChatListingScorer
+
+    scorer = ChatListingScorer()
+    refusals = [
+        {"model": "m", "target": "nurse", "task": "listing", "sample": 0},
+        {"model": "m", "target": "nurse", "task": "rating", "sample": 0},
+        {"model": "m", "target": "nurse", "task": "rating", "sample": 1},
+        {"model": "m", "target": "pilot", "task": "listing", "sample": 0},
+    ]
+    with pytest.warns(UserWarning) as record:
+        scorer._warn(refusals, [], [], [], [])
+    message = str(record[0].message)
+    assert "4 refusal(s)" in message
+    assert "m/'nurse' (listing), m/'nurse' (rating x2), m/'pilot' (listing)" in message

@@ -12,6 +12,7 @@ from assoc.testing.docs import code_blocks, run_blocks
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "word-association.md"
 
 
+@pytest.mark.slow
 def test_python_examples_run(tmp_path, monkeypatch):
     pytest.importorskip("assoc_weat")
     pytest.importorskip("assoc_fmat")

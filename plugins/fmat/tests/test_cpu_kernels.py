@@ -37,8 +37,10 @@ def test_onednn_linear_equals_a_float64_product(shape, with_bias):
 
 @needs_onednn
 def test_onednn_linear_takes_strided_inputs_and_leaves_other_dtypes_to_torch():
-    x = torch.randn(48, 9).T  # not contiguous
-    weight = torch.randn(16, 48)
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(48, 9, generator=generator).T  # not contiguous
+    weight = torch.randn(16, 48, generator=generator)
+    torch.manual_seed(1)  # the nn.Linear below draws its weights from the global generator
     with kernels.onednn_linear():
         strided = torch.nn.functional.linear(x, weight)
         as_double = torch.nn.functional.linear(x.double(), weight.double())
@@ -63,7 +65,8 @@ def test_the_context_is_per_thread(monkeypatch):
             return super().__torch_function__(func, types, args, kwargs)
 
     monkeypatch.setattr(kernels, "_MODE_CLASS", Counting)
-    x, weight = torch.randn(4, 8), torch.randn(3, 8)
+    generator = torch.Generator().manual_seed(2)
+    x, weight = torch.randn(4, 8, generator=generator), torch.randn(3, 8, generator=generator)
     outside = []
     with kernels.onednn_linear():
         worker = threading.Thread(target=lambda: outside.append(torch.nn.functional.linear(x, weight)), name="other")
@@ -104,6 +107,7 @@ def _requests_and_expected(lm):
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
 @pytest.mark.parametrize("setting", ["onednn", "torch"])
+@pytest.mark.slow
 def test_engine_values_equal_the_model_run_alone_with_either_kernels(tiny_models, family, setting, monkeypatch):
     monkeypatch.setenv("ASSOC_CPU_MATMUL", setting)
     with load_masked_lm(tiny_models[family]) as lm:
@@ -132,6 +136,7 @@ def _broken_mode(kind):
 @needs_onednn
 @pytest.mark.parametrize("kind", ["wrong", "raises"])
 @pytest.mark.parametrize("family", ["bert", "albert"])
+@pytest.mark.slow
 def test_kernels_that_do_not_reproduce_the_model_are_not_used(tiny_models, family, kind, monkeypatch):
     monkeypatch.setattr(kernels, "_MODE_CLASS", _broken_mode(kind))
     with load_masked_lm(tiny_models[family]) as lm:

@@ -38,6 +38,7 @@ def _by_hand(lm, text):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.slow
 def test_log_probs_match_fill_mask_pipeline(loaded, family):
     from transformers import pipeline
 
@@ -106,6 +107,7 @@ def test_batch_plan_respects_the_budget_and_wastes_the_least_padding():
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.slow
 def test_packed_encoder_matches_each_sequence_run_alone(loaded, family):
     """Where every encoder layer has the BERT structure (BERT, RoBERTa; not ALBERT's shared
     layers), the engine runs the per-token work on the real tokens only (no padding) and the
@@ -225,6 +227,7 @@ def test_temporary_tokens_are_weighted_means_of_subtokens(tiny_models):
 
 
 @pytest.mark.parametrize("architecture", ["distilbert", "electra", "deberta-v2", "modernbert", "xlm-roberta"])
+@pytest.mark.slow
 def test_other_architectures_read_the_lm_head_correctly(tmp_path, architecture):
     """Only the mask positions go through the LM head (a hook on the encoder output): check that
     this gives each architecture's own full-logits log-softmax, with padding in the batch."""

@@ -98,7 +98,8 @@ def test_hub_ids_resolve_through_the_hugging_face_cache(tiny_models, tmp_path, m
     shutil.copytree(tiny_models["bert"], repo / "snapshots" / commit)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
-    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))  # what transformers reads
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # wins over HF_HOME (set by the suite's conftest)
 
     lm = load_masked_lm("someone/tiny-bert")
     assert lm.fingerprint == f"hf:someone/tiny-bert@{commit}" and lm.vocab_size == 30522

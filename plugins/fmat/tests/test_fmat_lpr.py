@@ -161,3 +161,28 @@ def test_on_real_scorer_output(tiny_models):
     expected = (v[("nurse", "man")] - v[("nurse", "woman")]) - (v[("doctor", "man")] - v[("doctor", "woman")])
     assert len(out) == 1 and out["value"].iloc[0] == pytest.approx(expected, abs=1e-12)
     assert isinstance(out, pd.DataFrame)
+
+
+def test_lpr_standardize_z_of_constant_lprs_is_nan(tmp_path):
+    rows = []
+    for target in ("nurse", "engineer", "doctor"):
+        # log P(he) - log P(she) = 0.1 for every target: constant LPRs within the query, whose
+        # pandas SD is 1.7e-17, not 0
+        for group, word, lp in (("male", "he", 0.1), ("female", "she", 0.0)):
+            rows.append(
+                {
+                    "model": "m",
+                    "context": "[MASK] is a {TARGET}.",
+                    "target_group": "Job",
+                    "target": target,
+                    "attribute_group": group,
+                    "attribute": word,
+                    "value": lp,
+                    "design": "d",
+                    "mask_group": group,
+                    "mask": word,
+                }
+            )
+    table = from_records(rows, scorer="fmat", measure="log_prob", extra_columns=["design", "mask_group", "mask"])
+    out = assoc.analyze("lpr", table, standardize="z", target_pair=False, attrib_pair=False)
+    assert out["value"].isna().all()

@@ -41,6 +41,7 @@ def _pipeline_log_prob(pipe, text, token):
 
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
+@pytest.mark.slow
 def test_values_match_the_fill_mask_pipeline(tiny_models, loaded, family):
     from transformers import pipeline
 
@@ -276,6 +277,7 @@ def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, 
 
 
 @pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
+@pytest.mark.slow
 def test_models_are_loaded_one_at_a_time_and_released(tiny_models, monkeypatch):
     """Several models in one run with the model cache off (ASSOC_MODEL_CACHE_BYTES=0): each is loaded
     only after the previous one was released."""

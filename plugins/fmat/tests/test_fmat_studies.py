@@ -10,13 +10,15 @@ import yaml
 import assoc
 from assoc.errors import StimuliError
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "stimuli" / "bao2024_fmat.yaml"
+# the shared extraction of the papers' stimuli: ../shared/stimuli beside the repository (parents[3] is its root)
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "stimuli" / "bao2024_fmat.yaml"
 PACKAGED = Path(__file__).resolve().parents[1] / "src" / "assoc_fmat" / "data" / "bao2024_fmat.yaml"
 
 
 def test_packaged_copy_is_the_shared_file():
-    if SHARED.exists():
-        assert SHARED.read_bytes() == PACKAGED.read_bytes()
+    if not SHARED.is_file():
+        pytest.skip("the shared stimuli folder (../shared beside the repository) is not on this machine")
+    assert SHARED.read_bytes() == PACKAGED.read_bytes()
 
 
 def test_designs_follow_the_paper():

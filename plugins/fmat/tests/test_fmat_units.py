@@ -42,6 +42,7 @@ def test_payload_round_trip_keeps_every_item_in_order():
         ("pll", {"tokens_scored": "context", "per_token": True}),
     ],
 )
+@pytest.mark.slow
 def test_one_filling_per_unit_gives_the_same_table(tiny_models, scorer, options):
     models = [tiny_models["roberta"], tiny_models["bert"]]
     whole = assoc.score(scorer, STIMULI, models, cache=False, **options)
@@ -87,6 +88,7 @@ def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models):
 
 @pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")
 @pytest.mark.parametrize("scorer", ["fmat", "pll"])
+@pytest.mark.slow
 def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, monkeypatch, scorer):
     """cache_dir covers what a run writes (memo included); a masked-LM result is stored once, as unit rows."""
     import assoc.lm.models as lm_models

@@ -72,6 +72,7 @@ def test_word_glued_to_its_context_is_flagged(loaded):
 
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
+@pytest.mark.slow
 def test_encode_many_equals_the_ordinary_tokenizer_call(tiny_models, family):
     """The direct backend call gives exactly transformers' ``tokenizer(texts)["input_ids"]``,
     also when the backend was left with truncation switched on."""

@@ -52,6 +52,7 @@ def cache_root(tmp_path):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.slow
 def test_float32_backend_equals_the_models_own_forward_pass(tiny_models, family, cache_root):
     lm = load_masked_lm(tiny_models[family], backend="onnx", memo=cache_root)
     expected, requests = [], []
@@ -72,6 +73,7 @@ def test_float32_backend_equals_the_models_own_forward_pass(tiny_models, family,
     lm.close()
 
 
+@pytest.mark.slow
 def test_the_forward_passes_run_on_onnx_runtime(tiny_models, cache_root, monkeypatch):
     # The numbers above could also come from PyTorch: count the session's runs and PyTorch's batches.
     from assoc.lm.masked import engine, onnx
@@ -99,6 +101,7 @@ def test_the_forward_passes_run_on_onnx_runtime(tiny_models, cache_root, monkeyp
     lm.close()
 
 
+@pytest.mark.slow
 def test_export_is_reused_across_loads_and_its_check_remembered(tiny_models, cache_root, monkeypatch):
     from assoc.lm.masked import onnx
 
@@ -121,6 +124,7 @@ def test_export_is_reused_across_loads_and_its_check_remembered(tiny_models, cac
     assert exports == [1] and checks == [1, 1]
 
 
+@pytest.mark.slow
 def test_an_export_that_computes_something_else_is_refused(tiny_models, cache_root, monkeypatch):
     import copy
 
@@ -147,6 +151,7 @@ def test_an_export_that_computes_something_else_is_refused(tiny_models, cache_ro
         assert not list((cache_root.root / "models" / "onnx").glob("*/model.onnx"))
 
 
+@pytest.mark.slow
 def test_a_cached_export_that_fails_its_check_is_made_again(tiny_models, cache_root, monkeypatch):
     import copy
 
@@ -174,6 +179,7 @@ def test_a_cached_export_that_fails_its_check_is_made_again(tiny_models, cache_r
     lm.close()
 
 
+@pytest.mark.slow
 def test_a_first_batch_unlike_pytorch_stops_the_run_and_removes_the_export(tiny_models, cache_root, monkeypatch):
     from assoc.lm.masked import onnx
 
@@ -194,6 +200,7 @@ def test_a_first_batch_unlike_pytorch_stops_the_run_and_removes_the_export(tiny_
     lm.close()
 
 
+@pytest.mark.slow
 def test_int8_backend_is_close_and_not_equal(tiny_models, cache_root):
     lm = load_masked_lm(tiny_models["bert"], backend="onnx-int8", memo=cache_root)
     cases = [by_hand(lm.model, lm.tokenizer, text) for text in SENTENCES]
@@ -244,6 +251,7 @@ def test_weights_without_a_content_fingerprint_leave_no_export_behind(tiny_model
     lm.close()
 
 
+@pytest.mark.slow
 def test_disabled_cache_writes_no_export(tiny_models, tmp_path):
     from assoc.infra.cache import Cache
 
@@ -328,6 +336,7 @@ def test_fmat_refuses_onnx_for_a_model_in_memory(tiny_models):
         assoc.score("fmat", _stimuli(), [pair], backend="onnx", progress=False)
 
 
+@pytest.mark.slow
 def test_fmat_scores_with_onnx_equal_the_model_by_hand_and_are_cached_apart(tiny_models, tmp_path, monkeypatch):
     from assoc.lm.masked import onnx
 
@@ -354,6 +363,7 @@ def test_fmat_scores_with_onnx_equal_the_model_by_hand_and_are_cached_apart(tiny
     assert len(table) == 2 * 3 * 4 and worst < 1e-5
 
 
+@pytest.mark.slow
 def test_docs_onnx_fmat_example_runs(tmp_path, monkeypatch):
     from pathlib import Path
 

@@ -175,6 +175,7 @@ def test_temporary_tokens_do_not_leak_into_the_shared_model(tiny_models):
     assert np.array_equal(again.log_probs(request)[0], before)
 
 
+@pytest.mark.slow
 def test_score_twice_loads_once_and_gives_the_same_table(tiny_models, counted_loads):
     first = assoc.score("fmat", _stimuli(), models=[tiny_models["bert"]], cache=False, oov="add_tokens", progress=False)
     second = assoc.score(
@@ -184,6 +185,7 @@ def test_score_twice_loads_once_and_gives_the_same_table(tiny_models, counted_lo
     assert np.array_equal(first["value"].to_numpy(), second["value"].to_numpy())
 
 
+@pytest.mark.slow
 def test_load_masked_lm_still_loads_a_private_copy(tiny_models, counted_loads):
     shared = cached_masked_lm(tiny_models["bert"])
     with load_masked_lm(tiny_models["bert"]) as private:
@@ -224,6 +226,7 @@ def test_weights_are_hashed_once_across_processes(tiny_models, tmp_path, monkeyp
     assert lm_models.local_fingerprint(copy) != first
 
 
+@pytest.mark.slow
 def test_packed_encoder_check_is_remembered_across_processes(tiny_models, forward_calls):
     request = [MaskRequest(cached_masked_lm(tiny_models["bert"]).encode("[MASK] is here."), 1, (5, 6))]
     first = cached_masked_lm(tiny_models["bert"]).log_probs(request)[0]
@@ -236,6 +239,7 @@ def test_packed_encoder_check_is_remembered_across_processes(tiny_models, forwar
     assert [s for s in checks if s is not None] == [] and lm._shortcut is True
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tiny_models):
     from pathlib import Path
 

@@ -88,6 +88,7 @@ def small_watson(monkeypatch):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_page_examples_run_as_written(page, tiny_bert, small_watson, tmp_path, monkeypatch):
     from click.testing import CliRunner
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from assoc_pll.analyses import LoglikAnalysis, PosteriorAnalysis
@@ -318,3 +319,11 @@ def test_loglik_errors_name_only_what_varies_and_designs_missing_from_the_table(
     )
     with pytest.raises(DataError, match=r"design\(s\) 'act' that are not in the table"):
         loglik_table(averaged, read_choices(more))
+
+
+def test_posterior_by_hand_far_in_the_tail_and_with_a_zero_prior():
+    from assoc_pll.posterior import bayes_posterior
+
+    got = bayes_posterior([-800.0, -801.0, -700.0], [0.5, 0.5, 0.0])
+    e = np.exp(-1.0)
+    np.testing.assert_allclose(got, [1 / (1 + e), e / (1 + e), 0.0], rtol=1e-14)

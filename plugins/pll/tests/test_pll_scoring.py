@@ -135,6 +135,7 @@ def test_pll_matches_one_forward_pass_per_masked_copy(lms, family, metric):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.slow
 def test_pll_on_onnx_runtime_matches_one_forward_pass_per_masked_copy(model_dirs, family, tmp_path):
     # backend="onnx" (assoc.lm.masked.onnx): the same engine batches on ONNX Runtime, against the same by-hand loop
     pytest.importorskip("onnxruntime")
@@ -384,6 +385,7 @@ def test_long_input_runs_in_batches_under_the_token_budget(lms, monkeypatch):
     assert [got[p] for p in probe] == pytest.approx(expected, abs=TOL)
 
 
+@pytest.mark.slow
 def test_input_of_512_tokens_runs_under_a_small_budget(tmp_path, monkeypatch):
     # The memory requirement: a 512-token input (BERT's maximum) runs in bounded
     # batches. A one-layer BERT with 512 positions keeps it fast; the mechanics are the same.

@@ -22,6 +22,7 @@ MODEL = "all-MiniLM-L6-v2"
 TERMS = {"target": {"jobs": ["nurse", "doctor"], "age": ["teenagers"]}}
 
 
+@pytest.mark.slow
 def test_float32_export_equals_pytorch(minilm, cache_dir):
     # the export every int8 load is checked through (not an option: not faster on the CPUs measured)
     from assoc_sbert_topwords.encoding import open_encoder
@@ -45,6 +46,7 @@ def test_float32_is_not_an_option(cache_dir):
         assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, backend="onnx", progress=False)
 
 
+@pytest.mark.slow
 def test_int8_vocabulary_cached_per_backend(cache_dir):
     def top(backend):
         table = assoc.score(
@@ -61,6 +63,7 @@ def test_int8_vocabulary_cached_per_backend(cache_dir):
     assert sorted(keys) == [False, True]
 
 
+@pytest.mark.slow
 def test_onnx_int8_is_opt_in_and_close(minilm, cache_dir):
     table = assoc.score(
         "sbert_cosine",
@@ -80,6 +83,7 @@ def test_onnx_int8_is_opt_in_and_close(minilm, cache_dir):
     assert table.assoc.provenance["options"]["backend"] == "onnx-int8"
 
 
+@pytest.mark.slow
 def test_export_that_does_not_reproduce_pytorch_is_refused(cache_dir, monkeypatch):
     from assoc_sbert_topwords import onnx
 
@@ -116,6 +120,7 @@ def test_in_memory_model_is_left_as_it_is(minilm, cache_dir):
     assert type(minilm[0].auto_model) is before
 
 
+@pytest.mark.slow
 def test_docs_onnx_example_runs(cache_dir):
     from pathlib import Path
 

@@ -72,6 +72,7 @@ def test_block_rows_bounded():
     assert block_rows(10**12, 1) == 1
 
 
+@pytest.mark.slow
 def test_400k_vocabulary_within_2gb():
     """Ranking 400,000 words for 300 terms: the memory allocated beyond the inputs stays far below 2 GB
     (the block budget plus the outputs), and the top words are those of a full sort."""

@@ -1,6 +1,5 @@
 """The three scorers on the real all-MiniLM-L6-v2, checked against by-hand numpy computations."""
 
-import subprocess
 import sys
 import warnings
 
@@ -35,6 +34,7 @@ def brute_force_top(model, term, vocabulary, k, ceiling):
     return [vocabulary[i] for i in kept[:k]], cos[kept[:k]], int((cos > ceiling).sum()) if ceiling else 0
 
 
+@pytest.mark.slow
 def test_top_words_match_brute_force(minilm, cache_dir):
     table = assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=10, progress=False)
     assert set(table["attribute_group"]) == {"top_words"} and set(table["measure"]) == {"cosine"}
@@ -53,6 +53,7 @@ def test_top_words_match_brute_force(minilm, cache_dir):
     assert nurse["n_above_ceiling"].iloc[0] >= 3 and nurse["n_term_removed"].iloc[0] == 0
 
 
+@pytest.mark.slow
 def test_term_removed_without_ceiling(cache_dir):
     table = assoc.score(
         "sbert_topwords",
@@ -79,6 +80,7 @@ def test_term_removed_without_ceiling(cache_dir):
     assert exact["attribute"].iloc[0] in {"Nurse", "NURSE"}  # identical vectors under an uncased model
 
 
+@pytest.mark.slow
 def test_vocabulary_embedded_once_and_corruption_recomputed(cache_dir, monkeypatch):
     from assoc_sbert_topwords.encoding import SentenceEncoder
 
@@ -161,6 +163,7 @@ def test_seat_mode_is_a_weat_table_and_weat_matches_by_hand(minilm, cache_dir):
     assert len(wefat) == 6
 
 
+@pytest.mark.slow
 def test_valence_by_hand(minilm, cache_dir):
     from assoc.stimuli import Stimuli
 
@@ -222,6 +225,7 @@ def test_bad_input_errors(tmp_path, cache_dir):
         assoc.score("sbert_cosine", SEAT, [MODEL], template="no placeholder", progress=False)
 
 
+@pytest.mark.slow
 def test_cli_score_then_stereotype(tmp_path, cache_dir):
     """The done-when commands: score the bundled nicolas2024 terms, then code them with `stereotype` unchanged."""
     vocabulary = tmp_path / "vocabulary.txt"
@@ -234,10 +238,15 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
             "direction": [1, 1, -1, 1, -1],
         }
     ).to_csv(dictionary, index=False)
-    assoc_cli = [sys.executable, "-m", "assoc.cli"]
-    done = subprocess.run(
+    # in this process (click's runner): the same commands without a fresh interpreter importing torch twice;
+    # the CLI in its own process is checked by tests/test_cli.py and tests/test_library_output.py
+    from click.testing import CliRunner
+
+    from assoc.cli import cli
+
+    done = CliRunner().invoke(
+        cli,
         [
-            *assoc_cli,
             "score",
             "--scorer",
             "sbert_topwords",
@@ -250,14 +259,11 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
             "--out",
             str(tmp_path / "top.csv"),
         ],
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    done = subprocess.run(
+    assert done.exit_code == 0, done.output[-2000:]
+    done = CliRunner().invoke(
+        cli,
         [
-            *assoc_cli,
             "analyze",
             "stereotype",
             "--table",
@@ -269,11 +275,8 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
             "--out",
             str(tmp_path / "coded.csv"),
         ],
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.exit_code == 0, done.output[-2000:]
     coded = pd.read_csv(tmp_path / "coded.csv")
     assert set(coded["target"]) == set(Stimuli.load("nicolas2024").designs[0].target)
     assert set(coded["measure"]) == {"representativeness", "direction"}
@@ -284,12 +287,14 @@ def test_cli_score_then_stereotype(tmp_path, cache_dir):
     assert nurse.loc[nurse["attribute_group"] == "Warmth", "value"].iloc[0] == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_no_warnings_on_a_clean_run(cache_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assoc.score("sbert_topwords", TERMS, [MODEL], vocabulary=SMALL_VOCABULARY, top_k=5, progress=False)
 
 
+@pytest.mark.slow
 def test_vocabulary_embedding_resumes_from_its_chunks_with_the_same_numbers(tmp_path, monkeypatch):
     """A run killed while embedding the vocabulary keeps the finished chunks; the resumed matrix is bitwise equal."""
     import assoc_sbert_topwords.encoding as encoding
@@ -342,6 +347,7 @@ class _Terminal:
 
 
 @pytest.mark.parametrize("progress", [False, True])
+@pytest.mark.slow
 def test_the_progress_setting_reaches_the_workers_vocabulary_bar(cache_dir, monkeypatch, progress):
     """``--no-progress`` (progress=False) silences the bar the worker opens while embedding the vocabulary."""
     terminal = _Terminal()

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from assoc_weat.embeddings import (
     Embeddings,
@@ -51,7 +52,6 @@ def test_word2vec_binary_hand_written(tmp_path):
 
 
 def test_numpy_with_text_json_and_parquet_vocabularies(tmp_path):
-    import pandas as pd
 
     np.save(tmp_path / "m.npy", MATRIX)
     (tmp_path / "m.vocab.txt").write_text("\n".join(WORDS) + "\n", encoding="utf-8")
@@ -178,3 +178,27 @@ def test_misspelt_name_and_directory_get_clear_errors(tmp_path):
         load_embeddings("glove-6b-5d")
     with pytest.raises(ModelError, match="is a directory; name the vectors file inside it"):
         load_embeddings(str(tmp_path))
+
+
+def test_loaded_embeddings_are_a_bounded_lru(tmp_path, monkeypatch):
+    from assoc_weat.embeddings import EMBEDDING_CACHE, load_embeddings, release_embeddings
+
+    release_embeddings()
+    files = []
+    for i in range(3):
+        path = tmp_path / f"v{i}.txt"
+        path.write_text("".join(f"w{j} {i} {j} 1.0\n" for j in range(100)), encoding="utf-8")  # 100 x 3 float64
+        files.append(str(path))
+    # room for two: load_embeddings keeps float64 vectors (its default dtype), 8 bytes a number
+    monkeypatch.setenv("ASSOC_EMBEDDING_CACHE_BYTES", str(2 * 100 * 3 * 8))
+    first = load_embeddings(files[0])
+    assert load_embeddings(files[0]) is first
+    load_embeddings(files[1])
+    load_embeddings(files[0])  # now the most recently used
+    load_embeddings(files[2])  # evicts files[1]
+    assert [key[0] for key in EMBEDDING_CACHE.keys()] == [files[0], files[2]]
+    assert load_embeddings(files[0]) is first
+    assert release_embeddings(files[0]) == 1 and load_embeddings(files[0]) is not first
+    monkeypatch.setenv("ASSOC_EMBEDDING_CACHE_BYTES", "0")
+    release_embeddings()
+    assert load_embeddings(files[1]) is not load_embeddings(files[1]) and len(EMBEDDING_CACHE) == 0

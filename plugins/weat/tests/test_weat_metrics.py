@@ -331,7 +331,7 @@ B1 = ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"]
 def _sweater_vectors(tmp_path_factory, name: str, dtype=np.float64) -> str:
     """sweater's vectors as a .npy: R's doubles as they are (float64), or rounded to float32."""
     if not SWEATER:
-        pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set")
+        pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set: assoc does not ship it")
     import rdata
 
     path = Path(SWEATER) / f"{name}.rda"

@@ -5,10 +5,13 @@ library use :func:`pytest.importorskip`, which is right on a developer's machine
 wrong in CI: a missing oracle would make the run green without checking anything.
 With ``ASSOC_STRICT_SKIPS=1`` in the environment (``make test`` sets it, so
 ``.ci/run`` does too) such a skip fails the test, or the test module at collection,
-naming the missing module. Other skips (an explicit ``pytest.skip`` with a reason)
-are left alone, and so are skips for a missing assoc plugin package (``assoc_*``): which
-plugins are installed is a choice of the environment (``assoc plugins`` reports it), while a
-missing oracle is always a broken test setup.
+naming the missing module. A skip counts as such when ``importorskip`` raised it, whatever
+its reason says (``importorskip("onnx", reason="the onnx extra")`` too), and only then; a
+report that does not carry the exception falls back to pytest's wording of the reason
+("could not import").
+Other skips (an explicit ``pytest.skip`` with a reason) are left alone, and so are skips for a
+missing assoc plugin package (``assoc_*``): which plugins are installed is a choice of the
+environment (``assoc plugins`` reports it), while a missing oracle is always a broken test setup.
 
 It is enabled for the project's suite by ``-p assoc.devtools.strict_skips`` in
 ``[tool.pytest.ini_options]``.
@@ -19,8 +22,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
+import _pytest.outcomes as _outcomes
 import pytest
 
 ENV = "ASSOC_STRICT_SKIPS"
@@ -33,16 +38,37 @@ def strict() -> bool:
     return os.environ.get(ENV, "").strip().lower() in {"1", "true", "yes"}
 
 
-def _missing_dependency(report: Any) -> str | None:
-    """The skip reason if ``report`` is a skip caused by a module that could not be imported."""
+def _importorskip_module(excinfo: Any) -> str | None:
+    """The module ``importorskip`` could not import, when it raised the skip in ``excinfo``."""
+    if excinfo is None or not isinstance(excinfo.value, pytest.skip.Exception):
+        return None
+    for entry in excinfo.traceback:
+        if entry.name == "importorskip" and entry.path == Path(_outcomes.__file__):
+            module = entry.locals.get("modname")
+            return module if isinstance(module, str) else "?"
+    return None
+
+
+def _missing_dependency(report: Any, call: Any = None) -> str | None:
+    """The skip reason if ``report`` is a skip caused by a module that could not be imported.
+
+    ``call`` (the :class:`pytest.CallInfo` of the test or collection) tells for sure, from the
+    traceback, whether ``importorskip`` raised the skip; without it the reason's wording decides.
+    """
     if not report.skipped:
         return None
     longrepr = report.longrepr
     reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
-    if _IMPORT_SKIP not in reason:
-        return None
-    module = re.search(r"could not import '([^']+)'", reason)
-    if module and module.group(1).split(".")[0].startswith("assoc_"):
+    excinfo = getattr(call, "excinfo", None)
+    module = _importorskip_module(excinfo)
+    if module is None:
+        if excinfo is not None or _IMPORT_SKIP not in reason:
+            return None  # a skip of another kind (an explicit pytest.skip), whatever its words
+        found = re.search(r"could not import '([^']+)'", reason)
+        module = found.group(1) if found else "?"
+    elif _IMPORT_SKIP not in reason:
+        reason = f"could not import {module!r} ({reason.removeprefix('Skipped: ')})"
+    if module.split(".")[0].startswith("assoc_"):
         return None  # an optional plugin, not an oracle
     return reason
 
@@ -60,7 +86,8 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     """Fail a test module whose module-level ``importorskip`` skipped it."""
     outcome = yield
     report = outcome.get_result()
-    reason = _missing_dependency(report) if strict() else None
+    # pytest keeps the collection's CallInfo on the report until collect_one_node takes it
+    reason = _missing_dependency(report, report.__dict__.get("call")) if strict() else None
     if reason is not None:
         _fail(report, reason)
 
@@ -70,6 +97,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Fail a test whose ``importorskip`` inside the test skipped it."""
     outcome = yield
     report = outcome.get_result()
-    reason = _missing_dependency(report) if strict() else None
+    reason = _missing_dependency(report, call) if strict() else None
     if reason is not None:
         _fail(report, reason)
