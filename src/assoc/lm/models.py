@@ -3,17 +3,21 @@
 Shared by the masked-LM engine (:mod:`assoc.lm.masked`) and by plugins that load their own
 models (sentence encoders, chat models): :func:`resolve_device`, :func:`torch_dtype`,
 :func:`looks_like_path`, and the fingerprints that name a model's weights in provenance
-(:func:`model_fingerprint`: the sha256 of a local directory, or the Hub commit). Nothing here
+(:func:`model_fingerprint`: the sha256 of a local directory, or the Hub commit), and the one
+loader of a transformers model and its tokenizer (:func:`load_pretrained`) behind the masked-LM
+and causal-LM engines, with what their loaded handles share (:class:`LoadedLM`). Nothing here
 imports torch or transformers at module import time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from assoc.errors import OptionError
+from assoc.errors import ModelError, OptionError
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -154,3 +158,205 @@ def directory_stamp(directory: Path) -> tuple:
     return tuple(
         (str(p.relative_to(directory)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) for p, st in stats
     )
+
+
+def load_pretrained(
+    model: str,
+    auto_class: str,
+    *,
+    noun: str,
+    action: str,
+    device: str,
+    dtype: str,
+    revision: str | None,
+    memo: Cache | None = None,
+    hub_advice: bool = True,
+    check: Callable[[str, Any], None] | None = None,
+) -> tuple[Any, Any, str, str]:
+    """Load (tokenizer, model, fingerprint, device) with transformers' ``auto_class`` or raise :class:`ModelError`.
+
+    One loader for every engine: the name checks, device and dtype, the choice between a local
+    directory and the Hub (and whether the Hub must be reachable), loading with transformers'
+    progress bars off, and the translation of its errors into one line naming the problem.
+
+    Parameters
+    ----------
+    model
+        A Hugging Face id or a local directory (surrounding spaces ignored).
+    auto_class
+        The transformers class that loads the weights, by name (``"AutoModelForMaskedLM"``,
+        ``"AutoModelForCausalLM"``), so that transformers is imported only once the Hub check passed.
+    noun
+        What the model is, in error messages (``"fill-mask model"``, ``"causal LM"``).
+    action
+        What was being done, in the unreachable-Hub message (:func:`assoc.lm.hub.check_hub_reachable`).
+    device, dtype, revision
+        As for :func:`resolve_device`, :func:`torch_dtype` and ``from_pretrained``.
+    memo
+        Where the weights' fingerprint is remembered (:func:`local_fingerprint`).
+    hub_advice
+        Whether a Hub id that cannot be loaded gets :func:`assoc.lm.hub.advice` in its message.
+    check
+        Called with the model name and the tokenizer once both loaded, before the model is moved:
+        raises :class:`ModelError` when the model is not of the kind the engine needs.
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise ModelError("model name is empty; give a Hugging Face id or a local directory")
+    model = model.strip()
+    tdtype = torch_dtype(dtype)
+    device = resolve_device(device)
+    path = Path(model).expanduser()
+    if not path.is_dir() and looks_like_path(model):
+        raise ModelError(f"model directory {model!r} does not exist")
+    source = str(path) if path.is_dir() else model
+    hub: dict[str, Any] = {}
+    if not path.is_dir():
+        from assoc.lm.hub import cache_dir, check_hub_reachable, hub_reachable
+
+        # The Hub client retries a failed connection for about a minute: decide here, in seconds,
+        # whether the Hub is needed (not cached) and reachable; a cached model loads without it.
+        if hub_fingerprint(model, revision) is None:
+            check_hub_reachable(model, action=action)
+            hub = {"cache_dir": str(cache_dir())}
+        else:
+            hub = {"cache_dir": str(cache_dir()), "local_files_only": not hub_reachable()}
+
+    import transformers
+    from transformers.utils import logging as hf_logging
+
+    # transformers' own "Loading weights" bars would interleave with ours; scoring has its own progress.
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, revision=revision, **hub)
+        lm = getattr(transformers, auto_class).from_pretrained(source, revision=revision, dtype=tdtype, **hub)
+    except _weights_errors() as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if _is_weights_error(exc):
+            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
+            raise ModelError(f"cannot load {noun} {model!r}: {named} is corrupt or unreadable ({first})") from exc
+        if isinstance(exc, RuntimeError):
+            raise  # not a file problem we know: a bug, keep the traceback
+        offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
+        where = (
+            "a local directory"
+            if path.is_dir()
+            else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
+        )
+        if hub_advice and not path.is_dir():
+            from assoc.lm.hub import advice
+
+            where += f" ({advice(model)})"
+        raise ModelError(f"cannot load {noun} {model!r} as {where}: {first}") from exc
+    finally:
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
+    if check is not None:
+        check(model, tokenizer)
+    lm.eval()
+    lm.to(device)
+    return tokenizer, lm, model_fingerprint(model, revision, memo), device
+
+
+def _weights_errors() -> tuple[type[BaseException], ...]:
+    """What ``from_pretrained`` raises for a model it cannot load.
+
+    A missing or odd file, a bad config, or corrupt weights (safetensors' own error, torch's
+    unpickling and stream errors).
+    """
+    import pickle
+
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, pickle.UnpicklingError, RuntimeError)
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # pragma: no cover - transformers depends on safetensors
+        return errors
+    return (*errors, SafetensorError)
+
+
+def _is_weights_error(exc: BaseException) -> bool:
+    import pickle
+
+    name = type(exc).__name__
+    return (
+        name == "SafetensorError"
+        or isinstance(exc, pickle.UnpicklingError)
+        or (isinstance(exc, RuntimeError) and ("PytorchStreamReader" in str(exc) or "safetensors" in str(exc).lower()))
+    )
+
+
+def _weight_files(directory: Path) -> list[str]:
+    """Names of the weight files in a model directory."""
+    patterns = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.ckpt")
+    return sorted({p.name for pattern in patterns for p in directory.glob(pattern)})
+
+
+_Handle = TypeVar("_Handle", bound="LoadedLM")
+
+
+class LoadedLM:
+    """What a loaded language model's handle is, whatever the engine: the base of the masked-LM and causal-LM handles.
+
+    Attributes: ``name`` (as the user wrote it), ``tokenizer``, ``model`` (None once closed),
+    ``device``, ``dtype``, ``fingerprint`` (the weights' identity, :func:`model_fingerprint`),
+    ``shared`` (the weights belong to the process cache or to the user, not to this handle) and
+    ``memo`` (where facts about the weights are remembered; None: the default cache root).
+    Subclasses set ``max_length``, the longest sequence the model accepts. A handle is a context
+    manager that closes itself.
+    """
+
+    max_length: int
+
+    def __init__(
+        self,
+        name: str,
+        tokenizer: Any,
+        model: Any,
+        *,
+        device: str,
+        dtype: str,
+        fingerprint: str,
+        shared: bool = False,
+        memo: Cache | None = None,
+    ):
+        self.name = name
+        self.tokenizer = tokenizer
+        self.model = model
+        self.device = device
+        self.dtype = dtype
+        self.fingerprint = fingerprint
+        self.shared = shared
+        self.memo = memo
+
+    def close(self) -> None:
+        """Drop the model; a private copy's memory is freed (CPU and GPU), shared weights stay loaded."""
+        self.model = None
+        if not self.shared:
+            from assoc.infra.memory import free_memory
+
+            free_memory()
+
+    def __enter__(self: _Handle) -> _Handle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _model(self) -> Any:
+        if self.model is None:
+            raise ModelError(f"model {self.name!r} was closed")
+        return self.model
+
+    def _refuse_bad_ids(self, input_ids: Sequence[int], token_ids: Sequence[int] | None, n_vocab: int) -> None:
+        """Raise :class:`ModelError` for a sequence longer than the model accepts or a token id outside its vocabulary.
+
+        ``input_ids`` is the sequence the model reads; ``token_ids`` the ids whose probabilities are
+        read (None: the whole vocabulary, nothing to check).
+        """
+        if len(input_ids) > self.max_length:
+            raise ModelError(
+                f"a sequence of {len(input_ids)} tokens is longer than model {self.name!r} "
+                f"accepts ({self.max_length} tokens including special tokens)"
+            )
+        if token_ids is not None and any(not 0 <= t < n_vocab for t in token_ids):
+            raise ModelError(f"token id outside the vocabulary of {self.name!r} (size {n_vocab})")

@@ -49,6 +49,7 @@ from assoc.errors import ModelError
 from assoc.lm.causal.requests import CausalRequest
 from assoc.lm.masked.engine import _max_length, plan_batches
 from assoc.lm.masked.options import default_max_tokens
+from assoc.lm.models import LoadedLM
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -66,7 +67,7 @@ TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 5e-2, "bfloat16": 5e-2
 _PATHS_VERIFIED: weakref.WeakKeyDictionary[Any, tuple[bool, bool]] = weakref.WeakKeyDictionary()
 
 
-class CausalLM:
+class CausalLM(LoadedLM):
     """A loaded causal (left-to-right) language model plus its tokenizer.
 
     Build one with :func:`assoc.lm.causal.load_causal_lm` (a private copy) or
@@ -90,41 +91,17 @@ class CausalLM:
         shared: bool = False,
         memo: Cache | None = None,
     ):
-        self.name = name
-        self.tokenizer = tokenizer
-        self.model = model
-        self.device = device
-        self.dtype = dtype
-        self.fingerprint = fingerprint
-        self.shared = shared
-        self.memo = memo
+        super().__init__(
+            name, tokenizer, model, device=device, dtype=dtype, fingerprint=fingerprint, shared=shared, memo=memo
+        )
         self.max_length = _max_length(tokenizer, model.config)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.pad_token_id = int(pad) if pad is not None else 0
         self.paths: tuple[bool, bool] | None = None  # (shared prefix, head only); None = not decided yet
 
-    # -- life cycle -------------------------------------------------------------------
-    def close(self) -> None:
-        """Drop the model; a private copy's memory is freed, a shared one stays in the process cache."""
-        self.model = None
-        if not self.shared:
-            from assoc.infra.memory import free_memory
-
-            free_memory()
-
-    def __enter__(self) -> CausalLM:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
+    # -- life cycle (close, with: LoadedLM's) -------------------------------------------
     def __repr__(self) -> str:
         return f"CausalLM({self.name!r}, device={self.device!r}, dtype={self.dtype!r})"
-
-    def _model(self) -> Any:
-        if self.model is None:
-            raise ModelError(f"model {self.name!r} was closed")
-        return self.model
 
     # -- vocabulary -------------------------------------------------------------------
     @property
@@ -175,13 +152,7 @@ class CausalLM:
         for req in requests:
             if not isinstance(req, CausalRequest):
                 raise TypeError(f"log_probs expects CausalRequest objects, got {type(req).__name__}")
-            if len(req.input_ids) > self.max_length:
-                raise ModelError(
-                    f"a sequence of {len(req.input_ids)} tokens is longer than model {self.name!r} "
-                    f"accepts ({self.max_length} tokens including special tokens)"
-                )
-            if any(not 0 <= t < n_vocab for t in req.input_ids):
-                raise ModelError(f"token id outside the vocabulary of {self.name!r} (size {n_vocab})")
+            self._refuse_bad_ids(req.input_ids, req.input_ids, n_vocab)
             index.setdefault(req, len(index))
         unique = list(index)
         meter = bar(total=len(unique), desc=self.name, enabled=progress, unit="seq")

@@ -1,27 +1,19 @@
 """Find, identify and load a causal LM (Hugging Face id, local directory, or an in-memory pair).
 
-The masked-LM loader's pieces are reused: device and dtype resolution, the weights'
-fingerprint, the Hub checks and the per-process model cache's memory policy
-(:mod:`assoc.lm.masked.loading`); only the model class and the checks that it is a causal LM differ.
+The masked-LM engine's loader is reused: :func:`assoc.lm.models.load_pretrained` (device and dtype,
+the Hub checks, the weights' fingerprint, the error messages) and the per-process model cache's
+memory policy (:mod:`assoc.lm.masked.loading`); only the model class and the checks that it is a
+causal LM differ.
 Nothing here imports torch or transformers at module import time.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-from assoc.lm.masked.loading import (
-    MaskedLMCache,
-    _Entry,
-    _is_weights_error,
-    _model_bytes,
-    _weight_files,
-    _weights_errors,
-)
-from assoc.lm.models import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
+from assoc.lm.masked.loading import MaskedLMCache, _Entry, _model_bytes
+from assoc.lm.models import load_pretrained
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -64,55 +56,21 @@ def in_memory_causal_lm(name: str) -> CausalLM | None:
 def load_causal_parts(
     model: str, *, device: str, dtype: str, revision: str | None, memo: Cache | None = None
 ) -> tuple[Any, Any, str, str]:
-    """Load (tokenizer, model, fingerprint, device) of a causal LM or raise :class:`ModelError` naming the problem."""
-    if not isinstance(model, str) or not model.strip():
-        raise ModelError("model name is empty; give a Hugging Face id or a local directory")
-    model = model.strip()
-    tdtype = torch_dtype(dtype)
-    device = resolve_device(device)
-    path = Path(model).expanduser()
-    if not path.is_dir() and looks_like_path(model):
-        raise ModelError(f"model directory {model!r} does not exist")
-    source = str(path) if path.is_dir() else model
-    hub: dict[str, Any] = {}
-    if not path.is_dir():
-        from assoc.lm.hub import cache_dir, check_hub_reachable, hub_reachable
+    """Load (tokenizer, model, fingerprint, device) of a causal LM or raise :class:`ModelError` naming the problem.
 
-        if hub_fingerprint(model, revision) is None:
-            check_hub_reachable(model, action="load causal language model")
-            hub = {"cache_dir": str(cache_dir())}
-        else:
-            hub = {"cache_dir": str(cache_dir()), "local_files_only": not hub_reachable()}
-
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    bars_were_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, **hub)
-        lm = AutoModelForCausalLM.from_pretrained(source, revision=revision, dtype=tdtype, **hub)
-    except _weights_errors() as exc:
-        if _is_weights_error(exc):
-            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ModelError(f"cannot load causal LM {model!r}: {named} is corrupt or unreadable ({reason})") from exc
-        if isinstance(exc, RuntimeError):
-            raise
-        offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
-        where = (
-            "a local directory"
-            if path.is_dir()
-            else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
-        )
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ModelError(f"cannot load causal LM {model!r} as {where}: {first}") from exc
-    finally:
-        if bars_were_on:
-            hf_logging.enable_progress_bar()
-    lm.eval()
-    lm.to(device)  # type: ignore[arg-type]  # transformers types .to() as a model method wrapper
-    return tokenizer, lm, model_fingerprint(model, revision, memo), device
+    :func:`assoc.lm.models.load_pretrained` with ``AutoModelForCausalLM``.
+    """
+    return load_pretrained(
+        model,
+        "AutoModelForCausalLM",
+        noun="causal LM",
+        action="load causal language model",
+        device=device,
+        dtype=dtype,
+        revision=revision,
+        memo=memo,
+        hub_advice=False,
+    )
 
 
 class CausalLMCache(MaskedLMCache):

@@ -30,12 +30,13 @@ from assoc.errors import ModelError
 from assoc.lm.masked.batch import log_softmax64, padded_batch
 from assoc.lm.masked.options import CPU_BUDGET, GPU_BUDGET, check_backend_settings, default_max_tokens  # noqa: F401 (re-exported)
 from assoc.lm.masked.requests import MaskRequest
+from assoc.lm.models import LoadedLM
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
 
 
-class MaskedLM:
+class MaskedLM(LoadedLM):
     """A loaded fill-mask model plus its tokenizer.
 
     Build one with :func:`assoc.lm.masked.loading.load_masked_lm` (a private copy) or
@@ -64,14 +65,10 @@ class MaskedLM:
         backend: str = "torch",
     ):
         check_backend_settings(backend, device=device, dtype=dtype)
-        self.name = name
-        self.tokenizer = tokenizer
-        self.model = model
-        self.device = device
-        self.dtype = dtype
-        self.fingerprint = fingerprint
-        self.shared = shared
-        self.memo = memo  # where checks of these weights are remembered (None: the default cache root)
+        # memo: where checks of these weights are remembered (None: the default cache root)
+        super().__init__(
+            name, tokenizer, model, device=device, dtype=dtype, fingerprint=fingerprint, shared=shared, memo=memo
+        )
         self.backend = backend  # what runs the forward passes: torch, onnx or onnx-int8 (assoc.lm.masked.onnx)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
@@ -98,21 +95,9 @@ class MaskedLM:
         (``shared``) removes its temporary tokens and drops only itself; the weights stay
         loaded until :func:`assoc.lm.masked.loading.release_masked_lms`.
         """
-        if self.shared:
-            if self.model is not None:
-                self.remove_temporary_tokens()
-            self.model = None
-            return
-        self.model = None
-        from assoc.infra.memory import free_memory
-
-        free_memory()
-
-    def __enter__(self) -> MaskedLM:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        if self.shared and self.model is not None:
+            self.remove_temporary_tokens()
+        super().close()
 
     def __repr__(self) -> str:
         backend = "" if self.backend == "torch" else f", backend={self.backend!r}"
@@ -259,13 +244,7 @@ class MaskedLM:
         for i, req in enumerate(requests):
             if not isinstance(req, MaskRequest):
                 raise TypeError(f"log_probs expects MaskRequest objects, got {type(req).__name__}")
-            if len(req.input_ids) > self.max_length:
-                raise ModelError(
-                    f"a sequence of {len(req.input_ids)} tokens is longer than model {self.name!r} "
-                    f"accepts ({self.max_length} tokens including special tokens)"
-                )
-            if req.token_ids is not None and any(not 0 <= t < n_vocab for t in req.token_ids):
-                raise ModelError(f"token id outside the vocabulary of {self.name!r} (size {n_vocab})")
+            self._refuse_bad_ids(req.input_ids, req.token_ids, n_vocab)
             row = row_of.setdefault(req.input_ids, len(row_of))
             targets[(row, req.position)].append(i)
         rows = list(row_of)
@@ -607,11 +586,6 @@ class MaskedLM:
         exports) are not kept across processes under it.
         """
         return is_content_fingerprint(self.fingerprint)
-
-    def _model(self) -> Any:
-        if self.model is None:
-            raise ModelError(f"model {self.name!r} was closed")
-        return self.model
 
 
 def is_content_fingerprint(fingerprint: str) -> bool:

@@ -6,7 +6,6 @@ Nothing here imports torch or transformers at module import time.
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from assoc.lm.masked.options import check_backend_settings
 from assoc.lm.models import (
     directory_stamp,
     hub_fingerprint,
+    load_pretrained,
     local_fingerprint,
     looks_like_path,
     model_fingerprint,
@@ -94,102 +94,31 @@ def in_memory_masked_lm(name: str, backend: str = "torch") -> MaskedLM | None:
     )
 
 
-def load_parts(model: str, *, device: str, dtype: str, revision: str | None, memo: Cache | None = None):
-    """Load (tokenizer, model, fingerprint) or raise :class:`ModelError` naming the problem.
+def load_parts(
+    model: str, *, device: str, dtype: str, revision: str | None, memo: Cache | None = None
+) -> tuple[Any, Any, str, str]:
+    """Load (tokenizer, model, fingerprint, device) of a fill-mask model or raise :class:`ModelError`.
 
-    ``memo``: where the weights' fingerprint is remembered (:func:`local_fingerprint`).
+    :func:`assoc.lm.models.load_pretrained` with ``AutoModelForMaskedLM``, then the check that the
+    tokenizer has a mask token. ``memo``: where the weights' fingerprint is remembered
+    (:func:`local_fingerprint`).
     """
-    if not isinstance(model, str) or not model.strip():
-        raise ModelError("model name is empty; give a Hugging Face id or a local directory")
-    model = model.strip()
-    tdtype = torch_dtype(dtype)
-    device = resolve_device(device)
-    path = Path(model).expanduser()
-    if not path.is_dir() and looks_like_path(model):
-        raise ModelError(f"model directory {model!r} does not exist")
-    source = str(path) if path.is_dir() else model
-    hub: dict[str, Any] = {}
-    if not path.is_dir():
-        from assoc.lm.hub import cache_dir, check_hub_reachable, hub_reachable
-
-        # The Hub client retries a failed connection for about a minute: decide here, in seconds,
-        # whether the Hub is needed (not cached) and reachable; a cached model loads without it.
-        if hub_fingerprint(model, revision) is None:
-            check_hub_reachable(model, action="load fill-mask model")
-            hub = {"cache_dir": str(cache_dir())}
-        else:
-            hub = {"cache_dir": str(cache_dir()), "local_files_only": not hub_reachable()}
-
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    # transformers' own "Loading weights" bars would interleave with ours; scoring has its own progress.
-    bars_were_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, **hub)
-        lm = AutoModelForMaskedLM.from_pretrained(source, revision=revision, dtype=tdtype, **hub)
-    except _weights_errors() as exc:
-        if _is_weights_error(exc):
-            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ModelError(
-                f"cannot load fill-mask model {model!r}: {named} is corrupt or unreadable ({reason})"
-            ) from exc
-        if isinstance(exc, RuntimeError):
-            raise  # not a file problem we know: a bug, keep the traceback
-        offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
-        where = (
-            "a local directory"
-            if path.is_dir()
-            else "a Hugging Face model id" + (" available in the local cache (offline mode is on)" if offline else "")
-        )
-        if not path.is_dir():
-            from assoc.lm.hub import advice
-
-            where += f" ({advice(model)})"
-        raise ModelError(f"cannot load fill-mask model {model!r} as {where}: {str(exc).splitlines()[0]}") from exc
-    finally:
-        if bars_were_on:
-            hf_logging.enable_progress_bar()
-    if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
-        raise ModelError(f"model {model!r} has no mask token: it is not a fill-mask (masked) language model")
-    lm.eval()
-    lm.to(device)
-    return tokenizer, lm, model_fingerprint(model, revision, memo), device
-
-
-def _weights_errors() -> tuple[type[BaseException], ...]:
-    """What ``from_pretrained`` raises for a model it cannot load.
-
-    A missing or odd file, a bad config, or corrupt weights (safetensors' own error, torch's
-    unpickling and stream errors).
-    """
-    import pickle
-
-    errors: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, pickle.UnpicklingError, RuntimeError)
-    try:
-        from safetensors import SafetensorError
-    except ImportError:  # pragma: no cover - transformers depends on safetensors
-        return errors
-    return (*errors, SafetensorError)
-
-
-def _is_weights_error(exc: BaseException) -> bool:
-    import pickle
-
-    name = type(exc).__name__
-    return (
-        name == "SafetensorError"
-        or isinstance(exc, pickle.UnpicklingError)
-        or (isinstance(exc, RuntimeError) and ("PytorchStreamReader" in str(exc) or "safetensors" in str(exc).lower()))
+    return load_pretrained(
+        model,
+        "AutoModelForMaskedLM",
+        noun="fill-mask model",
+        action="load fill-mask model",
+        device=device,
+        dtype=dtype,
+        revision=revision,
+        memo=memo,
+        check=_require_mask_token,
     )
 
 
-def _weight_files(directory: Path) -> list[str]:
-    """Names of the weight files in a model directory."""
-    patterns = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.ckpt")
-    return sorted({p.name for pattern in patterns for p in directory.glob(pattern)})
+def _require_mask_token(model: str, tokenizer: Any) -> None:
+    if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
+        raise ModelError(f"model {model!r} has no mask token: it is not a fill-mask (masked) language model")
 
 
 # -- the per-process cache of loaded models ------------------------------------------------------
