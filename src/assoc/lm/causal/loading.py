@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-from assoc.lm.masked.loading import MaskedLMCache, _Entry, _model_bytes
+from assoc.lm.masked.loading import MaskedLMCache, _Entry
 from assoc.lm.models import load_pretrained
 
 if TYPE_CHECKING:
@@ -98,28 +98,8 @@ class CausalLMCache(MaskedLMCache):
         loaded = in_memory_causal_lm(model)
         if loaded is not None:
             return loaded
-        key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
-        lru = self._lru(key.device)
-        if lru.budget() <= 0:  # caching off: a private model, freed when its handle closes
-            tokenizer, lm, fingerprint, resolved = load_causal_parts(
-                model, device=device, dtype=dtype, revision=revision, memo=memo
-            )
-            return CausalLM(
-                model.strip(), tokenizer, lm, device=resolved, dtype=dtype, fingerprint=fingerprint, memo=memo
-            )
-        with self._lock:
-            entry = lru.get(key)
-            if entry is not None and entry.stamp != stamp:
-                lru.pop(key)  # the directory was rewritten: load the new weights
-                entry = None
-            if entry is None:
-                lru.make_room(lru.largest())  # room for a model as large as the largest held, before it loads
-                tokenizer, lm, fingerprint, resolved = load_causal_parts(
-                    model, device=device, dtype=dtype, revision=revision, memo=memo
-                )
-                vocab = int(lm.get_input_embeddings().weight.shape[0])
-                entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp, vocab, _model_bytes(lm))
-                lru.put(key, entry, entry.nbytes)  # kept even when alone over the budget
+
+        def handle(entry: _Entry, shared: bool) -> CausalLM:
             return CausalLM(
                 model.strip(),
                 entry.tokenizer,
@@ -127,9 +107,11 @@ class CausalLMCache(MaskedLMCache):
                 device=entry.device,
                 dtype=dtype,
                 fingerprint=entry.fingerprint,
-                shared=True,
+                shared=shared,
                 memo=memo,
             )
+
+        return self._handle(model, load_causal_parts, handle, device=device, dtype=dtype, revision=revision, memo=memo)
 
 
 #: The process-wide cache behind :func:`cached_causal_lm`.

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from assoc.errors import ModelError, OptionError
 from assoc.infra.memory import BytesLRU, free_memory
@@ -46,6 +47,8 @@ __all__ = [
     "resolve_device",
     "torch_dtype",
 ]
+
+_H = TypeVar("_H")  # the handle a cache's get returns
 
 
 def in_memory_masked_lm(name: str, backend: str = "torch") -> MaskedLM | None:
@@ -226,42 +229,8 @@ class MaskedLMCache:
         loaded = in_memory_masked_lm(model, backend=backend)
         if loaded is not None:
             return loaded
-        key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
-        lru = self._lru(key.device)
-        if lru.budget() <= 0:  # caching off: a private model, freed when its handle closes
-            tokenizer, lm, fingerprint, resolved = load_parts(
-                model, device=device, dtype=dtype, revision=revision, memo=memo
-            )
-            return MaskedLM(
-                model.strip(),
-                tokenizer,
-                lm,
-                device=resolved,
-                dtype=dtype,
-                fingerprint=fingerprint,
-                memo=memo,
-                backend=backend,
-            )
-        with self._lock:
-            entry = lru.get(key)
-            if entry is not None and entry.stamp != stamp:
-                lru.pop(key)  # the directory was rewritten: load the new weights
-                entry = None
-            if entry is None:
-                lru.make_room(lru.largest())  # room for a model as large as the largest held, before it loads
-                tokenizer, lm, fingerprint, resolved = load_parts(
-                    model, device=device, dtype=dtype, revision=revision, memo=memo
-                )
-                entry = _Entry(
-                    tokenizer,
-                    lm,
-                    fingerprint,
-                    resolved,
-                    stamp,
-                    int(lm.get_input_embeddings().weight.shape[0]),
-                    _model_bytes(lm),
-                )
-                lru.put(key, entry, entry.nbytes)  # kept even when alone over the budget
+
+        def handle(entry: _Entry, shared: bool) -> MaskedLM:
             masked = MaskedLM(
                 model.strip(),
                 entry.tokenizer,
@@ -270,13 +239,55 @@ class MaskedLMCache:
                 dtype=dtype,
                 fingerprint=entry.fingerprint,
                 base_vocab_size=entry.vocab_size,
-                shared=True,
+                shared=shared,
                 memo=memo,
                 backend=backend,
             )
             if masked.vocab_size != entry.vocab_size:  # temporary tokens left by a caller that did not remove them
                 masked.remove_temporary_tokens()
             return masked
+
+        return self._handle(model, load_parts, handle, device=device, dtype=dtype, revision=revision, memo=memo)
+
+    def _handle(
+        self,
+        model: str,
+        load: Callable[..., tuple[Any, Any, str, str]],
+        handle: Callable[[_Entry, bool], _H],
+        *,
+        device: str,
+        dtype: str,
+        revision: str | None,
+        memo: Cache | None,
+    ) -> _H:
+        """``handle(entry, shared)`` around ``model``'s weights: held in this cache, or loaded now by ``load``.
+
+        ``load`` is a ``load_parts``-like function (:func:`load_parts`,
+        :func:`assoc.lm.causal.loading.load_causal_parts`). With the cache off (a budget of 0) the
+        weights are loaded for one private handle (``shared`` False) and not kept. Otherwise the entry
+        of :class:`ModelKey` is reused, loaded again when its local directory changed, or loaded after
+        room is made for a model as large as the largest held; ``handle`` then runs under the lock.
+        """
+        key, stamp = self._key(model, device=device, dtype=dtype, revision=revision)
+        lru = self._lru(key.device)
+        if lru.budget() <= 0:  # caching off: a private model, freed when its handle closes
+            tokenizer, lm, fingerprint, resolved = load(model, device=device, dtype=dtype, revision=revision, memo=memo)
+            vocab = int(lm.get_input_embeddings().weight.shape[0])
+            return handle(_Entry(tokenizer, lm, fingerprint, resolved, stamp, vocab, 0), False)
+        with self._lock:
+            entry = lru.get(key)
+            if entry is not None and entry.stamp != stamp:
+                lru.pop(key)  # the directory was rewritten: load the new weights
+                entry = None
+            if entry is None:
+                lru.make_room(lru.largest())  # room for a model as large as the largest held, before it loads
+                tokenizer, lm, fingerprint, resolved = load(
+                    model, device=device, dtype=dtype, revision=revision, memo=memo
+                )
+                vocab = int(lm.get_input_embeddings().weight.shape[0])
+                entry = _Entry(tokenizer, lm, fingerprint, resolved, stamp, vocab, _model_bytes(lm))
+                lru.put(key, entry, entry.nbytes)  # kept even when alone over the budget
+            return handle(entry, True)
 
     def keys(self) -> list[ModelKey]:
         """The models held now, least recently used first (device kind by device kind)."""
