@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError, OptionError
-from assoc.lm.masked.loading import MaskedLMCache, _Entry
+from assoc.lm.masked.loading import MaskedLMCache, _Entry, in_memory_parts
 from assoc.lm.models import load_pretrained
 
 if TYPE_CHECKING:
@@ -25,32 +25,13 @@ def in_memory_causal_lm(name: str) -> CausalLM | None:
 
     The pair is used where it is (its device and dtype) and put in evaluation mode.
     """
-    from assoc.scoring.models import fingerprint, in_memory, is_pair
-
-    pair = in_memory(name)
-    if pair is None:
-        return None
-    if not is_pair(pair):
-        raise ModelError(
-            f"model {name!r} is a {type(pair).__name__} in memory; the clm scorer takes a "
-            "(transformers causal LM, tokenizer) pair"
-        )
     from assoc.lm.causal.engine import CausalLM
 
-    lm, tokenizer = pair
-    if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
-        raise ModelError(f"model {name!r}: the first item of the pair is not a transformers model")
-    lm.eval()
-    weights = lm.get_input_embeddings().weight
-    return CausalLM(
-        name,
-        tokenizer,
-        lm,
-        device=str(weights.device),
-        dtype=str(weights.dtype).removeprefix("torch."),
-        fingerprint=fingerprint(pair),
-        shared=True,
-    )
+    parts = in_memory_parts(name, takes="the clm scorer takes a (transformers causal LM, tokenizer) pair")
+    if parts is None:
+        return None
+    lm, tokenizer, where = parts
+    return CausalLM(name, tokenizer, lm, **where)
 
 
 def load_causal_parts(

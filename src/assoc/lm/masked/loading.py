@@ -61,40 +61,66 @@ def in_memory_masked_lm(name: str, backend: str = "torch") -> MaskedLM | None:
     backends are refused (:class:`~assoc.errors.OptionError`): an export is made once per weights
     fingerprint, and a model held in memory can change after it.
     """
+    from assoc.lm.masked.engine import MaskedLM
+
+    def torch_only() -> None:
+        if backend != "torch":
+            raise OptionError(
+                f"backend {backend!r} applies to models loaded by name or directory; {name!r} is in memory "
+                "(use backend='torch')"
+            )
+
+    parts = in_memory_parts(
+        name,
+        takes="the masked-LM scorers take a (transformers masked LM, tokenizer) pair",
+        before=torch_only,
+        check=_require_mask_token,
+    )
+    if parts is None:
+        return None
+    lm, tokenizer, where = parts
+    return MaskedLM(name, tokenizer, lm, **where)
+
+
+def in_memory_parts(
+    name: str,
+    *,
+    takes: str,
+    before: Callable[[], None] | None = None,
+    check: Callable[[str, Any], None] | None = None,
+) -> tuple[Any, Any, dict[str, Any]] | None:
+    """(model, tokenizer, handle settings) of the in-memory ``(model, tokenizer)`` pair ``name``, or None.
+
+    ``None`` when ``name`` is not an in-memory model (:mod:`assoc.scoring.models`). ``before`` runs
+    once the pair is found, before it is checked (to refuse settings that cannot apply to it);
+    ``takes`` ends the message for an object that is not a pair (what the scorers take);
+    ``check(name, tokenizer)`` refuses a pair of the wrong kind. The model is put in evaluation mode
+    (dropout would make every number random) and used where it is: the settings are its device and
+    dtype, the pair's fingerprint and ``shared=True`` (the weights are the user's).
+    """
     from assoc.scoring.models import fingerprint, in_memory, is_pair
 
     pair = in_memory(name)
     if pair is None:
         return None
-    if backend != "torch":
-        raise OptionError(
-            f"backend {backend!r} applies to models loaded by name or directory; {name!r} is in memory "
-            "(use backend='torch')"
-        )
+    if before is not None:
+        before()
     if not is_pair(pair):
-        raise ModelError(
-            f"model {name!r} is a {type(pair).__name__} in memory; the masked-LM scorers take a "
-            "(transformers masked LM, tokenizer) pair"
-        )
-    from assoc.lm.masked.engine import MaskedLM
-
+        raise ModelError(f"model {name!r} is a {type(pair).__name__} in memory; {takes}")
     lm, tokenizer = pair
     if not callable(getattr(lm, "get_output_embeddings", None)) or not callable(getattr(lm, "eval", None)):
         raise ModelError(f"model {name!r}: the first item of the pair is not a transformers model")
-    if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
-        raise ModelError(f"model {name!r} has no mask token: it is not a fill-mask (masked) language model")
+    if check is not None:
+        check(name, tokenizer)
     lm.eval()
     weights = lm.get_input_embeddings().weight
-    return MaskedLM(
-        name,
-        tokenizer,
-        lm,
-        device=str(weights.device),
-        dtype=str(weights.dtype).removeprefix("torch."),
-        fingerprint=fingerprint(pair),
-        base_vocab_size=int(weights.shape[0]),
-        shared=True,
-    )
+    where = {
+        "device": str(weights.device),
+        "dtype": str(weights.dtype).removeprefix("torch."),
+        "fingerprint": fingerprint(pair),
+        "shared": True,
+    }
+    return lm, tokenizer, where
 
 
 def load_parts(
