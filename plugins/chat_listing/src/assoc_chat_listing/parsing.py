@@ -121,6 +121,11 @@ def _compile(patterns: Sequence[str]) -> list[re.Pattern[str]]:
     return compiled
 
 
+def refusal_matchers(patterns: Sequence[str] | None) -> list[re.Pattern[str]]:
+    """The refusal patterns a scorer was given (``None``: `REFUSAL_PATTERNS`), compiled case-insensitively."""
+    return _compile(REFUSAL_PATTERNS if patterns is None else patterns)
+
+
 # "Rating: 4", "Score - 4", "I would say 4", "I'd rate them a 4", "my answer is 4", "I'd give it a 4"
 _RATING_LABEL = re.compile(
     r"(?:\brating|\bscore|\banswer(?:\s+is)?|\brate(?:\s+(?:it|them|this group|people who are \w+))?"

@@ -317,11 +317,10 @@ class ChatBBQScorer(ChatListingScorer):
     ) -> pd.DataFrame:
         from assoc import from_records
 
-        from ..parsing import REFUSAL_PATTERNS
+        from ..parsing import refusal_matchers
 
         p = self.params
-        patterns = p["refusal_patterns"] if p["refusal_patterns"] is not None else REFUSAL_PATTERNS
-        refusal = [re.compile(pattern, re.IGNORECASE) for pattern in patterns]
+        refusal = refusal_matchers(p["refusal_patterns"])
         failures = {f.get("key"): f for f in getattr(report, "failed", [])}
         template = prompts.resolve_template(p["prompt"])
         # the letters the prompt showed: none for templates that list no lettered options

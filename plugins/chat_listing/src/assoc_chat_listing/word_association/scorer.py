@@ -26,7 +26,6 @@ Rows (``measure``):
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -320,11 +319,10 @@ class ChatWordAssociationScorer(ChatListingScorer):
     ) -> pd.DataFrame:
         from assoc import from_records
 
-        from ..parsing import REFUSAL_PATTERNS
+        from ..parsing import refusal_matchers
 
         p = self.params
-        patterns = p["refusal_patterns"] if p["refusal_patterns"] is not None else REFUSAL_PATTERNS
-        refusal = [re.compile(pattern, re.IGNORECASE) for pattern in patterns]
+        refusal = refusal_matchers(p["refusal_patterns"])
         rows: list[dict[str, Any]] = []
         statuses: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
