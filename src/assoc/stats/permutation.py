@@ -53,7 +53,7 @@ and again and take each arrangement as a partition (its first ``n_x`` positions 
 ``numpy.random.RandomState(seed).shuffle`` or ``numpy.random.default_rng(seed).shuffle``: the
 streams of sent-bias's ``weat.py`` (May et al., 2019, after ``np.random.seed(seed)``) and of
 fairlms's ``permutation_pval``, so that their sampled p-values are reproduced draw for draw
-(:func:`assoc.stats.seat.seat`). A Fisher-Yates shuffle of any arrangement is a uniform
+(:func:`assoc.stats.seat_statistics.seat`). A Fisher-Yates shuffle of any arrangement is a uniform
 permutation independent of that arrangement, so all three give i.i.d. uniform partitions.
 
 :func:`normal_approximation_test` gives the large-sample alternative for the
@@ -471,7 +471,7 @@ def permutation_distribution(
 
     The same partitions, drawn the same way, as a sampled :func:`two_sample_permutation_test` with
     the same ``seed`` and ``sampler``: the values behind its count, for tests that fit a
-    distribution to them instead (sent-bias's parametric p, :func:`assoc.stats.seat.seat`).
+    distribution to them instead (sent-bias's parametric p, :func:`assoc.stats.seat_statistics.seat`).
 
     Returns
     -------

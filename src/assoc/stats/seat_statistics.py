@@ -65,7 +65,7 @@ class SEATResult:
     Attributes
     ----------
         effect_size: Caliskan's d with the sample SD over X ∪ Y (sent-bias's ``effect_size``).
-        p_value: sent-bias's one-sided p (see :mod:`assoc.stats.seat`).
+        p_value: sent-bias's one-sided p (see :mod:`assoc.stats.seat_statistics`).
         p_method: ``"exact"``, ``"sampled"`` (``n_samples - 1`` shuffles plus the +1) or
             ``"normal"`` (``parametric=True``).
         n_permutations: partitions enumerated (exact) or drawn (``n_samples - 1`` sampled,

@@ -171,7 +171,7 @@ def ceat_effect_sizes(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray
         raise DataError(f"the four sets need the same number of samples and dimensions, got {described}")
     if sets["X"].shape[1] + sets["Y"].shape[1] < 2:
         raise DataError("X and Y need at least two words in all for a standard deviation")
-    units = {name: _unit_rows(arr, name) for name, arr in sets.items()}
+    units = {name: _unit_rows(arr, f"set {name}") for name, arr in sets.items()}
     return _effect_sizes_of_units(units["X"], units["Y"], units["A"], units["B"])
 
 
@@ -363,7 +363,7 @@ def ceat(
                 width = arr.shape[1]
             elif arr.shape[1] != width:
                 raise DataError(f"{where}: embeddings have {arr.shape[1]} dimensions, the first word has {width}")
-            per_set.append(_unit_rows(arr[None], where)[0])
+            per_set.append(_unit_rows(arr, where))
         units.append(per_set)
     if len(units[0]) + len(units[1]) < 2:
         raise DataError("X and Y need at least two words in all for a standard deviation")
@@ -402,13 +402,15 @@ def _samples_array(values: object, name: str) -> np.ndarray:
 
 
 def _unit_rows(arr: np.ndarray, where: str) -> np.ndarray:
-    """Rows scaled to unit length (the last axis), refusing NaN and zero vectors by place."""
+    """Rows scaled to unit length (the last axis), refusing NaN and zero vectors by place (1-based)."""
     if not np.all(np.isfinite(arr)):
         raise DataError(f"{where}: embeddings contain {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s)")
     norms = np.linalg.norm(arr, axis=-1, keepdims=True)
     zero = np.argwhere(norms[..., 0] == 0.0)
     if zero.size:
-        raise DataError(f"{where}: embedding {tuple(int(i) for i in zero[0])} is a zero vector (no cosine)")
+        labels = ("context",) if arr.ndim == 2 else ("sample", "word")
+        place = ", ".join(f"{label} {int(i) + 1}" for label, i in zip(labels, zero[0]))
+        raise DataError(f"{where}, {place}: a zero vector has no cosine with anything")
     return arr / norms
 
 
