@@ -195,7 +195,6 @@ def table_encoder(monkeypatch):
     return table_encoder
 
 
-
 @pytest.mark.slow  # importing fairlms imports torch, transformers and datasets
 def test_fairlms_ceat_equals_assoc_where_conventions_match(table_encoder):
     pytest.importorskip("fairlms")

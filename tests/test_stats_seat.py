@@ -167,9 +167,7 @@ def test_fairlms_seat_equals_assoc_where_conventions_match(fairlms_association, 
     assert ours.p_value == p_value  # exact: the same count; sampled: the same default_rng(seed) shuffles
     if data != "small":
         assert ours.p_method == "sampled"
-        assert p_value == fairlms_association.permutation_pval(
-            *_scores(x, y, a, b), n_samples=n_samples, seed=seed
-        )
+        assert p_value == fairlms_association.permutation_pval(*_scores(x, y, a, b), n_samples=n_samples, seed=seed)
 
 
 def _scores(x, y, a, b):

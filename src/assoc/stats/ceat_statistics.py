@@ -437,12 +437,12 @@ class CEATWordSets:
     ceat_py_group: int
 
 
-_AF = ("Yvette", "Aisha", "Malika", "Latisha", "Keisha", "Tanisha", "Tamika", "Yolanda", "Nichelle", "Latoya")
-_AF += ("Lakisha", "Shereen")
-_EM = ("Frank", "Roger", "Neil", "Geoffrey", "Brad", "Stephen", "Peter", "Josh", "Andrew", "Jack", "Matthew")
-_EM += ("Jonathan",)
-_MF = ("Maria", "Yesenia", "Adriana", "Liset", "Mayra", "Alma", "Carolina", "Iliana", "Sonia", "Karina")
-_MF += ("Alejandra", "Brenda")
+_AF: tuple[str, ...] = ("Yvette", "Aisha", "Malika", "Latisha", "Keisha", "Tanisha", "Tamika", "Yolanda")
+_AF += ("Nichelle", "Latoya", "Lakisha", "Shereen")
+_EM: tuple[str, ...] = ("Frank", "Roger", "Neil", "Geoffrey", "Brad", "Stephen", "Peter", "Josh", "Andrew", "Jack")
+_EM += ("Matthew", "Jonathan")
+_MF: tuple[str, ...] = ("Maria", "Yesenia", "Adriana", "Liset", "Mayra", "Alma", "Carolina", "Iliana", "Sonia")
+_MF += ("Karina", "Alejandra", "Brenda")
 
 #: The intersectional CEATs I1-I4 of Guo & Caliskan (2021, supplement §9.1-9.4), ``ceat.py``'s WEAT
 #: groups 11-14, in its order and spelling: single tokens where the paper writes ``fried-chicken``

@@ -442,7 +442,7 @@ def check_sampler(sampler: object, seed: object) -> None:
     if sampler not in SAMPLERS:
         raise OptionError(f"sampler must be one of {', '.join(SAMPLERS)}, not {sampler!r}")
     check_seed(seed)
-    if sampler == "legacy-shuffle" and (isinstance(seed, np.random.Generator) or (seed is not None and seed >= 2**32)):
+    if sampler == "legacy-shuffle" and not (seed is None or (isinstance(seed, (int, np.integer)) and seed < 2**32)):
         raise OptionError(
             f"sampler='legacy-shuffle' (numpy.random.RandomState) takes an integer seed below 2**32 or None, "
             f"not {seed!r}"
