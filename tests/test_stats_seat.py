@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -21,7 +22,17 @@ def _sets(data: str) -> list[np.ndarray]:
     return [ENCODINGS[f"{data}_{key}"].astype(np.float64) for key in "xyab"]
 
 
+DISTINCT = sorted(case for case, frozen in FROZEN["cases"].items() if frozen["data"] != "ties")
+
+
 @pytest.mark.parametrize("case", sorted(FROZEN["cases"]))
+def test_effect_size_equals_sent_bias(case):
+    frozen = FROZEN["cases"][case]
+    result = seat(*_sets(frozen["data"]), n_samples=10, seed=0, n_resamples=10)
+    assert abs(result.effect_size - frozen["effect_size"]) <= 1e-10
+
+
+@pytest.mark.parametrize("case", DISTINCT)
 def test_effect_size_and_p_equal_sent_bias(case):
     frozen = FROZEN["cases"][case]
     result = seat(
@@ -39,6 +50,30 @@ def test_effect_size_and_p_equal_sent_bias(case):
     else:
         # a count over the same partitions (every one, or the same seeded shuffles): equal exactly
         assert result.p_value == frozen["p_value"]
+
+
+def test_repeated_encodings_tie_mathematically_where_sent_bias_ties_only_bit_equal_sums():
+    # X and Y drawn with repetition from a few vectors: many partitions tie with the observed one.
+    # sent-bias counts a tie only when the float sums are bit-identical (78 of 252 here); assoc counts
+    # every partition whose multiset of vectors gives a sum >= the observed one, ties included.
+    frozen = FROZEN["cases"]["ties_exact"]
+    x, y, a, b = _sets("ties")
+    result = seat(x, y, a, b, n_samples=frozen["n_samples"])
+    kinds, label = np.unique(np.concatenate([x, y]), axis=0, return_inverse=True)
+    s = {k: float(np.mean(_cos(kinds[k], a)) - np.mean(_cos(kinds[k], b))) for k in range(len(kinds))}
+    observed = np.bincount(label[: len(x)], minlength=len(kinds))
+    at_least = 0
+    for half in itertools.combinations(range(len(label)), len(x)):
+        counts = np.bincount(label[list(half)], minlength=len(kinds))
+        # the same multiset of vectors is a tie; another multiset has a generically different sum
+        at_least += bool(np.array_equal(counts, observed) or counts @ list(s.values()) > observed @ list(s.values()))
+    assert result.p_value == pytest.approx(at_least / math.comb(10, 5), abs=1e-15)
+    assert frozen["p_value"] * 252 == pytest.approx(78) and result.p_value * 252 == pytest.approx(114)
+    assert result.p_value > frozen["p_value"]  # the named difference: never smaller than sent-bias's
+
+
+def _cos(vector, rows):
+    return rows @ vector / (np.linalg.norm(rows, axis=1) * np.linalg.norm(vector))
 
 
 def test_exact_or_sampled_as_sent_bias_decides():

@@ -33,10 +33,14 @@ X, Y and two attribute sets A, B (each sentence one item, duplicates collapsed b
 with the same seed its sampled p is sent-bias's draw for draw; and beside it assoc's own WEAT p
 (:func:`~assoc.stats.association_tests.weat`: exact up to ``exact_limit`` partitions, else
 ``n_resamples`` uniform random partitions with the +1), with an optional bootstrap interval.
-One difference remains, by design: ties. sent-bias counts a permuted statistic equal to the
-observed one only if the floating-point sums are bit-identical; assoc counts those within
-``1e-12`` of the data's scale (:mod:`assoc.stats.permutation`). On continuous encodings no
-partition other than the observed one ties, and the two p-values are equal.
+One difference remains, by design: ties. sent-bias counts a permuted statistic as tied with the
+observed one only when the two floating-point sums are bit-identical, so of the partitions that tie
+mathematically (when encodings repeat) it counts those whose sums happen to round alike, which
+depends on the order of summation, on how the cosines were computed and on the BLAS. Here every
+partition within ``1e-12`` of the data's scale ties (:mod:`assoc.stats.permutation`): all
+mathematical ties count, so with repeated encodings this p can be larger than sent-bias's (never
+smaller, up to that rounding). On distinct continuous encodings, SEAT's case, no partition other
+than the observed one ties and the two p-values are equal.
 """
 
 from __future__ import annotations

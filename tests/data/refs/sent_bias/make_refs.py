@@ -42,7 +42,10 @@ CASES = {
     "seat_shaped_sampled": ("seat_shaped", 2_000, 1111, False),
     "null_exact": ("null", 200_000, 1111, False),
     "null_sampled": ("null", 1_000, 5, False),
+    "ties_exact": ("ties", 100_000, 1111, False),
 }
+#: data with repeated encodings: X and Y are drawn, with repetition, from four vectors (seed, |X| = |Y|, dims)
+TIED = {"ties": (22, 5, 6)}
 
 
 def make_encodings() -> dict[str, np.ndarray]:
@@ -58,6 +61,13 @@ def make_encodings() -> dict[str, np.ndarray]:
             "a": rng.normal(size=(n_a, dims)) + shift * direction,
             "b": rng.normal(size=(n_b, dims)),
         }
+        for key, values in sets.items():
+            arrays[f"{name}_{key}"] = values.astype(np.float32)
+    for name, (seed, n_target, dims) in TIED.items():
+        rng = np.random.default_rng(seed)
+        base = rng.normal(size=(4, dims))
+        sets = {"x": base[rng.integers(0, 4, n_target)], "y": base[rng.integers(0, 4, n_target)]}
+        sets.update(a=rng.normal(size=(4, dims)), b=rng.normal(size=(3, dims)))
         for key, values in sets.items():
             arrays[f"{name}_{key}"] = values.astype(np.float32)
     return arrays
@@ -97,7 +107,10 @@ def main() -> None:
     frozen = {
         "source": f"W4ngatang/sent-bias {COMMIT}, sentbias/weat.py run_test",
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__},
-        "data": {name: dict(zip(("seed", "n_x", "n_y", "n_a", "n_b", "dims", "shift"), v)) for name, v in DATA.items()},
+        "data": {
+            **{name: dict(zip(("seed", "n_x", "n_y", "n_a", "n_b", "dims", "shift"), v)) for name, v in DATA.items()},
+            **{name: dict(zip(("seed", "n_target", "dims"), v), repeated=True) for name, v in TIED.items()},
+        },
         "cases": results,
     }
     (out_dir / "sent_bias.json").write_text(json.dumps(frozen, indent=1) + "\n")
