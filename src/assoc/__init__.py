@@ -53,6 +53,9 @@ _LAZY = {
     "MaskItem": "assoc.stimuli",
     "fill_mask": "assoc.stimuli",
     "split_at_mask": "assoc.stimuli",
+    "ChoiceItem": "assoc.stimuli",
+    "ItemStimuli": "assoc.stimuli",
+    "require_items": "assoc.stimuli",
     # the plugin API: base classes, options, work units, hooks
     "Scorer": "assoc.scoring",
     "Analysis": "assoc.analysis",
@@ -121,6 +124,9 @@ __all__ = [
     "MaskItem",
     "fill_mask",
     "split_at_mask",
+    "ChoiceItem",
+    "ItemStimuli",
+    "require_items",
     "Scorer",
     "Analysis",
     "Requirement",
@@ -206,7 +212,17 @@ if TYPE_CHECKING:  # pragma: no cover
         get_scorer,
     )
     from assoc.scoring import Scorer, UnitError, UnitOutcome, WorkUnit, in_memory, set_run_report
-    from assoc.stimuli import Design, Filling, MaskItem, Stimuli, fill_mask, split_at_mask
+    from assoc.stimuli import (
+        ChoiceItem,
+        Design,
+        Filling,
+        ItemStimuli,
+        MaskItem,
+        Stimuli,
+        fill_mask,
+        require_items,
+        split_at_mask,
+    )
     from assoc.table import (
         from_records,
         get_provenance,
