@@ -169,6 +169,7 @@ def test_ripa_with_paired_target_groups(tmp_path):
     assert words.loc["s1", "side"] == "target"
     assert words.loc["s1", "ripa"] == pytest.approx(3.5) and words.loc["s3", "ripa"] == pytest.approx(-0.5)
     assert words.loc["s3", "sd"] == pytest.approx(1.5) and words.loc["s3", "n_pairs"] == 2
+    assert words["n_pairs"].dtype.kind == "i"  # a count, an integer as in the summary row
     assert assoc.analyze("ripa", table).iloc[0]["ripa"] == pytest.approx(1.5)
 
 
