@@ -225,6 +225,15 @@ def _scored(words: pd.DataFrame, scored: list[str] | None, key: dict) -> pd.Data
     return words[words["word_group"].isin(scored)].reset_index(drop=True)
 
 
+def _reads(needs: str, measure: str) -> Requirement:
+    """The requirement of a metric of the weat scorer's extra measures: rows of ``measure``, scored as it says."""
+    return Requirement(
+        needs=needs,
+        roles=("attribute_group",),
+        instead=f"score with the weat scorer and -o measures=[cosine,{measure}] (docs/weat.md)",
+    )
+
+
 def _word_ci(values, reduce: str, p: dict) -> dict:
     """Columns of a percentile bootstrap CI of the sum or mean of per-word ``values`` (words resampled).
 
@@ -441,6 +450,8 @@ class MACAnalysis(MetricAnalysis):
     """
 
     name = "mac"
+    source = COSINE_CELLS
+    measure = "cosine"
     requires = Requirement(
         needs="cosines of target words with attribute words (measure cosine of a weat or sbert_cosine table)",
         roles=("target", "attribute_group", "attribute"),
@@ -463,8 +474,6 @@ class MACAnalysis(MetricAnalysis):
         _BY,
         _PER_WORD,
     )
-    source = COSINE_CELLS
-    measure = "cosine"
 
     def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
         """Each (target word, attribute group): its mean cosine, or 1 - it with ``scale="distance"``."""
@@ -503,13 +512,14 @@ class RNDAnalysis(MetricAnalysis):
     """
 
     name = "rnd"
+    source = CENTROID_WORDS
+    measure = "centroid_distance"
     # two attribute groups (sweater) or two target groups and one attribute group (WEFE's query shape):
     # a requirement cannot say "or", so run() refuses a table with neither (_centroid_side)
-    requires = Requirement(
-        needs="per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
+    requires = _reads(
+        "per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
         "of two attribute groups or of two target groups",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,centroid_distance] (docs/weat.md)",
+        measure,
     )
     estimate_column = "rnd"
     description = "RND: sum (or mean) over words of ||w - mean(A)|| - ||w - mean(B)||."
@@ -530,8 +540,6 @@ class RNDAnalysis(MetricAnalysis):
         _BY,
         _PER_WORD,
     )
-    source = CENTROID_WORDS
-    measure = "centroid_distance"
 
     def read_measure(self) -> str:
         """``centroid_distance``, or ``centroid_cosine`` with ``distance="cosine"``."""
@@ -566,12 +574,13 @@ class ECTAnalysis(MetricAnalysis):
     """
 
     name = "ect"
+    source = CENTROID_WORDS
+    measure = "centroid_cosine"
     # two attribute groups or two target groups (WEFE's query shape): see RNDAnalysis.requires
-    requires = Requirement(
-        needs="per-word cosines with the mean vectors of two attribute groups or of two target groups "
+    requires = _reads(
+        "per-word cosines with the mean vectors of two attribute groups or of two target groups "
         "(measure centroid_cosine)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,centroid_cosine] (docs/weat.md)",
+        measure,
     )
     estimate_column = "ect"
     description = "ECT: Spearman correlation over words of cos(w, mean(A)) and cos(w, mean(B))."
@@ -583,8 +592,6 @@ class ECTAnalysis(MetricAnalysis):
         _BY,
         _PER_WORD,
     )
-    source = CENTROID_WORDS
-    measure = "centroid_cosine"
 
     def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
         """u_A(w), u_B(w) and the set's ECT: a property of the word set, repeated in each word's row."""
@@ -612,12 +619,10 @@ class SemAxisAnalysis(MetricAnalysis):
     """
 
     name = "semaxis"
+    source = CONTRAST_WORDS
+    measure = "axis_cosine"
     # no at_least: a table of axis_cosine rows alone has one attribute_group, the contrast "A - B"
-    requires = Requirement(
-        needs="per-word cosines with the axis between two attribute groups (measure axis_cosine)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,axis_cosine] (docs/weat.md)",
-    )
+    requires = _reads("per-word cosines with the axis between two attribute groups (measure axis_cosine)", measure)
     estimate_column = "semaxis"
     description = "SemAxis: per target word, cos(w, mean(A) - mean(B)); summary: the mean over words."
     citation = AN
@@ -629,8 +634,6 @@ class SemAxisAnalysis(MetricAnalysis):
         _BY,
         _PER_WORD,
     )
-    source = CONTRAST_WORDS
-    measure = "axis_cosine"
 
     def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
         """score(w) = cos(w, m_A - m_B)."""
@@ -661,10 +664,11 @@ class RIPAAnalysis(MetricAnalysis):
     """
 
     name = "ripa"
-    requires = Requirement(
-        needs="per-word projections on the relation vector of paired words of two groups (measure relation_projection)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,relation_projection] (docs/weat.md)",
+    source = RELATION_WORDS
+    measure = "relation_projection"
+    requires = _reads(
+        "per-word projections on the relation vector of paired words of two groups (measure relation_projection)",
+        measure,
     )
     estimate_column = "ripa"
     description = "RIPA: mean over words of the mean inner product with the unit relation vectors of paired words."
@@ -685,8 +689,6 @@ class RIPAAnalysis(MetricAnalysis):
         _BY,
         _PER_WORD,
     )
-    source = RELATION_WORDS
-    measure = "relation_projection"
 
     def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
         """ripa(w), the mean over the pairs of w · b_i, their population SD and the number of pairs."""
@@ -719,11 +721,9 @@ class RNSBAnalysis(MetricAnalysis):
     """
 
     name = "rnsb"
-    requires = Requirement(
-        needs="per-word log-odds of a classifier of two attribute groups (measure logit)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,logit] (docs/weat.md)",
-    )
+    source = CONTRAST_WORDS
+    measure = "logit"
+    requires = _reads("per-word log-odds of a classifier of two attribute groups (measure logit)", measure)
     estimate_column = "rnsb"
     description = "RNSB: KL divergence from uniform of the normalised P(B | w) of a logistic classifier of A vs B."
     citation = SWEENEY
@@ -734,8 +734,6 @@ class RNSBAnalysis(MetricAnalysis):
         _BY,
         _PER_WORD,
     )
-    source = CONTRAST_WORDS
-    measure = "logit"
 
     def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
         """p_i = P(B | w_i), P_i = p_i / sum_j p_j and each word's term P_i ln(n P_i) of the KL divergence."""
