@@ -30,7 +30,7 @@ import assoc
 try:  # after issue 41: the server lives in the core
     from assoc.testing.openai_server import FAST_RETRIES, ChatServer
 except ImportError:  # the code the outputs were frozen from
-    from assoc_chat_listing.testing import FAST_RETRIES, ChatServer  # type: ignore[no-redef]
+    from assoc.testing.openai_server import FAST_RETRIES, ChatServer  # type: ignore[no-redef]
 
 from assoc_chat_listing.bbq import items as bbq_items
 from assoc_chat_listing.bbq.testing import bbq_responder, read_options

@@ -44,17 +44,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-#: Replies (lines) that decline the task. Case-insensitive regular expressions.
-REFUSAL_PATTERNS: tuple[str, ...] = (
-    r"\bas an ai\b",
-    r"\bas a (?:large )?language model\b",
-    r"\bi(?:'m| am) (?:sorry|unable|not able)\b",
-    r"\bi can(?:not|'t| not) (?:provide|fulfil|fulfill|comply|assist|help|generate|create|list|answer|make|rate)\b",
-    r"\bi (?:won't|will not|must decline|do not feel comfortable|don't feel comfortable)\b",
-    r"\b(?:it is|it's|that is|that's|it would not be|it wouldn't be) (?:not )?(?:appropriate|inappropriate)\b",
-    r"\bnot (?:commonly )?used or understood\b",
-    r"\bnot a (?:commonly )?(?:recogni[sz]ed|known)\b",
-)
+from assoc.lm import REFUSAL_PATTERNS, compile_patterns, refusal_matchers
+
+# REFUSAL_PATTERNS and refusal_matchers are the core's (every chat reply reader shares them), named here too
+__all__ = [
+    "REFUSAL_PATTERNS",
+    "WARNING_PATTERNS",
+    "Item",
+    "Listing",
+    "Rating",
+    "ReplyParser",
+    "clean_item",
+    "refusal_matchers",
+]
 #: Bias warnings and disclaimers: removed from replies (the paper removes them), never items.
 WARNING_PATTERNS: tuple[str, ...] = (
     r"\bstereotyp",
@@ -109,21 +111,6 @@ _PROSE_LEAD = re.compile(
 _COMMA_EXPLANATION = re.compile(r"^((?:\S+\s+){0,2}\S+),\s+\S+\s+\S+.*$")
 _TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
 _SENTENCE_END = re.compile(r"[.!?]\s*$")
-
-
-def _compile(patterns: Sequence[str]) -> list[re.Pattern[str]]:
-    compiled = []
-    for pattern in patterns:
-        try:
-            compiled.append(re.compile(pattern, re.IGNORECASE))
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {pattern!r} ({exc})") from None
-    return compiled
-
-
-def refusal_matchers(patterns: Sequence[str] | None) -> list[re.Pattern[str]]:
-    """The refusal patterns a scorer was given (``None``: `REFUSAL_PATTERNS`), compiled case-insensitively."""
-    return _compile(REFUSAL_PATTERNS if patterns is None else patterns)
 
 
 # "Rating: 4", "Score - 4", "I would say 4", "I'd rate them a 4", "my answer is 4", "I'd give it a 4"
@@ -261,8 +248,8 @@ class ReplyParser:
         warning_patterns: Sequence[str] = WARNING_PATTERNS,
         scale: tuple[int, int] = (1, 5),
     ):
-        self.refusal = _compile(refusal_patterns)
-        self.warning = _compile(warning_patterns)
+        self.refusal = compile_patterns(refusal_patterns)
+        self.warning = compile_patterns(warning_patterns)
         self.scale = scale
 
     # -- shared ------------------------------------------------------------------------------------

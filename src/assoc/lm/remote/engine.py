@@ -1,78 +1,124 @@
-"""Sending chat requests: concurrent (asyncio), rate-limited, retried, every answer stored on arrival.
+"""Sending remote requests: concurrent (asyncio), rate-limited, retried, every answer stored on arrival.
 
-:func:`run_requests` sends the requests that are not in the store through the HTTP client
-the official ``openai`` package is built on (``openai.DefaultAsyncHttpxClient``: httpx, or
-httpx2 from openai 3), with the URL, headers and auth of ``chat.completions.create``; the retry
-policy here is the only one:
+:func:`run_requests` sends the requests that are not in the store to an OpenAI-compatible endpoint
+through the HTTP client the official ``openai`` package is built on
+(``openai.DefaultAsyncHttpxClient``: httpx, or httpx2 from openai 3), with the URL, headers and auth
+the ``openai`` client would use. What is sent where, and how a 200 body is read, is the
+:class:`Route` (:data:`assoc.lm.remote.chat_completions.CHAT_COMPLETIONS`: ``POST
+/chat/completions``, read by :func:`~assoc.lm.remote.chat_completions.read_completion`; a
+completions route with echoed log-probabilities fits the same way). The retry policy here is the
+only one:
 
 * at most ``concurrency`` requests in flight (a queue of that many HTTP clients of one
   connection each);
 * ``requests_per_minute`` and ``tokens_per_minute`` are token buckets refilled continuously (a
-  request's tokens are estimated before sending as characters / 4 of its messages plus its
-  ``max_tokens``, or 4 per requested item when there is no ``max_tokens``);
+  request's tokens are its own estimate, ``request.estimated_tokens()``: for a chat request
+  characters / 4 of its messages plus its ``max_tokens``, or what its reply is expected to use);
 * each attempt may take ``connect_timeout`` seconds to connect and ``timeout`` seconds to answer
-  (a chat completion is generated before its first byte arrives, so the read timeout is long and
+  (a completion is generated before its first byte arrives, so the read timeout is long and
   the connect timeout short);
 * 429, 408, 409, 5xx and dropped connections are retried up to ``max_retries`` times after
   ``Retry-After`` (or ``retry-after-ms``) when the server sends it, otherwise after an
   exponential backoff with jitter: ``d = min(backoff_max, backoff_base * 2**attempt)``, waiting
   ``d/2 + uniform(0, d/2)``; a timeout is retried at most ``timeout_retries`` times (a server that
   accepts connections and never answers would otherwise hold the run for every retry);
-* a 200 that is not an answer (:func:`~assoc_chat_listing.store.read_completion`: an empty
-  reply, an HTML page, a JSON error object) is retried at most ``reply_retries`` times, then that
-  request is recorded as failed with the reason and the run goes on;
+* a 200 that is not an answer (the route's reader says so: an empty reply, an HTML page, a JSON
+  error object) is retried at most ``reply_retries`` times, then that request is recorded as
+  failed with the reason and the run goes on;
 * 401/403 (the key), 404 (the model or URL), a 429 ``insufficient_quota`` and a ``Retry-After``
   above :data:`MAX_RETRY_AFTER` stop the run at once; other 4xx mark that request failed and
   the run goes on;
-* a request that still fails after its retries (or times out too often) stops the run with
-  :class:`ChatServiceError`; every task is cancelled and awaited before it propagates;
+* a request that still fails after its retries (or times out too often) stops the run with the
+  route's :class:`ServiceError`; every task is cancelled and awaited before it propagates;
 * every answer is stored the moment it arrives, before it is parsed or counted (a line appended
   to the store's journal, which survives a ``kill -9``; the run's answers go into checksummed
   packs when it ends), so re-running the same command resumes where it stopped.
 
-Nothing printed or recorded holds a credential: messages go through :func:`redact` (the API key,
-credentials written into the base URL, anything shaped like a key), and the ``openai``/``httpx``
-loggers are filtered the same way while requests run.
+Nothing printed or recorded holds a credential: messages go through
+:func:`~assoc.lm.remote.urls.redact` (the API key, credentials written into the base URL, anything
+shaped like a key), and the ``openai``/``httpx`` loggers are filtered the same way while requests run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import random
-import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from typing import Any, Protocol
 
-from assoc import ModelError
-
-from .store import ChatRequest, ResponseStore, read_completion, safe_url, url_secrets
+from assoc.errors import ModelError
+from assoc.lm.remote.store import ResponseStore
+from assoc.lm.remote.urls import client_url, redact, safe_url, url_secrets
 
 RETRY_STATUS = {408, 409, 429}
 FATAL_STATUS = {401, 403, 404}
 #: A Retry-After longer than this (seconds) stops the run instead of holding it (e.g. a daily quota).
 MAX_RETRY_AFTER = 600.0
-_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+|Basic\s+[A-Za-z0-9+/=]{8,})")
 
 
-class ChatServiceError(ModelError):
-    """The chat service failed (down after the retries, the key or the model rejected)."""
+class ServiceError(ModelError):
+    """A remote service failed for good (down after the retries, the key or the model rejected)."""
 
 
-def redact(text: str, secrets: str | Sequence[str] | None) -> str:
-    """``text`` with each secret, and anything shaped like an API key or auth header, replaced by ``***``."""
-    if isinstance(secrets, str):
-        secrets = [secrets]
-    for secret in sorted((s for s in secrets or () if s), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return _KEY_LIKE.sub("***", text)
+#: How a route reads a 200 body: ``(body, "", "", False)`` for an answer, else ``(None, reason, message, retry)``.
+BodyReader = Callable[[bytes], "tuple[dict[str, Any] | None, str, str, bool]"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """What kind of request is sent, and how its answers are read.
+
+    Attributes
+    ----------
+    path:
+        The path after the base URL (``"/chat/completions"``, ``"/completions"``).
+    read:
+        Reads a 200 body (:data:`BodyReader`): an answer is stored, anything else is retried up to
+        ``reply_retries`` times (when the reader says so) and then that request fails.
+    service:
+        What the endpoint is, in the words of errors (``"chat service"``).
+    error:
+        The :class:`ServiceError` subclass raised when the run stops.
+    """
+
+    path: str
+    read: BodyReader
+    service: str = "service"
+    error: type[ServiceError] = ServiceError
+
+
+class RemoteRequest(Protocol):
+    """What the engine needs of a request (:class:`~assoc.lm.remote.chat_completions.ChatRequest` is one)."""
+
+    model: str
+    sample: int
+
+    @property
+    def key(self) -> str:
+        """The cache key."""
+        ...
+
+    def key_parts(self) -> dict[str, Any]:
+        """What the key is made of (stored beside the response)."""
+        ...
+
+    def body(self) -> Mapping[str, Any]:
+        """The JSON body sent."""
+        ...
+
+    def about(self) -> dict[str, Any]:
+        """What the request is for, in the record of a failure."""
+        ...
+
+    def estimated_tokens(self) -> float:
+        """Tokens the request is expected to use (the tokens-per-minute limit)."""
+        ...
 
 
 @dataclass
@@ -106,8 +152,8 @@ class EngineSettings:
 
 
 @dataclass
-class RunReport:
-    """What happened while sending."""
+class SendReport:
+    """What happened while sending: attempts, answers, retries by reason, failed requests, seconds."""
 
     sent: int = 0
     received: int = 0
@@ -122,20 +168,34 @@ class RunReport:
         self.retries += 1
         self.retry_reasons[reason] = self.retry_reasons.get(reason, 0) + 1
 
-    def fail(self, request: ChatRequest, reason: str, error: str, status: int = 200) -> None:
-        """Record a request that gets no answer in this run (the run goes on)."""
+    def fail(self, request: RemoteRequest, reason: str, error: str, status: int = 200) -> None:
+        """Record a request that gets no answer in this run (the run goes on).
+
+        The record: the request's key, model, what it is for (``request.about()``), sample, the
+        HTTP ``status``, the ``reason`` (the status, or the reader's reason) and the ``error`` text.
+        """
         self.failed.append(
             {
                 "key": request.key,
                 "model": request.model,
-                "target": request.target,
-                "task": request.task,
+                **request.about(),
                 "sample": request.sample,
                 "status": status,
                 "reason": reason,
                 "error": error,
             }
         )
+
+    def add(self, other: SendReport) -> None:
+        """Add another run's counts to this one (a model that sends in several calls, units of one run)."""
+        self.sent += other.sent
+        self.received += other.received
+        self.retries += other.retries
+        for reason, n in other.retry_reasons.items():
+            self.retry_reasons[reason] = self.retry_reasons.get(reason, 0) + n
+        self.failed.extend(other.failed)
+        self.seconds += other.seconds
+        self.waited += other.waited
 
 
 class RateLimiter:
@@ -180,13 +240,6 @@ class RateLimiter:
                 await asyncio.sleep(wait)
 
 
-def estimate_tokens(request: ChatRequest) -> float:
-    """Tokens a request is expected to use, for the tokens-per-minute limit (see module docstring)."""
-    chars = sum(len(str(m.get("content", ""))) for m in request.messages)
-    completion = request.params.get("max_tokens") or 4 * int(request.extra.get("n_items", 50) or 50)
-    return chars / 4.0 + float(completion)
-
-
 def _encode(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -195,27 +248,19 @@ def _headers(api_key: str, extra: dict[str, str]) -> dict[str, str]:
     """The headers of every request: those the openai client sends (key, organization, project), and ``extra``."""
     import os
 
+    from assoc.version import __version__
+
     headers = {
         "Authorization": f"Bearer {api_key}",
         "Content-Type": "application/json",
         "Accept": "application/json",
-        "User-Agent": f"assoc-chat-listing/{_version()}",
+        "User-Agent": f"assoc/{__version__}",
     }
     if os.environ.get("OPENAI_ORG_ID"):
         headers["OpenAI-Organization"] = os.environ["OPENAI_ORG_ID"]
     if os.environ.get("OPENAI_PROJECT_ID"):
         headers["OpenAI-Project"] = os.environ["OPENAI_PROJECT_ID"]
     return {**headers, **extra}
-
-
-@functools.lru_cache(maxsize=1)
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("assoc-chat-listing")
-    except PackageNotFoundError:  # pragma: no cover - a source checkout that is not installed
-        return "0"
 
 
 def _error_detail(data: bytes) -> tuple[str, str | None]:
@@ -281,31 +326,10 @@ def _scrubbed_logs(settings: EngineSettings, http_module: Any) -> Iterator[None]
             logger.removeFilter(log_filter)
 
 
-def _client_url(base_url: str) -> tuple[str, dict[str, str], dict[str, str]]:
-    """The base URL split for the client: URL without user info or query, headers, query parameters.
-
-    User info becomes HTTP basic auth, as an HTTP client does with such a URL (it replaces the
-    bearer key, which such servers do not read); the query is sent with every request (the
-    client would otherwise glue the request path after it).
-    """
-    import base64
-    from urllib.parse import unquote
-
-    parts = urlsplit(base_url)
-    host = parts.netloc.rpartition("@")[2]
-    url = urlunsplit((parts.scheme, host, parts.path, "", ""))
-    headers: dict[str, str] = {}
-    if "@" in parts.netloc:
-        user, password = unquote(parts.username or ""), unquote(parts.password or "")
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        headers["Authorization"] = f"Basic {token}"
-    return url, headers, dict(parse_qsl(parts.query, keep_blank_values=True))
-
-
 class _Progress:
     """The progress bar: answers, failures, and what the run waits for (retries and their waits)."""
 
-    def __init__(self, bar: Any, report: RunReport, on_done: Callable[[], None] | None):
+    def __init__(self, bar: Any, report: SendReport, on_done: Callable[[], None] | None):
         self.bar, self.report, self.on_done = bar, report, on_done
         self.waiting = 0
         self._shown = ""
@@ -341,10 +365,11 @@ class _Progress:
 
 
 async def _send_all(
-    requests: Sequence[ChatRequest],
+    requests: Sequence[RemoteRequest],
+    route: Route,
     settings: EngineSettings,
     store: ResponseStore,
-    report: RunReport,
+    report: SendReport,
     progress: _Progress,
     seed: int,
 ) -> None:
@@ -359,7 +384,7 @@ async def _send_all(
     http_module = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]]
     # A chat completion is generated before its first byte: a long read timeout, a short connect timeout.
     timeout = http_module.Timeout(settings.timeout, connect=settings.connect_timeout)
-    url, headers, query = _client_url(settings.base_url)
+    url, headers, query = client_url(settings.base_url)
     # One client of one connection per slot of concurrency, handed out by a queue (the bound on
     # requests in flight): a shared pool of n connections checks every idle connection for expiry
     # on each request (asking the socket), about a quarter of the client's CPU at concurrency 32.
@@ -377,7 +402,7 @@ async def _send_all(
             )
         )
     clients = list(slots._queue)  # type: ignore[attr-defined]  # every client, to close them at the end
-    completions_url = url.rstrip("/") + "/chat/completions"
+    completions_url = url.rstrip("/") + route.path
     endpoint = safe_url(settings.base_url)
     limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
     rng = random.Random(seed)
@@ -385,23 +410,23 @@ async def _send_all(
     stopped = asyncio.Event()
 
     def halt(message: str) -> None:
-        stop.append(ChatServiceError(settings.redact(message)))
+        stop.append(route.error(settings.redact(message)))
         stopped.set()
 
-    async def one(request: ChatRequest) -> None:
+    async def one(request: RemoteRequest) -> None:
         http = await slots.get()
         try:
             await attempts(request, http)
         finally:
             slots.put_nowait(http)
 
-    async def attempts(request: ChatRequest, http: Any) -> None:
+    async def attempts(request: RemoteRequest, http: Any) -> None:
         """Every attempt at one request, on the one HTTP client (slot) it holds."""
         timeouts = bad_replies = 0
         for attempt in range(settings.max_retries + 1):
             if stop:
                 return
-            await limiter.acquire(estimate_tokens(request))
+            await limiter.acquire(request.estimated_tokens())
             report.sent += 1
             reason: str | None = None
             status, data = 0, b""
@@ -414,7 +439,7 @@ async def _send_all(
                 message += f"{settings.connect_timeout:g} s to connect)"
                 if timeouts > settings.timeout_retries:
                     halt(
-                        f"chat service at {endpoint}: {message}, {timeouts} times for one request: the "
+                        f"{route.service} at {endpoint}: {message}, {timeouts} times for one request: the "
                         f"server accepts requests but does not answer (raise timeout= for a slow model or "
                         f"a long queue); the responses received so far are stored: run the same command "
                         f"again to resume"
@@ -435,11 +460,11 @@ async def _send_all(
                         403: "access denied (403)",
                         404: f"not found (404): is the model {request.model!r} served at this base_url?",
                     }[status]
-                    halt(f"chat service at {endpoint}: {what}: {message}")
+                    halt(f"{route.service} at {endpoint}: {what}: {message}")
                     return
                 if status == 429 and code == "insufficient_quota":
                     halt(
-                        f"chat service at {endpoint}: the account has no quota left (429 "
+                        f"{route.service} at {endpoint}: the account has no quota left (429 "
                         f"insufficient_quota): {message}; the responses received so far are stored"
                     )
                     return
@@ -451,13 +476,13 @@ async def _send_all(
                 wait = _retry_after(response.headers)
                 if wait is not None and wait > MAX_RETRY_AFTER:
                     halt(
-                        f"chat service at {endpoint} asks to wait {wait:.0f} s before retrying "
+                        f"{route.service} at {endpoint} asks to wait {wait:.0f} s before retrying "
                         f"({message}); the responses received so far are stored: run the same "
                         f"command again later to resume"
                     )
                     return
             elif reason is None:
-                body, reason, message, retry = read_completion(data)
+                body, reason, message, retry = route.read(data)
                 if body is not None:
                     store.record(request, data, body)  # stored before anything else happens to it
                     report.received += 1
@@ -473,7 +498,7 @@ async def _send_all(
                 wait = None
             if attempt == settings.max_retries:
                 halt(
-                    f"chat service at {endpoint} still failing after {settings.max_retries + 1} "
+                    f"{route.service} at {endpoint} still failing after {settings.max_retries + 1} "
                     f"attempts (last: {message}); the responses received so far are stored: run the same "
                     f"command again to resume"
                 )
@@ -484,7 +509,7 @@ async def _send_all(
     remaining = len(requests)
     finished = asyncio.Event()
 
-    async def guarded(request: ChatRequest) -> None:
+    async def guarded(request: RemoteRequest) -> None:
         nonlocal remaining
         try:
             await one(request)
@@ -520,30 +545,33 @@ async def _send_all(
 
 
 def run_requests(
-    requests: Sequence[ChatRequest],
+    requests: Sequence[RemoteRequest],
     settings: EngineSettings,
     store: ResponseStore,
     *,
+    route: Route,
     progress: bool = False,
     seed: int = 0,
     on_done: Callable[[], None] | None = None,
-) -> RunReport:
-    """Send ``requests`` (all of them: callers leave out those already stored) and store every answer.
+    desc: str = "chat requests",
+) -> SendReport:
+    """Send ``requests`` by ``route`` (all of them: callers leave out those already stored) and store every answer.
 
-    Returns a :class:`RunReport` (requests that got no answer are in its ``failed``); raises
-    :class:`ChatServiceError` when the service fails for good (what arrived before is stored).
-    ``on_done`` is called after each request is finished (its answer stored, or recorded as failed).
+    Returns a :class:`SendReport` (requests that got no answer are in its ``failed``); raises the
+    route's :class:`ServiceError` when the service fails for good (what arrived before is stored).
+    ``on_done`` is called after each request is finished (its answer stored, or recorded as failed);
+    ``desc`` names the progress bar; ``seed`` seeds the backoff's jitter.
     """
     from assoc.infra import bar
 
-    report = RunReport()
+    report = SendReport()
     if not requests:
         return report
     kept = f"the response cache ({store.root})" if store.root else None  # each answer is stored as it arrives
-    progress_bar = bar(total=len(requests), desc="chat requests", enabled=progress, unit="req", kept=kept)
+    progress_bar = bar(total=len(requests), desc=desc, enabled=progress, unit="req", kept=kept)
     store.begin()
     try:
-        work = _send_all(requests, settings, store, report, _Progress(progress_bar, report, on_done), seed)
+        work = _send_all(requests, route, settings, store, report, _Progress(progress_bar, report, on_done), seed)
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # the usual case: no event loop in this thread

@@ -1,200 +1,55 @@
-"""One chat request, its cache key, and the on-disk store of raw responses.
+"""The on-disk store of raw responses of remote requests: a journal written on arrival, then checksummed packs.
 
-A request's key is the sha256 of the canonical JSON of everything that changes the reply:
-backend, endpoint (the base URL without credentials or query), model, messages, sampling
-parameters and sample index. The API key is never part of it. Responses are stored with
+A request's key is the sha256 of the canonical JSON of everything that changes the answer
+(:meth:`StoredRequest.key_parts`: for a chat request its backend, endpoint, model, messages,
+sampling parameters and sample index; never an API key). Responses are stored with
 :class:`assoc.infra.cache.Cache` (atomic, checksummed packs; a corrupt pack is deleted and its
-requests sent again) in one namespace per backend, endpoint and model; each entry holds the
-request (without any secret), the raw response body as the server sent it, and when it arrived.
+requests sent again) in one namespace per backend, endpoint and model, under the store's
+``space`` (``"chat_listing"`` for chat completions: the name the chat scorers' caches have always
+had); each entry holds the request (without any secret), the raw response body as the server sent
+it, and when it arrived.
 
 While requests run, each answer is first appended, the moment it arrives, to this run's
-**journal** (``<cache root>/chat_listing-journal/<id>.jsonl``, one JSON line per answer, one
-``write`` each; the file is synced to disk every second): a ``kill -9`` a microsecond later loses
-nothing. When the run ends its answers go into one pack per namespace and the journal is
-deleted. A journal left by a run that did not end (its lock is free) is moved into packs when
-the next :class:`ResponseStore` opens the cache root.
+**journal** (``<cache root>/<space>-journal/<id>.jsonl``, one JSON line per answer, one ``write``
+each; the file is synced to disk every second): a ``kill -9`` a microsecond later loses nothing.
+When the run ends its answers go into one pack per namespace and the journal is deleted. A
+journal left by a run that did not end (its lock is free) is moved into packs when the next
+:class:`ResponseStore` opens the cache root.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import functools
 import json
 import os
-import re
 import threading
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from typing import Any, Protocol
 
-from assoc.infra import Cache, Namespace, digest, exclusive_lock
+from assoc.infra.cache import Cache, Namespace, digest, exclusive_lock
 
 ENTRY_FORMAT = 1
+#: The space of chat-completion responses (the namespace tag and journal folder of every chat cache so far).
+CHAT_SPACE = "chat_listing"
 
 
-#: Query parameters whose name contains one of these words hold credentials (``api-key=``, ``key=``,
-#: ``token=``, ``access_token=``, ``sig=``, ...): never stored or printed.
-SECRET_QUERY = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session", re.IGNORECASE)
-
-
-def _host(parts: Any) -> str:
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return f"{host}:{port}" if port is not None else host
-
-
-def public_endpoint(base_url: str) -> str:
-    """``base_url`` without user info, query or fragment (these may hold credentials); the cache key's endpoint."""
-    parts = urlsplit(base_url)
-    return urlunsplit((parts.scheme, _host(parts), parts.path.rstrip("/"), "", ""))
-
-
-def safe_url(url: str) -> str:
-    """``url`` as it may be stored or printed: without user info, key-like query parameters or fragment.
-
-    Other query parameters (``api-version=2024-06-01``) are kept: they say what was called.
-    """
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not SECRET_QUERY.search(k)]
-    return urlunsplit((parts.scheme, _host(parts), parts.path, urlencode(query), ""))
-
-
-def url_secrets(url: str) -> list[str]:
-    """The credentials written into ``url``, raw and decoded, longest first, to scrub from free text.
-
-    The password and ``user:password`` as written (or the user name alone when there is no password:
-    ``https://TOKEN@host`` puts a token there), and the values of key-like query parameters.
-    """
-    parts = urlsplit(url)
-    found = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if SECRET_QUERY.search(k)]
-    if "@" in parts.netloc:
-        userinfo = parts.netloc.rpartition("@")[0]
-        found += [userinfo, parts.password or ""] if parts.password is not None else [userinfo]
-    out: list[str] = []
-    for value in found:
-        for form in (value, unquote(value)):
-            if len(form) >= 3 and form not in out:  # shorter values are too common to scrub from text
-                out.append(form)
-    return sorted(out, key=len, reverse=True)
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One request: what is sent (model, messages, params) and what it is for (the other fields)."""
+class StoredRequest(Protocol):
+    """What the store needs of a request: its key, what the key is made of, and the namespace it belongs to."""
 
     backend: str
     endpoint: str
     model: str
-    messages: tuple[Mapping[str, Any], ...]
-    params: Mapping[str, Any]
-    sample: int
-    task: str = ""
-    design: str = ""
-    target_group: str = ""
-    target: str = ""
-    prompt: str = ""  # the template, for the table's context column
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
-    @functools.cached_property
+    @property
     def key(self) -> str:
-        """The cache key (hex sha256): identical requests share it, anything that changes the reply changes it."""
-        return digest(self.key_parts())  # computed once: the request is frozen
+        """The cache key: the hex sha256 of :meth:`key_parts` (:func:`assoc.infra.cache.digest`)."""
+        ...
 
     def key_parts(self) -> dict[str, Any]:
-        """What identifies the request: backend, endpoint, model, messages, sampling parameters, sample index."""
-        return {
-            "backend": self.backend,
-            "endpoint": self.endpoint,
-            "model": self.model,
-            "messages": [dict(m) for m in self.messages],
-            "params": dict(self.params),
-            "sample": self.sample,
-        }
-
-    def body(self) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create``."""
-        return {"model": self.model, "messages": [dict(m) for m in self.messages], **dict(self.params)}
-
-
-def reply_text(response: Mapping[str, Any]) -> str | None:
-    """The assistant's text in a raw chat-completion body (``None`` when it has none)."""
-    choices = response.get("choices") or []
-    if not choices:
-        return None
-    message = choices[0].get("message") or {}
-    content = message.get("content")
-    return content if isinstance(content, str) else None
-
-
-def model_refusal(response: Mapping[str, Any]) -> str | None:
-    """The server's own refusal: ``message.refusal`` (OpenAI), or ``finish_reason`` ``content_filter``."""
-    choice = (response.get("choices") or [{}])[0]
-    if not isinstance(choice, Mapping):
-        return None
-    message = choice.get("message") or {}
-    refusal = message.get("refusal") if isinstance(message, Mapping) else None
-    if isinstance(refusal, str) and refusal.strip():
-        return refusal
-    if choice.get("finish_reason") == "content_filter":
-        return "(the server's content filter stopped the reply: finish_reason content_filter)"
-    return None
-
-
-def _snippet(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def read_completion(data: bytes) -> tuple[dict[str, Any] | None, str, str, bool]:
-    """Read a 200 response body: ``(body, "", "", False)`` for an answer, else ``(None, reason, message, retry)``.
-
-    An answer is a chat completion (a JSON object with a non-empty ``choices`` list whose first
-    ``message`` has text), or the server's own refusal (``message.refusal``, or ``finish_reason``
-    ``content_filter``). Anything else is not an answer, whatever the status said:
-
-    * ``bad_body``: not JSON (a proxy's HTML page), or JSON that is not an object; retried;
-    * ``error_body``: a JSON object with ``error`` and no ``choices`` (an error sent with status 200); retried;
-    * ``not_completion``: an object without a usable ``choices[0].message``; retried;
-    * ``empty``: a completion whose ``content`` is empty or white space; retried;
-    * ``empty_length``: empty and cut at ``max_tokens`` (``finish_reason`` ``length``: a reasoning model
-      spent every token before writing); not retried, the same request would be cut again.
-    """
-    import json
-
-    try:
-        body = json.loads(data)
-    except ValueError:
-        text = data.decode("utf-8", "replace")
-        return None, "bad_body", f"the body is not JSON: {_snippet(text) or '(empty body)'}", True
-    if not isinstance(body, dict):
-        return None, "bad_body", f"the body is JSON but not an object: {_snippet(str(body))}", True
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        if "error" in body:
-            error = body["error"]
-            message = error.get("message", error) if isinstance(error, dict) else error
-            return None, "error_body", f"an error object with status 200: {_snippet(str(message))}", True
-        return None, "not_completion", f"not a chat completion: {_snippet(json.dumps(body)[:400])}", True
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        return None, "not_completion", "the completion's first choice has no message", True
-    content = message.get("content")
-    if isinstance(content, str) and content.strip():
-        return body, "", "", False
-    if model_refusal(body) is not None:
-        return body, "", "", False
-    if choice.get("finish_reason") == "length":
-        return None, "empty_length", "empty reply cut at max_tokens (finish_reason length): raise max_tokens", False
-    return None, "empty", f"empty reply (finish_reason {choice.get('finish_reason')!r})", True
+        """Everything that changes the answer (no secret): the request as stored beside its response."""
+        ...
 
 
 def valid_entry(entry: Any) -> bool:
@@ -207,7 +62,7 @@ def valid_entry(entry: Any) -> bool:
     )
 
 
-def make_entry(request: ChatRequest, response: Mapping[str, Any]) -> dict[str, Any]:
+def make_entry(request: StoredRequest, response: Mapping[str, Any]) -> dict[str, Any]:
     """The stored entry of a response: the request (no secret), the raw body, and when it arrived."""
     return {
         "format": ENTRY_FORMAT,
@@ -217,7 +72,6 @@ def make_entry(request: ChatRequest, response: Mapping[str, Any]) -> dict[str, A
     }
 
 
-JOURNAL_DIR = "chat_listing-journal"
 #: Seconds between syncs of the journal to disk (a ``kill -9`` loses nothing in between; a power cut may).
 JOURNAL_SYNC_SECONDS = 1.0
 
@@ -266,7 +120,7 @@ class _Journal:
         self._locks.close()
 
 
-def _journal_line(request: ChatRequest, data: bytes, received: str) -> bytes:
+def _journal_line(request: StoredRequest, data: bytes, received: str) -> bytes:
     """One journal line: the key, the request (no secret), when it arrived, and the body as the server sent it.
 
     ``data`` is valid JSON (the engine read it), so raw line breaks can only be white space between
@@ -284,27 +138,37 @@ def _journal_line(request: ChatRequest, data: bytes, received: str) -> bytes:
 class ResponseStore:
     """Raw responses on disk, one :class:`assoc.infra.cache.Namespace` per (backend, endpoint, model).
 
-    ``root=None`` uses the assoc cache root (``$ASSOC_CACHE_DIR``, ...); ``enabled=False`` keeps
-    responses in memory only (for this run). Opening a store on disk first recovers the answers
-    in journals that runs killed before their end left behind (see the module docstring).
+    ``root`` is a cache root directory, an open :class:`~assoc.infra.cache.Cache` (the run's), or
+    ``None`` for the assoc cache root (``$ASSOC_CACHE_DIR``, ...); ``enabled=False`` keeps responses
+    in memory only (for this run). ``space`` names the kind of responses (:data:`CHAT_SPACE` for
+    chat completions): it tags their namespaces and names the journal folder, so the responses of
+    another protocol (completions with log-probabilities) never mix with them. Opening a store on
+    disk first recovers the answers in journals that runs killed before their end left behind (see
+    the module docstring).
     """
 
-    def __init__(self, root: str | None = None, *, enabled: bool = True):
+    def __init__(self, root: str | Cache | None = None, *, enabled: bool = True, space: str = CHAT_SPACE):
         self.enabled = enabled
-        self._cache = Cache(root) if enabled else None
+        self.space = space
+        self._cache = (root if isinstance(root, Cache) else Cache(root)) if enabled else None
         self._spaces: dict[tuple[str, str, str], Namespace] = {}
         self._memory: dict[str, dict[str, Any]] = {}
         self._journal: _Journal | None = None
-        self._session: list[tuple[ChatRequest, dict[str, Any]]] = []
+        self._session: list[tuple[StoredRequest, dict[str, Any]]] = []
         self._session_lock = threading.Lock()
         self.recovered = self.recover() if self._cache is not None else 0
+
+    @property
+    def journal_directory(self) -> str:
+        """The folder of this store's journals, under the cache root."""
+        return f"{self.space}-journal"
 
     @property
     def root(self) -> str | None:
         """The cache root directory (``None`` when responses are kept in memory only)."""
         return str(self._cache.root) if self._cache is not None else None
 
-    def _space(self, request: ChatRequest) -> Namespace | None:
+    def _space(self, request: StoredRequest) -> Namespace | None:
         if self._cache is None:
             return None
         ident = (request.backend, request.endpoint, request.model)
@@ -316,7 +180,7 @@ class ResponseStore:
         assert self._cache is not None
         backend, endpoint, model = ident
         return self._cache.namespace(
-            scorer="chat_listing", format=ENTRY_FORMAT, backend=backend, endpoint=endpoint, model=model
+            scorer=self.space, format=ENTRY_FORMAT, backend=backend, endpoint=endpoint, model=model
         )
 
     # -- the journal -------------------------------------------------------------------------------
@@ -324,9 +188,9 @@ class ResponseStore:
     def begin(self) -> None:
         """Start this run's journal (a no-op in memory); :meth:`record` appends to it, :meth:`end` closes it."""
         if self._cache is not None and self._journal is None:
-            self._journal = _Journal(self._cache.root / JOURNAL_DIR)
+            self._journal = _Journal(self._cache.root / self.journal_directory)
 
-    def record(self, request: ChatRequest, data: bytes, body: Mapping[str, Any]) -> None:
+    def record(self, request: StoredRequest, data: bytes, body: Mapping[str, Any]) -> None:
         """Store one answer at once: ``data`` is the body as received, ``body`` the same, read.
 
         Safe to call from any thread. On disk the journal line is written before this returns;
@@ -366,7 +230,7 @@ class ResponseStore:
         """
         if self._cache is None:
             return 0
-        directory = self._cache.root / JOURNAL_DIR
+        directory = self._cache.root / self.journal_directory
         if not directory.is_dir():
             return 0
         for fresh in directory.glob("*.new"):  # killed between creating a journal and naming it: empty
@@ -403,7 +267,7 @@ class ResponseStore:
 
     # -- reading and writing packs -----------------------------------------------------------------
 
-    def lookup(self, requests: Iterable[ChatRequest]) -> tuple[dict[str, dict[str, Any]], int]:
+    def lookup(self, requests: Iterable[StoredRequest]) -> tuple[dict[str, dict[str, Any]], int]:
         """Stored entries of ``requests`` by key, and how many stored entries were unusable (re-sent)."""
         found: dict[str, dict[str, Any]] = {}
         bad = 0
@@ -421,7 +285,7 @@ class ResponseStore:
                 bad += 1
         return found, bad
 
-    def put(self, pairs: Iterable[tuple[ChatRequest, dict[str, Any]]]) -> None:
+    def put(self, pairs: Iterable[tuple[StoredRequest, dict[str, Any]]]) -> None:
         """Store entries (one atomic pack per namespace)."""
         grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
         spaces: dict[tuple[str, str, str], Namespace | None] = {}
@@ -437,9 +301,9 @@ class ResponseStore:
                 space.put_many(values)
 
     def all_entries(self) -> dict[str, dict[str, Any]]:
-        """Every stored entry under the root (for :func:`assoc_chat_listing.responses`)."""
+        """Every stored entry of this space under the root (what ``assoc_chat_listing.responses`` lists)."""
         out = dict(self._memory)
         if self._cache is not None:
-            for space in self._cache.namespaces(scorer="chat_listing"):
+            for space in self._cache.namespaces(scorer=self.space):
                 out.update(space.items())
         return out
