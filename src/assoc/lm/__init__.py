@@ -23,7 +23,7 @@ never from the modules below, which may move (:doc:`the plugin API <plugin-api>`
 
 * The engine of requests to a model behind an HTTP endpoint (:mod:`assoc.lm.remote`), shared by every
   remote kind: :func:`run_requests` (bounded concurrency, rate limits, retries with backoff, timeouts,
-  redaction) by a :class:`Route`, the :class:`ResponseStore` (written on arrival, resumed), the
+  redaction), the :class:`ResponseStore` (written on arrival, resumed), the
   chat-completions protocol (:class:`ChatRequest`, :data:`CHAT_COMPLETIONS`), endpoint and credential
   helpers, and :data:`ENDPOINT_OPTIONS`.
 * The chat model kind (:mod:`assoc.lm.chat`): :class:`ChatModel` (``generate`` and ``choice``; the
@@ -88,26 +88,18 @@ _LAZY = {
     "SentencePlan": "assoc.lm.causal.text",
     "plan_sentence": "assoc.lm.causal.text",
     "special_tokens": "assoc.lm.causal.text",
-    "ServiceError": "assoc.lm.remote.engine",
-    "Route": "assoc.lm.remote.engine",
     "EngineSettings": "assoc.lm.remote.engine",
     "SendReport": "assoc.lm.remote.engine",
     "run_requests": "assoc.lm.remote.engine",
     "ResponseStore": "assoc.lm.remote.store",
-    "make_entry": "assoc.lm.remote.store",
     "ChatRequest": "assoc.lm.remote.chat_completions",
     "ChatServiceError": "assoc.lm.remote.chat_completions",
     "CHAT_COMPLETIONS": "assoc.lm.remote.chat_completions",
-    "read_completion": "assoc.lm.remote.chat_completions",
     "reply_text": "assoc.lm.remote.chat_completions",
     "model_refusal": "assoc.lm.remote.chat_completions",
     "public_endpoint": "assoc.lm.remote.urls",
     "safe_url": "assoc.lm.remote.urls",
-    "url_secrets": "assoc.lm.remote.urls",
-    "redact": "assoc.lm.remote.urls",
-    "check_base_url": "assoc.lm.remote.urls",
     "resolve_base_url": "assoc.lm.remote.urls",
-    "read_api_key": "assoc.lm.remote.urls",
     "ENDPOINT_OPTIONS": "assoc.lm.remote.options",
     "ChatModel": "assoc.lm.chat.model",
     "Reply": "assoc.lm.requests",
@@ -164,10 +156,8 @@ __all__ = [
     "RESPONSE_CACHE_OPTIONS",
     "Reply",
     "ResponseStore",
-    "Route",
     "SendReport",
     "SentencePlan",
-    "ServiceError",
     "WordTokens",
     "cached_causal_lm",
     "cached_export",
@@ -175,7 +165,6 @@ __all__ = [
     "cached_masked_lm",
     "chain_steps",
     "chat_reply",
-    "check_base_url",
     "check_hub_reachable",
     "check_onnx_installed",
     "check_patterns",
@@ -191,7 +180,6 @@ __all__ = [
     "loaded_masked_lms",
     "local_fingerprint",
     "looks_like_path",
-    "make_entry",
     "masked_query",
     "match_authors",
     "match_reply",
@@ -202,10 +190,7 @@ __all__ = [
     "plan_chat_requests",
     "plan_sentence",
     "public_endpoint",
-    "read_api_key",
     "read_choice",
-    "read_completion",
-    "redact",
     "refusal_matchers",
     "release_causal_lms",
     "release_masked_lms",
@@ -218,7 +203,6 @@ __all__ = [
     "split_query",
     "token_log_probs",
     "torch_dtype",
-    "url_secrets",
     "weights_fingerprint",
     "word_tokens",
     "word_tokens_batch",
@@ -283,20 +267,11 @@ if TYPE_CHECKING:  # pragma: no cover
         ChatRequest,
         ChatServiceError,
         model_refusal,
-        read_completion,
         reply_text,
     )
-    from assoc.lm.remote.engine import EngineSettings, Route, SendReport, ServiceError, run_requests
+    from assoc.lm.remote.engine import EngineSettings, SendReport, run_requests
     from assoc.lm.remote.options import ENDPOINT_OPTIONS
-    from assoc.lm.remote.store import ResponseStore, make_entry
-    from assoc.lm.remote.urls import (
-        check_base_url,
-        public_endpoint,
-        read_api_key,
-        redact,
-        resolve_base_url,
-        safe_url,
-        url_secrets,
-    )
+    from assoc.lm.remote.store import ResponseStore
+    from assoc.lm.remote.urls import public_endpoint, resolve_base_url, safe_url
     from assoc.lm.requests import Reply
     from assoc.scoring.models import fingerprint as weights_fingerprint

@@ -234,7 +234,7 @@ class ChatScorer(Scorer):
         return self._table(requests, planned.stored, report, n_from_cache=planned.n_from_cache, store=store)
 
     def _dry_run(
-        self, requests: Sequence[PlannedRequest], stored: Mapping[str, Any], missing: Sequence[PlannedRequest]
+        self, requests: Sequence[PlannedRequest], stored: Mapping[str, Any], missing: Sequence[ChatRequest]
     ) -> pd.DataFrame:
         from assoc import from_records
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assoc.errors import ModelError
-from assoc.lm.remote.store import ResponseStore
+from assoc.lm.remote.store import ResponseStore, StoredRequest
 from assoc.lm.remote.urls import client_url, redact, safe_url, url_secrets
 
 RETRY_STATUS = {408, 409, 429}
@@ -93,19 +93,12 @@ class Route:
     error: type[ServiceError] = ServiceError
 
 
-class RemoteRequest(Protocol):
+class RemoteRequest(StoredRequest, Protocol):
     """What the engine needs of a request (:class:`~assoc.lm.remote.chat_completions.ChatRequest` is one)."""
 
-    model: str
-    sample: int
-
     @property
-    def key(self) -> str:
-        """The cache key."""
-        ...
-
-    def key_parts(self) -> dict[str, Any]:
-        """What the key is made of (stored beside the response)."""
+    def sample(self) -> int:
+        """Which repetition of the same request."""
         ...
 
     def body(self) -> Mapping[str, Any]:
@@ -326,6 +319,18 @@ def _scrubbed_logs(settings: EngineSettings, http_module: Any) -> Iterator[None]
             logger.removeFilter(log_filter)
 
 
+def _openai() -> Any:
+    """The ``openai`` package (its HTTP client sends the requests); one line saying how to install it otherwise."""
+    try:
+        import openai
+    except ImportError as exc:
+        raise ModelError(
+            "sending requests to an OpenAI-compatible endpoint needs the openai package: pip install 'assoc[chat]' "
+            "(or pip install openai)"
+        ) from exc
+    return openai
+
+
 class _Progress:
     """The progress bar: answers, failures, and what the run waits for (retries and their waits)."""
 
@@ -373,7 +378,7 @@ async def _send_all(
     progress: _Progress,
     seed: int,
 ) -> None:
-    import openai
+    openai = _openai()
 
     # Requests go straight through the HTTP client the openai package is built on (httpx, or httpx2
     # from openai 3), configured as the package configures it (DefaultAsyncHttpxClient: its
@@ -567,6 +572,7 @@ def run_requests(
     report = SendReport()
     if not requests:
         return report
+    _openai()  # one clear line, before anything starts, when it is not installed
     kept = f"the response cache ({store.root})" if store.root else None  # each answer is stored as it arrives
     progress_bar = bar(total=len(requests), desc=desc, enabled=progress, unit="req", kept=kept)
     store.begin()

@@ -38,9 +38,20 @@ CHAT_SPACE = "chat_listing"
 class StoredRequest(Protocol):
     """What the store needs of a request: its key, what the key is made of, and the namespace it belongs to."""
 
-    backend: str
-    endpoint: str
-    model: str
+    @property
+    def backend(self) -> str:
+        """What answers (``openai``, ``transformers``, ...): part of the namespace."""
+        ...
+
+    @property
+    def endpoint(self) -> str:
+        """Where it is answered, without credentials: part of the namespace."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model's name: part of the namespace."""
+        ...
 
     @property
     def key(self) -> str:
