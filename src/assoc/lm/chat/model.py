@@ -52,6 +52,12 @@ def _option(options: Mapping[str, Any], name: str) -> Any:
     return options.get(name, _DEFAULTS[name])
 
 
+def model_name(spec: str) -> str:
+    """The model's name in ``spec``: without the ``chat:`` prefix (or another kind's), surrounding spaces dropped."""
+    spec = spec.strip()
+    return spec[len("chat:") :].strip() if spec.startswith("chat:") else strip_prefix(spec).strip()
+
+
 class ChatModel(LanguageModel):
     """A chat model behind an OpenAI-compatible endpoint or loaded locally (module docstring).
 
@@ -62,7 +68,8 @@ class ChatModel(LanguageModel):
     model:
         The model's name as the endpoint knows it (the spec without its prefix), or its folder / Hub id.
     fingerprint:
-        ``<provider>:<endpoint>:<model>``: the endpoint as in every cache key (no credentials).
+        ``openai:<endpoint>:<model>`` (the endpoint as in every cache key, no credentials), or
+        ``transformers:<fingerprint of the weights>``.
     sending:
         What this handle's requests cost (:class:`~assoc.lm.chat.replies.Sending`).
     """
@@ -78,18 +85,18 @@ class ChatModel(LanguageModel):
 
     def __init__(self, spec: str, runtime: ChatRuntime, store: ResponseStore, options: Mapping[str, Any]):
         self.name = spec
-        self.model = strip_prefix(spec).strip()
+        self.model = model_name(spec)
         self.runtime = runtime
         self.store = store
         self.settings = dict(options)
-        self.fingerprint = f"{runtime.provider}:{runtime.endpoint(self.model)}:{self.model}"
+        self.fingerprint = runtime.identity(self.model)
         self.sending = Sending()
 
     # -- the kind, before anything is opened ---------------------------------------------------------
     @classmethod
     def check(cls, spec: str, options: Mapping[str, Any]) -> None:
         """Refuse, in one line, an empty model name, an unknown provider, a bad base URL or a missing folder."""
-        model = strip_prefix(spec).strip()
+        model = model_name(spec)
         if not model:
             raise ModelError(f"chat model {spec!r}: no model name after the prefix; write chat:<model>")
         provider = _option(options, "provider")
@@ -102,10 +109,11 @@ class ChatModel(LanguageModel):
 
     @classmethod
     def identify(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> str:
-        """``<provider>:<endpoint>:<model>`` without connecting or loading (a local folder's weights are hashed)."""
-        runtime = open_runtime(options, cache)
-        model = strip_prefix(spec).strip()
-        return f"{runtime.provider}:{runtime.endpoint(model)}:{model}"
+        """What answers, without connecting or loading (a local folder's weights are hashed).
+
+        :meth:`~assoc.lm.chat.runtime.ChatRuntime.identity`: the fingerprint the opened model will have.
+        """
+        return open_runtime(options, cache).identity(model_name(spec))
 
     @classmethod
     def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> ChatModel:

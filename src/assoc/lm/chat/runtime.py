@@ -37,6 +37,10 @@ class ChatRuntime(ABC):
     def endpoint(self, model: str) -> str:
         """The endpoint every cache key of ``model``'s requests holds (no credentials)."""
 
+    def identity(self, model: str) -> str:
+        """What answers ``model``'s requests in one string (a handle's fingerprint): provider, endpoint, model."""
+        return f"{self.provider}:{self.endpoint(model)}:{model}"
+
     @abstractmethod
     def shown_endpoint(self) -> str:
         """The endpoint as a report shows it (no credentials)."""
@@ -99,6 +103,10 @@ class TransformersRuntime(ChatRuntime):
         return model_endpoint(
             model, self.memo, revision=self.options.get("revision"), dtype=self.options.get("dtype") or "float32"
         )
+
+    def identity(self, model: str) -> str:
+        """The endpoint alone (``transformers:<fingerprint of the weights>``): it names the weights."""
+        return self.endpoint(model)
 
     def shown_endpoint(self) -> str:
         """``local``."""
