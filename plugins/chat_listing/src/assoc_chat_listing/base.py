@@ -38,6 +38,7 @@ from assoc.lm import (
     open_chat_runtime,
     plan_chat_requests,
     public_endpoint,
+    refusal_matchers,
     resolve_base_url,
     safe_url,
 )
@@ -112,6 +113,8 @@ class ReplyReader:
         self.scorer = scorer
         self.params = scorer.params
         self.requests = requests
+        #: The scorer's refusal patterns (its ``refusal_patterns`` option, else the documented list), compiled.
+        self.refusal = refusal_matchers(self.params.get("refusal_patterns"))
 
     def columns(self) -> list[str]:
         """The table's extra columns."""
@@ -149,6 +152,8 @@ class ChatScorer(Scorer):
 
     default_models = ()
     requires_models = True
+    #: How this scorer reads its replies (the per-reply hook).
+    reader_class: ClassVar[type[ReplyReader]] = ReplyReader
     #: How the run report shows the endpoint: ``"safe"`` (other query parameters kept) or ``"public"`` (bare).
     report_endpoint: ClassVar[str] = "public"
     #: Entries of the account of the requests that this scorer's run report leaves out.
@@ -169,8 +174,8 @@ class ChatScorer(Scorer):
         raise NotImplementedError
 
     def reader(self, requests: Sequence[PlannedRequest]) -> ReplyReader:
-        """The reader of this run's replies."""
-        raise NotImplementedError
+        """The reader of this run's replies (an instance of :attr:`reader_class`)."""
+        return self.reader_class(self, requests)
 
     # -- requests ----------------------------------------------------------------------------------
 

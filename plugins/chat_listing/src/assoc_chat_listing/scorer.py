@@ -50,144 +50,6 @@ def _scale_check(value: list[Any]) -> list[int]:
     return [low, high]
 
 
-class ChatListingScorer(ChatScorer):
-    """Listing and rating of social-group terms by chat models (see ``docs/chat.md``)."""
-
-    name = "chat_listing"
-    description = (
-        "A chat LLM lists characteristics of each target term (one row per listed word, for "
-        "`stereotype`) and/or rates how society views it (1-5); OpenAI API, any compatible server, or "
-        "a local transformers chat model."
-    )
-    citation = (
-        "Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
-        "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
-        "doi:10.1093/pnasnexus/pgae493"
-    )
-    measure = "listed"
-    report_endpoint = "safe"
-    extra_columns = {
-        "design": "the stimuli design of the term",
-        "task": "listing or rating",
-        "rank": "listing: position of the item in the reply (1 = first)",
-        "raw_item": "listing: the item as the model wrote it (list marker removed)",
-        "n_listed": "listing: number of distinct items in the reply",
-        "sample": "which repetition of the request (0-based)",
-        "response_id": "key of the stored raw response (assoc_chat_listing.responses())",
-        "rating_status": "rating: ok, refusal, no_number or ambiguous",
-        "rating_note": "rating: how the value was read, or why there is none (the two answers of an ambiguous reply)",
-        "raw_reply": "rating: the reply as the model wrote it",
-        "estimated_tokens": "dry run: tokens the request is expected to use (for tokens_per_minute and cost)",
-    }
-    options = (
-        Option(
-            "task",
-            str,
-            "listing",
-            "listing (one row per listed item), rating (one row per term and sample), "
-            "or both (filter on measure before `stereotype`)",
-            choices=TASKS,
-        ),
-        Option(
-            "system_prompt",
-            str,
-            "paper",
-            "system message: 'paper' (the paper's), your text, or '' for none",
-            check=_prompt_check("system_prompt"),
-        ),
-        Option(
-            "listing_prompt",
-            str,
-            "paper",
-            "listing prompt: 'paper', 'robustness', or your text with {target} "
-            "(and optionally {n_items}); the paper's [target] spelling is accepted",
-            check=_prompt_check("listing_prompt"),
-        ),
-        Option(
-            "rating_prompt",
-            str,
-            "paper",
-            "rating prompt: 'paper' or your text with {target}",
-            check=_prompt_check("rating_prompt"),
-        ),
-        Option(
-            "n_items", int, 50, "number of characteristics asked for ({n_items} in the listing prompt)", check=positive
-        ),
-        Option("rating_scale", list, [1, 5], "lowest and highest point of the rating scale", check=_scale_check),
-        SAMPLES_OPTION,
-        SAMPLING["temperature"],
-        SAMPLING["seed"],
-        SAMPLING["max_tokens"],
-        Option(
-            "refusal_patterns",
-            list,
-            None,
-            "regular expressions of refusals (default: the documented list, "
-            "assoc_chat_listing.parsing.REFUSAL_PATTERNS)",
-            check=check_patterns,
-        ),
-        Option(
-            "warning_patterns",
-            list,
-            None,
-            "regular expressions of bias warnings removed from replies "
-            "(default: assoc_chat_listing.parsing.WARNING_PATTERNS)",
-            check=check_patterns,
-        ),
-        *SENDING_OPTIONS,
-    )
-
-    # -- planning ----------------------------------------------------------------------------------
-
-    def check_stimuli(self, stimuli: Stimuli) -> None:
-        """Every design needs target groups: the terms to list and rate."""
-        super().check_stimuli(stimuli)
-        for design in stimuli:
-            target, _ = design.embedding_groups()
-            if not target:
-                raise StimuliError(
-                    f"chat_listing: design {design.name!r} has no target groups (the terms to list "
-                    "and rate); give `target: {group: [term, ...]}`"
-                )
-
-    def templates(self) -> tuple[str, str, str]:
-        """The system, listing and rating prompt texts (named prompts resolved)."""
-        p = self.params
-        return (
-            prompts.resolve_prompt("system_prompt", p["system_prompt"]),
-            prompts.resolve_prompt("listing_prompt", p["listing_prompt"]),
-            prompts.resolve_prompt("rating_prompt", p["rating_prompt"]),
-        )
-
-    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[PlannedRequest]:
-        """Every request the study needs, in order (models x designs x terms x tasks x samples)."""
-        p = self.params
-        tasks = ("listing", "rating") if p["task"] == "both" else (p["task"],)
-        system, listing, rating = self.templates()
-        runtime = self.runtime()
-        out: list[PlannedRequest] = []
-        for model in models:
-            for design in stimuli:
-                target, _ = design.embedding_groups()
-                for group, terms in target.items():
-                    for term, task, sample in (
-                        (term, task, sample) for term in terms for task in tasks for sample in range(p["samples"])
-                    ):
-                        template = listing if task == "listing" else rating
-                        out.append(
-                            self.request(
-                                runtime, model, system, prompts.fill(template, term, p["n_items"]), sample,
-                                task=task, design=design.name, target_group=group, target=term, prompt=template,
-                                extra={"n_items": p["n_items"]},
-                            )
-                        )  # fmt: skip
-        return out
-
-    def reader(self, requests: Sequence[PlannedRequest]) -> ReplyReader:
-        """Listings read into items, ratings into numbers (:class:`ListingReader`)."""
-        return ListingReader(self, requests)
-
-
 class ListingReader(ReplyReader):
     """Listing replies into one row per item, rating replies into one row each; refusals and problems noted."""
 
@@ -348,6 +210,141 @@ class ListingReader(ReplyReader):
             if items:
                 text = message.format(n=len(items), names=_names(items))
                 warnings.warn(f"chat_listing: {text}", category, stacklevel=3)
+
+
+class ChatListingScorer(ChatScorer):
+    """Listing and rating of social-group terms by chat models (see ``docs/chat.md``)."""
+
+    name = "chat_listing"
+    reader_class = ListingReader
+    description = (
+        "A chat LLM lists characteristics of each target term (one row per listed word, for "
+        "`stereotype`) and/or rates how society views it (1-5); OpenAI API, any compatible server, or "
+        "a local transformers chat model."
+    )
+    citation = (
+        "Nicolas, G., & Caliskan, A. (2024). Directionality and representativeness are differentiable "
+        "components of stereotypes in large language models. PNAS Nexus, 3(11), pgae493. "
+        "doi:10.1093/pnasnexus/pgae493"
+    )
+    measure = "listed"
+    report_endpoint = "safe"
+    extra_columns = {
+        "design": "the stimuli design of the term",
+        "task": "listing or rating",
+        "rank": "listing: position of the item in the reply (1 = first)",
+        "raw_item": "listing: the item as the model wrote it (list marker removed)",
+        "n_listed": "listing: number of distinct items in the reply",
+        "sample": "which repetition of the request (0-based)",
+        "response_id": "key of the stored raw response (assoc_chat_listing.responses())",
+        "rating_status": "rating: ok, refusal, no_number or ambiguous",
+        "rating_note": "rating: how the value was read, or why there is none (the two answers of an ambiguous reply)",
+        "raw_reply": "rating: the reply as the model wrote it",
+        "estimated_tokens": "dry run: tokens the request is expected to use (for tokens_per_minute and cost)",
+    }
+    options = (
+        Option(
+            "task",
+            str,
+            "listing",
+            "listing (one row per listed item), rating (one row per term and sample), "
+            "or both (filter on measure before `stereotype`)",
+            choices=TASKS,
+        ),
+        Option(
+            "system_prompt",
+            str,
+            "paper",
+            "system message: 'paper' (the paper's), your text, or '' for none",
+            check=_prompt_check("system_prompt"),
+        ),
+        Option(
+            "listing_prompt",
+            str,
+            "paper",
+            "listing prompt: 'paper', 'robustness', or your text with {target} "
+            "(and optionally {n_items}); the paper's [target] spelling is accepted",
+            check=_prompt_check("listing_prompt"),
+        ),
+        Option(
+            "rating_prompt",
+            str,
+            "paper",
+            "rating prompt: 'paper' or your text with {target}",
+            check=_prompt_check("rating_prompt"),
+        ),
+        Option(
+            "n_items", int, 50, "number of characteristics asked for ({n_items} in the listing prompt)", check=positive
+        ),
+        Option("rating_scale", list, [1, 5], "lowest and highest point of the rating scale", check=_scale_check),
+        SAMPLES_OPTION,
+        SAMPLING["temperature"],
+        SAMPLING["seed"],
+        SAMPLING["max_tokens"],
+        Option(
+            "refusal_patterns",
+            list,
+            None,
+            "regular expressions of refusals (default: the documented list, "
+            "assoc_chat_listing.parsing.REFUSAL_PATTERNS)",
+            check=check_patterns,
+        ),
+        Option(
+            "warning_patterns",
+            list,
+            None,
+            "regular expressions of bias warnings removed from replies "
+            "(default: assoc_chat_listing.parsing.WARNING_PATTERNS)",
+            check=check_patterns,
+        ),
+        *SENDING_OPTIONS,
+    )
+
+    # -- planning ----------------------------------------------------------------------------------
+
+    def check_stimuli(self, stimuli: Stimuli) -> None:
+        """Every design needs target groups: the terms to list and rate."""
+        super().check_stimuli(stimuli)
+        for design in stimuli:
+            target, _ = design.embedding_groups()
+            if not target:
+                raise StimuliError(
+                    f"chat_listing: design {design.name!r} has no target groups (the terms to list "
+                    "and rate); give `target: {group: [term, ...]}`"
+                )
+
+    def templates(self) -> tuple[str, str, str]:
+        """The system, listing and rating prompt texts (named prompts resolved)."""
+        p = self.params
+        return (
+            prompts.resolve_prompt("system_prompt", p["system_prompt"]),
+            prompts.resolve_prompt("listing_prompt", p["listing_prompt"]),
+            prompts.resolve_prompt("rating_prompt", p["rating_prompt"]),
+        )
+
+    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[PlannedRequest]:
+        """Every request the study needs, in order (models x designs x terms x tasks x samples)."""
+        p = self.params
+        tasks = ("listing", "rating") if p["task"] == "both" else (p["task"],)
+        system, listing, rating = self.templates()
+        runtime = self.runtime()
+        out: list[PlannedRequest] = []
+        for model in models:
+            for design in stimuli:
+                target, _ = design.embedding_groups()
+                for group, terms in target.items():
+                    for term, task, sample in (
+                        (term, task, sample) for term in terms for task in tasks for sample in range(p["samples"])
+                    ):
+                        template = listing if task == "listing" else rating
+                        out.append(
+                            self.request(
+                                runtime, model, system, prompts.fill(template, term, p["n_items"]), sample,
+                                task=task, design=design.name, target_group=group, target=term, prompt=template,
+                                extra={"n_items": p["n_items"]},
+                            )
+                        )  # fmt: skip
+        return out
 
 
 def _names(items: list[dict[str, Any]]) -> str:

@@ -369,6 +369,174 @@ class _Progress:
             self.show()
 
 
+#: What an attempt that got no answer leaves for the retry: the reason, the message, the wait the server asked.
+_Retry = tuple[str, str, float | None]
+
+
+@dataclass
+class _Tries:
+    """The attempts at one request so far that timed out, and that got a 200 that is not an answer."""
+
+    timeouts: int = 0
+    bad_replies: int = 0
+
+
+class _Sender:
+    """The requests of one run in flight: every attempt at each, and whether the run stops (module docstring)."""
+
+    def __init__(
+        self,
+        route: Route,
+        settings: EngineSettings,
+        store: ResponseStore,
+        report: SendReport,
+        progress: _Progress,
+        seed: int,
+        http_module: Any,
+    ):
+        self.route, self.settings, self.store, self.report, self.progress = route, settings, store, report, progress
+        self.http_module = http_module
+        self.url = client_url(settings.base_url)[0].rstrip("/") + route.path
+        self.endpoint = safe_url(settings.base_url)
+        self.limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
+        self.rng = random.Random(seed)
+        self.stop: list[BaseException] = []
+        self.stopped = asyncio.Event()
+
+    def halt(self, message: str) -> None:
+        """Stop the run with the route's error (the message without credentials)."""
+        self.stop.append(self.route.error(self.settings.redact(message)))
+        self.stopped.set()
+
+    async def attempts(self, request: RemoteRequest, http: Any) -> None:
+        """Every attempt at one request, on the one HTTP client (slot) it holds."""
+        settings = self.settings
+        tries = _Tries()
+        for attempt in range(settings.max_retries + 1):
+            if self.stop:
+                return
+            await self.limiter.acquire(request.estimated_tokens())
+            self.report.sent += 1
+            retry = await self._attempt(request, http, tries)
+            if retry is None:  # answered, failed for good, or the run stops
+                return
+            reason, message, wait = retry
+            if attempt == settings.max_retries:
+                self.halt(
+                    f"{self.route.service} at {self.endpoint} still failing after {settings.max_retries + 1} "
+                    f"attempts (last: {message}); the responses received so far are stored: run the same "
+                    f"command again to resume"
+                )
+                return
+            self.report.count_retry(reason or "unknown")
+            await self.progress.wait(wait if wait is not None else _backoff(attempt, settings, self.rng))
+
+    async def _attempt(self, request: RemoteRequest, http: Any, tries: _Tries) -> _Retry | None:
+        """One attempt: ``None`` when it settles the request (or stops the run), else what to retry after."""
+        try:
+            response = await http.post(self.url, content=_encode(request.body()))
+        except self.http_module.TimeoutException:
+            tries.timeouts += 1
+            return self._timed_out(tries.timeouts)
+        except self.http_module.TransportError as exc:  # refused, reset, dropped, malformed HTTP
+            return "connection", self.settings.redact(f"connection error: {type(exc).__name__}: {exc}"), None
+        if response.status_code >= 400:
+            return self._error_status(request, response.status_code, response.content, response.headers)
+        return self._answer(request, response.content, tries)
+
+    def _timed_out(self, timeouts: int) -> _Retry | None:
+        settings = self.settings
+        message = f"no answer within the timeout ({settings.timeout:g} s to answer, "
+        message += f"{settings.connect_timeout:g} s to connect)"
+        if timeouts > settings.timeout_retries:
+            self.halt(
+                f"{self.route.service} at {self.endpoint}: {message}, {timeouts} times for one request: the "
+                f"server accepts requests but does not answer (raise timeout= for a slow model or "
+                f"a long queue); the responses received so far are stored: run the same command "
+                f"again to resume"
+            )
+            return None
+        return "timeout", message, None
+
+    def _error_status(self, request: RemoteRequest, status: int, data: bytes, headers: Any) -> _Retry | None:
+        """A 4xx or 5xx: stop the run (the key, the model, no quota), fail the request (other 4xx), or retry."""
+        service = f"{self.route.service} at {self.endpoint}"
+        detail, code = _error_detail(data)
+        message = self.settings.redact(f"{status}: {detail}")
+        if status in FATAL_STATUS:
+            what = {
+                401: "the API key was rejected (401)",
+                403: "access denied (403)",
+                404: f"not found (404): is the model {request.model!r} served at this base_url?",
+            }[status]
+            self.halt(f"{service}: {what}: {message}")
+            return None
+        if status == 429 and code == "insufficient_quota":
+            self.halt(
+                f"{service}: the account has no quota left (429 insufficient_quota): {message}; the responses "
+                f"received so far are stored"
+            )
+            return None
+        if status not in RETRY_STATUS and status < 500:
+            self.report.fail(request, str(status), message, status)
+            self.progress.done()
+            return None
+        wait = _retry_after(headers)
+        if wait is not None and wait > MAX_RETRY_AFTER:
+            self.halt(
+                f"{service} asks to wait {wait:.0f} s before retrying ({message}); the responses received so far "
+                f"are stored: run the same command again later to resume"
+            )
+            return None
+        return str(status), message, wait
+
+    def _answer(self, request: RemoteRequest, data: bytes, tries: _Tries) -> _Retry | None:
+        """A 200: stored at once when the route's reader says it is an answer, else retried or failed."""
+        body, reason, message, retry = self.route.read(data)
+        if body is not None:
+            self.store.record(request, data, body)  # stored before anything else happens to it
+            self.report.received += 1
+            self.progress.done()
+            return None
+        message = self.settings.redact(message)
+        tries.bad_replies += 1
+        if not retry or tries.bad_replies > self.settings.reply_retries:
+            self.report.fail(request, reason, message)
+            self.progress.show()
+            self.progress.done()
+            return None
+        return reason, message, None
+
+
+def _clients(openai: Any, http_module: Any, settings: EngineSettings) -> list[Any]:
+    """One HTTP client of one connection per slot of concurrency, configured as the openai package does.
+
+    Requests go straight through the HTTP client the openai package is built on (httpx, or httpx2
+    from openai 3), configured as the package configures it (DefaultAsyncHttpxClient: its proxies,
+    redirects and TLS settings), with the same URL, headers and auth as chat.completions.create. Not
+    through AsyncOpenAI itself: its request building, auth layers and response wrapping cost about
+    1 ms of CPU per request, a third of the client's time at concurrency 32
+    (benchmarks/bench_chat.py), and this engine does its own retries and errors. One client per
+    slot: a shared pool of n connections checks every idle connection for expiry on each request
+    (asking the socket), about a quarter of the client's CPU at concurrency 32. The clients share one
+    TLS context (loading the certificates once).
+    """
+    # A completion is generated before its first byte: a long read timeout, a short connect timeout.
+    timeout = http_module.Timeout(settings.timeout, connect=settings.connect_timeout)
+    _, headers, query = client_url(settings.base_url)
+    ssl_context = http_module.create_ssl_context()
+    return [
+        openai.DefaultAsyncHttpxClient(
+            limits=http_module.Limits(max_connections=1, max_keepalive_connections=1),
+            timeout=timeout,
+            headers=_headers(settings.api_key, headers),
+            params=query or None,
+            verify=ssl_context,
+        )
+        for _ in range(settings.concurrency)
+    ]
+
+
 async def _send_all(
     requests: Sequence[RemoteRequest],
     route: Route,
@@ -379,146 +547,22 @@ async def _send_all(
     seed: int,
 ) -> None:
     openai = _openai()
-
-    # Requests go straight through the HTTP client the openai package is built on (httpx, or httpx2
-    # from openai 3), configured as the package configures it (DefaultAsyncHttpxClient: its
-    # proxies, redirects and TLS settings), with the same URL, headers and auth as
-    # chat.completions.create. Not through AsyncOpenAI itself: its request building, auth layers
-    # and response wrapping cost about 1 ms of CPU per request, a third of the client's time at
-    # concurrency 32 (benchmarks/bench_chat.py), and this engine does its own retries and errors.
     http_module = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]]
-    # A chat completion is generated before its first byte: a long read timeout, a short connect timeout.
-    timeout = http_module.Timeout(settings.timeout, connect=settings.connect_timeout)
-    url, headers, query = client_url(settings.base_url)
-    # One client of one connection per slot of concurrency, handed out by a queue (the bound on
-    # requests in flight): a shared pool of n connections checks every idle connection for expiry
-    # on each request (asking the socket), about a quarter of the client's CPU at concurrency 32.
-    # The clients share one TLS context (loading the certificates once).
-    ssl_context = http_module.create_ssl_context()
+    clients = _clients(openai, http_module, settings)
     slots: asyncio.LifoQueue[Any] = asyncio.LifoQueue()  # LIFO: the most recently used connection is warm
-    for _ in range(settings.concurrency):
-        slots.put_nowait(
-            openai.DefaultAsyncHttpxClient(
-                limits=http_module.Limits(max_connections=1, max_keepalive_connections=1),
-                timeout=timeout,
-                headers=_headers(settings.api_key, headers),
-                params=query or None,
-                verify=ssl_context,
-            )
-        )
-    clients = list(slots._queue)  # type: ignore[attr-defined]  # every client, to close them at the end
-    completions_url = url.rstrip("/") + route.path
-    endpoint = safe_url(settings.base_url)
-    limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
-    rng = random.Random(seed)
-    stop: list[BaseException] = []
-    stopped = asyncio.Event()
-
-    def halt(message: str) -> None:
-        stop.append(route.error(settings.redact(message)))
-        stopped.set()
-
-    async def one(request: RemoteRequest) -> None:
-        http = await slots.get()
-        try:
-            await attempts(request, http)
-        finally:
-            slots.put_nowait(http)
-
-    async def attempts(request: RemoteRequest, http: Any) -> None:
-        """Every attempt at one request, on the one HTTP client (slot) it holds."""
-        timeouts = bad_replies = 0
-        for attempt in range(settings.max_retries + 1):
-            if stop:
-                return
-            await limiter.acquire(request.estimated_tokens())
-            report.sent += 1
-            reason: str | None = None
-            status, data = 0, b""
-            try:
-                response = await http.post(completions_url, content=_encode(request.body()))
-            except http_module.TimeoutException:
-                timeouts += 1
-                reason, wait = "timeout", None
-                message = f"no answer within the timeout ({settings.timeout:g} s to answer, "
-                message += f"{settings.connect_timeout:g} s to connect)"
-                if timeouts > settings.timeout_retries:
-                    halt(
-                        f"{route.service} at {endpoint}: {message}, {timeouts} times for one request: the "
-                        f"server accepts requests but does not answer (raise timeout= for a slow model or "
-                        f"a long queue); the responses received so far are stored: run the same command "
-                        f"again to resume"
-                    )
-                    return
-            except http_module.TransportError as exc:  # refused, reset, dropped, malformed HTTP
-                reason, wait = "connection", None
-                message = settings.redact(f"connection error: {type(exc).__name__}: {exc}")
-            else:
-                status = response.status_code
-                data = response.content
-            if reason is None and status >= 400:
-                detail, code = _error_detail(data)
-                message = settings.redact(f"{status}: {detail}")
-                if status in FATAL_STATUS:
-                    what = {
-                        401: "the API key was rejected (401)",
-                        403: "access denied (403)",
-                        404: f"not found (404): is the model {request.model!r} served at this base_url?",
-                    }[status]
-                    halt(f"{route.service} at {endpoint}: {what}: {message}")
-                    return
-                if status == 429 and code == "insufficient_quota":
-                    halt(
-                        f"{route.service} at {endpoint}: the account has no quota left (429 "
-                        f"insufficient_quota): {message}; the responses received so far are stored"
-                    )
-                    return
-                if status not in RETRY_STATUS and status < 500:
-                    report.fail(request, str(status), message, status)
-                    progress.done()
-                    return
-                reason = str(status)
-                wait = _retry_after(response.headers)
-                if wait is not None and wait > MAX_RETRY_AFTER:
-                    halt(
-                        f"{route.service} at {endpoint} asks to wait {wait:.0f} s before retrying "
-                        f"({message}); the responses received so far are stored: run the same "
-                        f"command again later to resume"
-                    )
-                    return
-            elif reason is None:
-                body, reason, message, retry = route.read(data)
-                if body is not None:
-                    store.record(request, data, body)  # stored before anything else happens to it
-                    report.received += 1
-                    progress.done()
-                    return
-                message = settings.redact(message)
-                bad_replies += 1
-                if not retry or bad_replies > settings.reply_retries:
-                    report.fail(request, reason, message)
-                    progress.show()
-                    progress.done()
-                    return
-                wait = None
-            if attempt == settings.max_retries:
-                halt(
-                    f"{route.service} at {endpoint} still failing after {settings.max_retries + 1} "
-                    f"attempts (last: {message}); the responses received so far are stored: run the same "
-                    f"command again to resume"
-                )
-                return
-            report.count_retry(reason or "unknown")
-            await progress.wait(wait if wait is not None else _backoff(attempt, settings, rng))
-
+    for client in clients:
+        slots.put_nowait(client)
+    sender = _Sender(route, settings, store, report, progress, seed, http_module)
     remaining = len(requests)
     finished = asyncio.Event()
 
     async def guarded(request: RemoteRequest) -> None:
         nonlocal remaining
+        http = await slots.get()  # the bound on requests in flight
         try:
-            await one(request)
+            await sender.attempts(request, http)
         finally:
+            slots.put_nowait(http)
             remaining -= 1
             if remaining == 0:
                 finished.set()
@@ -531,7 +575,7 @@ async def _send_all(
             tasks = [asyncio.ensure_future(guarded(r)) for r in requests]
             # One wait on "all done" or "stop", not an asyncio.wait over every pending task after each
             # completion (that re-registers a callback on each of n tasks n times: O(n^2)).
-            waiters = [asyncio.ensure_future(finished.wait()), asyncio.ensure_future(stopped.wait())]
+            waiters = [asyncio.ensure_future(finished.wait()), asyncio.ensure_future(sender.stopped.wait())]
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     finally:
         # Every exit path (done, stopped, an error, Ctrl-C) cancels and awaits every task, so no
@@ -542,8 +586,8 @@ async def _send_all(
         report.seconds = time.perf_counter() - start
         for client in clients:
             await client.aclose()
-    if stop:
-        raise stop[0]
+    if sender.stop:
+        raise sender.stop[0]
     for result in results:
         if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
             raise result  # an unexpected error inside a request

@@ -146,6 +146,27 @@ def _journal_line(request: StoredRequest, data: bytes, received: str) -> bytes:
     return head[:-1].encode("utf-8") + b',"response":' + body + b"}\n"
 
 
+def _journal_entries(path: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The valid answers of a journal file by namespace (backend, endpoint, model) and key; torn lines skipped."""
+    grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for line in path.read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+            parts = record["request"]
+            ident = (parts["backend"], parts["endpoint"], parts["model"])
+            entry = {
+                "format": ENTRY_FORMAT,
+                "request": parts,
+                "response": record["response"],
+                "received": record["received"],
+            }
+        except (ValueError, KeyError, TypeError):
+            continue
+        if digest(parts) == record.get("key") and valid_entry(entry):
+            grouped.setdefault(ident, {})[record["key"]] = entry
+    return grouped
+
+
 class ResponseStore:
     """Raw responses on disk, one :class:`assoc.infra.cache.Namespace` per (backend, endpoint, model).
 
@@ -254,22 +275,7 @@ class ResponseStore:
             with exclusive_lock(path) as free:
                 if not free or not path.exists():
                     continue
-                grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
-                for line in path.read_bytes().splitlines():
-                    try:
-                        record = json.loads(line)
-                        parts = record["request"]
-                        ident = (parts["backend"], parts["endpoint"], parts["model"])
-                        entry = {
-                            "format": ENTRY_FORMAT,
-                            "request": parts,
-                            "response": record["response"],
-                            "received": record["received"],
-                        }
-                    except (ValueError, KeyError, TypeError):
-                        continue
-                    if digest(parts) == record.get("key") and valid_entry(entry):
-                        grouped.setdefault(ident, {})[record["key"]] = entry
+                grouped = _journal_entries(path)
                 for ident, values in grouped.items():
                     self._space_of(ident).put_many(values)
                     recovered += len(values)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc import Option, StimuliError
-from assoc.lm import ChatReplyWarning, check_patterns, model_refusal, refusal_matchers
+from assoc.lm import ChatReplyWarning, check_patterns, model_refusal
 
 from ..base import SAMPLES_OPTION, SAMPLING, SENDING_OPTIONS, ChatScorer, PlannedRequest, ReplyReader
 from . import prompts
@@ -177,10 +177,113 @@ def _template_check(value: str) -> str:
     return prompts.resolve_template(value)
 
 
+class BBQReader(ReplyReader):
+    """Each reply into one row with the option it names (none when it names none), statuses counted per category."""
+
+    def __init__(self, scorer: ChatScorer, requests: Sequence[PlannedRequest]):
+        super().__init__(scorer, requests)
+        self.letters = scorer.shown_letters()  # type: ignore[attr-defined]
+        self.statuses: Counter[str] = Counter()
+        self.by_category: dict[str, Counter[str]] = {}
+        self.examples: list[dict[str, Any]] = []
+
+    def columns(self) -> list[str]:
+        """The scorer's extra columns but the dry run's."""
+        return [c for c in self.scorer.extra_columns if c not in ("task", "estimated_tokens")]
+
+    def head(self) -> dict[str, Any]:
+        """The system message, the template, the option order and letters, and how replies are matched."""
+        p = self.params
+        return {
+            "prompts": {
+                "system": p["system_prompt"],
+                "template": prompts.resolve_template(p["prompt"]),
+                "option_order": p["option_order"],
+                "letters": list(p["letters"]),
+                "matching": p["matching"],
+                "combination": "one conversation per request: [system, user]",
+            }
+        }
+
+    def identify(self, request: PlannedRequest) -> dict[str, Any]:
+        """Category and example id."""
+        item: BBQItem = request.extra["item"]
+        return {"category": item.category, "example_id": item.example_id}
+
+    def _base(self, request: PlannedRequest) -> dict[str, Any]:
+        item: BBQItem = request.extra["item"]
+        return {
+            "design": item.category,
+            "model": request.model,
+            "context": request.prompt,
+            "target_group": item.category,
+            "target": str(item.example_id),
+            "measure": MEASURE,
+            **item_columns(item),
+            "option_order": json.dumps(list(request.extra["order"])),
+            "letters": json.dumps(list(self.letters), ensure_ascii=False),
+            "sample": request.sample,
+            "response_id": request.key,
+        }
+
+    def _count(self, item: BBQItem, status: str) -> None:
+        self.statuses[status] += 1
+        self.by_category.setdefault(item.category, Counter())[status] += 1
+
+    def unanswered(self, request: PlannedRequest, reason: str) -> list[dict[str, Any]]:
+        """A row with status ``failed`` and no chosen option."""
+        item: BBQItem = request.extra["item"]
+        self._count(item, "failed")
+        return [{**self._base(request), **choice_columns(item, None, "failed", "", "")}]
+
+    def read(self, request: PlannedRequest, reply: Reply) -> list[dict[str, Any]]:
+        """The example's row with the option the reply names (``refusal``, ``truncated`` or why none)."""
+        item: BBQItem = request.extra["item"]
+        text = reply.text
+        found = read_reply(
+            item, text, mode=self.params["matching"], order=request.extra["order"], letters=self.letters,
+            refusal=self.refusal,
+        )  # fmt: skip
+        status = found.status
+        if found.chosen is None:
+            server_refusal = model_refusal(reply.raw) if not (text or "").strip() else None
+            if reply.finish_reason == "content_filter" or server_refusal is not None:
+                status, text = "refusal", text or server_refusal
+            elif reply.finish_reason == "length":
+                status = "truncated"
+        if status != "ok" and len(self.examples) < 20:
+            self.examples.append(
+                {"category": item.category, "example_id": item.example_id, "status": status, "text": (text or "")[:200]}
+            )
+        self._count(item, status)
+        return [{**self._base(request), **choice_columns(item, found.chosen, status, found.rule, text or "")}]
+
+    def tail(self) -> dict[str, Any]:
+        """Replies by status, overall and per category, and examples of those that name no option."""
+        return {
+            "replies": dict(sorted(self.statuses.items())),
+            "replies_by_category": {k: dict(sorted(v.items())) for k, v in sorted(self.by_category.items())},
+            "problem_examples": self.examples,
+        }
+
+    def warn(self, missing: list[dict[str, Any]], n_requests: int) -> None:
+        """One warning counting the replies that name no option, by status."""
+        bad = {k: v for k, v in self.statuses.items() if k != "ok"}
+        if bad:
+            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
+            warnings.warn(
+                f"chat_bbq: {sum(bad.values())} of {n_requests} repl(y/ies) name no option ({shown}); they have "
+                "no chosen option (value NaN) and are counted per category by the bbq analysis",
+                ChatReplyWarning,
+                stacklevel=3,
+            )
+
+
 class ChatBBQScorer(ChatScorer):
     """The Bias Benchmark for QA (Parrish et al., 2022) for chat models (see ``docs/bbq.md``)."""
 
     name = "chat_bbq"
+    reader_class = BBQReader
     description = (
         "BBQ (Parrish et al., 2022): a chat model answers each example's question from its context and three "
         "options; one row per reply with the chosen option (correct 1/0, NaN when none); accuracy and bias "
@@ -285,110 +388,3 @@ class ChatBBQScorer(ChatScorer):
                     for sample in range(p["samples"])
                 )  # fmt: skip
         return out
-
-    def reader(self, requests: Sequence[PlannedRequest]) -> ReplyReader:
-        """Replies read as options (:class:`BBQReader`)."""
-        return BBQReader(self, requests)
-
-
-class BBQReader(ReplyReader):
-    """Each reply into one row with the option it names (none when it names none), statuses counted per category."""
-
-    def __init__(self, scorer: ChatScorer, requests: Sequence[PlannedRequest]):
-        super().__init__(scorer, requests)
-        self.refusal = refusal_matchers(self.params["refusal_patterns"])
-        self.letters = scorer.shown_letters()  # type: ignore[attr-defined]
-        self.statuses: Counter[str] = Counter()
-        self.by_category: dict[str, Counter[str]] = {}
-        self.examples: list[dict[str, Any]] = []
-
-    def columns(self) -> list[str]:
-        """The scorer's extra columns but the dry run's."""
-        return [c for c in self.scorer.extra_columns if c not in ("task", "estimated_tokens")]
-
-    def head(self) -> dict[str, Any]:
-        """The system message, the template, the option order and letters, and how replies are matched."""
-        p = self.params
-        return {
-            "prompts": {
-                "system": p["system_prompt"],
-                "template": prompts.resolve_template(p["prompt"]),
-                "option_order": p["option_order"],
-                "letters": list(p["letters"]),
-                "matching": p["matching"],
-                "combination": "one conversation per request: [system, user]",
-            }
-        }
-
-    def identify(self, request: PlannedRequest) -> dict[str, Any]:
-        """Category and example id."""
-        item: BBQItem = request.extra["item"]
-        return {"category": item.category, "example_id": item.example_id}
-
-    def _base(self, request: PlannedRequest) -> dict[str, Any]:
-        item: BBQItem = request.extra["item"]
-        return {
-            "design": item.category,
-            "model": request.model,
-            "context": request.prompt,
-            "target_group": item.category,
-            "target": str(item.example_id),
-            "measure": MEASURE,
-            **item_columns(item),
-            "option_order": json.dumps(list(request.extra["order"])),
-            "letters": json.dumps(list(self.letters), ensure_ascii=False),
-            "sample": request.sample,
-            "response_id": request.key,
-        }
-
-    def _count(self, item: BBQItem, status: str) -> None:
-        self.statuses[status] += 1
-        self.by_category.setdefault(item.category, Counter())[status] += 1
-
-    def unanswered(self, request: PlannedRequest, reason: str) -> list[dict[str, Any]]:
-        """A row with status ``failed`` and no chosen option."""
-        item: BBQItem = request.extra["item"]
-        self._count(item, "failed")
-        return [{**self._base(request), **choice_columns(item, None, "failed", "", "")}]
-
-    def read(self, request: PlannedRequest, reply: Reply) -> list[dict[str, Any]]:
-        """The example's row with the option the reply names (``refusal``, ``truncated`` or why none)."""
-        item: BBQItem = request.extra["item"]
-        text = reply.text
-        found = read_reply(
-            item, text, mode=self.params["matching"], order=request.extra["order"], letters=self.letters,
-            refusal=self.refusal,
-        )  # fmt: skip
-        status = found.status
-        if found.chosen is None:
-            server_refusal = model_refusal(reply.raw) if not (text or "").strip() else None
-            if reply.finish_reason == "content_filter" or server_refusal is not None:
-                status, text = "refusal", text or server_refusal
-            elif reply.finish_reason == "length":
-                status = "truncated"
-        if status != "ok" and len(self.examples) < 20:
-            self.examples.append(
-                {"category": item.category, "example_id": item.example_id, "status": status, "text": (text or "")[:200]}
-            )
-        self._count(item, status)
-        return [{**self._base(request), **choice_columns(item, found.chosen, status, found.rule, text or "")}]
-
-    def tail(self) -> dict[str, Any]:
-        """Replies by status, overall and per category, and examples of those that name no option."""
-        return {
-            "replies": dict(sorted(self.statuses.items())),
-            "replies_by_category": {k: dict(sorted(v.items())) for k, v in sorted(self.by_category.items())},
-            "problem_examples": self.examples,
-        }
-
-    def warn(self, missing: list[dict[str, Any]], n_requests: int) -> None:
-        """One warning counting the replies that name no option, by status."""
-        bad = {k: v for k, v in self.statuses.items() if k != "ok"}
-        if bad:
-            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
-            warnings.warn(
-                f"chat_bbq: {sum(bad.values())} of {n_requests} repl(y/ies) name no option ({shown}); they have "
-                "no chosen option (value NaN) and are counted per category by the bbq analysis",
-                ChatReplyWarning,
-                stacklevel=3,
-            )

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc import Option, OptionError, StimuliError, positive
-from assoc.lm import ChatReplyWarning, check_patterns, refusal_matchers
+from assoc.lm import ChatReplyWarning, check_patterns
 
 from ..base import SAMPLING, SENDING_OPTIONS, ChatScorer, PlannedRequest, ReplyReader
 from . import prompts
@@ -80,10 +80,171 @@ def _same(word: str) -> str:
     return word
 
 
+class WordAssociationReader(ReplyReader):
+    """Each reply into its ``pairs_parsed`` row and two ``chosen`` rows per pair read; statuses and problems counted."""
+
+    def __init__(self, scorer: ChatScorer, requests: Sequence[PlannedRequest]):
+        super().__init__(scorer, requests)
+        self.statuses: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.examples: list[dict[str, Any]] = []
+        self.n_without_pairs = 0
+
+    def columns(self) -> list[str]:
+        """The scorer's extra columns but the dry run's."""
+        return list(self.scorer.extra_columns)[:-2]
+
+    def head(self) -> dict[str, Any]:
+        """The system message, each variant's template, and the seed of the draws."""
+        p = self.params
+        variants = dict.fromkeys((r.extra["variant"], r.prompt) for r in self.requests)
+        return {
+            "prompts": {
+                "system": p["system_prompt"],
+                "variants": {name: template for name, template in variants},
+                "combination": "one conversation per request: [system, user]",
+            },
+            "prompt_seed": p["prompt_seed"],
+        }
+
+    def identify(self, request: PlannedRequest) -> dict[str, Any]:
+        """Design and variant."""
+        return {"design": request.design, "variant": request.extra["variant"]}
+
+    @staticmethod
+    def _base(request: PlannedRequest) -> dict[str, Any]:
+        extra = request.extra
+        return {
+            "design": request.design,
+            "model": request.model,
+            "context": request.prompt,
+            "variant": extra["variant"],
+            "sample": request.sample,
+            "response_id": request.key,
+            "labels_shown": json.dumps(list(extra["labels"]), ensure_ascii=False),
+            "n_words": len(extra["words"]),
+        }
+
+    def _reply_row(self, request: PlannedRequest, **values: Any) -> dict[str, Any]:
+        """The request's ``pairs_parsed`` row."""
+        if values["n_pairs"] == 0:
+            self.n_without_pairs += 1
+        return {
+            **self._base(request),
+            "target_group": "",
+            "target": "",
+            "attribute_group": "",
+            "attribute": "",
+            "measure": REPLY,
+            "words_shown": json.dumps(list(request.extra["words"]), ensure_ascii=False),
+            **values,
+        }
+
+    def unanswered(self, request: PlannedRequest, reason: str) -> list[dict[str, Any]]:
+        """A ``pairs_parsed`` row with status ``failed`` (value NaN)."""
+        self.statuses["failed"] += 1
+        return [self._reply_row(request, value=float("nan"), n_pairs=0, status="failed", reasons=reason, raw_reply="")]
+
+    def read(self, request: PlannedRequest, reply: Reply) -> list[dict[str, Any]]:
+        """The reply's ``pairs_parsed`` row, then two ``chosen`` rows per pair read."""
+        extra = request.extra
+        labels, words = extra["labels"], extra["words"]
+        text = reply.text
+        more = tuple(label for label in extra["label_of"] if label not in labels)
+        parsed = parse_reply(text, words, labels, more)
+        n = len(parsed.pairs)
+        status = self._status(n, len(words), reply.finish_reason, text)
+        self.statuses[status] += 1
+        self.reasons.update(parsed.problems)
+        if status != "ok" and len(self.examples) < 20:
+            self.examples.append(
+                {"design": request.design, "variant": extra["variant"], "sample": request.sample,
+                 "status": status, "reasons": dict(parsed.problems), "text": (text or "")[:200]}
+            )  # fmt: skip
+        reasons = ";".join(f"{k}:{v}" for k, v in sorted(parsed.problems.items()))
+        rows = [
+            self._reply_row(request, value=float(n), n_pairs=n, status=status, reasons=reasons, raw_reply=text or "")
+        ]
+        base = self._base(request)
+        for pair in parsed.pairs:
+            rows.extend(self._chosen_rows(base, extra, pair, n))
+        return rows
+
+    def _status(self, n: int, n_words: int, finish: str, text: str | None) -> str:
+        if n == n_words:
+            status = "ok"
+        elif n:
+            status = "partial"
+        elif finish == "content_filter" or any(r.search(text or "") for r in self.refusal):
+            status = "refusal"
+        else:
+            status = "unparsed"
+        return "truncated" if finish == "length" and n < n_words else status
+
+    @staticmethod
+    def _chosen_rows(base: dict[str, Any], extra: Any, pair: Any, n: int) -> list[dict[str, Any]]:
+        """The label chosen (value 1) and the offered label of the other group (value 0)."""
+        labels = extra["labels"]
+        more = tuple(label for label in extra["label_of"] if label not in labels)
+        word, attribute_role, attribute_group = extra["word_of"][extra["words"][pair.word]]
+        chosen = (*labels, *more)[pair.label]
+        offered = [(position, label) for position, label in enumerate(labels, 1) if label != chosen]
+        if pair.label >= len(labels):  # a label of the design the prompt did not show
+            role = extra["label_of"][chosen][1]
+            offered = [(0, chosen)] + [(i, lab) for i, lab in offered if extra["label_of"][lab][1] != role]
+        else:
+            offered = sorted([(pair.label + 1, chosen), *offered])
+        rows = []
+        for position, label in offered:
+            target, target_role, target_group = extra["label_of"][label]
+            rows.append(
+                {
+                    **base,
+                    "target_group": target_group,
+                    "target": target,
+                    "attribute_group": attribute_group,
+                    "attribute": word,
+                    "measure": CHOSEN,
+                    "value": 1.0 if label == chosen else 0.0,
+                    "target_role": target_role,
+                    "attribute_role": attribute_role,
+                    "label_position": position,
+                    "raw_word": pair.raw_word,
+                    "raw_label": pair.raw_label,
+                    "line": pair.line,
+                    "n_pairs": n,
+                }
+            )
+        return rows
+
+    def tail(self) -> dict[str, Any]:
+        """Replies by status, replies without pairs, problems and examples of them."""
+        return {
+            "replies": dict(sorted(self.statuses.items())),
+            "n_replies_without_pairs": self.n_without_pairs,
+            "problems": dict(sorted(self.reasons.items())),
+            "problem_examples": self.examples,
+        }
+
+    def warn(self, missing: list[dict[str, Any]], n_requests: int) -> None:
+        """One warning counting the replies not fully parsed, by status."""
+        bad = {k: v for k, v in self.statuses.items() if k != "ok" and v}
+        if bad:
+            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
+            warnings.warn(
+                f"chat_word_association: {sum(bad.values())} of {n_requests} repl(y/ies) not fully parsed ({shown}); "
+                "counts and reasons are in the table's run report (provenance 'run') and in the "
+                "pairs_parsed rows",
+                ChatReplyWarning,
+                stacklevel=3,
+            )
+
+
 class ChatWordAssociationScorer(ChatScorer):
     """LLM Word Association Test (Bai et al., 2025) for chat models (see ``docs/word-association.md``)."""
 
     name = "chat_word_association"
+    reader_class = WordAssociationReader
     description = (
         "LLM Word Association Test (Bai et al., 2025): a chat model pairs each attribute word with one of "
         "two group labels; one row per parsed pairing and offered label (chosen 1/0) and one per reply; "
@@ -280,168 +441,3 @@ class ChatWordAssociationScorer(ChatScorer):
         return out
 
     # -- the table ---------------------------------------------------------------------------------
-
-    def reader(self, requests: Sequence[PlannedRequest]) -> ReplyReader:
-        """Replies read into pairs (:class:`WordAssociationReader`)."""
-        return WordAssociationReader(self, requests)
-
-
-class WordAssociationReader(ReplyReader):
-    """Each reply into its ``pairs_parsed`` row and two ``chosen`` rows per pair read; statuses and problems counted."""
-
-    def __init__(self, scorer: ChatScorer, requests: Sequence[PlannedRequest]):
-        super().__init__(scorer, requests)
-        self.refusal = refusal_matchers(self.params["refusal_patterns"])
-        self.statuses: Counter[str] = Counter()
-        self.reasons: Counter[str] = Counter()
-        self.examples: list[dict[str, Any]] = []
-        self.n_without_pairs = 0
-
-    def columns(self) -> list[str]:
-        """The scorer's extra columns but the dry run's."""
-        return list(self.scorer.extra_columns)[:-2]
-
-    def head(self) -> dict[str, Any]:
-        """The system message, each variant's template, and the seed of the draws."""
-        p = self.params
-        variants = dict.fromkeys((r.extra["variant"], r.prompt) for r in self.requests)
-        return {
-            "prompts": {
-                "system": p["system_prompt"],
-                "variants": {name: template for name, template in variants},
-                "combination": "one conversation per request: [system, user]",
-            },
-            "prompt_seed": p["prompt_seed"],
-        }
-
-    def identify(self, request: PlannedRequest) -> dict[str, Any]:
-        """Design and variant."""
-        return {"design": request.design, "variant": request.extra["variant"]}
-
-    @staticmethod
-    def _base(request: PlannedRequest) -> dict[str, Any]:
-        extra = request.extra
-        return {
-            "design": request.design,
-            "model": request.model,
-            "context": request.prompt,
-            "variant": extra["variant"],
-            "sample": request.sample,
-            "response_id": request.key,
-            "labels_shown": json.dumps(list(extra["labels"]), ensure_ascii=False),
-            "n_words": len(extra["words"]),
-        }
-
-    def _reply_row(self, request: PlannedRequest, **values: Any) -> dict[str, Any]:
-        """The request's ``pairs_parsed`` row."""
-        if values["n_pairs"] == 0:
-            self.n_without_pairs += 1
-        return {
-            **self._base(request),
-            "target_group": "",
-            "target": "",
-            "attribute_group": "",
-            "attribute": "",
-            "measure": REPLY,
-            "words_shown": json.dumps(list(request.extra["words"]), ensure_ascii=False),
-            **values,
-        }
-
-    def unanswered(self, request: PlannedRequest, reason: str) -> list[dict[str, Any]]:
-        """A ``pairs_parsed`` row with status ``failed`` (value NaN)."""
-        self.statuses["failed"] += 1
-        return [self._reply_row(request, value=float("nan"), n_pairs=0, status="failed", reasons=reason, raw_reply="")]
-
-    def read(self, request: PlannedRequest, reply: Reply) -> list[dict[str, Any]]:
-        """The reply's ``pairs_parsed`` row, then two ``chosen`` rows per pair read."""
-        extra = request.extra
-        labels, words = extra["labels"], extra["words"]
-        text = reply.text
-        more = tuple(label for label in extra["label_of"] if label not in labels)
-        parsed = parse_reply(text, words, labels, more)
-        n = len(parsed.pairs)
-        status = self._status(n, len(words), reply.finish_reason, text)
-        self.statuses[status] += 1
-        self.reasons.update(parsed.problems)
-        if status != "ok" and len(self.examples) < 20:
-            self.examples.append(
-                {"design": request.design, "variant": extra["variant"], "sample": request.sample,
-                 "status": status, "reasons": dict(parsed.problems), "text": (text or "")[:200]}
-            )  # fmt: skip
-        reasons = ";".join(f"{k}:{v}" for k, v in sorted(parsed.problems.items()))
-        rows = [
-            self._reply_row(request, value=float(n), n_pairs=n, status=status, reasons=reasons, raw_reply=text or "")
-        ]
-        base = self._base(request)
-        for pair in parsed.pairs:
-            rows.extend(self._chosen_rows(base, extra, pair, n))
-        return rows
-
-    def _status(self, n: int, n_words: int, finish: str, text: str | None) -> str:
-        if n == n_words:
-            status = "ok"
-        elif n:
-            status = "partial"
-        elif finish == "content_filter" or any(r.search(text or "") for r in self.refusal):
-            status = "refusal"
-        else:
-            status = "unparsed"
-        return "truncated" if finish == "length" and n < n_words else status
-
-    @staticmethod
-    def _chosen_rows(base: dict[str, Any], extra: Any, pair: Any, n: int) -> list[dict[str, Any]]:
-        """The label chosen (value 1) and the offered label of the other group (value 0)."""
-        labels = extra["labels"]
-        more = tuple(label for label in extra["label_of"] if label not in labels)
-        word, attribute_role, attribute_group = extra["word_of"][extra["words"][pair.word]]
-        chosen = (*labels, *more)[pair.label]
-        offered = [(position, label) for position, label in enumerate(labels, 1) if label != chosen]
-        if pair.label >= len(labels):  # a label of the design the prompt did not show
-            role = extra["label_of"][chosen][1]
-            offered = [(0, chosen)] + [(i, lab) for i, lab in offered if extra["label_of"][lab][1] != role]
-        else:
-            offered = sorted([(pair.label + 1, chosen), *offered])
-        rows = []
-        for position, label in offered:
-            target, target_role, target_group = extra["label_of"][label]
-            rows.append(
-                {
-                    **base,
-                    "target_group": target_group,
-                    "target": target,
-                    "attribute_group": attribute_group,
-                    "attribute": word,
-                    "measure": CHOSEN,
-                    "value": 1.0 if label == chosen else 0.0,
-                    "target_role": target_role,
-                    "attribute_role": attribute_role,
-                    "label_position": position,
-                    "raw_word": pair.raw_word,
-                    "raw_label": pair.raw_label,
-                    "line": pair.line,
-                    "n_pairs": n,
-                }
-            )
-        return rows
-
-    def tail(self) -> dict[str, Any]:
-        """Replies by status, replies without pairs, problems and examples of them."""
-        return {
-            "replies": dict(sorted(self.statuses.items())),
-            "n_replies_without_pairs": self.n_without_pairs,
-            "problems": dict(sorted(self.reasons.items())),
-            "problem_examples": self.examples,
-        }
-
-    def warn(self, missing: list[dict[str, Any]], n_requests: int) -> None:
-        """One warning counting the replies not fully parsed, by status."""
-        bad = {k: v for k, v in self.statuses.items() if k != "ok" and v}
-        if bad:
-            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
-            warnings.warn(
-                f"chat_word_association: {sum(bad.values())} of {n_requests} repl(y/ies) not fully parsed ({shown}); "
-                "counts and reasons are in the table's run report (provenance 'run') and in the "
-                "pairs_parsed rows",
-                ChatReplyWarning,
-                stacklevel=3,
-            )
