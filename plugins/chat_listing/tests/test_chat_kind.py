@@ -254,3 +254,14 @@ def test_a_chat_request_estimates_its_tokens_for_the_rate_limiter():
     assert ChatRequest("openai", "e", "m", messages, {}, 0).estimated_tokens() == 3 + 200
     assert ChatRequest("openai", "e", "m", messages, {"max_tokens": 10}, 0).estimated_tokens() == 3 + 10
     assert CHAT_COMPLETIONS.path == "/chat/completions" and CHAT_COMPLETIONS.error is ChatServiceError
+
+
+def test_replies_go_to_the_runs_cache_and_nowhere_when_it_is_off(server, tmp_path):
+    from assoc.infra import Cache
+
+    stored = ChatModel.open("chat:m", {"base_url": server.url}, Cache(str(tmp_path / "on")))
+    stored.generate([GenerateRequest(listing("nurses"), {})])
+    assert stored.store.root == str(tmp_path / "on") and list((tmp_path / "on").rglob("pack-*.json"))
+    off = ChatModel.open("chat:m", {"base_url": server.url}, Cache(str(tmp_path / "off"), enabled=False))
+    off.generate([GenerateRequest(listing("nurses"), {})])
+    assert off.store.root is None and not (tmp_path / "off").exists()

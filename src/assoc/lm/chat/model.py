@@ -124,7 +124,8 @@ class ChatModel(LanguageModel):
         """
         cls.check(spec, options)
         root: str | Cache | None = _option(options, "cache_dir") or cache
-        store = ResponseStore(root, enabled=bool(_option(options, "cache")))
+        enabled = bool(_option(options, "cache")) and getattr(root, "enabled", True)  # a run's cache may be off
+        store = ResponseStore(root, enabled=enabled)
         return cls(spec, open_runtime(options, cache), store, options)
 
     # -- provenance -----------------------------------------------------------------------------------
