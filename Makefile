@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml) docs/examples/assoc-example/pyproject.toml
 
-.PHONY: setup demo test test-pandas2 lint docs bench clean
+.PHONY: setup setup-vllm demo test test-pandas2 lint docs bench clean
 
 setup: $(VENV)/.setup-done
 
@@ -11,11 +11,19 @@ $(VENV)/.setup-done: $(SETUP_INPUTS)
 	PYTHON=$(PYTHON) VENV=$(VENV) EXTRA_CONSTRAINTS="$(EXTRA_CONSTRAINTS)" bash scripts/setup.sh
 	touch $@
 
+# vLLM's CPU build in an environment of its own (it pins another torch and transformers), for the tests that
+# score through a real inference server (assoc.testing.vllm); about 4 minutes and 3.5 GB, once.
+VLLM_VENV ?= .venv-vllm
+setup-vllm: $(VLLM_VENV)/.setup-done
+
+$(VLLM_VENV)/.setup-done: scripts/setup-vllm.sh
+	PYTHON=$(PYTHON) VLLM_VENV=$(VLLM_VENV) bash scripts/setup-vllm.sh
+
 demo: setup
 	VENV=$(VENV) bash scripts/demo.sh
 
-test: setup
-	ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+test: setup setup-vllm
+	ASSOC_VLLM_PYTHON=$(abspath $(VLLM_VENV))/bin/python ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q
 
 # The normal suite runs on pandas 3 (what `make setup` installs); this runs it on pandas 2 in .venv-pandas2.
 test-pandas2:
@@ -45,4 +53,4 @@ bench: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m benchmarks $(BENCH_FLAGS)
 
 clean:
-	rm -rf $(VENV) demo-output .assoc-cache site
+	rm -rf $(VENV) $(VLLM_VENV) demo-output .assoc-cache site

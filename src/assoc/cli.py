@@ -696,20 +696,37 @@ def models_remove(name: str, revision: str | None, yes: bool) -> None:
     show_default=True,
     help="bert: masked LM (fmat, pll); gpt2 or llama: causal LM (clm), tokenizer trained on the spot.",
 )
+@click.option(
+    "--head-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="gpt2/llama: dimensions per attention head (width = heads x this); 32 or more for vLLM's CPU build.",
+)
+@click.option(
+    "--positions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="gpt2/llama: the longest sequence in tokens [default: 64]; a server's --max-model-len cannot exceed it.",
+)
 @click.option("--force", is_flag=True, help="Write into DIRECTORY even when it is not empty.")
-def models_tiny(directory: str, seed: int, kind: str, force: bool) -> None:
+def models_tiny(
+    directory: str, seed: int, kind: str, head_size: int | None, positions: int | None, force: bool
+) -> None:
     """Build a tiny demo model with random weights in DIRECTORY, without any download.
 
     --kind bert (default): a masked LM with the real bert-base-uncased vocabulary (fmat, pll);
     --kind gpt2 / llama: a causal LM of that family (clm) whose tokenizer is trained here.
     Its numbers mean nothing (the weights are random); it makes every command runnable offline
-    in seconds. Two seeds give two models (raters) for icc.
+    in seconds. Two seeds give two models (raters) for icc. For an inference server (vLLM's CPU
+    build takes head sizes 32, 64, 80, ...): --kind gpt2 --head-size 32 --positions 1024.
     """
     from pathlib import Path
 
     from assoc.errors import OptionError
 
     target = Path(directory)
+    if kind == "bert" and (head_size is not None or positions is not None):
+        raise OptionError("--head-size and --positions shape a causal LM: use them with --kind gpt2 or llama")
     if target.exists() and any(target.iterdir()) and not force:
         raise OptionError(f"{directory!r} is not empty; choose a new directory or pass --force")
     try:
@@ -721,7 +738,8 @@ def models_tiny(directory: str, seed: int, kind: str, force: bool) -> None:
 
     if kind != "bert":
         with quiet_libraries():
-            path = build_causal(target, kind, seed=seed)
+            shape = {name: value for name, value in (("head_size", head_size), ("positions", positions)) if value}
+            path = build_causal(target, kind, seed=seed, **shape)
         click.echo(f"tiny causal LM ({kind}, seed {seed}) in {path}: use --scorer clm --model {directory}", err=True)
         return
     try:
