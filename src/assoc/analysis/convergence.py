@@ -65,6 +65,7 @@ class ConvergenceAnalysis(Analysis):
         "same targets",
         at_least={"methods": 2},
         instead="score the stimuli with several scorers: assoc compare -s weat -s fmat ...",
+        not_measures=("dry_run", "pairs_parsed", "chosen"),  # listed words count: their share in each group
     )
     description = (
         "Method comparison: each method's rows reduced to one score per target for a contrast A - B, "

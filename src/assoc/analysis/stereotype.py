@@ -95,6 +95,8 @@ class StereotypeAnalysis(Analysis):
         scorers=("chat_listing", "sbert_topwords"),
         at_least={"word": 1},
         instead="score with chat_listing or sbert_topwords; a WEAT or FMAT table is analysed with weat or lpr",
+        # listed words are its input; ratings (a chat_listing table with task=both) hold no word
+        not_measures=("rating", "dry_run", "pairs_parsed", "chosen"),
     )
     #: any table with one row per response; a missing response (NaN) is data, coded as missing
     requires_association_table = False
