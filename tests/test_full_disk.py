@@ -70,7 +70,17 @@ def test_out_on_a_full_disk_is_one_line_and_the_previous_output_is_kept(tmp_path
     assert set(before) == {"weat.csv", "weat.csv.provenance.json"}
     # The same study in CSV is some 100 kB; the disk has room for 20 kB per file.
     again = run_limited(
-        20_000, "score", "--scorer", "weat", "--stimuli", "caliskan:weat1", "-o", "case=lower", "--no-progress", "--out", str(out)
+        20_000,
+        "score",
+        "--scorer",
+        "weat",
+        "--stimuli",
+        "caliskan:weat1",
+        "-o",
+        "case=lower",
+        "--no-progress",
+        "--out",
+        str(out),
     )
     assert again.returncode == 2, again.stderr
     errors = [line for line in again.stderr.splitlines() if line.startswith("error:")]

@@ -81,6 +81,7 @@ _LAZY = {
     "UnitOutcome": "assoc.scoring",
     # the association table and files
     "read_table": "assoc.table",
+    "concat_tables": "assoc.table",
     "write_table": "assoc.table",
     "validate_table": "assoc.table",
     "from_records": "assoc.table",
@@ -150,6 +151,7 @@ __all__ = [
     "Worker",
     "UnitOutcome",
     "read_table",
+    "concat_tables",
     "write_table",
     "validate_table",
     "from_records",
@@ -224,6 +226,7 @@ if TYPE_CHECKING:  # pragma: no cover
         split_at_mask,
     )
     from assoc.table import (
+        concat_tables,
         from_records,
         get_provenance,
         normalise,

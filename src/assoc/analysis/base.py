@@ -208,12 +208,13 @@ def check_requirement(
             if codes:
                 what = CODE_MEASURES.get(codes[0])
                 refuse(f"holds measure {_got(codes)}" + (f": {what}" if what else ""))
-    for setting, values in (req.conventions or {}).items():
+    for setting, accepted in (req.conventions or {}).items():
         found = _settings_found(own, setting)
-        wrong = {value: source for value, source in found.items() if value not in {str(v) for v in values}}
+        wrong = {value: source for value, source in found.items() if value not in {str(v) for v in accepted}}
         if wrong:
             value, source = next(iter(sorted(wrong.items())))
-            refuse(f"was made with {setting}={value} ({source}); the analysis reads {setting} {' or '.join(map(str, values))}")
+            allowed = " or ".join(map(str, accepted))
+            refuse(f"was made with {setting}={value} ({source}); the analysis reads {setting} {allowed}")
     for role in req.roles:
         if role not in table.columns:
             refuse(f"has no column {role}")

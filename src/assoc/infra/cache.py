@@ -740,7 +740,6 @@ class Cache:
                             removed += 1
         return removed
 
-
     # -- what the cache holds, and removing it -----------------------------------------------------
     def usage(self) -> list[CacheArea]:
         """What the cache holds: one :class:`CacheArea` per namespace and per other area (arrays, memos, ...).
@@ -754,7 +753,7 @@ class Cache:
             return []
         names = self._model_names()
         areas: list[CacheArea] = []
-        for directory in sorted(p for p in self.root.iterdir() if p.is_dir()):
+        for directory in sorted(p for p in self.root.iterdir() if p.is_dir() and p.name != "owners"):
             parts = _namespace_parts(directory)
             files = [f for f in directory.rglob("*") if f.is_file()]
             size, newest = _size_and_newest(files)
@@ -793,13 +792,13 @@ class Cache:
         older_than: float | None = None,
         dry_run: bool = False,
     ) -> CacheClearing:
-        """Remove what the cache holds: everything, or the namespaces of ``scorer`` / ``model``, or items older than ``older_than`` s.
+        """Remove cached results: everything, or those of ``scorer`` / ``model``, or older than ``older_than``.
 
         Through the cache's own rules, never behind a live run's back: a namespace in which a live
         run holds a claim (it is computing an item there) is left whole and counted in ``busy``; a
         claim or temporary file of a live run is never touched; packs are deleted whole (each is
         written atomically), so what remains is a consistent cache that later runs read and fill
-        again. With ``older_than``, only packs written that many seconds ago or earlier go (a
+        again. With ``older_than`` (seconds), only packs written that many seconds ago or earlier go (a
         pack's name records when it was written). Without ``scorer`` and ``model`` the arrays and
         memos go too (they are not kept per scorer). ``dry_run``: count what would go, remove nothing.
         """
@@ -811,7 +810,7 @@ class Cache:
         for area in self.usage():
             if area.parts and not wanted(area):
                 continue
-            if not area.parts and (scorer or model or area.kind in ("owners",)):
+            if not area.parts and (scorer or model):
                 continue
             if area.parts and self._live_claims(area.directory):
                 result.busy.append(area)
@@ -1108,9 +1107,7 @@ def _contents(path: Path) -> dict[str, Path]:
     if not path.is_dir():
         return {path.name: path}
     return {
-        str(p.relative_to(path)): p
-        for p in sorted(path.rglob("*"))
-        if p.is_file() and not p.name.endswith(SEAL_SUFFIX)
+        str(p.relative_to(path)): p for p in sorted(path.rglob("*")) if p.is_file() and not p.name.endswith(SEAL_SUFFIX)
     }
 
 
@@ -1152,7 +1149,9 @@ def intact(path: str | os.PathLike[str]) -> bool:
         changed = sorted(
             name for name in set(recorded) | set(present) if name not in present or name not in recorded
         ) or sorted(name for name, file in present.items() if file_sha256(file) != recorded[name])
-        problem = f"no longer holds the content recorded when it was written ({', '.join(changed[:3])})" if changed else ""
+        problem = (
+            f"no longer holds the content recorded when it was written ({', '.join(changed[:3])})" if changed else ""
+        )
     if problem:
         warnings.warn(f"cached {artefact} {problem}; it is made again", CacheWarning, stacklevel=2)
         return False

@@ -112,7 +112,7 @@ def _no_space_is_one_line(target: Path) -> Iterator[None]:
     except OSError as exc:
         if not is_no_space(exc):
             raise
-        reason = os.strerror(exc.errno) if exc.errno in NO_SPACE_ERRNOS else str(exc)
+        reason = os.strerror(exc.errno) if exc.errno is not None and exc.errno in NO_SPACE_ERRNOS else str(exc)
         raise OutputError(
             f"cannot write {target}: {reason} (the disk, the quota or the file-size limit is full); nothing "
             "half-written is left and an earlier version of the file is kept: free some space (e.g. assoc cache "

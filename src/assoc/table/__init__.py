@@ -6,6 +6,7 @@
 * `assoc.table.files`: [`write_table`][assoc.write_table], [`read_table`][assoc.read_table],
 [`read_data_file`][assoc.read_data_file], `as_table`.
 * `assoc.table.selection`: [`select_rows`][assoc.table.select_rows] (``--where``).
+* `assoc.table.combine`: [`concat_tables`][assoc.concat_tables] (``--table`` repeated: tables of one study as one).
 * `assoc.table.accessor`: the ``DataFrame.assoc`` accessor.
 
 This package re-exports their public names (``from assoc.table import read_table``).
@@ -13,6 +14,7 @@ This package re-exports their public names (``from assoc.table import read_table
 
 from __future__ import annotations
 
+from assoc.table.combine import concat_tables, expand_paths
 from assoc.table.files import (
     CSV_COLUMNS_KEY,
     DATA_FILE_SUFFIXES,
@@ -30,6 +32,7 @@ from assoc.table.provenance import (
     get_provenance,
     library_versions,
     make_provenance,
+    scorer_runs,
     set_provenance,
 )
 from assoc.table.schema import (
@@ -53,6 +56,8 @@ __all__ = [
     "PROVENANCE_LIBRARIES",
     "TEXT_COLUMNS",
     "as_table",
+    "concat_tables",
+    "expand_paths",
     "from_records",
     "get_provenance",
     "library_versions",
@@ -61,6 +66,7 @@ __all__ = [
     "parse_where",
     "read_data_file",
     "read_table",
+    "scorer_runs",
     "select_rows",
     "set_provenance",
     "sidecar_path",
