@@ -264,10 +264,13 @@ def test_the_default_view_is_short_and_out_keeps_every_column(table_file, tmp_pa
     assert full.exit_code == 0 and "wrote" in full.output and "a short view" not in full.output
     written = read_table(tmp_path / "d.csv")
     assert len(written.columns) > len(header) + 5 and {"d", "ci_low", "ci_high", "p_value"} <= set(written.columns)
+    from assoc.table.views import COUNT_COLUMNS
+
+    count = next(c for c in COUNT_COLUMNS if c in written.columns)  # effect_size: n_x, the first group's size
     model_rows = [line.split() for line in lines[1:-1]]
     for row, (_, expected) in zip(model_rows, written.iterrows()):
         assert row[header.index("estimate")] == f"{expected['estimate']:.4g}"
-        assert row[-1] == f"{int(expected['n']):,}"
+        assert row[-1] == f"{int(expected[count]):,}"
 
 
 def test_show_prints_provenance_and_a_summary(two_runs, tmp_path):
