@@ -129,9 +129,21 @@ def _reads_path(loader: Callable[..., Any]) -> bool:
         return False
 
 
+#: Endings of the files a bundled set's loader may read (``crows_pairs:my.csv``): such a selection is a path.
+DATA_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".gz", ".zip", ".parquet"})
+
+
 def _names_path(selection: str) -> bool:
-    """Whether the text after ``name:`` is a path (it exists, or has a path separator) rather than design names."""
-    return "/" in selection or "\\" in selection or Path(selection).expanduser().exists()
+    """Whether the text after ``name:`` is a path rather than design names.
+
+    It is when it exists, has a path separator, or ends like a data file (``my.csv``).
+    """
+    return (
+        "/" in selection
+        or "\\" in selection
+        or Path(selection).suffix.lower() in DATA_SUFFIXES
+        or Path(selection).expanduser().exists()
+    )
 
 
 class Stimuli:
@@ -238,9 +250,17 @@ class Stimuli:
             )
         bundle, _, selection = text.partition(":")
         loader = _bundle_resolver(bundle)
-        if selection and _reads_path(loader) and _names_path(selection):
+        if selection and _names_path(selection):
             # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``)
-            return loader(str(Path(selection).expanduser()))  # type: ignore[call-arg]
+            given = Path(selection).expanduser()
+            if not _reads_path(loader):
+                raise StimuliError(
+                    f"{text!r}: the bundled set {bundle!r} does not read a copy of yours; give the file itself "
+                    f"(--stimuli {selection}) or design names after the colon ({bundle}:NAME,NAME)"
+                )
+            if not given.exists():
+                raise StimuliError(f"{text!r}: there is no file or folder {str(given)!r} ({bundle}:<path> reads yours)")
+            return loader(str(given))  # type: ignore[call-arg]
         loaded = loader()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
@@ -256,7 +276,8 @@ class Stimuli:
         chosen = []
         for wanted in names:
             if wanted not in by_name:
-                raise UnknownNameError(f"design of {self.name or 'stimuli'}", wanted, by_name)
+                hint = f"assoc stimuli {self.name} lists them" if self.name and len(by_name) > 12 else ""
+                raise UnknownNameError(f"design of {self.name or 'stimuli'}", wanted, by_name, hint)
             chosen.append(by_name[wanted])
         return Stimuli(chosen, name=name or self.name, description=self.description, meta=self.meta)
 
