@@ -73,10 +73,10 @@ def test_a_clm_table_of_other_stimuli_is_refused(tiny_gpt2: Path) -> None:
 
 def test_a_users_crows_pairs_csv_scores_and_analyses_from_the_command_line(tiny_gpt2: Path, tmp_path: Path) -> None:
     """Issue 46: ``--stimuli crows_pairs:my.csv`` read the file (it printed 14 kB of design names)."""
+    from assoc_benchmarks.crows_data import bundled_csv
     from click.testing import CliRunner
 
     from assoc.cli import build_cli
-    from assoc_benchmarks.crows_data import bundled_csv
 
     lines = bundled_csv().read_text(encoding="utf-8").splitlines(keepends=True)
     mine = tmp_path / "my.csv"

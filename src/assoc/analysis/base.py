@@ -207,7 +207,9 @@ def check_requirement(
             codes = sorted(present_measures & set(req.not_measures))
             if codes:
                 what = CODE_MEASURES.get(codes[0])
-                refuse(f"holds measure {_got(codes)}" + (f": {what}" if what else ""))
+                others = sorted(present_measures - set(codes))
+                keep = f" (keep the others' rows: --where measure={others[0]})" if others else ""
+                refuse(f"holds measure {_got(codes)}" + (f": {what}" if what else "") + keep)
     for setting, accepted in (req.conventions or {}).items():
         found = _settings_found(own, setting)
         wrong = {value: source for value, source in found.items() if value not in {str(v) for v in accepted}}
