@@ -6,7 +6,7 @@
 * `assoc.table.files`: [`write_table`][assoc.write_table], [`read_table`][assoc.read_table],
 [`read_data_file`][assoc.read_data_file], `as_table`.
 * `assoc.table.selection`: [`select_rows`][assoc.table.select_rows] (``--where``).
-* `assoc.table.combine`: [`concat_tables`][assoc.table.concat_tables] (``--table`` repeated: tables of one study as one).
+* `assoc.table.combine`: [`concat_tables`][assoc.table.concat_tables] (``--table`` repeated: one study's tables as one).
 * `assoc.table.accessor`: the ``DataFrame.assoc`` accessor.
 
 This package re-exports their public names (``from assoc.table import read_table``).
