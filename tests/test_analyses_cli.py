@@ -288,3 +288,13 @@ def test_show_prints_provenance_and_a_summary(two_runs, tmp_path):
     plain = tmp_path / "plain.csv"
     whole.to_csv(plain, index=False)
     assert "provenance: none" in run(["show", str(plain)]).output
+
+
+def test_plot_takes_several_tables_too(two_runs, tmp_path):
+    whole, a, b = two_runs
+    figure = tmp_path / "scores.png"
+    drawn = run(["plot", "scores", "--table", str(a), "--table", str(b), "-o", "by=target_group", "--out", str(figure)])
+    assert drawn.exit_code == 0, drawn.output
+    assert figure.stat().st_size > 0
+    refused = run(["plot", "scores", "--table", str(a), "--table", str(a), "--out", str(figure)])
+    assert refused.exit_code == 2 and "is given twice" in refused.output

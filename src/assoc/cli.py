@@ -968,15 +968,19 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
 @click.option(
     "--table",
     "-t",
-    "table_path",
+    "table_paths",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="A score table or an analysis result (.csv, .parquet or .jsonl).",
+    multiple=True,
+    metavar="FILE",
+    help="A score table or an analysis result (.csv, .parquet or .jsonl); repeat it (or give a pattern) for "
+    "several tables of one study, drawn as one.",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
 @_where_option
 @click.option("--out", required=True, help="Figure file (.png, .pdf or .svg).")
-def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str) -> None:
+def plot_command(
+    kind: str, table_paths: tuple[str, ...], options: tuple[str, ...], where: tuple[str, ...], out: str
+) -> None:
     """Draw a figure of a table: estimates, scores, agreement or convergence.
 
     estimates: forest plot of an analysis result; scores: values by group; agreement:
@@ -989,6 +993,7 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     from assoc.components.options import parse_cli_options, validate_options
     from assoc.errors import OptionError
     from assoc.infra.io import check_output_file
+    from assoc.table.combine import concat_tables, expand_paths
     from assoc.table.files import read_table
 
     if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
@@ -996,7 +1001,10 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     check_output_file(out, "--out")
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
-    table = _selected(table_path, where, validate=False) if where else read_table(table_path)
+    paths = expand_paths(table_paths)
+    table = read_table(paths[0]) if len(paths) == 1 else concat_tables(paths, validate=False)
+    if where:
+        table = _selected(table, where, validate=False, label=" + ".join(paths))
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":
