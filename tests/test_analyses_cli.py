@@ -298,3 +298,15 @@ def test_plot_takes_several_tables_too(two_runs, tmp_path):
     assert figure.stat().st_size > 0
     refused = run(["plot", "scores", "--table", str(a), "--table", str(a), "--out", str(figure)])
     assert refused.exit_code == 2 and "is given twice" in refused.output
+
+
+def test_show_names_models_by_label_and_spec(tmp_path):
+    from assoc.table.provenance import make_provenance, set_provenance
+
+    table = assoc.from_records([{"model": "small", "target": "a", "value": 1.0}], scorer="clm")
+    record = {"label": "small", "spec": "/models/gpt2", "path": "/models/gpt2", "kind": "causal", "device": "cpu",
+              "fingerprint": "sha256:0123456789abcdef0123456789abcdef"}  # fmt: skip
+    provenance = make_provenance(kind="score", scorer="clm", models=["small"], model_names=[record], options={})
+    write_table(set_provenance(table, provenance), tmp_path / "t.parquet")
+    shown = run(["show", str(tmp_path / "t.parquet")]).output
+    assert "models: small=/models/gpt2 (causal, cpu) [sha256:0123456789abcdef01…]" in shown

@@ -190,7 +190,7 @@ def _check_compatible_provenance(frames: Sequence[pd.DataFrame], labels: Sequenc
                     )
         return
     runs = [_runs_by_scorer(r) for r in records]
-    models = [set(map(str, (r.get("models") or []))) | _models_of(f) for r, f in zip(records, frames)]
+    models = [_models_of(r, f) for r, f in zip(records, frames)]
     for label, theirs, their_models in zip(labels[1:], runs[1:], models[1:]):
         disjoint = not (their_models & models[0])
         for scorer, options in theirs.items():
@@ -220,8 +220,13 @@ def _runs_by_scorer(record: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return found
 
 
-def _models_of(frame: pd.DataFrame) -> set[str]:
-    return _values(frame, "model")
+def _models_of(record: Mapping[str, Any], frame: pd.DataFrame) -> set[str]:
+    """Every name a table's models go by: the ``model`` column, and each model's label and spec in provenance."""
+    names = _values(frame, "model") | {str(m) for m in record.get("models") or [] if isinstance(m, str)}
+    for entry in record.get("model_names") or []:
+        if isinstance(entry, Mapping):
+            names |= {str(entry[k]) for k in ("label", "spec") if entry.get(k)}
+    return names
 
 
 def _short(value: Any, width: int = 60) -> str:

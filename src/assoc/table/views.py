@@ -199,12 +199,16 @@ def _plugin(provenance: Mapping[str, Any]) -> str:
 
 
 def _models(provenance: Mapping[str, Any]) -> str:
+    """A score table's models: ``LABEL=SPEC (kind, device) [fingerprint]`` from ``model_names``, else ``models``."""
     fingerprints = provenance.get("model_fingerprints") or {}
     shown = []
-    for model in provenance.get("models") or []:
+    records = provenance.get("model_names")
+    for model in records if isinstance(records, list) and records else provenance.get("models") or []:
         if isinstance(model, Mapping):  # {label, spec, fingerprint, ...}
             label, spec = model.get("label"), model.get("spec") or model.get("path")
             text = f"{label}={spec}" if label and label != spec else str(spec)
+            how = [str(model[k]) for k in ("kind", "device") if model.get(k)]
+            text += f" ({', '.join(how)})" if how else ""
             print_ = model.get("fingerprint")
         else:
             text, print_ = str(model), fingerprints.get(str(model))
