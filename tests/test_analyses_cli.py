@@ -280,7 +280,7 @@ def test_show_prints_provenance_and_a_summary(two_runs, tmp_path):
     text = shown.output
     assert f"{a}: 32 rows" in text and "made by: scorer fmat" in text and "models: m1, m2" in text
     assert "run report: nan_values 0, refusals 1, unparsed 2" in text
-    assert "measures: lpr (32)" in text and "models: m1 (16), m2 (16)" in text
+    assert "rows by measure: lpr (32)" in text and "rows by model: m1 (16), m2 (16)" in text
     combined = assoc.concat_tables([a, b])
     write_table(combined, tmp_path / "both.csv")
     both = run(["show", str(tmp_path / "both.csv")]).output
@@ -309,4 +309,4 @@ def test_show_names_models_by_label_and_spec(tmp_path):
     provenance = make_provenance(kind="score", scorer="clm", models=["small"], model_names=[record], options={})
     write_table(set_provenance(table, provenance), tmp_path / "t.parquet")
     shown = run(["show", str(tmp_path / "t.parquet")]).output
-    assert "models: small=/models/gpt2 (causal, cpu) [sha256:0123456789abcdef01…]" in shown
+    assert "models: small=/models/gpt2 (causal, cpu) [sha256:0123456789abcdef0123…]" in shown

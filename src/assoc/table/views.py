@@ -142,11 +142,11 @@ def overview(table: pd.DataFrame, name: str = "") -> list[str]:
     provenance = get_provenance(table)
     lines = [f"{name or 'table'}: {len(table):,} rows, {len(table.columns)} columns"]
     lines += _made_by(provenance, indent="")
-    for label, column in (("models", "model"), ("measures", "measure"), ("designs", "design"), ("status", "status")):
+    for column in ("model", "measure", "design", "status"):
         if column in table.columns:
-            lines.append(f"{label}: {_counts(table[column])}")
+            lines.append(f"rows by {column}: {_counts(table[column])}")
     if "design" not in table.columns and "target_group" in table.columns:
-        lines.append(f"target groups: {_counts(table['target_group'])}")
+        lines.append(f"rows by target_group: {_counts(table['target_group'])}")
     if "value" in table.columns:
         missing = int(table["value"].isna().sum())
         lines.append(f"values: {len(table) - missing:,} numbers, {missing:,} NaN")
