@@ -277,7 +277,9 @@ def _checked(name: str) -> tuple[type, assoc.Analysis, pd.DataFrame]:
 
 
 #: Analyses whose rows need not be unique, and why: their estimates do not move when every row repeats.
-REPEATS_ARE_DATA = {"stereotype": "a response repeated is data: SADCAT counts each; the option deduplicate removes them"}
+REPEATS_ARE_DATA = {
+    "stereotype": "a response repeated is data: SADCAT counts each; the option deduplicate removes them"
+}
 
 
 @pytest.mark.parametrize("name", ALL_ANALYSES)

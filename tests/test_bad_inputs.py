@@ -235,3 +235,4 @@ def test_a_users_crows_pairs_csv_is_read_from_the_command_line(tmp_path, monkeyp
     assert missing.output.count("\n") == 1
     not_a_reader = _cli("stimuli", "caliskan:my.csv")
     assert not_a_reader.exit_code == 2 and "does not read a copy of yours" in not_a_reader.output
+    assert not_a_reader.output.count("\n") == 1

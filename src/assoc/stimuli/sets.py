@@ -250,34 +250,40 @@ class Stimuli:
             )
         bundle, _, selection = text.partition(":")
         loader = _bundle_resolver(bundle)
+        hint = ""
         if selection and _names_path(selection):
-            # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``)
             given = Path(selection).expanduser()
-            if not _reads_path(loader):
-                raise StimuliError(
-                    f"{text!r}: the bundled set {bundle!r} does not read a copy of yours; give the file itself "
-                    f"(--stimuli {selection}) or design names after the colon ({bundle}:NAME,NAME)"
-                )
-            if not given.exists():
-                raise StimuliError(f"{text!r}: there is no file or folder {str(given)!r} ({bundle}:<path> reads yours)")
-            return loader(str(given))  # type: ignore[call-arg]
+            if _reads_path(loader):
+                # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``)
+                if not given.exists():
+                    raise StimuliError(
+                        f"{text!r}: there is no file or folder {str(given)!r} ({bundle}:<path> reads yours)"
+                    )
+                return loader(str(given))  # type: ignore[call-arg]
+            # a set that reads no copy: the text names designs, and an unknown one says why it is no file
+            hint = f"the bundled set {bundle!r} does not read a copy of yours: give the file (--stimuli {selection})"
         loaded = loader()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
             return loaded
-        return loaded.select([part.strip() for part in selection.split(",") if part.strip()], name=text)
+        names = [part.strip() for part in selection.split(",") if part.strip()]
+        if hint:  # only Stimuli.select takes it (a set of items has its own select)
+            return loaded.select(names, name=text, hint=hint)
+        return loaded.select(names, name=text)
 
     # -- operations ---------------------------------------------------------------------------------
 
-    def select(self, names: Iterable[str], name: str = "") -> Stimuli:
-        """The designs with the given names, in the given order."""
+    def select(self, names: Iterable[str], name: str = "", hint: str = "") -> Stimuli:
+        """The designs with the given names, in the given order (``hint`` ends the message of an unknown name)."""
         by_name = {d.name: d for d in self.designs}
         chosen = []
         for wanted in names:
             if wanted not in by_name:
-                hint = f"assoc stimuli {self.name} lists them" if self.name and len(by_name) > 12 else ""
-                raise UnknownNameError(f"design of {self.name or 'stimuli'}", wanted, by_name, hint)
+                listing = f"assoc stimuli {self.name} lists them" if self.name and len(by_name) > 12 else ""
+                raise UnknownNameError(
+                    f"design of {self.name or 'stimuli'}", wanted, by_name, "; ".join(h for h in (listing, hint) if h)
+                )
             chosen.append(by_name[wanted])
         return Stimuli(chosen, name=name or self.name, description=self.description, meta=self.meta)
 
