@@ -231,7 +231,7 @@ def test_a_users_crows_pairs_csv_is_read_from_the_command_line(tmp_path, monkeyp
     loaded = assoc.Stimuli.load(f"crows_pairs:{mine}")
     assert loaded.meta["source"] == str(mine) and len(loaded) == 3
     missing = _cli("stimuli", "crows_pairs:mine.csv")
-    assert missing.exit_code == 2 and "there is no file or folder 'mine.csv'" in missing.output
+    assert missing.exit_code == 2 and "CrowS-Pairs file not found: mine.csv" in missing.output
     assert missing.output.count("\n") == 1
     not_a_reader = _cli("stimuli", "caliskan:my.csv")
     assert not_a_reader.exit_code == 2 and "does not read a copy of yours" in not_a_reader.output

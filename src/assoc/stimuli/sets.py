@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import StimuliError, UnknownNameError, did_you_mean
+from assoc.errors import AssocError, StimuliError, UnknownNameError, did_you_mean
 from assoc.stimuli.design import MASK, Design, Filling, MaskItem, design_from_dict
 
 #: Finds the loader of a bundled stimuli set by name (``"caliskan"``). The registry layer
@@ -254,12 +254,23 @@ class Stimuli:
         if selection and _names_path(selection):
             given = Path(selection).expanduser()
             if _reads_path(loader):
-                # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``)
-                if not given.exists():
+                # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``); its
+                # own message for a path it cannot read, else one line here (never the OS error's traceback)
+                try:
+                    return loader(str(given))  # type: ignore[call-arg]
+                except OSError as exc:
+                    if isinstance(exc, AssocError):
+                        raise
+                    missing = not given.exists()
                     raise StimuliError(
-                        f"{text!r}: there is no file or folder {str(given)!r} ({bundle}:<path> reads yours)"
-                    )
-                return loader(str(given))  # type: ignore[call-arg]
+                        f"{text!r}: "
+                        + (
+                            f"there is no file or folder {str(given)!r}"
+                            if missing
+                            else f"cannot read {str(given)!r}: {exc}"
+                        )
+                        + f" ({bundle}:<path> reads your copy)"
+                    ) from None
             # a set that reads no copy: the text names designs, and an unknown one says why it is no file
             hint = f"the bundled set {bundle!r} does not read a copy of yours: give the file (--stimuli {selection})"
         loaded = loader()
