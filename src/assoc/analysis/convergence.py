@@ -65,7 +65,8 @@ class ConvergenceAnalysis(Analysis):
         "same targets",
         at_least={"methods": 2},
         instead="score the stimuli with several scorers: assoc compare -s weat -s fmat ...",
-        not_measures=("dry_run", "pairs_parsed", "chosen"),  # listed words count: their share in each group
+        # its reductions read listed words (their share in each group) and chat_word_association's choices
+        not_measures=("dry_run",),
     )
     description = (
         "Method comparison: each method's rows reduced to one score per target for a contrast A - B, "
