@@ -278,23 +278,23 @@ class Stimuli:
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
             return loaded
-        names = [part.strip() for part in selection.split(",") if part.strip()]
-        if hint:  # only Stimuli.select takes it (a set of items has its own select)
-            return loaded.select(names, name=text, hint=hint)
-        return loaded.select(names, name=text)
+        try:
+            return loaded.select([part.strip() for part in selection.split(",") if part.strip()], name=text)
+        except UnknownNameError as exc:
+            if hint:  # the same error, saying why the text was not read as a file
+                exc.args = (f"{exc.args[0]}; {hint}",)
+            raise
 
     # -- operations ---------------------------------------------------------------------------------
 
-    def select(self, names: Iterable[str], name: str = "", hint: str = "") -> Stimuli:
-        """The designs with the given names, in the given order (``hint`` ends the message of an unknown name)."""
+    def select(self, names: Iterable[str], name: str = "") -> Stimuli:
+        """The designs with the given names, in the given order."""
         by_name = {d.name: d for d in self.designs}
         chosen = []
         for wanted in names:
             if wanted not in by_name:
                 listing = f"assoc stimuli {self.name} lists them" if self.name and len(by_name) > 12 else ""
-                raise UnknownNameError(
-                    f"design of {self.name or 'stimuli'}", wanted, by_name, "; ".join(h for h in (listing, hint) if h)
-                )
+                raise UnknownNameError(f"design of {self.name or 'stimuli'}", wanted, by_name, listing)
             chosen.append(by_name[wanted])
         return Stimuli(chosen, name=name or self.name, description=self.description, meta=self.meta)
 
