@@ -5,7 +5,7 @@ An analysis declares, on its class, which of its result columns are estimates
 count columns, the value that means "no association") and which rows and columns make its
 headline ([`Headline`][assoc.analysis.headline.Headline]: the estimates a report leads with, the rows it keeps,
 the columns that name a row). Figures ([`assoc.plotting.plot_estimates`][assoc.plotting.plot_estimates]),
-the study report ([`assoc.report`][assoc.report]) and the bias card read these declarations, so a
+the study report ([`assoc.report`][assoc.reporting.study.report]) and the bias card read these declarations, so a
 plugin's analysis is labelled, scaled and referenced by its own author, in one place::
 
     class CrowsPairsAnalysis(Analysis):

@@ -88,7 +88,7 @@ def parse_authors(text: str) -> str:
 
 
 def entry_from_text(text: str) -> BibEntry:
-    """One work's citation text as a [`BibEntry`][assoc.reporting.bibtex.BibEntry] (key not yet unique)."""
+    """One work's citation text as a `BibEntry` (key not yet unique)."""
     fields: dict[str, str] = {}
     rest = text.strip()
     doi = _DOI.search(rest)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from assoc.reporting.svg import fmt, fmt_p
 
 if TYPE_CHECKING:
-    from assoc.reporting.study import Study
+    from assoc.reporting.contents import Study
 
 
 def _cell(value: float, low: float, high: float, n: str) -> str:
@@ -35,7 +35,7 @@ def bias_card(study: Study) -> str:
     """The bias card of ``study`` as Markdown text."""
     from assoc.reporting.bibtex import bibliography
     from assoc.reporting.headlines import headline_table
-    from assoc.reporting.page import citation_texts, model_rows, records
+    from assoc.reporting.records import citation_texts, model_rows, records
     from assoc.version import __version__
 
     lines = [f"# Bias card: {_escape(study.title)}", ""]
@@ -92,7 +92,7 @@ def bias_card(study: Study) -> str:
             fingerprint = f" — `{model['fingerprint']}`" if model["fingerprint"] else ""
             lines.append(f"* {_escape(label)}{f' ({extra})' if extra else ''}{fingerprint}")
         lines.append("")
-    texts = citation_texts(study)
+    texts = citation_texts(study.shown)
     if texts:
         lines += ["## References", ""]
         lines += [f"* {t}" for t in texts]

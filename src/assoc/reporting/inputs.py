@@ -1,6 +1,6 @@
 """The inputs of a study report: association tables and analysis results, from files or DataFrames.
 
-Each input becomes a [`StudyInput`][assoc.reporting.inputs.StudyInput]: its name (the file's name, the
+Each input becomes a `StudyInput`: its name (the file's name, the
 mapping's key, or ``input N``), the frame with its provenance, and whether it is an association table
 (what a scorer or ``assoc compare`` wrote) or an analysis result.
 """

@@ -20,11 +20,12 @@ from assoc.analysis.headline import row_labels, varying_labels
 from assoc.reporting import svg
 from assoc.reporting.assets import CSS, JS
 from assoc.reporting.inputs import TABLE, StudyInput
+from assoc.reporting.records import citation_texts, model_rows, unique_records
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc.reporting.study import Convergence, Study
+    from assoc.reporting.contents import Convergence, Study
 
 #: Most rows of one forest plot and of the heatmap; more are cut, with a note.
 MAX_FOREST_ROWS = 60
@@ -410,7 +411,7 @@ def data_block(frame: pd.DataFrame, max_rows: int) -> tuple[dict[str, Any], int,
 
 def _items(study: Study, counter: _Counter) -> str:
     parts = []
-    shown = [*study.inputs, *(c.result for c in study.convergence if c.ran)]
+    shown = study.shown
     for item in shown:
         data, left_out, cut = data_block(item.frame, study.max_rows)
         number = counter.next()
@@ -439,77 +440,6 @@ def _items(study: Study, counter: _Counter) -> str:
 
 
 # -- provenance -----------------------------------------------------------------------------------
-
-
-def records(provenance: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    """Every run record in a provenance: the inputs and compared runs first, then the record itself."""
-    for key in ("input", "runs"):
-        inner = provenance.get(key)
-        if isinstance(inner, Mapping):
-            yield from records(inner)
-        elif isinstance(inner, list):
-            for item in inner:
-                if isinstance(item, Mapping):
-                    yield from records(item)
-    yield provenance
-
-
-def model_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The models of one scorer run: label, spec, path, kind, fingerprint, device.
-
-    Reads a ``models`` list of names (with ``model_fingerprints``) or of records (``label``,
-    ``spec``, ``path``, ``kind``, ``fingerprint``, ``device``); the device falls back to the run's
-    ``devices`` map and its ``device`` option.
-    """
-    fingerprints = record.get("model_fingerprints") or {}
-    devices = record.get("devices") or {}
-    options = record.get("options") or {}
-    rows = []
-    for model in record.get("models") or []:
-        if isinstance(model, Mapping):
-            label = str(model.get("label") or model.get("spec") or model.get("name") or "")
-            spec = str(model.get("spec") or "")
-            found = {
-                "label": label,
-                "spec": spec,
-                "path": str(model.get("path") or ""),
-                "kind": str(model.get("kind") or ""),
-                "fingerprint": str(model.get("fingerprint") or fingerprints.get(spec) or fingerprints.get(label) or ""),
-                "device": str(model.get("device") or devices.get(label) or devices.get(spec) or ""),
-            }
-        else:
-            label = str(model)
-            found = {
-                "label": label,
-                "spec": label,
-                "path": "",
-                "kind": "",
-                "fingerprint": str(fingerprints.get(label, "")),
-                "device": str(devices.get(label, "")),
-            }
-        if not found["device"] and options.get("device"):
-            found["device"] = str(options["device"])
-        rows.append(found)
-    return rows
-
-
-def record_key(record: Mapping[str, Any]) -> str:
-    """What identifies one run record: its whole content (a run met again through a later input is the same run)."""
-    return json.dumps(record, sort_keys=True, default=str)
-
-
-def unique_records(study: Study) -> Iterator[tuple[StudyInput, Mapping[str, Any], str]]:
-    """Every run record of the study's inputs and convergence runs, with the input it was first met in.
-
-    Yields (input, record, first): ``first`` is ``""`` the first time a record is met, else the name of
-    the input that showed it first (an analysis result carries the provenance of the table it read).
-    """
-    seen: dict[str, str] = {}
-    for item in [*study.inputs, *(c.result for c in study.convergence if c.ran)]:
-        for record in records(item.provenance) if item.provenance else []:
-            key = record_key(record)
-            yield item, record, seen.get(key, "")
-            seen.setdefault(key, item.name)
 
 
 def _shown(value: Any) -> str:
@@ -578,7 +508,7 @@ def _what(record: Mapping[str, Any]) -> str:
 def _provenance(study: Study) -> str:
     blocks: dict[str, list[str]] = {}
     items: dict[str, StudyInput] = {}
-    for item, record, first in unique_records(study):
+    for item, record, first in unique_records(study.shown):
         items[item.name] = item
         blocks.setdefault(item.name, []).append(
             f'<p class="note">{escape(_what(record))}: the same run as under {escape(first)}.</p>'
@@ -586,7 +516,7 @@ def _provenance(study: Study) -> str:
             else _record_block(record)
         )
     parts = []
-    for item in [*study.inputs, *(c.result for c in study.convergence if c.ran)]:
+    for item in study.shown:
         shown = "".join(blocks.get(item.name, [])) or '<p class="note">No provenance recorded.</p>'
         raw = json.dumps(item.provenance, indent=1, ensure_ascii=False, default=str)
         parts.append(
@@ -607,7 +537,7 @@ def warning_lines(study: Study) -> list[str]:
     from assoc.reporting.headlines import reading_of
 
     lines = list(study.notes)
-    for item, record, first in unique_records(study):
+    for item, record, first in unique_records(study.shown):
         if first:
             continue
         who = record.get("analysis") or record.get("scorer") or "run"
@@ -646,37 +576,10 @@ def _warnings(study: Study) -> str:
 # -- citations ------------------------------------------------------------------------------------
 
 
-def citation_texts(study: Study) -> list[str]:
-    """Every work the study's inputs (and its convergence runs) cite, each once, innermost first.
-
-    The order of ``table.assoc.cite()`` (inputs and compared runs before the record that used them;
-    a record's method, then its stimuli's source), with each text split into its works first
-    (:func:`assoc.reporting.bibtex.split_works`), so a work cited inside a longer text (an analysis
-    citing the papers of its formulas) is listed even when another text shares one of its DOIs.
-    """
-    from assoc.reporting.bibtex import split_works
-    from assoc.table.accessor import citation_key
-
-    found: list[str] = []
-    seen: set[str] = set()
-    for item in [*study.inputs, *(c.result for c in study.convergence if c.ran)]:
-        for record in records(item.provenance):
-            meta = record.get("stimuli_meta")
-            cited = meta.get("citation") if isinstance(meta, Mapping) else None
-            for text in [record.get("citation"), *(cited if isinstance(cited, list) else [cited])]:
-                if not isinstance(text, str) or not text.strip():
-                    continue
-                for work in split_works(text):
-                    if citation_key(work) not in seen:
-                        seen.add(citation_key(work))
-                        found.append(work)
-    return found
-
-
 def _citations(study: Study) -> str:
     from assoc.reporting.bibtex import bibliography
 
-    texts = citation_texts(study)
+    texts = citation_texts(study.shown)
     if not texts:
         return _section("citations", [], "No citation was recorded (the inputs carry no assoc provenance).")
     entries = bibliography(texts)

@@ -1,76 +1,31 @@
 """``assoc.report``: one self-contained HTML file for a study, and its Markdown bias card.
 
 The inputs (association tables and analysis results) are read and classified
-([`assoc.reporting.inputs`][assoc.reporting.inputs]); association tables that hold several methods
+(`assoc.reporting.inputs`); association tables that hold several methods
 (an ``assoc compare`` table, or tables of several scorers on one stimuli file) get the
 ``convergence`` analysis when no convergence result is given for them; every result is read through
 its analysis's [`Headline`][assoc.analysis.headline.Headline]
-([`assoc.reporting.headlines`][assoc.reporting.headlines]).
-The page ([`assoc.reporting.page`][assoc.reporting.page]) and the card ([`assoc.reporting.card`][assoc.reporting.card])
+(`assoc.reporting.headlines`).
+The page (`assoc.reporting.page`) and the card (`assoc.reporting.card`)
 are drawn from the same [`Study`][assoc.reporting.study.Study].
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import AssocError, OptionError
+from assoc.reporting.contents import MAX_ITEM_ROWS, Convergence, Study
 from assoc.reporting.inputs import RESULT, TABLE, StudyInput, load_inputs, study_groups
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Rows of one item-level table written into the page (the rest is counted in a note): keeps a report of a
-#: whole benchmark a few megabytes.
-MAX_ITEM_ROWS = 2000
 HTML_SUFFIXES = (".html", ".htm")
 CARD_SUFFIXES = (".md", ".markdown")
-
-
-@dataclass
-class Convergence:
-    """The comparison of the methods of one table: the convergence result, the per-target scores, what was done."""
-
-    result: StudyInput
-    scores: pd.DataFrame | None = None
-    source: str = ""
-    ran: bool = False
-
-
-@dataclass
-class Study:
-    """Everything a report shows, computed once: the inputs, the convergence runs, the headline numbers, notes."""
-
-    title: str
-    inputs: list[StudyInput]
-    convergence: list[Convergence] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    max_rows: int = MAX_ITEM_ROWS
-
-    @property
-    def tables(self) -> list[StudyInput]:
-        """The association tables given."""
-        return [i for i in self.inputs if i.kind == TABLE]
-
-    @property
-    def results(self) -> list[StudyInput]:
-        """The analysis results given, other than convergence (shown in its own section)."""
-        return [i for i in self.inputs if i.kind == RESULT and i.analysis != "convergence"]
-
-    def headlines(self) -> pd.DataFrame:
-        """The headline numbers of every result, one table (:func:`assoc.reporting.headlines.headline_table`)."""
-        import pandas as pd
-
-        from assoc.reporting.headlines import HEADLINE_COLUMNS, headline_table
-
-        parts = [headline_table(r.frame, source=r.name, analysis=r.analysis) for r in self.results]
-        parts = [p for p in parts if len(p)]
-        if not parts:
-            return pd.DataFrame(columns=list(HEADLINE_COLUMNS))
-        return pd.concat(parts, ignore_index=True)
 
 
 @dataclass

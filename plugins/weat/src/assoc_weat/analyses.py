@@ -115,7 +115,7 @@ class WEATAnalysis(Analysis):
             Estimate("statistic", "test statistic s(X, Y, A, B)", p_value="p_value", n=("n_x", "n_y"),
                      headline=False),
         ),
-        labels=("scorer", "model", "measure", "design", "context", "x", "y", "a", "b"),
+        labels=("design", "model", "scorer", "measure", "context", "x", "y", "a", "b"),
     )  # fmt: skip
     description = (
         "WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
