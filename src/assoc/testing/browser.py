@@ -14,6 +14,7 @@ apt is usable) or the executable named by ``$ASSOC_CHROMIUM``; the protocol goes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -132,6 +133,7 @@ class HeadlessChromium:
         self._process: subprocess.Popen[bytes] | None = None
         self._profile: str | None = None
         self._socket: Any = None
+        self._connection: contextlib.ExitStack | None = None
         self._next_id = 0
         self._events: list[dict[str, Any]] = []
 
@@ -165,15 +167,20 @@ class HeadlessChromium:
                 raise BrowserError(f"{self.executable} did not open its DevTools port in {self.timeout:.0f} s")
             time.sleep(0.05)
         port, path = port_file.read_text().splitlines()[:2]
-        self._socket = connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=self.timeout)
+        # entered as a context manager (websockets 17 warns otherwise), left in close()
+        self._connection = contextlib.ExitStack()
+        self._socket = self._connection.enter_context(
+            connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=self.timeout)
+        )
 
     def close(self) -> None:
         """Close the connection, end the browser, remove its profile."""
-        if self._socket is not None:
+        if self._connection is not None:
             try:
-                self._socket.close()
+                self._connection.close()
             except Exception:  # the browser may be gone already
                 pass
+            self._connection = None
             self._socket = None
         if self._process is not None:
             if self._process.poll() is None:
