@@ -147,7 +147,8 @@ DOM_QUERY = r"""
       points: Array.from(svg.querySelectorAll("circle.point")).map((c) => ({
         value: num(c.dataset.value), x: c.getBoundingClientRect().x,
         label: c.closest("g.row").dataset.label, r: c.getBoundingClientRect().width })),
-      intervals: Array.from(svg.querySelectorAll("line.interval")).map((l) => [num(l.dataset.low), num(l.dataset.high)]),
+      intervals: Array.from(svg.querySelectorAll("line.interval")).map(
+        (l) => [num(l.dataset.low), num(l.dataset.high)]),
       references: Array.from(svg.querySelectorAll("line.reference")).map((l) => num(l.dataset.reference)),
       cells: Array.from(svg.querySelectorAll("g.cell")).map((g) => ({
         row: g.dataset.row, column: g.dataset.column, value: num(g.dataset.value),
@@ -264,8 +265,7 @@ def test_the_convergence_run_by_the_report_is_the_analysis_and_r_by_hand(study):
     rows = [r for r in study["dom"]["rows"] if r["section"] == "convergence"]
     assert len(rows) == len(convergence[convergence["kind"].isin(["correlation", "icc"])])
     wanted = {
-        (r.kind, r.x, r.y if r.kind == "correlation" else r.label): r
-        for r in convergence.itertuples(index=False)
+        (r.kind, r.x, r.y if r.kind == "correlation" else r.label): r for r in convergence.itertuples(index=False)
     }
     for row in rows:
         expected = wanted[tuple(row["row"].split(" | "))]
@@ -355,7 +355,8 @@ def test_provenance_warnings_citations_and_card(study):
     assert "@misc{mcgraw1996forming," in dom["bibtex"]  # the convergence analysis's ICC
     card = (study["folder"] / "card.md").read_text(encoding="utf-8")
     everything = study["crows_summary"].query("bias_type == 'all'").iloc[0]
-    cell = f"{everything.metric_score:.4g} [{everything.ci_low:.4g}, {everything.ci_high:.4g}], n = {everything.n_pairs}"
+    cell = f"{everything.metric_score:.4g} [{everything.ci_low:.4g}, {everything.ci_high:.4g}]"
+    cell += f", n = {everything.n_pairs}"
     assert f"| crows_pairs | metric score (%) | all | {cell} |" in card
 
 
