@@ -173,7 +173,13 @@ def _headlines(study: Study) -> str:
             f'<p class="note">Intervals and p-values as the analysis computed them; the interval is on the '
             f"estimate's scale{escape(how)}.</p></div>"
         )
-    return _section("headlines", parts, "No analysis result was given: pass the output of assoc analyze.")
+    empty = (
+        "No analysis result was given: pass the output of assoc analyze."
+        if not study.results
+        else "The results given have no estimate column the report can read (an analysis that declares its "
+        "estimates, Analysis.headline, or an 'estimate' column); they are in the item tables below."
+    )
+    return _section("headlines", parts, empty)
 
 
 # -- forest plots ---------------------------------------------------------------------------------
