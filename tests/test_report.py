@@ -432,3 +432,39 @@ def test_bibtex_entries_take_only_what_the_citation_texts_give():
     assert text.startswith("@misc{caliskan2017,\n") and text.endswith("\n}")
     assert bibtex.entry_from_text("A & B 50% of_x").fields == {"note": "A & B 50% of_x"}
     assert "{A \\& B 50\\% of\\_x}" in bibtex.entry_from_text("A & B 50% of_x").bibtex()
+
+
+def test_models_given_as_label_records_and_run_reports_reach_provenance_warnings_and_card():
+    """The provenance of a labelled model (``{label, spec, path, kind, fingerprint, device}``, the layer's shape)."""
+    result = pd.DataFrame(
+        {
+            "model": ["small", "small"],
+            "category": ["Age", "Age"],
+            "context_condition": ["ambig", "disambig"],
+            "estimate": [0.1, -0.2],
+            "n_refusal": [2, 1],
+            "n_unparsed": [0, 3],
+        }
+    )
+    model = {
+        "label": "small",
+        "spec": "chat:gpt-x",
+        "path": "",
+        "kind": "chat",
+        "fingerprint": "fp-1",
+        "device": "remote",
+    }
+    run = {"kind": "score", "scorer": "demo_chat", "models": [model], "run": {"status": {"ok": 17, "refusal": 3}}}
+    set_provenance(result, {"kind": "analysis", "analysis": "not_installed_here", "warnings": ["w1"], "input": run})
+    made = assoc.report({"answers": result})
+    assert (
+        '<tr class="model"><td>small</td><td>chat:gpt-x</td><td></td><td>chat</td><td>fp-1</td><td>remote</td></tr>'
+        in made.html
+    )
+    from assoc.reporting.page import warning_lines
+
+    lines = warning_lines(made.study)
+    assert 'answers: run report of demo_chat on small: status = {"ok": 17, "refusal": 3}' in lines
+    assert "answers: not_installed_here: w1" in lines
+    assert "answers: model small: n_refusal = 3, n_unparsed = 3" in lines
+    assert "* small (spec chat:gpt-x, kind chat, device remote) — `fp-1`" in made.card

@@ -541,7 +541,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
 @click.option("--title", default=None, help="The report's title (default: from the stimuli's names).")
 @click.option(
     "--max-rows",
-    default=2000,
+    default=1000,
     show_default=True,
     type=click.IntRange(min=1),
     help="Rows of each item-level table written into the page (the rest is counted in a note).",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 ESTIMATE_COLUMNS = ("estimate", "effect_size", "icc", "alpha", "r", "d", "posterior", "mean_loglik", "value")
 #: Columns that may name a result's rows when its analysis declares none
-#: (:data:`assoc.analysis.headline.DEFAULT_LABELS`).
+#: (``assoc.analysis.headline.DEFAULT_LABELS``).
 LABEL_CANDIDATES = DEFAULT_LABELS
 FIGURE_FORMATS = {".png", ".pdf", ".svg"}
 

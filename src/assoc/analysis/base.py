@@ -96,10 +96,10 @@ class Analysis(Component):
     estimate_column: ClassVar[str | None] = None
     #: What tables the analysis reads (:class:`Requirement`); the core refuses any other before ``run``.
     requires: ClassVar[Requirement] = Requirement()
-    #: What the result reports and how to read it (:class:`~assoc.analysis.headline.Headline`): its estimate
+    #: What the result reports and how to read it ([`Headline`][assoc.analysis.headline.Headline]): its estimate
     #: columns with their intervals, scale and reference value, its headline rows and the columns naming a row.
     #: Figures, the study report and the bias card read it; ``None``: the generic reading (``estimate``,
-    #: ``ci_low``/``ci_high``, reference 0; :func:`~assoc.analysis.headline.generic_headline`).
+    #: ``ci_low``/``ci_high``, reference 0; [`generic_headline`][assoc.analysis.headline.generic_headline]).
     headline: ClassVar[Headline | None] = None
 
     @classmethod

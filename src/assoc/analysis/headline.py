@@ -114,8 +114,9 @@ class Headline:
     Parameters
     ----------
     estimates:
-        Every estimate column of the result (:class:`Estimate`); those with ``headline=True`` make
-        the headline, the others are declared for figures (their intervals, scale and reference).
+        Every estimate column of the result ([`Estimate`][assoc.analysis.headline.Estimate]); those
+        with ``headline=True`` make the headline, the others are declared for figures (their intervals,
+        scale and reference).
     rows:
         Column -> values: the headline keeps the rows whose column holds one of the values
         (CrowS-Pairs: ``{"bias_type": ("all",)}``, the summary over all pairs); empty: every row.
@@ -154,7 +155,7 @@ def generic_headline(result: pd.DataFrame, estimate_column: str | None = None) -
     """The headline of a result whose analysis declares none.
 
     Its ``estimate`` column (else ``estimate_column``), with ``ci_low``/``ci_high``, ``p_value``
-    and ``n`` where present, reference 0, every row, labelled by :data:`DEFAULT_LABELS`.
+    and ``n`` where present, reference 0, every row, labelled by ``DEFAULT_LABELS``.
     """
     column = "estimate" if "estimate" in result.columns else (estimate_column or "estimate")
     has_ci = {"ci_low", "ci_high"} <= set(result.columns)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 #: Rows of one item-level table written into the page (the rest is counted in a note): keeps a report of a
 #: whole benchmark a few megabytes.
-MAX_ITEM_ROWS = 2000
+MAX_ITEM_ROWS = 1000
 
 
 @dataclass
@@ -49,7 +49,10 @@ class Study:
         return [i for i in self.inputs if i.kind == RESULT and i.analysis != "convergence"]
 
     def headlines(self) -> pd.DataFrame:
-        """The headline numbers of every result, one table (:func:`assoc.reporting.headlines.headline_table`)."""
+        """The headline numbers of every result in one table.
+
+        See [`headline_table`][assoc.reporting.headlines.headline_table].
+        """
         import pandas as pd
 
         from assoc.reporting.headlines import HEADLINE_COLUMNS, headline_table

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from assoc.analysis.base import Analysis
 
-#: The columns of :func:`headline_table`.
+#: The columns of `headline_table`.
 HEADLINE_COLUMNS = (
     "source",
     "analysis",
@@ -72,7 +72,7 @@ def reading_of(result: pd.DataFrame, analysis: type[Analysis] | None = None) -> 
 def headline_table(result: pd.DataFrame, *, source: str = "", analysis: str = "") -> pd.DataFrame:
     """The headline numbers of ``result``, one row per headline estimate, model and headline row.
 
-    Columns (:data:`HEADLINE_COLUMNS`): ``source`` (the input), ``analysis``, ``estimate`` (its
+    Columns (``HEADLINE_COLUMNS``): ``source`` (the input), ``analysis``, ``estimate`` (its
     title), ``column``, ``model`` (``""`` when the result has no model column), ``row`` (the row's
     label without the model), ``value``, ``low``/``high`` (on the value's scale), ``p_value``,
     ``n`` (the counts as text, ``n_pairs = 20``), ``reference``. A declared estimate whose column

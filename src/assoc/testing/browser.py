@@ -49,7 +49,7 @@ class BrowserError(RuntimeError):
 
 
 def find_chromium() -> str | None:
-    """The Chromium executable: ``$ASSOC_CHROMIUM``, else the first of :data:`EXECUTABLES` on ``PATH``."""
+    """The Chromium executable: ``$ASSOC_CHROMIUM``, else the first of ``EXECUTABLES`` on ``PATH``."""
     chosen = os.environ.get("ASSOC_CHROMIUM")
     if chosen:
         return chosen if Path(chosen).exists() or shutil.which(chosen) else None
@@ -117,7 +117,7 @@ class HeadlessChromium:
     Parameters
     ----------
     executable:
-        The browser (default: :func:`find_chromium`).
+        The browser (default: [`find_chromium`][assoc.testing.browser.find_chromium]).
     timeout:
         Seconds to wait for the browser to start and for a page to load.
     """
