@@ -17,6 +17,7 @@ header p { margin: 0.2rem 0; color: var(--muted); }
 nav { margin-top: 0.6rem; display: flex; flex-wrap: wrap; gap: 0.3rem 1rem; }
 nav a { color: var(--accent); text-decoration: none; }
 main { padding: 0 2rem 2rem; max-width: 1400px; }
+footer { padding: 0 2rem 1.5rem; }
 section { border-bottom: 1px solid var(--rule); padding-bottom: 1rem; }
 h2 { margin: 1.6rem 0 0.6rem; font-size: 1.3rem; }
 h3 { margin: 1.2rem 0 0.4rem; font-size: 1.05rem; }
