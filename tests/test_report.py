@@ -301,6 +301,8 @@ def test_report_shows_each_declared_number_and_the_card_tabulates_them(pct, tmp_
 
 def test_item_tables_are_capped_with_a_note_and_carried_as_json(pct):
     table, _ = pct
+    table = table.copy()
+    table.loc[0, "target"] = "</script><!-- a cell that would end the data block"
     made = assoc.report([table], max_rows=4)
     found = re.search(r'<script type="application/json" id="assoc-data-1">(.*?)</script>', made.html, re.S)
     assert found is not None
@@ -308,6 +310,7 @@ def test_item_tables_are_capped_with_a_note_and_carried_as_json(pct):
 
     data = json.loads(found.group(1))
     assert len(data["rows"]) == 4 and "value" in data["columns"]
+    assert data["rows"][0][data["columns"].index("target")] == "</script><!-- a cell that would end the data block"
     assert "The first 4 of 9 rows are here" in made.html
 
 

@@ -422,7 +422,8 @@ def _items(study: Study, counter: _Counter) -> str:
         data, left_out, cut = data_block(item.frame, study.max_rows)
         number = counter.next()
         ident = f"assoc-data-{number}"
-        payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+        # "<" written as \u003c: no text of a cell can close the script element or open a comment in it
+        payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
         head = "".join(f"<th>{escape(c)}</th>" for c in data["columns"])
         notes = []
         if left_out:
