@@ -40,6 +40,7 @@ _LAZY = {
     "score": "assoc.api",
     "compare": "assoc.api",
     "analyze": "assoc.api",
+    "report": "assoc.reporting",
     "scorers": "assoc.api",
     "analyses": "assoc.api",
     "stimuli_sets": "assoc.api",
@@ -60,6 +61,8 @@ _LAZY = {
     "Scorer": "assoc.scoring",
     "Analysis": "assoc.analysis",
     "Requirement": "assoc.analysis",
+    "Estimate": "assoc.analysis",
+    "Headline": "assoc.analysis",
     "Option": "assoc.components",
     "REQUIRED": "assoc.components",
     "CACHE_OPTIONS": "assoc.components",
@@ -112,6 +115,7 @@ __all__ = [
     "score",
     "compare",
     "analyze",
+    "report",
     "scorers",
     "analyses",
     "stimuli_sets",
@@ -130,6 +134,8 @@ __all__ = [
     "Scorer",
     "Analysis",
     "Requirement",
+    "Estimate",
+    "Headline",
     "Option",
     "REQUIRED",
     "CACHE_OPTIONS",
@@ -176,7 +182,7 @@ __all__ = [
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
-    from assoc.analysis import Analysis, Requirement
+    from assoc.analysis import Analysis, Estimate, Headline, Requirement
     from assoc.api import analyses, analyze, check_outputs, compare, score, scorers, stimuli_sets
     from assoc.components import (
         CACHE_OPTIONS,
@@ -211,6 +217,7 @@ if TYPE_CHECKING:  # pragma: no cover
         get_analysis,
         get_scorer,
     )
+    from assoc.reporting import report
     from assoc.scoring import Scorer, UnitError, UnitOutcome, WorkUnit, in_memory, set_run_report
     from assoc.stimuli import (
         ChoiceItem,

@@ -534,6 +534,42 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     _save_or_print(result, out)
 
 
+@cli.command(name="report")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", required=True, help="The report: one self-contained .html file.")
+@click.option("--card", default=None, help="Also write the Markdown bias card (.md): the headline table.")
+@click.option("--title", default=None, help="The report's title (default: from the stimuli's names).")
+@click.option(
+    "--max-rows",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rows of each item-level table written into the page (the rest is counted in a note).",
+)
+@click.option(
+    "--no-convergence",
+    is_flag=True,
+    help="Do not run the convergence analysis on tables that hold several methods.",
+)
+def report_command(
+    inputs: tuple[str, ...], out: str, card: str | None, title: str | None, max_rows: int, no_convergence: bool
+) -> None:
+    """Write one HTML report of a study from its tables and analysis results (INPUTS).
+
+    \b
+    INPUTS are files written by `assoc score`, `assoc compare` and `assoc analyze`. The page holds the
+    headline numbers with their intervals, forest plots per model, a heatmap of the estimates by
+    model, the convergence of methods, every table (searchable, sortable), provenance, warnings and
+    citations with BibTeX; it opens from disk with no network (docs/report.md).
+    """  # noqa: D301 (click's \b paragraph marker must stay a real backspace)
+    from assoc.reporting import report
+
+    made = report(list(inputs), out, title=title, card=card, max_rows=max_rows, convergence=not no_convergence)
+    click.echo(f"wrote {out} ({len(made.html.encode('utf-8')) / 1024:,.0f} KiB)", err=True)
+    if card:
+        click.echo(f"wrote {card}", err=True)
+
+
 def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
     if not entries:
         from assoc.plugins.manager import failed_plugins
@@ -760,7 +796,13 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
         "estimates": (
             Option("estimate", str, None, "column with the estimates (default: detected)"),
             Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
-            Option("reference", float, 0.0, "x position of the reference line"),
+            Option(
+                "reference",
+                float,
+                None,
+                "x position of the reference line (default: the analysis's own, e.g. 50 for CrowS-Pairs' metric "
+                "score, else 0; null: none)",
+            ),
             Option("title", str, None, "figure title"),
             Option(
                 "max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)", check=positive
@@ -822,7 +864,10 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
         raise OptionError(f"cannot save a figure as {Path(out).name!r}: use .png, .pdf or .svg")
     check_output_file(out, "--out")
     spec = _plot_options()[kind]
-    params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
+    given = parse_cli_options(spec, options, owner=f"plot {kind!r}")
+    params = validate_options(spec, given, f"plot {kind!r}")
+    if kind == "estimates" and "reference" not in given:
+        params["reference"] = "auto"  # the analysis's own reference line; reference=null draws none
     table = _selected(table_path, where, validate=False) if where else read_table(table_path)
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from assoc.analysis.base import ESTIMATE, Analysis, Requirement, check_requirement, with_estimate
+from assoc.analysis.headline import Estimate, Headline
 
-__all__ = ["ESTIMATE", "Analysis", "Requirement", "check_requirement", "with_estimate"]
+__all__ = ["ESTIMATE", "Analysis", "Estimate", "Headline", "Requirement", "check_requirement", "with_estimate"]
 
 
 def __getattr__(name: str) -> Any:
