@@ -10,11 +10,14 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from assoc.errors import AssocError
+
+if TYPE_CHECKING:
+    from assoc.infra.threads import ThreadSetting
 
 
 class AssocGroup(click.Group):
@@ -312,12 +315,11 @@ def _threads_option(command: Any) -> Any:
     )(command)
 
 
-def _threads(text: str | None) -> int | None:
-    """--threads checked before any work (also a bad $ASSOC_THREADS); None leaves the choice to the API."""
+def _threads(text: str | None) -> ThreadSetting:
+    """--threads (else $ASSOC_THREADS) parsed once, before any work; the setting goes to the API as it is."""
     from assoc.infra.threads import resolve_threads
 
-    setting = resolve_threads(text, what="--threads")
-    return setting.requested if setting.source == "threads" else None
+    return resolve_threads(text, what="--threads")
 
 
 @contextlib.contextmanager
@@ -367,7 +369,7 @@ def score(
     from assoc import api, plugins
     from assoc.components.options import parse_cli_options
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         scorer_cls = plugins.get_scorer(scorer)
         given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
         return lambda runner, chosen_threads: api.score(
@@ -382,7 +384,7 @@ def _run_scoring(
     threads: str | None,
     executor: str,
     executor_options: Mapping[str, str | None],
-    prepare: Callable[[], Callable[[Any, int | None], Any]],
+    prepare: Callable[[], Callable[[Any, ThreadSetting], Any]],
 ) -> None:
     """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
 
@@ -446,7 +448,7 @@ def compare(
     from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         names = list(dict.fromkeys(scorer_names))
         chosen: dict[str, list[str]] = {}
         for pair in models:
