@@ -493,13 +493,16 @@ def _where_option(command: Any) -> Any:
     )(command)
 
 
-def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
-    """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table
+def _selected(table_path: str, where: tuple[str, ...]) -> Any:
+    """The table at ``table_path``, reduced to the rows ``--where`` selects.
+
+    Not validated here: ``analyze`` validates the rows it runs on once (``api.analyze``), and ``plot``
+    reads any table.
+    """
+    from assoc.table.files import read_table
     from assoc.table.selection import parse_where, select_rows
 
-    table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
-    return select_rows(table, parse_where(where), where=f"table {table_path!r}")
+    return select_rows(read_table(table_path), parse_where(where), where=f"table {table_path!r}")
 
 
 @cli.command()
@@ -525,9 +528,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
-    table: Any = table_path
-    if where:
-        table = _selected(table_path, where, validate=analysis_cls.requires_association_table)
+    table: Any = _selected(table_path, where) if where else table_path
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = api.analyze(name, table, **given)
@@ -807,7 +808,7 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     check_output_file(out, "--out")
     spec = _plot_options()[kind]
     params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
-    table = _selected(table_path, where, validate=False) if where else read_table(table_path)
+    table = _selected(table_path, where) if where else read_table(table_path)
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":
