@@ -184,7 +184,7 @@ def test_register_callables_are_protocols_used_by_the_hookspecs():
 def test_hook_implementations_are_annotated():
     for module_name in ("assoc.plugins.builtin", *_plugin_modules()):
         module = importlib.import_module(module_name)
-        for name in ("register_scorers", "register_analyses", "register_stimuli", "register_commands"):
+        for name in (n for n, spec in vars(hookspecs).items() if hasattr(spec, f"{hookspecs.PROJECT}_spec")):
             function = getattr(module, name, None)
             if function is None:
                 continue

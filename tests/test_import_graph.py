@@ -217,3 +217,61 @@ def test_the_plugin_api_page_lists_every_name() -> None:
         if f"`{name}`" not in page
     ]
     assert missing == [], f"docs/plugin-api.md does not list: {', '.join(missing)}"
+
+
+# -- no plugin imports another plugin (issue 41 item 7) -------------------------------------------------
+
+#: Imports of one plugin's modules by another that exist today and are being removed on another branch
+#: of issue 41 (item 4: PLL sentence scoring becomes a public assoc.lm function). An entry that is gone
+#: fails the test too, so the list is emptied when the import is.
+KNOWN_PLUGIN_TO_PLUGIN_IMPORTS = ["assoc_benchmarks.crows_scoring -> assoc_pll.sentences"]
+
+
+def imports_of_other_plugins(roots: Iterable[Path]) -> list[str]:
+    """``module -> module`` for every import, in a plugin's source root, of a module of another plugin.
+
+    Each root (``plugins/<name>/src``) holds the packages of one plugin; an import of any module of a
+    package under another root is a plugin reaching past the wall (what it needs belongs in the core).
+    """
+    roots = list(roots)
+    owner = {name: root for root in roots for name in module_files([root])}
+    found = []
+    for root in roots:
+        for name, path in module_files([root]).items():
+            for target in sorted(imports_of(name, path, owner)):
+                if owner[target] != root:
+                    found.append(f"{name} -> {target}")
+    return found
+
+
+def test_no_plugin_imports_another_plugin() -> None:
+    found = imports_of_other_plugins(plugin_roots())
+    assert found == KNOWN_PLUGIN_TO_PLUGIN_IMPORTS, (
+        "a plugin imports another plugin's modules (share the code through the core: assoc, assoc.lm, "
+        "assoc.stats, assoc.infra); or an import listed in KNOWN_PLUGIN_TO_PLUGIN_IMPORTS is gone: "
+        f"remove it from the list. Found: {found}"
+    )
+
+
+def test_the_plugin_wall_check_finds_each_kind_of_import(tmp_path: Path) -> None:
+    """The checker itself, on planted plugins: module level, in a function, under TYPE_CHECKING, a package."""
+    files = {
+        "one/src/plug_one/__init__.py": "",
+        "one/src/plug_one/words.py": "WORDS = 1\n",
+        "one/src/plug_one/inside.py": "from plug_one import words\nfrom . import words as again\n",
+        "two/src/plug_two/__init__.py": "",
+        "two/src/plug_two/a.py": "from plug_one.words import WORDS\n",
+        "two/src/plug_two/b.py": "def f():\n    import plug_one.words\n",
+        "two/src/plug_two/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import plug_one\n",
+        "two/src/plug_two/d.py": "from plug_one import words\nimport assoc\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    found = imports_of_other_plugins([tmp_path / "one" / "src", tmp_path / "two" / "src"])
+    assert found == [
+        "plug_two.a -> plug_one.words",
+        "plug_two.b -> plug_one.words",
+        "plug_two.c -> plug_one",
+        "plug_two.d -> plug_one.words",
+    ]
