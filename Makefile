@@ -14,8 +14,10 @@ $(VENV)/.setup-done: $(SETUP_INPUTS)
 demo: setup
 	VENV=$(VENV) bash scripts/demo.sh
 
+# --fast-budget 5: a test not marked slow that takes over 3 x 5 s fails the run (assoc.devtools.fast_budget);
+# --durations 25: the slowest phases, for whoever brings a test back under the budget.
 test: setup
-	ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+	ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q --fast-budget 5 --durations 25
 
 # The normal suite runs on pandas 3 (what `make setup` installs); this runs it on pandas 2 in .venv-pandas2.
 test-pandas2:

@@ -194,13 +194,16 @@ def test_hook_implementations_are_annotated():
                 assert parameter.annotation is not inspect.Parameter.empty, (module_name, name, parameter.name)
 
 
-def _run_pytest(directory, strict: bool):
+def _run_pytest(directory, strict: bool | str, *args: str):
+    """pytest on ``directory`` in a fresh process: ``strict`` True sets ASSOC_STRICT_SKIPS=1, "ci" sets CI=true."""
     import os
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k != "ASSOC_STRICT_SKIPS"}
-    if strict:
+    env = {k: v for k, v in os.environ.items() if k not in ("ASSOC_STRICT_SKIPS", "CI")}
+    if strict == "ci":
+        env["CI"] = "true"
+    elif strict:
         env["ASSOC_STRICT_SKIPS"] = "1"
     return subprocess.run(
         [
@@ -212,6 +215,7 @@ def _run_pytest(directory, strict: bool):
             "assoc.devtools.strict_skips",
             "-p",
             "no:cacheprovider",
+            *args,
             str(directory),
         ],
         capture_output=True,
@@ -228,8 +232,9 @@ def test_missing_oracle_fails_in_ci_and_skips_elsewhere(tmp_path):
         "import pytest\n"
         "def test_needs_oracle():\n"
         "    pytest.importorskip('no_such_oracle_module')\n"
-        "def test_explicit_skip():\n"
-        "    pytest.skip('not applicable')\n"
+        "def test_skip_of_what_ci_cannot_have():\n"
+        "    from assoc.devtools.strict_skips import skip_unavailable_to_ci\n"
+        "    skip_unavailable_to_ci('no licence')\n"
     )
     (tmp_path / "test_module_oracle.py").write_text(
         "import pytest\npytest.importorskip('no_such_oracle_module')\ndef test_x():\n    pass\n"
@@ -259,7 +264,8 @@ def test_a_missing_oracle_with_a_reason_of_its_own_fails_in_ci_too(tmp_path):
         "def test_needs_plugin():\n"
         "    pytest.importorskip('assoc_not_installed_plugin', reason='the plugin is optional')\n"
         "def test_explicit_skip():\n"
-        "    pytest.skip('could not import the weather today')\n"
+        "    from assoc.devtools.strict_skips import skip_unavailable_to_ci\n"
+        "    skip_unavailable_to_ci('could not import the weather today')\n"
     )
     relaxed = _run_pytest(tmp_path, strict=False)
     assert relaxed.returncode == 0 and "4 skipped" in relaxed.stdout, relaxed.stdout
@@ -269,6 +275,103 @@ def test_a_missing_oracle_with_a_reason_of_its_own_fails_in_ci_too(tmp_path):
     inside = _run_pytest(tmp_path / "test_inside_reason.py", strict=True)
     assert "1 failed, 2 skipped" in inside.stdout, inside.stdout
     assert "could not import 'no_such_oracle_module' (the oracle extra)" in inside.stdout
+
+
+@pytest.mark.slow
+def test_a_missing_reference_ci_has_fails_under_ci_instead_of_skipping(tmp_path):
+    """Planted: a skip of a reference CI has (explicit, skipif, module level) fails with CI=true.
+
+    What CI cannot have (skip_unavailable_to_ci) and a missing plugin package still skip.
+    """
+    (tmp_path / "test_references.py").write_text(
+        "import pytest\n"
+        "from assoc.devtools.strict_skips import skip_unavailable_to_ci\n"
+        "def test_frozen_output():\n"
+        "    pytest.skip('../shared/benchmarks/x is not beside the repository')\n"
+        "@pytest.mark.skipif(True, reason='the frozen output is missing')\n"
+        "def test_marked():\n"
+        "    pass\n"
+        "def test_licensed_data():\n"
+        '    skip_unavailable_to_ci("SADCAT\'s .rda files have no licence: set ASSOC_SADCAT_DICTIONARIES")\n'
+        "def test_plugin():\n"
+        "    pytest.importorskip('assoc_not_installed_plugin')\n"
+    )
+    (tmp_path / "test_module_reference.py").write_text(
+        "import pytest\npytest.skip('the shared folder is missing', allow_module_level=True)\ndef test_x():\n    pass\n"
+    )
+    relaxed = _run_pytest(tmp_path, strict=False)
+    assert relaxed.returncode == 0 and "5 skipped" in relaxed.stdout, relaxed.stdout
+    ci = _run_pytest(tmp_path, "ci", "-rs", "--continue-on-collection-errors")
+    assert ci.returncode != 0, ci.stdout
+    assert "1 failed, 2 skipped, 2 errors" in ci.stdout, ci.stdout  # a skipif fails the test's setup
+    assert "test_frozen_output _" in ci.stdout and "ERROR at setup of test_marked" in ci.stdout
+    assert "ERROR collecting test_module_reference.py" in ci.stdout
+    assert "test_references.py:9: unavailable to CI" in ci.stdout  # the skip's own line, not the helper's
+    assert "unavailable to CI: SADCAT's .rda files have no licence" in ci.stdout
+    assert "CI=true) is set: a missing reference" in ci.stdout
+    strict = _run_pytest(tmp_path, True, "--continue-on-collection-errors")  # ASSOC_STRICT_SKIPS=1: the same
+    assert "1 failed, 2 skipped, 2 errors" in strict.stdout, strict.stdout
+
+
+def test_ci_makes_skips_strict_unless_assoc_strict_skips_says_otherwise(monkeypatch):
+    from assoc.devtools.strict_skips import strict
+
+    monkeypatch.delenv("ASSOC_STRICT_SKIPS", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    assert not strict()
+    monkeypatch.setenv("CI", "true")
+    assert strict()
+    monkeypatch.setenv("ASSOC_STRICT_SKIPS", "0")
+    assert not strict()
+    monkeypatch.setenv("ASSOC_STRICT_SKIPS", "1")
+    monkeypatch.delenv("CI")
+    assert strict()
+
+
+def test_the_fast_budget_flags_only_unmarked_tests_over_three_times_the_budget():
+    from types import SimpleNamespace
+
+    from assoc.devtools.fast_budget import over_budget
+
+    def report(nodeid, when, duration, *markers):
+        return SimpleNamespace(
+            nodeid=nodeid, when=when, duration=duration, keywords={nodeid: 1, **dict.fromkeys(markers, 1)}
+        )
+
+    reports = [
+        report("t.py::fast", "call", 4.9),
+        report("t.py::over_the_budget_within_the_margin", "call", 14.9),
+        report("t.py::far_over", "call", 15.1),
+        report("t.py::far_over_in_its_fixture", "setup", 30.0),
+        report("t.py::marked", "call", 60.0, "slow"),
+    ]
+    assert over_budget(reports, budget=5) == [
+        ("t.py::far_over", "call", 15.1),
+        ("t.py::far_over_in_its_fixture", "setup", 30.0),
+    ]
+
+
+@pytest.mark.slow
+def test_a_run_with_an_unmarked_test_over_the_budget_fails(tmp_path):
+    """Planted: an unmarked test sleeping past 3 x a tiny budget fails the run; the same test marked slow does not."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n")
+    (tmp_path / "test_budget.py").write_text(
+        "import time\n"
+        "import pytest\n"
+        "def test_quick():\n"
+        "    pass\n"
+        "def test_unmarked():\n"
+        "    time.sleep(0.4)\n"  # at least 0.4 s, whatever the machine: over 3 x 0.1 s
+        "@pytest.mark.slow\n"
+        "def test_marked():\n"
+        "    time.sleep(0.4)\n"
+    )
+    over = _run_pytest(tmp_path, False, "-p", "assoc.devtools.fast_budget", "--fast-budget=0.1")
+    assert over.returncode == 1 and "3 passed" in over.stdout, over.stdout
+    assert "took more than 3 x the 0.1 s budget" in over.stdout
+    assert "test_budget.py::test_unmarked" in over.stdout and "test_budget.py::test_marked" not in over.stdout
+    unchecked = _run_pytest(tmp_path, False, "-p", "assoc.devtools.fast_budget")
+    assert unchecked.returncode == 0 and "3 passed" in unchecked.stdout, unchecked.stdout
 
 
 def test_one_out_of_vocabulary_warning_class():
