@@ -1,7 +1,7 @@
 # `make demo`: set everything up and run the demo.  `make test`: set everything up and run the tests.
 PYTHON ?= python3
 VENV ?= .venv
-SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml) docs/examples/assoc-example/pyproject.toml
+SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml)
 
 .PHONY: setup demo test test-pandas2 lint docs bench clean
 

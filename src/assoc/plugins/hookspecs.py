@@ -73,7 +73,7 @@ class RegisterExecutor(Protocol):
     """The ``register`` callable passed to [`register_executors`][assoc.plugins.hookspecs.register_executors]."""
 
     def __call__(self, executor: type[Executor], /) -> None:
-        """Register one :class:`~assoc.executors.base.Executor` subclass under its ``name``."""
+        """Register one [`Executor`][assoc.Executor] subclass under its ``name``."""
 
 
 @hookspec
@@ -115,7 +115,7 @@ def register_executors(register: RegisterExecutor) -> None:
     Called once when plugins load. Call ``register(ExecutorSubclass)`` for each executor;
     its ``name`` is what users type (``assoc score --executor NAME``,
     ``assoc.score(..., executor=NAME)``), its ``description`` is its line in ``--executor``'s
-    help, and each :class:`~assoc.Option` of its ``cli_options`` becomes a command-line option
+    help, and each [`Option`][assoc.Option] of its ``cli_options`` becomes a command-line option
     ``--NAME-OPTION`` (``ray``'s ``address`` is ``--ray-address``) whose value goes to the
     executor's constructor. The core registers ``local`` and ``ray`` this way. Names are unique
     across plugins.
