@@ -111,6 +111,13 @@ def test_the_core_and_the_plugins_have_no_import_circle() -> None:
     )
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write ``{relative path: text}`` under ``root``: a planted source tree for the checkers' own tests."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
 def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
     """The checker itself: a circle closed at module level, in a function, under TYPE_CHECKING, relatively."""
     files = {
@@ -123,9 +130,7 @@ def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
         "pkg/f.py": "from .e import *\n",
         "pkg/g.py": "import pkg.a\n",  # imports into a circle, but is not part of one
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(textwrap.dedent(text))
+    write_tree(tmp_path, {relative: textwrap.dedent(text) for relative, text in files.items()})
     found = circles(import_graph([tmp_path]))
     assert found == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"], ["pkg.e", "pkg.f"]]
 
@@ -182,10 +187,8 @@ def test_the_api_check_finds_each_kind_of_internal_import(tmp_path: Path) -> Non
         "plug/c.py": "from assoc.stats import association_tests\n",
         "plug/d.py": "from assoc import errors\n",
     }
-    for base, files in (("core", core), ("plugin", plugin)):
-        for relative, text in files.items():
-            (tmp_path / base / relative).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / base / relative).write_text(text)
+    write_tree(tmp_path / "core", core)
+    write_tree(tmp_path / "plugin", plugin)
     found = imports_outside_the_api(tmp_path / "core", [tmp_path / "plugin"])
     assert found == [
         "plug.a -> assoc.errors",
@@ -265,9 +268,7 @@ def test_the_plugin_wall_check_finds_each_kind_of_import(tmp_path: Path) -> None
         "two/src/plug_two/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import plug_one\n",
         "two/src/plug_two/d.py": "from plug_one import words\nimport assoc\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_tree(tmp_path, files)
     found = imports_of_other_plugins([tmp_path / "one" / "src", tmp_path / "two" / "src"])
     assert found == [
         "plug_two.a -> plug_one.words",

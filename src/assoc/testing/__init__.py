@@ -3,7 +3,8 @@
 ``check_scorer``/``check_analysis``/``check_executor``/``check_table`` verify the contracts;
 ``check_plugin_imports`` checks that loading a plugin imports no heavy library;
 ``assoc.testing.tiny_mlm`` builds tiny masked language models for offline tests
-(it imports torch and transformers, so import it explicitly).
+(it imports torch and transformers, so import it explicitly); ``assoc.testing.fixtures`` holds what
+a plugin's tests share (a result cache per test, every tiny model family in one call; it imports pytest).
 """
 
 from assoc.infra.importhooks import public_face as _public_face
