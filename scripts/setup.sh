@@ -27,7 +27,6 @@ for plugin in plugins/*/; do
   [ "$plugin" = plugins/weat/ ] && extras=test,norms
   packages+=(-e "${plugin%/}[$extras]")
 done
-packages+=(-e docs/examples/assoc-example)
 "${PIP[@]}" install -q -c "$VENV/torch-constraint.txt" "${packages[@]}"
 # WEFE (MIT) ships test_model.kv, the vectors its documented numbers come from; the weat plugin's
 # tests compare with those numbers. Its metadata pins numpy<=1.26.4 and scipy<1.13, so it is

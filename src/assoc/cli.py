@@ -10,11 +10,14 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from assoc.errors import AssocError
+
+if TYPE_CHECKING:
+    from assoc.infra.threads import ThreadSetting
 
 
 class AssocGroup(click.Group):
@@ -312,12 +315,11 @@ def _threads_option(command: Any) -> Any:
     )(command)
 
 
-def _threads(text: str | None) -> int | None:
-    """--threads checked before any work (also a bad $ASSOC_THREADS); None leaves the choice to the API."""
+def _threads(text: str | None) -> ThreadSetting:
+    """--threads (else $ASSOC_THREADS) parsed once, before any work; the setting goes to the API as it is."""
     from assoc.infra.threads import resolve_threads
 
-    setting = resolve_threads(text, what="--threads")
-    return setting.requested if setting.source == "threads" else None
+    return resolve_threads(text, what="--threads")
 
 
 @contextlib.contextmanager
@@ -367,7 +369,7 @@ def score(
     from assoc import api, plugins
     from assoc.components.options import parse_cli_options
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         scorer_cls = plugins.get_scorer(scorer)
         given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
         return lambda runner, chosen_threads: api.score(
@@ -382,7 +384,7 @@ def _run_scoring(
     threads: str | None,
     executor: str,
     executor_options: Mapping[str, str | None],
-    prepare: Callable[[], Callable[[Any, int | None], Any]],
+    prepare: Callable[[], Callable[[Any, ThreadSetting], Any]],
 ) -> None:
     """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
 
@@ -446,7 +448,7 @@ def compare(
     from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         names = list(dict.fromkeys(scorer_names))
         chosen: dict[str, list[str]] = {}
         for pair in models:
@@ -491,13 +493,16 @@ def _where_option(command: Any) -> Any:
     )(command)
 
 
-def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
-    """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table
+def _selected(table_path: str, where: tuple[str, ...]) -> Any:
+    """The table at ``table_path``, reduced to the rows ``--where`` selects.
+
+    Not validated here: ``analyze`` validates the rows it runs on once (``api.analyze``), and ``plot``
+    reads any table.
+    """
+    from assoc.table.files import read_table
     from assoc.table.selection import parse_where, select_rows
 
-    table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
-    return select_rows(table, parse_where(where), where=f"table {table_path!r}")
+    return select_rows(read_table(table_path), parse_where(where), where=f"table {table_path!r}")
 
 
 @cli.command()
@@ -523,9 +528,7 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
-    table: Any = table_path
-    if where:
-        table = _selected(table_path, where, validate=analysis_cls.requires_association_table)
+    table: Any = _selected(table_path, where) if where else table_path
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = api.analyze(name, table, **given)
@@ -868,7 +871,7 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     params = validate_options(spec, given, f"plot {kind!r}")
     if kind == "estimates" and "reference" not in given:
         params["reference"] = "auto"  # the analysis's own reference line; reference=null draws none
-    table = _selected(table_path, where, validate=False) if where else read_table(table_path)
+    table = _selected(table_path, where) if where else read_table(table_path)
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":
