@@ -11,6 +11,9 @@
 
 from __future__ import annotations
 
-from assoc.reporting.study import Report, Study, report
+from assoc.infra.importhooks import public_face as _public_face
+from assoc.reporting.study import Report as Report
+from assoc.reporting.study import Study as Study
+from assoc.reporting.study import report as report
 
-__all__ = ["Report", "Study", "report"]
+__getattr__, __dir__ = _public_face(globals())
