@@ -11,9 +11,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
-import assoc
-from assoc import ChoiceItem, TableError
 from assoc_bias_benchmarks.choice_table import (
     CHOICE,
     EXTRA_COLUMNS,
@@ -26,6 +23,9 @@ from assoc_bias_benchmarks.choice_table import (
     read_runs,
     rows_of,
 )
+
+import assoc
+from assoc import ChoiceItem, TableError
 
 ROLES = ("a", "b", "c")
 

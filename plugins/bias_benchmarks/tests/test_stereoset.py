@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from assoc_bias_benchmarks.choice_table import EXTRA_COLUMNS, choice_row, option_rows
+from assoc_bias_benchmarks.stereoset import items as stereoset_items
 
 import assoc
 from assoc import StimuliError
-from assoc_bias_benchmarks.choice_table import EXTRA_COLUMNS, choice_row, option_rows
-from assoc_bias_benchmarks.stereoset import items as stereoset_items
 
 HERE = Path(__file__).parent
 FROZEN = HERE / "data" / "stereoset"

@@ -166,9 +166,9 @@ class StereoSetAnalysis(Analysis):
         instead="score StereoSet first: assoc score --scorer stereoset --stimuli stereoset ...",
     )
     description = (
-        "StereoSet (Nadeem et al., 2021): language-modelling score, stereotype score and ICAT per model, split and bias "
-        "type, macro-averaged over targets as the authors' evaluation.py (its tie rule by default), with counts of "
-        "what is left out and bootstrap intervals over items."
+        "StereoSet (Nadeem et al., 2021): language-modelling score, stereotype score and ICAT per model, split and "
+        "bias type, macro-averaged over targets as the authors' evaluation.py (its tie rule by default), with counts "
+        "of what is left out and bootstrap intervals over items."
     )
     citation = CITATION
     estimate_column = "ss"
@@ -230,7 +230,7 @@ class StereoSetAnalysis(Analysis):
         p = self.params
         items = per_item(cell[cell["used"]], SUMS, ("target",))
         codes, targets = np.unique(items["target"].to_numpy(dtype=object).astype(str), return_inverse=True)
-        arrays = [items[c].to_numpy(dtype=float) for c in ("ss_win", "ss_n", "lm_win", "lm_n")]
+        ss_win, ss_n, lm_win, lm_n = (items[c].to_numpy(dtype=float) for c in ("ss_win", "ss_n", "lm_win", "lm_n"))
         n_targets = len(codes)
         left_out = problem_counts(cell.loc[~cell["used"], "problem"].to_numpy())
         row: dict[str, Any] = {
@@ -250,7 +250,9 @@ class StereoSetAnalysis(Analysis):
         if items.empty:
             row.update(lms=np.nan, ss=np.nan, icat=np.nan, icat_micro=np.nan, n_targets_undefined=0)
         else:
-            ss, lms, icat, micro, undefined = macro_scores(*(a[None, :] for a in arrays), targets[None, :], n_targets)
+            ss, lms, icat, micro, undefined = macro_scores(
+                ss_win[None, :], ss_n[None, :], lm_win[None, :], lm_n[None, :], targets[None, :], n_targets
+            )
             row.update(
                 lms=float(lms[0]), ss=float(ss[0]), icat=float(icat[0]), icat_micro=float(micro[0]),
                 n_targets_undefined=int(undefined[0]),
@@ -262,7 +264,10 @@ class StereoSetAnalysis(Analysis):
                 rng = np.random.default_rng([p["seed"], index])  # the same resamples for the three scores
 
                 def statistic(positions: np.ndarray, position: int = position) -> np.ndarray:
-                    scores = macro_scores(*(a[positions] for a in arrays), targets[positions], n_targets)
+                    scores = macro_scores(
+                        ss_win[positions], ss_n[positions], lm_win[positions], lm_n[positions], targets[positions],
+                        n_targets,
+                    )  # fmt: skip
                     return scores[position]
 
                 interval = bootstrap_items(

@@ -229,14 +229,14 @@ def read_dev_json(path: str | Path, *, splits: Sequence[str] = SPLITS) -> list[C
         if split not in splits:
             continue
         record = {"type": split, **{k: example[k] for k in ("target", "bias_type", "context")}}
-        by_label = {s["gold_label"]: s["sentence"] for s in example["sentences"]}
+        texts: dict[str, str] = {s["gold_label"]: s["sentence"] for s in example["sentences"]}
         items.append(
             ChoiceItem(
                 id=example["id"],
                 group=example["bias_type"],
                 fields=example,
-                options=tuple(by_label[r] for r in ROLES),
-                derived=_derived({**record, **by_label}, ids, "authors"),
+                options=tuple(texts[r] for r in ROLES),
+                derived=_derived({**record, **texts}, ids, "authors"),
                 source=str(path),
                 line=position,
             )
@@ -245,7 +245,7 @@ def read_dev_json(path: str | Path, *, splits: Sequence[str] = SPLITS) -> list[C
 
 
 def data_file(source: str | Path) -> Path:
-    """The file to read for ``stereoset:<source>``: a file, or in a folder (or its ``data/``) ``dev.json`` or ``*.jsonl[.gz]``."""
+    """The file of ``stereoset:<source>``: a file, or in a folder or its ``data/`` ``dev.json`` or ``*.jsonl[.gz]``."""
     path = Path(source).expanduser()
     if path.is_file():
         return path

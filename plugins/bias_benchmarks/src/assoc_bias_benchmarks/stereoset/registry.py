@@ -14,7 +14,7 @@ STIMULI: tuple[tuple[str, str, str], ...] = (
     (
         "stereoset_intrasentence",
         "stereoset.items:load_intrasentence",
-        "StereoSet's 2,106 intrasentence items (a BLANK filled three ways); stereoset_intrasentence:<path> for your copy",
+        "StereoSet's 2,106 intrasentence items (a BLANK filled three ways); stereoset_intrasentence:<path> for yours",
     ),
     (
         "stereoset_intersentence",

@@ -53,11 +53,11 @@ ITEM_COLUMNS = ("stereotype", "type", "split", "answer")
 
 
 class WinoBiasAnalysis(Analysis):
-    """WinoBias accuracy of pro- and anti-stereotyped sentences and their gap, per type and split (``docs/winobias.md``)."""
+    """WinoBias accuracy of pro- and anti-stereotyped sentences and their gap per type and split (docs/winobias.md)."""
 
     name = "winobias"
     requires = Requirement(
-        needs="WinoBias scores or choices, one row per sentence and option (or per sentence and reply): a winobias table",
+        needs="WinoBias scores or choices, a row per sentence and option (or per sentence and reply): a winobias table",
         scorers=(SCORER,),
         among_others=True,
         columns=(*NEEDED, *ITEM_COLUMNS),

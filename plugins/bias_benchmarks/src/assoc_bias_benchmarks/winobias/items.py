@@ -156,13 +156,16 @@ def read_file(path: Path, occupations: Mapping[str, str], stereotype: str, kind:
     for line, text in read_lines(path):
         if not text.strip():
             continue
+        number = text.partition(" ")[0]
+        if number.isdigit() and int(number) in seen:
+            bad.add(line, f"sentence number {number} is also on line {seen[int(number)]}")
+            continue
+        if number.isdigit():
+            seen[int(number)] = line
         found, problem = parse_line(text, occupations, stereotype, pattern)
         if problem:
             bad.add(line, problem)
-        elif found["number"] in seen:
-            bad.add(line, f"sentence number {found['number']} is also on line {seen[found['number']]}")
         else:
-            seen[found["number"]] = line
             parsed.append((line, text, found))
     bad.raise_any()
     group = f"{stereotype}_type{kind}_{split}"

@@ -123,7 +123,7 @@ class WinogenderAnalysis(Analysis):
             "ties",
             str,
             "first",
-            "first: a likelihood tie picks the first option, the occupation (lm-eval's argmax); split: a tie counts half",
+            "first: a likelihood tie picks the first option, the occupation (lm-eval's argmax); split: it counts half",
             choices=TIES,
         ),
         Option("n_bootstrap", int, 1000, "bootstrap resamples per row (0: no intervals)", check=non_negative),
@@ -144,7 +144,9 @@ class WinogenderAnalysis(Analysis):
                 "winogender_occupations reads pronoun rows"
             )
         out: list[dict[str, Any]] = []
-        for run in read_runs(rows, n_options=2, roles=REFERENT_ROLES, columns=(*REFERENT_COLUMNS, "answer"), what="winogender"):
+        for run in read_runs(
+            rows, n_options=2, roles=REFERENT_ROLES, columns=(*REFERENT_COLUMNS, "answer"), what="winogender"
+        ):
             shares, used, tied = choice_shares(run, p["ties"])
             frame = run.items[["item_id", "gender"]].copy()
             answer = run.items["answer"].to_numpy(dtype=int)
@@ -188,7 +190,7 @@ class WinogenderAnalysis(Analysis):
 
 
 class WinogenderOccupationsAnalysis(Analysis):
-    """Per occupation, the preference for female pronouns, correlated with the share of women (``docs/winogender.md``)."""
+    """Per occupation, the preference for female pronouns, correlated with the share of women (docs/winogender.md)."""
 
     name = "winogender_occupations"
     requires = Requirement(
@@ -338,7 +340,9 @@ class WinogenderOccupationsAnalysis(Analysis):
                 ["female_to_occupation", "male_to_occupation", "n_female", "n_male"]
             ].sum()
             with np.errstate(invalid="ignore", divide="ignore"):
-                y = 100.0 * (sums["female_to_occupation"] / sums["n_female"] - sums["male_to_occupation"] / sums["n_male"])
+                y = 100.0 * (
+                    sums["female_to_occupation"] / sums["n_female"] - sums["male_to_occupation"] / sums["n_male"]
+                )
             out += self._occupation_rows(
                 run, "referent", frame, y, known, ["n_female", "female_to_occupation", "n_male", "male_to_occupation"]
             )

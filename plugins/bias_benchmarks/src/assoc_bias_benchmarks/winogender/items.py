@@ -11,9 +11,9 @@ Every line of all three is checked before any item is built (:func:`read_folder`
 one per sentence, ``id`` its ``sentid``, ``group`` its pronoun's gender (``female``, ``male``,
 ``neutral``), ``options`` the occupation and the participant (``someone`` in half the sentences),
 ``answer`` the one the pronoun refers to (the id's ``answer``: 0 the occupation, 1 the participant).
-``derived``: ``task`` (``referent``), ``target`` and ``occupation`` (the occupation), ``participant``, ``gender``, ``pronoun`` (the
-slot's word for the gender: he/his/him, she/her/her, they/their/them), ``slot``, ``template``,
-``roles`` (``occupation``, ``participant``).
+``derived``: ``task`` (``referent``), ``target`` and ``occupation`` (the occupation),
+``participant``, ``gender``, ``pronoun`` (the slot's word for the gender: he/his/him,
+she/her/her, they/their/them), ``slot``, ``template``, ``roles`` (``occupation``, ``participant``).
 
 **Pronoun items** (``winogender_pronouns``, 240): the three sentences of one template and participant
 that differ only in the pronoun, ``options`` in the order female, male, neutral (``roles``), so that
@@ -182,7 +182,9 @@ def _sentences(
             bad.add(number, f"sentid {sentid!r} is also on line {seen[sentid]}")
         else:
             slot, template = templates[(occupation, int(answer))][1:]
-            sentence = Sentence(sentid, text, occupation, participant, int(answer), gender, slot, template, str(path), number)
+            sentence = Sentence(
+                sentid, text, occupation, participant, int(answer), gender, slot, template, str(path), number
+            )
             if not re.search(rf"\b{sentence.pronoun}\b", text, flags=re.IGNORECASE):
                 bad.add(number, f"the sentence lacks its pronoun {sentence.pronoun!r} ({gender}, {slot})")
             elif occupation.lower() not in text.lower():
@@ -212,7 +214,9 @@ def read_folder(source: str | Path) -> Folder:
     root = folder_of(source)
     for name in (TEMPLATES_FILE, STATISTICS_FILE):
         if not (root / name).is_file():
-            raise StimuliError(f"{root}: {name} is missing (Winogender needs {SENTENCES_FILE}, {TEMPLATES_FILE}, {name})")
+            raise StimuliError(
+                f"{root}: {name} is missing (Winogender needs {SENTENCES_FILE}, {TEMPLATES_FILE}, {name})"
+            )
     statistics = statistics_table(root / STATISTICS_FILE)
     templates = _templates(root / TEMPLATES_FILE)
     sentences = _sentences(root / SENTENCES_FILE, templates, list(statistics))
