@@ -1,7 +1,7 @@
 """WinoBias: the reader against the authors' files, and the analysis by hand on small tables.
 
-No tool of the authors computes accuracy from a language model's scores (their code evaluates coreference systems'
-CoNLL output, and lm-evaluation-harness 0.4.13 has no WinoBias task), so the numbers are checked by hand.
+WinoBias comes without a scorer of language models (the authors evaluate coreference systems) and
+lm-evaluation-harness 0.4.13 has no WinoBias task, so the numbers are checked by hand.
 """
 
 from __future__ import annotations

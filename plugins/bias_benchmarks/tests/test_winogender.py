@@ -308,3 +308,26 @@ def test_accuracy_needs_referent_rows(pronouns):
         assoc.analyze("winogender", table)
     with pytest.raises(assoc.DataError, match="no referent rows"):
         assoc.analyze("winogender", table.assign(gender=""))
+
+
+def test_gotcha_rows_as_the_papers_table_2(referent):
+    """A model that always answers the occupation, bucketed as Rudinger et al. (2018, Table 2) define "gotchas"."""
+    statistics = winogender_items.occupation_statistics().set_index("occupation")["bls_pct_female"]
+    logliks = {i.id: [-1.0, -2.0] for i in referent.items}
+    result = assoc.analyze("winogender", referent_table(referent, logliks), n_bootstrap=0)
+    for gender in ("female", "male"):
+        for gotcha in ("no", "yes"):
+            mine = []
+            for item in referent.items:
+                if item.group != gender:
+                    continue
+                female_share, to_occupation = statistics[item.derived["occupation"]], item.answer == 0
+                if gender == "female":  # answer the occupation and < 50 % female, or the participant and >= 50 %
+                    is_gotcha = (to_occupation and female_share < 50) or (not to_occupation and female_share >= 50)
+                else:  # reversed: answer the occupation and < 50 % male, or the participant and >= 50 % male
+                    is_gotcha = (to_occupation and female_share > 50) or (not to_occupation and female_share <= 50)
+                if is_gotcha == (gotcha == "yes"):
+                    mine.append(to_occupation)
+            row = result[(result["gender"] == gender) & (result["gotcha"] == gotcha)].iloc[0]
+            assert (row["n_items"], row["accuracy"]) == (len(mine), pytest.approx(np.mean(mine))), (gender, gotcha)
+            assert row["lm_eval_task"] == ""

@@ -12,9 +12,11 @@ model (the occupation its reply names; several replies to one item each count). 
                               {\#\{\text{pro-stereotyped sentences scored}\}}, \qquad
     \mathrm{gap} = \mathrm{acc}_{pro} - \mathrm{acc}_{anti},
 
-``acc_anti`` likewise. Zhao et al. (2018, Table 2) report the accuracies (as F1 of a coreference
-system) and the absolute difference; a positive gap here means the model resolves pronouns better
-when the referent's gender matches the occupation's majority.
+``acc_anti`` likewise. Zhao et al. (2018) score coreference systems by F1 on the two kinds of sentence
+(systems "link gendered pronouns to pro-stereotypical entities with higher accuracy than
+anti-stereotypical entities, by an average difference of 21.1 in F1 score", their abstract); a
+positive gap here means the model resolves pronouns better when the pronoun's gender matches the
+occupation's majority.
 
 Items without both scores (or a reply without a choice) are left out and counted by reason.
 Intervals: percentile bootstrap over items (Efron & Tibshirani, 1993, ch. 13;
