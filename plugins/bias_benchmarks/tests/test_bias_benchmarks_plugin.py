@@ -79,3 +79,17 @@ def test_a_table_survives_a_csv_file_and_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
     assert [r["gap"] for r in rows] == pytest.approx(list(direct["gap"]))
+
+
+@pytest.mark.parametrize("benchmark", ["stereoset", "winogender", "winobias"])
+def test_every_item_column_is_documented_for_the_scorers(benchmark):
+    """A scorer declares its extra columns: EXTRA_COLUMNS, then its benchmark's COLUMNS, which cover every item."""
+    from importlib import import_module
+
+    from assoc_bias_benchmarks.choice_table import item_columns
+
+    documented = set(import_module(f"assoc_bias_benchmarks.{benchmark}.items").COLUMNS)
+    core = set(assoc.table.schema.COLUMNS) | set(EXTRA_COLUMNS)
+    for name in [n for n in STIMULI if n.startswith(benchmark)]:
+        for item in assoc.Stimuli.load(name).items:
+            assert set(item_columns(item)) - core <= documented, item.id

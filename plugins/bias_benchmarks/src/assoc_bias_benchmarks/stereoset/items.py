@@ -54,6 +54,13 @@ BIAS_TYPES = ("gender", "profession", "race", "religion")
 ROLES = ("stereotype", "anti-stereotype", "unrelated")
 #: The fields of a line of the shared file.
 FIELDS = ("type", "target", "bias_type", "context", *ROLES)
+#: The item columns of a ``stereoset`` table (:func:`assoc_bias_benchmarks.choice_table.item_columns`): a scorer's
+#: ``extra_columns`` after the table's own (``target`` holds the target term).
+COLUMNS = {
+    "split": "intrasentence or intersentence",
+    "bias_type": "gender, profession, race or religion",
+    "id_source": "authors (dev.json's ids) or content (sha256 of the item's canonical JSON line)",
+}
 BUNDLED_FILE = "test.jsonl.gz"
 BLANK = "BLANK"
 

@@ -52,6 +52,17 @@ SPLITS = ("dev", "test")
 #: The eight conditions, in the order of the stimuli's designs.
 GROUPS = tuple(f"{s}_type{t}_{split}" for split in SPLITS for t in TYPES for s in STEREOTYPES)
 GENDERS = ("female", "male")
+#: The item columns of a ``winobias`` table: a scorer's ``extra_columns`` after the table's own
+#: (:func:`assoc_bias_benchmarks.choice_table.item_columns`).
+COLUMNS = {
+    "stereotype": "pro or anti (the file's condition)",
+    "type": "1 (world knowledge needed) or 2 (syntax suffices)",
+    "split": "dev or test",
+    "number": "the sentence's number in its file",
+    "sentence": "the sentence without its brackets",
+    "referent": "the occupation the pronoun refers to",
+    "pronoun_gender": "female or male",
+}
 PRONOUN_GENDER = {
     "he": "male",
     "him": "male",

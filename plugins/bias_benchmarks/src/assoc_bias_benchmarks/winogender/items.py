@@ -52,6 +52,18 @@ PRONOUNS = {
     "neutral": {"NOM": "they", "POSS": "their", "ACC": "them"},
 }
 REFERENT_ROLES = ("occupation", "participant")
+#: The item columns of a ``winogender`` table (referent and pronoun items): a scorer's ``extra_columns`` after the
+#: table's own (:func:`assoc_bias_benchmarks.choice_table.item_columns`; ``target`` holds the occupation).
+COLUMNS = {
+    "task": "referent (whom the pronoun refers to) or pronoun (which pronoun the model prefers)",
+    "occupation": "the occupation",
+    "participant": "the participant (the template's, or someone)",
+    "gender": "referent items: the pronoun's gender (female, male, neutral)",
+    "pronoun": "referent items: the pronoun (she, her, he, his, him, they, their, them)",
+    "slot": "the template's pronoun slot: NOM, POSS or ACC",
+    "template": "referent items: the template the sentence instantiates",
+    "refers_to": "pronoun items: whom the pronoun refers to (occupation or participant)",
+}
 SOMEONE = "someone"
 SENTENCES_FILE = "all_sentences.tsv"
 TEMPLATES_FILE = "templates.tsv"
