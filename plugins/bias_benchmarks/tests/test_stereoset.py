@@ -341,3 +341,13 @@ def test_bootstrap_intervals_are_seeded_and_hold_the_estimate(frozen_table):
 def test_a_table_of_another_benchmark_is_refused(frozen_table):
     with pytest.raises(assoc.errors.UnfitTableError, match="no column.*split"):
         assoc.analyze("stereoset", frozen_table.drop(columns="split"))
+
+
+def test_with_the_authors_nan_rule_a_failed_score_is_still_left_out(tmp_path):
+    scores = [*SCORES, ("T1", "gender", "intrasentence", [-1.0, -1.0, -2.0])]
+    table = hand_table(tmp_path, scores)
+    last = table["item_id"] == table["item_id"].iloc[-1]
+    table.loc[last & (table["option"] == 0), ["status", "value"]] = ["too_long", float("nan")]
+    with pytest.warns(UserWarning, match="NaN"):
+        row = cell(assoc.analyze("stereoset", table, nan="authors", n_bootstrap=0))
+    assert json.loads(row["left_out"]) == {"too_long": 1} and (row["ss"], row["lms"]) == (50.0, 75.0)
