@@ -59,6 +59,14 @@ def table_of(name: str, scorer: str, sample: int) -> assoc.ItemStimuli:
 def test_each_analysis_passes_the_conformance_checks(analysis, stimuli, scorer, sample, options):
     result = check_analysis(analysis, table_of(stimuli, scorer, sample), options)
     assert set(result["model"]) == {"m", "c"} and "estimate" in result.columns
+    # what a report leads with: the declared estimates and intervals exist, one headline row per run (and split)
+    headline = assoc.get_analysis(analysis).headline
+    for estimate in headline.estimates:
+        assert {estimate.column, estimate.low or estimate.column, estimate.high or estimate.column} <= set(result)
+        assert set(estimate.n) <= set(result.columns)
+    kept = headline.select(result)
+    expected = {"stereoset": 2 * 3, "winogender": 2 * 4, "winogender_occupations": 2 * 2, "winobias": 2 * 3}
+    assert len(kept) == expected[analysis] and set(headline.labels) & set(result.columns)
 
 
 def test_a_table_survives_a_csv_file_and_the_command_line(tmp_path):

@@ -56,7 +56,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, Option, Requirement, confidence_level, non_negative
+from assoc import Analysis, Estimate, Headline, Option, Requirement, confidence_level, non_negative
 
 from ..choice_table import NEEDED, bootstrap_items, per_item, problem_counts, read_runs, rows_of
 from .items import BIAS_TYPES, CITATION, ROLES, SPLITS
@@ -173,6 +173,18 @@ class StereoSetAnalysis(Analysis):
     )
     citation = CITATION
     estimate_column = "ss"
+    #: The paper's three numbers per split and bias type; the headline keeps the rows of all bias types.
+    headline = Headline(
+        estimates=(
+            Estimate("ss", "stereotype score (SS)", low="ss_low", high="ss_high", n=("n_scored",), reference=50.0),
+            Estimate("lms", "language-modelling score (LMS)", low="lms_low", high="lms_high", n=("n_scored",),
+                     reference=None),
+            Estimate("icat", "ICAT", low="icat_low", high="icat_high", n=("n_scored",), reference=None),
+            Estimate("icat_micro", "ICAT per target, averaged", n=("n_targets",), reference=None, headline=False),
+        ),
+        rows={"bias_type": (ALL,)},
+        labels=("model", "method", "split", "bias_type", "target"),
+    )  # fmt: skip
     options = (
         Option(
             "ties",

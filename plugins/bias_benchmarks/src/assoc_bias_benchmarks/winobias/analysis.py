@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option, Requirement, confidence_level, non_negative
+from assoc import Analysis, DataError, Estimate, Headline, Option, Requirement, confidence_level, non_negative
 
 from ..choice_table import (
     NEEDED,
@@ -71,6 +71,19 @@ class WinoBiasAnalysis(Analysis):
     )
     citation = CITATION
     estimate_column = "gap"
+    #: The pro - anti gap and the two accuracies per type and split; the headline keeps both splits pooled.
+    headline = Headline(
+        estimates=(
+            Estimate("gap", "pro - anti accuracy gap", low="gap_low", high="gap_high",
+                     n=("n_scored_pro", "n_scored_anti"), reference=0.0),
+            Estimate("accuracy_pro", "accuracy, pro-stereotyped", low="accuracy_pro_low", high="accuracy_pro_high",
+                     n=("n_scored_pro",), reference=None),
+            Estimate("accuracy_anti", "accuracy, anti-stereotyped", low="accuracy_anti_low",
+                     high="accuracy_anti_high", n=("n_scored_anti",), reference=None),
+        ),
+        rows={"split": (ALL,)},
+        labels=("model", "method", "type", "split"),
+    )  # fmt: skip
     options = (
         Option(
             "ties",

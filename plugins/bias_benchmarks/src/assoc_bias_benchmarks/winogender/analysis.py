@@ -49,7 +49,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option, Requirement, confidence_level, non_negative
+from assoc import Analysis, DataError, Estimate, Headline, Option, Requirement, confidence_level, non_negative
 
 from ..choice_table import (
     NEEDED,
@@ -122,6 +122,12 @@ class WinogenderAnalysis(Analysis):
     )
     citation = CITATION
     estimate_column = "accuracy"
+    #: Accuracy per pronoun gender (lm-eval's tasks) and gotcha bucket; the headline keeps lm-eval's four tasks.
+    headline = Headline(
+        estimates=(Estimate("accuracy", "accuracy", low="ci_low", high="ci_high", n=("n_scored",), reference=None),),
+        rows={"gotcha": ("",)},
+        labels=("model", "method", "gender", "gotcha"),
+    )
     options = (
         Option(
             "ties",
@@ -238,6 +244,14 @@ class WinogenderOccupationsAnalysis(Analysis):
     )
     citation = f"{CITATION}; {BERGSMA_CITATION}"
     estimate_column = "r"
+    #: The paper's Table 1: r of the per-occupation preference with each statistic (output="occupations" is a table).
+    headline = Headline(
+        estimates=(
+            Estimate("r", "correlation with the share of women (r)", low="ci_low", high="ci_high", p_value="p_value",
+                     n=("n",), reference=0.0),
+        ),
+        labels=("model", "method", "task", "measure", "criterion"),
+    )  # fmt: skip
     options = (
         Option(
             "output",
