@@ -229,7 +229,9 @@ class Stimuli:
             return cls.from_dict(spec)
         text = str(spec)
         path = Path(text)
-        if path.suffix.lower() in {".yaml", ".yml", ".json"} or path.exists():
+        # ``name:<copy>.json`` is a set reading the user's file, not a stimuli file named so
+        named = ":" in text and not path.exists() and _bundle_resolver is not None
+        if path.exists() or (path.suffix.lower() in {".yaml", ".yml", ".json"} and not named):
             return cls.from_file(path)
         if _bundle_resolver is None:
             raise StimuliError(
