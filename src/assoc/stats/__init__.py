@@ -5,7 +5,8 @@ names from ``assoc.stats`` (``from assoc.stats import weat, cosine_matrix``), ne
 modules below it, which may move. The names below are the stable ones: the permutation tests
 (:mod:`assoc.stats.permutation`), effect sizes and bootstrap intervals (:mod:`assoc.stats.effect_size`),
 correlations (:mod:`assoc.stats.correlations`), WEAT and WEFAT (:mod:`assoc.stats.association_tests`),
-standardisation (:mod:`assoc.stats.standardize`), ICC and Cronbach's alpha, SEAT as sent-bias computes it
+standardisation (:mod:`assoc.stats.standardize`), linear mixed models with random intercepts and slopes
+(:mod:`assoc.stats.mixed`), ICC and Cronbach's alpha, SEAT as sent-bias computes it
 (:mod:`assoc.stats.seat_statistics`), CEAT's sampling and random-effects combination
 (:mod:`assoc.stats.ceat_statistics`). Each function's docstring gives its formula and citation. Nothing is
 imported until a name is used.
@@ -30,6 +31,7 @@ _LAZY = {
     "ICCResult": "assoc.stats.icc",
     "LPR_POPULATION_SD": "assoc.stats.constants",
     "MAX_EXACT_PARTITIONS": "assoc.stats.permutation",
+    "MixedFit": "assoc.stats.mixed",
     "PermutationResult": "assoc.stats.permutation",
     "RandomEffectsResult": "assoc.stats.ceat_statistics",
     "RowwisePermutationResult": "assoc.stats.permutation",
@@ -51,6 +53,7 @@ _LAZY = {
     "cronbach_alpha": "assoc.stats.reliability",
     "d_to_r": "assoc.stats.effect_size",
     "fisher_interval": "assoc.stats.correlations",
+    "fit_mixed": "assoc.stats.mixed",
     "intraclass_correlations": "assoc.stats.icc",
     "normal_approximation_test": "assoc.stats.permutation",
     "permutation_distribution": "assoc.stats.permutation",
@@ -81,6 +84,7 @@ __all__ = [
     "ICCResult",
     "LPR_POPULATION_SD",
     "MAX_EXACT_PARTITIONS",
+    "MixedFit",
     "PermutationResult",
     "RandomEffectsResult",
     "RowwisePermutationResult",
@@ -102,6 +106,7 @@ __all__ = [
     "cronbach_alpha",
     "d_to_r",
     "fisher_interval",
+    "fit_mixed",
     "intraclass_correlations",
     "normal_approximation_test",
     "permutation_distribution",
@@ -164,6 +169,7 @@ if TYPE_CHECKING:  # pragma: no cover
         standardizer,
     )
     from assoc.stats.icc import ICCResult, intraclass_correlations
+    from assoc.stats.mixed import MixedFit, fit_mixed
     from assoc.stats.permutation import (
         MAX_EXACT_PARTITIONS,
         PermutationResult,
