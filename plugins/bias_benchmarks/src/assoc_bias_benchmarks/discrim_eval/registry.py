@@ -1,0 +1,3 @@
+SCORERS: tuple[str, ...] = ()
+ANALYSES: tuple[str, ...] = ()
+STIMULI: tuple[tuple[str, str, str], ...] = ()
