@@ -38,7 +38,10 @@ def discrim_table(frame, model="m1", measure="logit_yes", value="logit_yes"):
             "attribute": "",
             "measure": measure,
             "value": frame[value].to_numpy(),
-            "item_id": [f"explicit/{q}/{a:g}/{g}/{r}" for q, a, g, r in frame[["decision_question_id", "age", "gender", "race"]].itertuples(index=False)],
+            "item_id": [
+                f"explicit/{q}/{a:g}/{g}/{r}"
+                for q, a, g, r in frame[["decision_question_id", "age", "gender", "race"]].itertuples(index=False)
+            ],
             "decision_question_id": frame["decision_question_id"].to_numpy(),
             "age": frame["age"].to_numpy(),
             "gender": frame["gender"].to_numpy(),
@@ -85,7 +88,12 @@ def test_coefficients_equal_lm_evals_aggregation(small):
     asian = result.loc["asian_bias"]
     assert asian["missing"] and np.isnan(asian["estimate"]) and asian["lmeval_value"] == 0.0
     assert set(result["n_missing_coefficients"]) == {4}  # asian, hispanic, native american, non-binary
-    assert sorted(result.index[result["missing"]]) == ["asian_bias", "hispanic_bias", "native_american_bias", "non_binary_bias"]
+    assert sorted(result.index[result["missing"]]) == [
+        "asian_bias",
+        "hispanic_bias",
+        "native_american_bias",
+        "non_binary_bias",
+    ]
     with pytest.raises(DataError, match="cannot be estimated"):
         assoc.analyze("discrim_eval", discrim_table(small), missing="error")
 

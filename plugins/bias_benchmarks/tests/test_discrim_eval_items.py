@@ -17,9 +17,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-import assoc
-from assoc import StimuliError
 from assoc_bias_benchmarks.discrim_eval.items import (
     CONTINUATIONS,
     INSTRUCTION,
@@ -32,6 +29,9 @@ from assoc_bias_benchmarks.discrim_eval.items import (
     read_prompts,
     read_reply,
 )
+
+import assoc
+from assoc import StimuliError
 
 lmeval_utils = pytest.importorskip("lm_eval.tasks.discrim_eval.utils", reason="lm-eval (the test extras) is the oracle")
 
@@ -109,8 +109,12 @@ def test_lm_eval_loses_the_value_where_its_exponentials_underflow():
     doc = {"race": "white", "gender": "male", "age": 20.0, "decision_question_id": 0}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        everything_small = lmeval_utils.process_results(doc, [(-800.0, False), (-801.0, False), (-802.0, False), (-803.0, False)])
-        only_no_small = lmeval_utils.process_results(doc, [(-1.0, False), (-2.0, False), (-800.0, False), (-801.0, False)])
+        everything_small = lmeval_utils.process_results(
+            doc, [(-800.0, False), (-801.0, False), (-802.0, False), (-803.0, False)]
+        )
+        only_no_small = lmeval_utils.process_results(
+            doc, [(-1.0, False), (-2.0, False), (-800.0, False), (-801.0, False)]
+        )
     assert math.isnan(everything_small["black_bias"][2]) and math.isinf(only_no_small["black_bias"][2])
     assert logit_yes(-800.0, -801.0, -802.0, -803.0) == pytest.approx(np.logaddexp(0, -1) - np.logaddexp(-2, -3))
     assert math.isfinite(logit_yes(-1.0, -2.0, -800.0, -801.0))
@@ -123,7 +127,7 @@ def test_lm_eval_loses_the_value_where_its_exponentials_underflow():
         ('"no"', "no", 0.0),
         ("**No.** The applicant ...", "no", 0.0),
         ("yes, because the patient is ...", "yes", 1.0),
-        ("Based on the information provided, my answer would be \"yes\".", "yes", 1.0),
+        ('Based on the information provided, my answer would be "yes".', "yes", 1.0),
         ("Answer: No", "no", 0.0),
         ("I cannot make decisions about medical treatment.", "refusal", math.nan),
         ("As an AI, I don't decide this.", "refusal", math.nan),
@@ -161,7 +165,9 @@ def test_bad_lines_are_refused_with_file_and_line(tmp_path):
         with pytest.raises(StimuliError, match=rf"case{number}\.jsonl, {message}"):
             read_prompts(path)
     twice = _write(tmp_path / "twice.jsonl", [json.dumps(good), json.dumps({**good, "filled_template": "Other?"})])
-    with pytest.raises(StimuliError, match=r"twice\.jsonl, line 2: item id 'explicit/1/20/male/white' is also at .*line 1"):
+    with pytest.raises(
+        StimuliError, match=r"twice\.jsonl, line 2: item id 'explicit/1/20/male/white' is also at .*line 1"
+    ):
         assoc.Stimuli.load(f"discrim_eval:{twice}")
 
 

@@ -11,19 +11,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from assoc_bias_benchmarks.holistic_bias.likelihood_bias import adjusted_p_values, pairwise_tests
+from assoc_bias_benchmarks.holistic_bias.sentences import ALL, LIKELIHOOD_BIAS, HolisticBiasDataset
 from scipy.stats import mannwhitneyu
 from statsmodels.stats.multitest import multipletests
 
 import assoc
 from assoc import DataError, TableError
-from assoc_bias_benchmarks.holistic_bias.likelihood_bias import adjusted_p_values, pairwise_tests
-from assoc_bias_benchmarks.holistic_bias.sentences import ALL, LIKELIHOOD_BIAS, HolisticBiasDataset
 
 DATA = Path(__file__).parent / "data" / "holistic_bias"
 
 
 def synthetic_loglik(text, descriptor):
-    """The reference's seeded value (its README): round(-30 + effect + noise, 2), from sha256 of "45:" + text/descriptor."""
+    """The reference's seeded value (its README): round(-30 + effect + noise, 2), from sha256 of "45:" + text."""
     noise = int(hashlib.sha256(f"45:{text}".encode()).hexdigest()[:8], 16) / 2**32 * 10 - 5
     effect = (int(hashlib.sha256(f"45:{descriptor}".encode()).hexdigest()[:8], 16) % 7) * 0.5
     return round(-30 + effect + noise, 2)
@@ -65,7 +65,9 @@ def dataset():
 @pytest.fixture(scope="module")
 def two_axes(dataset):
     """The sentences of the two axes whose pairwise tests are frozen (nonce, sexual_orientation)."""
-    return holistic_table(s for s in dataset.sentences(LIKELIHOOD_BIAS) if s.noun_phrase.axis in ("nonce", "sexual_orientation"))
+    return holistic_table(
+        s for s in dataset.sentences(LIKELIHOOD_BIAS) if s.noun_phrase.axis in ("nonce", "sexual_orientation")
+    )
 
 
 def frozen(name):
@@ -137,7 +139,7 @@ def test_the_authors_selection_and_missing_values_are_counted(dataset):
 
 
 def test_the_measure_is_explicit():
-    """The authors rank per-token means (ParlAI's perplexity); total log P ranks sentences of different lengths otherwise."""
+    """The authors rank per-token means (ParlAI's perplexity); total log P ranks unequal sentences otherwise."""
     rows = []
     # descriptor "a": short sentences of less likely tokens; "b": long sentences of likelier tokens, a lower total
     for i in range(12):

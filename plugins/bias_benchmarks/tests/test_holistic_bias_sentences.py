@@ -13,9 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-import assoc
-from assoc import ItemStimuli, StimuliError
 from assoc_bias_benchmarks.holistic_bias.sentences import (
     ALL,
     FILES,
@@ -24,6 +21,9 @@ from assoc_bias_benchmarks.holistic_bias.sentences import (
     bundled_folder,
 )
 from assoc_bias_benchmarks.holistic_bias.stimuli import HolisticBiasStimuli, item_of
+
+import assoc
+from assoc import ItemStimuli, StimuliError
 
 DATA = Path(__file__).parent / "data" / "holistic_bias"
 SUMMARY = json.loads((DATA / "sentences_summary.json").read_text(encoding="utf-8"))
@@ -38,7 +38,7 @@ def digest(lines):
 
 
 def tallies(sentences):
-    """Counts of the sentences by axis, template, descriptor and noun-phrase type, and the marginals the reference keeps."""
+    """Counts of the sentences by axis, template, descriptor and noun-phrase type; the reference's marginals."""
     joint = Counter(
         (s.noun_phrase.axis, s.template.text, s.noun_phrase.descriptor, s.noun_phrase.noun_phrase_type)
         for s in sentences

@@ -1,5 +1,4 @@
-"""``lmm``: linear mixed models on the association table (random intercepts for models by default, random slopes
-where declared)."""
+"""``lmm``: linear mixed models on the association table (random intercepts for models by default; random slopes)."""
 
 from __future__ import annotations
 

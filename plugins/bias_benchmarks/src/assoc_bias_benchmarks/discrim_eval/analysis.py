@@ -52,7 +52,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option, Requirement, TableError, confidence_level
+from assoc import Analysis, DataError, Option, Requirement, confidence_level
 
 from .items import CITATION
 
@@ -236,7 +236,9 @@ class DiscrimEvalAnalysis(Analysis):
         p = self.params
         where = f"discrim_eval: model {common['model']!r}, measure {common['measure']!r}"
         if data[GROUP].nunique() < 2:
-            raise DataError(f"{where}: the prompts of at least 2 decision questions are needed, got {data[GROUP].nunique()}")
+            raise DataError(
+                f"{where}: the prompts of at least 2 decision questions are needed, got {data[GROUP].nunique()}"
+            )
         for variable in ("race", "gender"):
             if REFERENCES[variable] not in set(data[variable]):
                 raise DataError(

@@ -62,7 +62,7 @@ def _alpha(value: float) -> float:
 
 
 class HolisticBiasAnalysis(Analysis):
-    """Likelihood Bias of HolisticBias (Smith et al., 2022) per model, axis and template (see ``docs/holistic-bias.md``).
+    """Likelihood Bias of HolisticBias (Smith et al., 2022) per model, axis and template (``docs/holistic-bias.md``).
 
     Per model and measure, per axis and template: the two-sided Mann-Whitney U test of every pair of
     descriptors' sentence log-likelihoods, and the fraction of pairs whose p is below ``alpha``, as the
@@ -105,7 +105,9 @@ class HolisticBiasAnalysis(Analysis):
             choices=SELECTIONS,
         ),
         Option("alpha", float, ALPHA, "significance threshold: a pair differs when p < alpha", check=_alpha),
-        Option("output", str, "fractions", "fractions (per axis, template and both) or pairs (every test)", choices=OUTPUTS),
+        Option(
+            "output", str, "fractions", "fractions (per axis, template and both) or pairs (every test)", choices=OUTPUTS
+        ),
     )
 
     def run(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -146,9 +148,10 @@ class HolisticBiasAnalysis(Analysis):
                 )
         kept = np.ones(len(data), dtype=bool)
         if p["selection"] == "authors":
-            kept = data["noun_phrase_type"].isin(["descriptor_noun", "noun_descriptor"]).to_numpy() & (
-                data["descriptor_gender"].astype(str) == NONE
-            ).to_numpy()
+            kept = (
+                data["noun_phrase_type"].isin(["descriptor_noun", "noun_descriptor"]).to_numpy()
+                & (data["descriptor_gender"].astype(str) == NONE).to_numpy()
+            )
         data["_dropped"] = ~kept
         data["_missing"] = kept & data[column].isna().to_numpy()
         data = data[[*needed, "_dropped", "_missing"]]
@@ -222,7 +225,9 @@ class HolisticBiasAnalysis(Analysis):
         known = np.isfinite(mean) & np.isfinite(total)
         if np.any(known & ~(tokens > 0)):
             row = int(np.flatnonzero(known & ~(tokens > 0))[0])
-            raise DataError(f"holistic_bias: row {row} has n_tokens {data['n_tokens'].iloc[row]!r}; a scored sentence has tokens")
+            raise DataError(
+                f"holistic_bias: row {row} has n_tokens {data['n_tokens'].iloc[row]!r}; a scored sentence has tokens"
+            )
         with np.errstate(invalid="ignore", divide="ignore"):
             off = known & ~np.isclose(mean * tokens, total, rtol=1e-6, atol=1e-9)
         if off.any():
@@ -273,7 +278,9 @@ class HolisticBiasAnalysis(Analysis):
                 )
             )
         if not frames:
-            return pd.DataFrame(columns=["axis", "template", "p_value", "p_holm", "p_bh"]).astype({"p_value": np.float64})
+            return pd.DataFrame(columns=["axis", "template", "p_value", "p_holm", "p_bh"]).astype(
+                {"p_value": np.float64}
+            )
         return pd.concat(frames, ignore_index=True)
 
     @staticmethod

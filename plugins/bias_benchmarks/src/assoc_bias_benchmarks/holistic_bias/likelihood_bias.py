@@ -1,4 +1,4 @@
-"""The Likelihood Bias of HolisticBias (Smith et al., 2022, sec. 4.1), as the authors' ``bias_measurements.py`` computes it.
+"""The Likelihood Bias of HolisticBias (Smith et al., 2022, sec. 4.1), as the authors' ``bias_measurements.py`` has it.
 
 For one axis and one template, let ``x_d`` be the per-sentence log-likelihoods of descriptor ``d``'s
 sentences (one per noun). For every pair of descriptors ``d0 < d1`` (Python string order, as
@@ -22,9 +22,9 @@ The authors apply no multiple-comparison control. Beside their fraction this mod
 fraction of pairs that differ after Holm's step-down correction (Holm, 1979), which controls the
 family-wise error rate, and after the Benjamini-Hochberg step-up procedure (Benjamini & Hochberg, 1995),
 which controls the false discovery rate (:func:`adjusted_p_values`: the arithmetic of statsmodels'
-``multipletests``, methods ``holm`` and ``fdr_bh``). The family is the pairs of one axis and template (the cell the authors' metric
-is defined on); a pair differs when its adjusted p is below ``alpha``; the per-axis, per-template and
-overall rows average these decisions as the authors average theirs.
+``multipletests``, methods ``holm`` and ``fdr_bh``). The family is the pairs of one axis and template
+(the cell the authors' metric is defined on); a pair differs when its adjusted p is below ``alpha``;
+the per-axis, per-template and overall rows average these decisions as the authors average theirs.
 
 The test depends on the values through their ranks only, and its two-sided p is the same for ``x`` and
 ``-x``; the authors' input, ParlAI's perplexity ``exp(-mean token log-likelihood)``, is a decreasing

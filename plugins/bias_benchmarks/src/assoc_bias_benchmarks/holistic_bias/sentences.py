@@ -47,7 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, overload
 
@@ -63,7 +63,7 @@ LIKELIHOOD_BIAS = "likelihood_bias"
 SELECTIONS = (ALL, LIKELIHOOD_BIAS)
 NOUN_PHRASE_TYPES = ("noun", "descriptor", "descriptor_noun", "noun_descriptor", "fixed_phrase")
 CITATION = (
-    "Smith, E. M., Hall, M., Kambadur, M., Presani, E., & Williams, A. (2022). \"I'm sorry to hear that\": "
+    'Smith, E. M., Hall, M., Kambadur, M., Presani, E., & Williams, A. (2022). "I\'m sorry to hear that": '
     "Finding new biases in language models with a holistic descriptor dataset. Proceedings of EMNLP 2022, "
     "9180-9211. doi:10.18653/v1/2022.emnlp-main.625"
 )
@@ -199,7 +199,9 @@ def _read_templates(folder: Path) -> list[SentenceTemplate]:
             raise StimuliError(f"{where}: expected an object of options, got {options!r}")
         unknown = sorted(set(options) - {"first_turn_only", "must_be_noun"})
         if unknown:
-            raise StimuliError(f"{where}: unknown option(s) {', '.join(unknown)} (known: first_turn_only, must_be_noun)")
+            raise StimuliError(
+                f"{where}: unknown option(s) {', '.join(unknown)} (known: first_turn_only, must_be_noun)"
+            )
         flags = {k: options.get(k, False) for k in ("first_turn_only", "must_be_noun")}
         for key, flag in flags.items():
             if not isinstance(flag, bool):
@@ -216,7 +218,9 @@ def _descriptor_phrases(
         raise StimuliError(f"{where}: expected a descriptor or an object with 'descriptor', got {entry!r}")
     unknown = sorted(set(entry) - {"descriptor", "preference", "gender", "article"})
     if unknown:
-        raise StimuliError(f"{where}: unknown key(s) {', '.join(unknown)} (known: descriptor, preference, gender, article)")
+        raise StimuliError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: descriptor, preference, gender, article)"
+        )
     descriptor = _plain(_text(entry.get("descriptor"), where, "'descriptor'"), where)
     gender = _text(entry.get("gender", NONE), where, "'gender'")
     preference = _text(entry.get("preference", NO_DATA), where, "'preference'")
@@ -246,15 +250,15 @@ def _descriptor_phrases(
     return phrases
 
 
-def _standalone_phrases(
-    axis: str, entry: Any, nouns: Sequence[tuple[str, str, str]], where: str
-) -> list[NounPhrase]:
+def _standalone_phrases(axis: str, entry: Any, nouns: Sequence[tuple[str, str, str]], where: str) -> list[NounPhrase]:
     entry = {"noun_phrase": entry} if isinstance(entry, str) else entry
     if not isinstance(entry, dict):
         raise StimuliError(f"{where}: expected a phrase or an object with 'noun_phrase', got {entry!r}")
     unknown = sorted(set(entry) - {"noun_phrase", "plural_noun_phrase", "preference"})
     if unknown:
-        raise StimuliError(f"{where}: unknown key(s) {', '.join(unknown)} (known: noun_phrase, plural_noun_phrase, preference)")
+        raise StimuliError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: noun_phrase, plural_noun_phrase, preference)"
+        )
     phrase = _text(entry.get("noun_phrase"), where, "'noun_phrase'")
     plural = _text(entry.get("plural_noun_phrase", phrase), where, "'plural_noun_phrase'")
     preference = _text(entry.get("preference", NO_DATA), where, "'preference'")
@@ -326,14 +330,16 @@ def bundled_folder() -> Path:
 
 
 def dataset_folder(path: str | Path) -> Path:
-    """The folder holding the four JSON files: ``path`` itself, or its ``dataset/v1.1`` or ``holistic_bias/dataset/v1.1``."""
+    """The folder of the four JSON files: ``path``, or its ``dataset/v1.1`` or ``holistic_bias/dataset/v1.1``."""
     root = Path(path).expanduser()
     for candidate in (root, root / "dataset" / VERSION, root / "holistic_bias" / "dataset" / VERSION):
         if (candidate / FILES[0]).is_file():
             return candidate
     if not root.exists():
         raise StimuliError(f"{root}: no such folder (give a HolisticBias dataset folder holding {', '.join(FILES)})")
-    raise StimuliError(f"{root}: no {FILES[0]} here nor in dataset/{VERSION} (a HolisticBias dataset folder holds {', '.join(FILES)})")
+    raise StimuliError(
+        f"{root}: no {FILES[0]} here nor in dataset/{VERSION} (a HolisticBias dataset folder holds {', '.join(FILES)})"
+    )
 
 
 class HolisticBiasDataset:
@@ -370,7 +376,9 @@ class HolisticBiasDataset:
         if selection == ALL:
             return True
         if selection == LIKELIHOOD_BIAS:
-            return phrase.noun_phrase_type in ("descriptor_noun", "noun_descriptor") and phrase.descriptor_gender == NONE
+            return (
+                phrase.noun_phrase_type in ("descriptor_noun", "noun_descriptor") and phrase.descriptor_gender == NONE
+            )
         raise StimuliError(f"unknown HolisticBias selection {selection!r} (known: {', '.join(SELECTIONS)})")
 
     def sentences(self, selection: str = ALL) -> Iterator[Sentence]:
@@ -452,4 +460,3 @@ class SentenceIndex(Sequence[Sentence]):
             first, _ = out.get(phrase.axis, (start, start))
             out[phrase.axis] = (first, start + count)
         return out
-

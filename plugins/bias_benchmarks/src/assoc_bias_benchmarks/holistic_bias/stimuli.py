@@ -54,12 +54,12 @@ class HolisticBiasItems(Sequence[ChoiceItem]):
     """The items at ``positions`` of a :class:`SentenceIndex` (all of them when ``positions`` is ``None``)."""
 
     def __init__(self, index: SentenceIndex, positions: np.ndarray | None, source: str):
-        self.index = index
+        self.sentence_index = index
         self.positions = positions
         self.source = source
 
     def __len__(self) -> int:
-        return len(self.index) if self.positions is None else int(self.positions.size)
+        return len(self.sentence_index) if self.positions is None else int(self.positions.size)
 
     @overload
     def __getitem__(self, k: int) -> ChoiceItem: ...
@@ -71,7 +71,7 @@ class HolisticBiasItems(Sequence[ChoiceItem]):
         if isinstance(k, slice):
             return [self[i] for i in range(*k.indices(len(self)))]
         position = k if self.positions is None else int(self.positions[k])
-        return item_of(self.index[position], self.source)
+        return item_of(self.sentence_index[position], self.source)
 
     def __iter__(self) -> Iterator[ChoiceItem]:
         for k in range(len(self)):
@@ -80,7 +80,7 @@ class HolisticBiasItems(Sequence[ChoiceItem]):
     def sentences(self) -> Iterator[Sentence]:
         """The sentences themselves, in item order (without building items)."""
         for k in range(len(self)):
-            yield self.index[k if self.positions is None else int(self.positions[k])]
+            yield self.sentence_index[k if self.positions is None else int(self.positions[k])]
 
 
 class HolisticBiasStimuli(Stimuli):
@@ -180,7 +180,12 @@ class HolisticBiasStimuli(Stimuli):
             else:
                 chosen.append(members[np.sort(rng.choice(members.size, size=size, replace=False))])
         picked = np.concatenate(chosen)
-        taken = {"limit": limit, "sample": sample, "seed": seed if sample is not None else None, "items": int(picked.size)}
+        taken = {
+            "limit": limit,
+            "sample": sample,
+            "seed": seed if sample is not None else None,
+            "items": int(picked.size),
+        }
         return self._with(picked, self.name, {**self.meta, "subset": taken})
 
     def fingerprint(self) -> str:
@@ -218,7 +223,9 @@ def load(source: str | None, selection: str, name: str) -> HolisticBiasStimuli:
         name=name if bundled else f"{name}:{source}",
         description=f"HolisticBias (Smith et al., 2022): {what} ({len(index):,} sentences)",
         meta=meta,
-        source="holistic_bias (dataset v1.1 as bundled; generated sentences)" if bundled else f"HolisticBias sentences of {folder}",
+        source="holistic_bias (dataset v1.1 as bundled; generated sentences)"
+        if bundled
+        else f"HolisticBias sentences of {folder}",
     )
 
 
