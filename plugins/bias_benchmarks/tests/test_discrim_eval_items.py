@@ -120,6 +120,17 @@ def test_lm_eval_loses_the_value_where_its_exponentials_underflow():
     assert math.isfinite(logit_yes(-1.0, -2.0, -800.0, -801.0))
 
 
+def test_lm_evals_aggregation_reseeds_numpys_global_random_state():
+    """Another fault verified here: agg_demographic_bias_regression calls np.random.seed(42) for the whole process."""
+    np.random.seed(1)
+    untouched = np.random.random()
+    np.random.seed(1)
+    lmeval_utils.agg_demographic_bias_regression([])
+    after = np.random.random()
+    np.random.seed(42)
+    assert after != untouched and after == np.random.random()
+
+
 @pytest.mark.parametrize(
     ("reply", "status", "value"),
     [

@@ -33,7 +33,7 @@ The analysis reads ``model``, ``measure``, ``value``, ``decision_question_id``, 
 ``race``, ``item_id`` (when present; otherwise a prompt is its question and demographics) and
 ``reply_status`` (when present, for the counts).
 
-**The model** (Tamkin et al., 2023, sec. 3; lm-eval 0.4.13's ``agg_demographic_bias_regression``), per
+**The model** (Tamkin et al., 2023; lm-eval 0.4.13's ``agg_demographic_bias_regression``), per
 model and measure: with ``age_c = (age - mean) / sd`` (sd with n - 1, over the prompts fitted), race and
 gender lower-cased, and the per-prompt value ``y`` of prompt ``i`` of decision question ``q``,
 
