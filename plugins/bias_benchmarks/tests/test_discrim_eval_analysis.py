@@ -171,3 +171,12 @@ def test_what_it_refuses(small):
         assoc.analyze("discrim_eval", pd.concat([table, table.iloc[:1]]))
     with pytest.raises(TableError, match="holds measure log_prob"):
         assoc.analyze("discrim_eval", table.assign(measure="log_prob"))
+
+
+def test_conformance(small):
+    from assoc.testing import check_analysis
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the missing coefficients, tested above
+        result = check_analysis("discrim_eval", discrim_table(small), {"random_slopes": False})
+    assert len(result) == 7

@@ -209,3 +209,10 @@ def test_adjusted_p_values_equal_statsmodels():
     assert adjusted_p_values(np.array([np.nan]), "holm").tolist() != [0.0]
     with pytest.raises(ValueError, match="unknown correction"):
         adjusted_p_values(p, "bonferroni")
+
+
+def test_conformance(two_axes):
+    from assoc.testing import check_analysis
+
+    result = check_analysis("holistic_bias", two_axes.iloc[: 32 * 8 * 26])  # the nonce axis
+    assert set(result["level"]) == {"axis_template", "axis", "template", "all"}
