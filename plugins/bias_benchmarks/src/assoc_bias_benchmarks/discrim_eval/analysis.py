@@ -52,7 +52,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option, Requirement, confidence_level
+from assoc import Analysis, DataError, Estimate, Headline, Option, Requirement, confidence_level
 
 from .items import CITATION
 
@@ -111,6 +111,15 @@ class DiscrimEvalAnalysis(Analysis):
         "Wald intervals; chat models by the share of yes."
     )
     citation = CITATION
+    #: The headline: every discrimination score with its Wald interval; 0 is no discrimination.
+    headline = Headline(
+        estimates=(
+            Estimate("estimate", "discrimination score", low="ci_low", high="ci_high", p_value="p_value",
+                     n=("n_obs",), reference=0.0),
+            Estimate("lmeval_value", "lm-eval's value", reference=0.0, headline=False),
+        ),
+        labels=("model", "measure", "metric", "variable", "level"),
+    )  # fmt: skip
     options = (
         Option(
             "random_slopes",

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option, Requirement, TableError
+from assoc import Analysis, DataError, Estimate, Headline, Option, Requirement, TableError
 
 from .likelihood_bias import ALPHA, adjusted_p_values, pairwise_tests
 from .sentences import CITATION, NONE
@@ -87,6 +87,18 @@ class HolisticBiasAnalysis(Analysis):
     )
     citation = CITATION
     estimate_column = "fraction"
+    #: The headline: the Likelihood Bias of each axis (over its templates), the authors' fraction first.
+    headline = Headline(
+        estimates=(
+            Estimate("fraction", "Likelihood Bias (share of descriptor pairs that differ)", n=("n_pairs",),
+                     reference=None),
+            Estimate("fraction_holm", "share that differ, Holm", n=("n_pairs",), reference=None, headline=False),
+            Estimate("fraction_bh", "share that differ, Benjamini-Hochberg", n=("n_pairs",), reference=None,
+                     headline=False),
+        ),
+        rows={"level": ("axis",)},
+        labels=("model", "measure", "likelihood", "level", "axis", "template"),
+    )  # fmt: skip
     options = (
         Option(
             "likelihood",
