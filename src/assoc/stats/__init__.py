@@ -5,8 +5,9 @@ names from ``assoc.stats`` (``from assoc.stats import weat, cosine_matrix``), ne
 modules below it, which may move. The names below are the stable ones: the permutation tests
 (:mod:`assoc.stats.permutation`), effect sizes and bootstrap intervals (:mod:`assoc.stats.effect_size`),
 correlations (:mod:`assoc.stats.correlations`), WEAT and WEFAT (:mod:`assoc.stats.association_tests`),
-standardisation (:mod:`assoc.stats.standardize`), ICC and Cronbach's alpha. Each function's
-docstring gives its formula and citation. Nothing is imported until a name is used.
+standardisation (:mod:`assoc.stats.standardize`), linear mixed models with random intercepts and slopes
+(:mod:`assoc.stats.mixed`), ICC and Cronbach's alpha. Each function's docstring gives its formula and
+citation. Nothing is imported until a name is used.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.stats.effect_size import standardizer as standardizer
     from assoc.stats.icc import ICCResult as ICCResult
     from assoc.stats.icc import intraclass_correlations as intraclass_correlations
+    from assoc.stats.mixed import MixedFit as MixedFit
+    from assoc.stats.mixed import fit_mixed as fit_mixed
     from assoc.stats.permutation import MAX_EXACT_PARTITIONS as MAX_EXACT_PARTITIONS
     from assoc.stats.permutation import PermutationResult as PermutationResult
     from assoc.stats.permutation import RowwisePermutationResult as RowwisePermutationResult
