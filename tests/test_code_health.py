@@ -147,10 +147,9 @@ def test_one_out_of_vocabulary_warning_class():
 
 
 def test_one_dtypes_list():
-    from assoc.lm import models
-    from assoc.lm.masked import options
+    from assoc.lm import identity, options
 
-    assert options.DTYPES is models.DTYPES
+    assert options.DTYPES is identity.DTYPES
 
 
 def test_plugin_data_files_go_through_read_data_file(tmp_path):

@@ -73,6 +73,7 @@ _LAZY = {
     "RegisterAnalysis": "assoc.plugins",
     "RegisterStimuli": "assoc.plugins",
     "RegisterExecutor": "assoc.plugins",
+    "RegisterModelKind": "assoc.plugins",
     "Executor": "assoc.executors",
     "Worker": "assoc.executors",
     "UnitOutcome": "assoc.scoring",
@@ -140,6 +141,7 @@ __all__ = [
     "RegisterAnalysis",
     "RegisterStimuli",
     "RegisterExecutor",
+    "RegisterModelKind",
     "Executor",
     "Worker",
     "UnitOutcome",
@@ -199,6 +201,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.plugins import (
         RegisterAnalysis,
         RegisterExecutor,
+        RegisterModelKind,
         RegisterScorer,
         RegisterStimuli,
         failed_plugins,

@@ -47,9 +47,9 @@ def _resolve_models(scorer_cls: Any, models: Any) -> list[str]:
     """The model names of a run: names as given (local paths resolved), in-memory models registered.
 
     ``models`` is a name, a list of names and loaded models, a ``{name: model}`` dict, or one
-    loaded model (:mod:`assoc.scoring.models`); ``None`` or empty: the scorer's defaults.
+    loaded model (:mod:`assoc.models.memory`); ``None`` or empty: the scorer's defaults.
     """
-    from assoc.scoring.models import as_model_list, register_model
+    from assoc.models.memory import as_model_list, register_model
 
     given = as_model_list(models)
     if not given:
@@ -108,7 +108,7 @@ def score(
         pair for ``fmat``/``pll``, a sentence-transformers model for ``sbert_*``, gensim
         ``KeyedVectors`` for ``weat``), alone, in the list, or in a ``{name: model}`` dict that
         names it; the table records the name (``memory:<source>@<hash>`` when none is given) and
-        provenance the SHA-256 of its weights (`assoc.scoring.models`).
+        provenance the SHA-256 of its weights (`assoc.models.memory`).
     progress:
         Report progress (default: on): a bar when standard error is a terminal, else the size of the
         job and then a plain line every 10 s (`$ASSOC_PROGRESS_INTERVAL`); ``False``: nothing.

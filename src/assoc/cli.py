@@ -616,6 +616,7 @@ def plugins_command() -> None:
             ("analyses", info.analyses),
             ("stimuli", info.stimuli),
             ("executors", info.executors),
+            ("model kinds", info.model_kinds),
         ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")

@@ -90,6 +90,14 @@ class LanguageModel(ABC):
         return False
 
     @classmethod
+    def detect_object(cls, obj: Any) -> bool:
+        """Whether a model given as an object in memory (:mod:`assoc.models.memory`) is of this kind.
+
+        ``obj`` is what the user gave (a ``(model, tokenizer)`` pair, ...). The default says no.
+        """
+        return False
+
+    @classmethod
     def check(cls, spec: str, options: Mapping[str, Any]) -> None:
         """Refuse, with one :class:`~assoc.errors.ModelError` line, a ``spec`` this kind cannot open.
 
@@ -113,6 +121,14 @@ class LanguageModel(ABC):
     def describe(self) -> dict[str, Any]:
         """What provenance records of this model (kind, fingerprint, device, tokenizer, endpoint, ...)."""
         return {"kind": self.kind, "fingerprint": self.fingerprint}
+
+    def cache_parts(self) -> dict[str, Any]:
+        """What this model's answers depend on besides the requests: part of every cache key of its results.
+
+        The default is the fingerprint; a local model adds its dtype, device type and backend (results
+        of different devices or precisions never share a key).
+        """
+        return {"model": self.fingerprint}
 
     # -- the request kinds ----------------------------------------------------------------------------
     def continuation(

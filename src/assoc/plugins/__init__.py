@@ -3,13 +3,21 @@
 * :mod:`assoc.plugins.hookspecs`: the hooks a plugin can implement (``register_scorers``, ...).
 * :mod:`assoc.plugins.manager`: finding, loading and looking up plugins; re-exported here, so
   ``from assoc.plugins import get_scorer`` keeps working.
-* :mod:`assoc.plugins.builtin`: the core's shared analyses and its executors (``local``, ``ray``),
+* :mod:`assoc.plugins.builtin`: the core's shared analyses, its executors (``local``, ``ray``) and its
+  model kinds (``masked``, ``causal``),
   registered like any plugin.
 """
 
 from __future__ import annotations
 
-from assoc.plugins.hookspecs import RegisterAnalysis, RegisterExecutor, RegisterScorer, RegisterStimuli, hookimpl
+from assoc.plugins.hookspecs import (
+    RegisterAnalysis,
+    RegisterExecutor,
+    RegisterModelKind,
+    RegisterScorer,
+    RegisterStimuli,
+    hookimpl,
+)
 from assoc.plugins.manager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
@@ -22,8 +30,10 @@ from assoc.plugins.manager import (
     get_analysis,
     get_executor,
     get_executor_class,
+    get_model_kind,
     get_scorer,
     get_stimuli_loader,
+    model_kinds,
     plugin_version,
     register,
     registry,
@@ -39,6 +49,7 @@ __all__ = [
     "PluginRegistry",
     "RegisterAnalysis",
     "RegisterExecutor",
+    "RegisterModelKind",
     "RegisterScorer",
     "RegisterStimuli",
     "Registered",
@@ -47,9 +58,11 @@ __all__ = [
     "get_analysis",
     "get_executor",
     "get_executor_class",
+    "get_model_kind",
     "get_scorer",
     "get_stimuli_loader",
     "hookimpl",
+    "model_kinds",
     "plugin_version",
     "registry",
     "register",

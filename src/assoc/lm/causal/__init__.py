@@ -1,11 +1,13 @@
-"""The causal-LM engine: log probabilities of token continuations under GPT-style models.
+"""The causal-LM engine and the ``causal`` model kind: log probabilities under GPT-style models.
 
 Plugins reach it through :mod:`assoc.lm` (``from assoc.lm import CausalRequest, cached_causal_lm``),
-never through this package, which may move. Importing this package is cheap:
-torch and transformers are imported only when a model is loaded. The engine sits beside the
-masked-LM engine (:mod:`assoc.lm.masked`) and shares its batch planner, result cache loop
-(:func:`assoc.lm.masked.compute.cached_log_probs`), model fingerprints and per-process model cache
-policy; :mod:`assoc.lm.causal.text` turns sentences into requests under an explicit BOS policy.
+never through this package, which may move. Importing this package is cheap: torch and
+transformers are imported only when a model is loaded. A sibling of the masked-LM engine
+(:mod:`assoc.lm.masked`), never importing it: both stand on the shared pieces of :mod:`assoc.lm`
+(the batch planner :mod:`assoc.lm.batching`, the result-cache loop :mod:`assoc.lm.compute`, the
+fingerprints :mod:`assoc.lm.identity`, the one loader :mod:`assoc.lm.loading` and the per-process
+model cache :mod:`assoc.lm.model_cache`); :mod:`assoc.lm.causal.text` turns sentences into requests
+under an explicit BOS policy, and :mod:`assoc.lm.causal.kind` is the ``causal`` kind.
 """
 
 from __future__ import annotations

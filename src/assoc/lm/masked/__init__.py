@@ -1,9 +1,12 @@
-"""The masked-LM engine shared by the fmat and pll scorers (plugins reach it through :mod:`assoc.lm`).
+"""The masked-LM engine and the ``masked`` model kind (plugins reach them through :mod:`assoc.lm`).
 
-``from assoc.lm.masked import load_masked_lm, MaskRequest, MaskedLM``. Importing this package
-is cheap: torch and transformers are imported only when a model is loaded.
-:func:`cached_masked_lm` loads a model once per process (keyed by model, revision,
-device and dtype) and :func:`release_masked_lms` frees such models on request.
+A sibling of :mod:`assoc.lm.causal`: both build on the shared pieces of :mod:`assoc.lm` (batching,
+the model cache, the cached log-probability loop, the one loader, device and fingerprints) and
+never import each other. ``engine`` (:class:`MaskedLM`), ``loading`` (:func:`cached_masked_lm`: a
+model once per process, keyed by model, revision, device and dtype; :func:`release_masked_lms`),
+``pll`` (pseudo-log-likelihoods), ``kind`` (the ``masked`` kind), ``words`` (word pieces), ``onnx``
+and ``torch_free`` (the ONNX Runtime backends). Importing this package is cheap: torch and
+transformers are imported only when a model is loaded.
 """
 
 from __future__ import annotations

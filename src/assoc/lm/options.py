@@ -1,0 +1,253 @@
+"""The options of every scorer that runs a language model: where and how the model runs, and its endpoint.
+
+* :data:`MODEL_OPTIONS`: a model with local weights (the masked and causal kinds): ``device``
+  (default ``auto``: CUDA when available, else the CPU; the resolved device is recorded in provenance
+  and in every cache key), ``dtype``, ``revision``, ``backend`` (what runs the forward passes:
+  PyTorch or ONNX Runtime), ``unit_size`` (items per work unit), ``batch_tokens`` (the forward
+  batch's token budget; its former name ``max_tokens`` stays accepted with a deprecation warning on
+  scorers without a chat side, where ``max_tokens`` means the cap on a reply's tokens, OpenAI's
+  meaning), and the result cache (``cache``, ``cache_dir``).
+* :data:`ENDPOINT_OPTIONS`: a model behind an HTTP endpoint (the remote kinds: chat models, inference
+  servers): the address, the key's variable, concurrency, timeouts, retries and backoff, rate limits,
+  and ``offline`` (stored responses only).
+* :func:`options_for`: the options a scorer that accepts some model kinds declares: the model options
+  plus each kind's own (a causal LM's ``bos``, a masked LM's ``pll_metric``, ...), once each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from assoc.components.options import CACHE_OPTIONS, Option, non_negative, positive
+from assoc.errors import OptionError
+from assoc.lm.batching import CPU_BUDGET, GPU_BUDGET
+from assoc.lm.identity import DTYPES
+
+#: what runs the forward passes: PyTorch, or ONNX Runtime in float32 or (opt-in) int8 (assoc.lm.masked.onnx)
+BACKENDS = ("torch", "onnx", "onnx-int8")
+#: the pip command that installs what the ONNX backends need
+ONNX_INSTALL = "pip install 'assoc[onnx]'"
+
+
+def check_device(value: str) -> str:
+    """``check`` for the ``device`` option: cpu, cuda, cuda:N, mps or auto."""
+    value = value.strip().lower()
+    if not (value in {"cpu", "auto", "mps"} or value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit())):
+        raise ValueError(f"must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {value!r}")
+    return value
+
+
+def check_backend(value: str) -> str:
+    """``check`` for the ``backend`` option: one of :data:`BACKENDS`; the ONNX ones need onnxruntime and onnx."""
+    if value not in BACKENDS:
+        raise ValueError(f"must be one of {', '.join(BACKENDS)}, got {value!r}")
+    if value != "torch":
+        from assoc.lm.onnx import check_installed
+
+        check_installed(value, ONNX_INSTALL)
+    return value
+
+
+def check_backend_settings(backend: str, *, device: str, dtype: str) -> None:
+    """Refuse, with an :class:`~assoc.errors.OptionError`, a device or dtype ``backend`` does not run.
+
+    The ONNX backends run float32 weights on the CPU: ``device="cpu"``, or ``"auto"``, which means the
+    CPU for them (:func:`backend_device`).
+    """
+    if backend == "torch":
+        return
+    try:
+        check_backend(backend)
+    except ValueError as exc:
+        raise OptionError(f"backend: {exc}") from None
+    if backend_device(device, backend).split(":")[0] != "cpu":
+        raise OptionError(
+            f"backend {backend!r} runs on the CPU: set device='cpu' (got {device!r}) or use backend='torch'"
+        )
+    if dtype != "float32":
+        raise OptionError(f"backend {backend!r} runs float32 weights: set dtype='float32' (got {dtype!r})")
+
+
+def backend_device(device: str, backend: str) -> str:
+    """The device ``device`` means for ``backend``: ``"auto"`` is the CPU for the ONNX backends (they run there).
+
+    PyTorch's ``"auto"`` is left as it is (resolved when a model loads: CUDA when available, else the CPU),
+    so a process that runs a kept ONNX export never imports torch to decide (:mod:`assoc.lm.masked.torch_free`).
+    """
+    text = str(device).strip().lower()
+    return "cpu" if backend != "torch" and text == "auto" else text
+
+
+#: The forward batch's budget (``None``: :func:`assoc.lm.batching.default_batch_tokens` of the device).
+BATCH_TOKENS_OPTION = Option(
+    "batch_tokens",
+    int,
+    None,
+    f"token budget of one forward batch (rows x longest row); default {CPU_BUDGET} on a "
+    f"CPU (faster there: batches stay in cache), {GPU_BUDGET} on a GPU; lower it to use less memory "
+    "(formerly max_tokens)",
+    check=positive,
+    renamed_from=("max_tokens",),
+)
+
+MODEL_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "device",
+        str,
+        "auto",
+        "'auto' (CUDA when available, else the CPU), 'cpu', 'cuda', 'cuda:N' or 'mps'; the device used is "
+        "recorded in the provenance and in every cache key",
+        check=check_device,
+    ),
+    Option(
+        "dtype",
+        str,
+        "float32",
+        "weights' precision; float16/bfloat16 are faster on GPUs but change "
+        "log probabilities in the 3rd-4th digit (see docs/fmat.md)",
+        choices=DTYPES,
+    ),
+    Option("revision", str, None, "Hugging Face revision (branch, tag or commit) of every model"),
+    Option(
+        "backend",
+        str,
+        "torch",
+        "what runs the forward passes: 'torch'; 'onnx' (ONNX Runtime, float32, CPU; checked against "
+        "PyTorch within 1e-5) or 'onnx-int8' (opt-in, faster, changes log probabilities in the 2nd "
+        "decimal); masked LMs only, see docs/onnx.md",
+        check=check_backend,
+    ),
+    Option(
+        "unit_size",
+        int,
+        512,
+        "items (filled queries, sentence pairs, ...) per work unit: the grain of progress, resuming and "
+        "scheduling on an executor (raise it on GPUs, where 512 queries take milliseconds; see docs/scale.md)",
+        check=positive,
+    ),
+    BATCH_TOKENS_OPTION,
+    *CACHE_OPTIONS,
+)
+
+
+def check_base_url(value: str) -> str:
+    """``check`` for ``base_url``: an http(s) URL with a host (credentials in it are never shown in messages)."""
+    parts = urlsplit(value)
+    shown = parts._replace(netloc=parts.hostname or "").geturl() if parts.username or parts.password else value
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {shown!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ValueError(f"has a bad port: {shown!r}") from None
+    return value
+
+
+#: The options of a model behind an HTTP endpoint (chat models, inference servers).
+ENDPOINT_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "base_url",
+        str,
+        None,
+        "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else the OpenAI API)",
+        check=check_base_url,
+    ),
+    Option(
+        "api_key_env",
+        str,
+        "OPENAI_API_KEY",
+        "environment variable holding the API key (never an option value: keys are read from the environment only)",
+    ),
+    Option("concurrency", int, 16, "most requests in flight at once", check=positive),
+    Option(
+        "timeout",
+        float,
+        60.0,
+        "seconds to wait for a reply once the request is sent (the read timeout; a reply is generated before "
+        "its first byte)",
+        check=positive,
+    ),
+    Option("connect_timeout", float, 10.0, "seconds to wait for a connection to the server", check=positive),
+    Option(
+        "max_retries",
+        int,
+        6,
+        "retries of a request after 429, 408, 409, 5xx or dropped connections (and the most attempts of any "
+        "request, less one)",
+        check=non_negative,
+    ),
+    Option(
+        "timeout_retries",
+        int,
+        1,
+        "retries of a request that timed out; one more timeout stops the run (a server that never answers)",
+        check=non_negative,
+    ),
+    Option(
+        "reply_retries",
+        int,
+        2,
+        "retries of a request whose 200 reply is not an answer (empty, an HTML page, a JSON error); "
+        "then that request is recorded as failed",
+        check=non_negative,
+    ),
+    Option(
+        "backoff_base",
+        float,
+        1.0,
+        "first backoff in seconds (doubles per retry, with jitter) when the server sends no Retry-After",
+        check=positive,
+    ),
+    Option("backoff_max", float, 60.0, "longest backoff in seconds", check=positive),
+    Option("requests_per_minute", float, None, "rate limit on requests (none when empty)", check=positive),
+    Option("tokens_per_minute", float, None, "rate limit on estimated tokens (none when empty)", check=positive),
+    Option("offline", bool, False, "use stored responses only; a request that is not stored is an error"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSettings:
+    """The model options a local kind reads, with :data:`MODEL_OPTIONS`' defaults for those not given."""
+
+    device: str = "auto"
+    dtype: str = "float32"
+    revision: str | None = None
+    backend: str = "torch"
+    batch_tokens: int | None = None
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> ModelSettings:
+        """The settings in ``options`` (a scorer's ``params``, or any mapping; unknown keys are ignored)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in options.items() if k in names and (v is not None or k == "revision")})
+
+    @property
+    def device_for_backend(self) -> str:
+        """The device as the backend reads it (:func:`backend_device`: ``auto`` is the CPU for ONNX)."""
+        return backend_device(self.device, self.backend)
+
+
+def options_for(kinds: Iterable[str], *, base: Iterable[Option] = MODEL_OPTIONS) -> tuple[Option, ...]:
+    """The options of a scorer that accepts the model ``kinds``: ``base`` and each kind's own, once each.
+
+    A kind's options come from its class (:attr:`assoc.lm.kinds.LanguageModel.options`, the registered
+    kinds); an option two kinds declare is listed once (the first's). When a kind declares ``max_tokens``
+    (a chat reply's cap), ``batch_tokens`` no longer accepts ``max_tokens`` as its former name.
+    """
+    from assoc.lm.loading import registered_kinds
+
+    registered = registered_kinds()
+    chosen: dict[str, Option] = {option.name: option for option in base}
+    for kind in kinds:
+        if kind not in registered:
+            from assoc.errors import did_you_mean
+
+            raise OptionError(f"model kind {kind!r} is not registered{did_you_mean(kind, registered)}")
+        for option in registered[kind].options:
+            chosen.setdefault(option.name, option)
+    if "max_tokens" in chosen and "batch_tokens" in chosen:
+        chosen["batch_tokens"] = dataclasses.replace(chosen["batch_tokens"], renamed_from=())
+    return tuple(chosen.values())
