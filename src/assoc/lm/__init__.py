@@ -53,6 +53,7 @@ _LAZY = {
     "ChoiceByLikelihood": "assoc.lm.kinds",
     "RequestKindError": "assoc.lm.kinds",
     "refuse": "assoc.lm.kinds",
+    "requests_of_kind": "assoc.lm.requests",
     "MaskedLanguageModel": "assoc.lm.masked.kind",
     "CausalLanguageModel": "assoc.lm.causal.kind",
     # the one loader
@@ -186,6 +187,7 @@ __all__ = [
     "plan_sentence",
     "pseudo_log_likelihoods",
     "refuse",
+    "requests_of_kind",
     "release_causal_lms",
     "release_masked_lms",
     "resolve_device",
@@ -260,6 +262,7 @@ if TYPE_CHECKING:  # pragma: no cover
         LogProb,
         Reply,
         SentenceRequest,
+        requests_of_kind,
     )
     from assoc.lm.scorer import LMScorer, LMWorker, decode_items
     from assoc.models.memory import fingerprint as weights_fingerprint

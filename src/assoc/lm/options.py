@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from assoc.components.options import CACHE_OPTIONS, Option, non_negative, positive
 from assoc.errors import OptionError
 from assoc.lm.batching import CPU_BUDGET, GPU_BUDGET
 from assoc.lm.identity import DTYPES
+
+if TYPE_CHECKING:
+    from assoc.lm.kinds import LanguageModel
 
 #: what runs the forward passes: PyTorch, or ONNX Runtime in float32 or (opt-in) int8 (assoc.lm.masked.onnx)
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -230,23 +233,23 @@ class ModelSettings:
         return backend_device(self.device, self.backend)
 
 
-def options_for(kinds: Iterable[str], *, base: Iterable[Option] = MODEL_OPTIONS) -> tuple[Option, ...]:
+def options_for(
+    kinds: Iterable[str | type[LanguageModel]], *, base: Iterable[Option] = MODEL_OPTIONS
+) -> tuple[Option, ...]:
     """The options of a scorer that accepts the model ``kinds``: ``base`` and each kind's own, once each.
 
-    A kind's options come from its class (:attr:`assoc.lm.kinds.LanguageModel.options`, the registered
-    kinds); an option two kinds declare is listed once (the first's). When a kind declares ``max_tokens``
-    (a chat reply's cap), ``batch_tokens`` no longer accepts ``max_tokens`` as its former name.
+    A kind is a :class:`~assoc.lm.kinds.LanguageModel` subclass, or the name of one of the core's kinds
+    (:data:`assoc.lm.kinds.CORE_KINDS`: ``"masked"``, ``"causal"``), so that a scorer class can list its
+    options when its module is imported, before any plugin is loaded. An option two kinds declare is
+    listed once (the first's). When a kind declares ``max_tokens`` (a chat reply's cap), ``batch_tokens``
+    no longer accepts ``max_tokens`` as its former name.
     """
-    from assoc.lm.loading import registered_kinds
+    from assoc.lm.kinds import core_kind
 
-    registered = registered_kinds()
     chosen: dict[str, Option] = {option.name: option for option in base}
     for kind in kinds:
-        if kind not in registered:
-            from assoc.errors import did_you_mean
-
-            raise OptionError(f"model kind {kind!r} is not registered{did_you_mean(kind, registered)}")
-        for option in registered[kind].options:
+        cls = core_kind(kind) if isinstance(kind, str) else kind
+        for option in cls.options:
             chosen.setdefault(option.name, option)
     if "max_tokens" in chosen and "batch_tokens" in chosen:
         chosen["batch_tokens"] = dataclasses.replace(chosen["batch_tokens"], renamed_from=())

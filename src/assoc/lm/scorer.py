@@ -152,24 +152,35 @@ class LMScorer(Scorer):
         return device
 
     def describe_model(self, model: str) -> dict[str, Any]:
-        """What provenance records of ``model`` beside its spec and fingerprint: its kind and the device it ran on."""
+        """What provenance records of ``model`` beside its spec and fingerprint: its kind, and its device.
+
+        The device only for a local kind: the one ``device="auto"`` resolved to, or for a model held in
+        memory its own.
+        """
         from assoc.models.memory import in_memory
 
-        held = in_memory(model)
-        if held is not None and isinstance(held, tuple):
-            device = str(held[0].get_input_embeddings().weight.device)
-        else:
-            device = self.resolved_device()
-        return {"kind": self.model_kind(model).kind, "device": device}
+        kind = self.model_kind(model)
+        record: dict[str, Any] = {"kind": kind.kind}
+        if kind.local:
+            held = in_memory(model)
+            if isinstance(held, tuple):
+                record["device"] = str(held[0].get_input_embeddings().weight.device)
+            else:
+                record["device"] = self.resolved_device()
+        return record
 
     def model_fingerprint(self, model: str) -> str:
         """The weights' identity without loading them (the kind's ``identify``: a folder's hash or the Hub commit)."""
         return self.model_kind(model).identify(model, self.params, self.run_cache())
 
-    def unit_options(self) -> dict[str, Any]:
-        """The options in the unit cache's key, with ``device`` as resolved (``auto`` on a CPU machine is ``cpu``)."""
-        options = super().unit_options()
-        if "device" in options:
+    def unit_options(self, model: str) -> dict[str, Any]:
+        """The options in ``model``'s unit-cache key; for a local kind ``device`` as resolved (``auto`` -> ``cpu``).
+
+        So ``device="auto"`` and ``device="cpu"`` share their results on a machine without CUDA, and a
+        run on a GPU never reads a CPU run's rows.
+        """
+        options = super().unit_options(model)
+        if "device" in options and self.model_kind(model).local:
             options["device"] = self.resolved_device()
         return options
 
@@ -189,9 +200,11 @@ class LMScorer(Scorer):
         """
         return int(self.params["unit_size"])
 
-    def unit_resources(self) -> dict[str, float]:
-        """What one worker needs: a GPU when the models run on CUDA, else one CPU."""
-        return {"GPU": 1.0, "CPU": 1.0} if self.resolved_device().startswith("cuda") else {"CPU": 1.0}
+    def unit_resources(self, model: str) -> dict[str, float]:
+        """What one worker of ``model`` needs: a GPU when a local kind runs it on CUDA, else one CPU."""
+        if self.model_kind(model).local and self.resolved_device().startswith("cuda"):
+            return {"GPU": 1.0, "CPU": 1.0}
+        return {"CPU": 1.0}
 
     def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:
         """The study cut into ``(payload, size)`` blocks of :meth:`items_per_unit` items, in order.
@@ -224,9 +237,9 @@ class LMScorer(Scorer):
         self.check_stimuli(stimuli)
         self.check_models(models)
         blocks = self.unit_blocks(stimuli, models)
-        resources = self.unit_resources()
+        resources = {model: self.unit_resources(model) for model in models}
         return [
-            WorkUnit(key=f"{model}#{i}", model=model, payload=payload, size=size, resources=resources)
+            WorkUnit(key=f"{model}#{i}", model=model, payload=payload, size=size, resources=resources[model])
             for model in models
             for i, (payload, size) in enumerate(blocks)
         ]

@@ -31,9 +31,8 @@ def register_executors(register: RegisterExecutor) -> None:
 
 @hookimpl
 def register_model_kinds(register: RegisterModelKind) -> None:
-    """Register ``masked`` and ``causal`` (local transformers models; torch is imported when one is opened)."""
-    from assoc.lm.causal.kind import CausalLanguageModel
-    from assoc.lm.masked.kind import MaskedLanguageModel
+    """Register the core's kinds, ``masked`` and ``causal`` (:data:`assoc.lm.kinds.CORE_KINDS`; cheap: no torch)."""
+    from assoc.lm.kinds import CORE_KINDS, core_kind
 
-    register(MaskedLanguageModel)
-    register(CausalLanguageModel)
+    for name in CORE_KINDS:
+        register(core_kind(name))

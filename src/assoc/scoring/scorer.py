@@ -164,7 +164,7 @@ class Scorer(Component):
         cache = self.unit_cache()
         if cache is None:
             return None
-        options = self.unit_options()
+        options = self.unit_options(model)
         return cache.namespace(
             kind="units",
             version=UNIT_CACHE_VERSION,
@@ -175,8 +175,8 @@ class Scorer(Component):
             fingerprint=self.identify_model(model) if model else "",
         )
 
-    def unit_options(self) -> dict[str, Any]:
-        """The options that key the unit cache: every option except where the cache lives.
+    def unit_options(self, model: str) -> dict[str, Any]:
+        """The options that key ``model``'s unit cache: every option except where the cache lives.
 
         Override to key an option by what it resolves to (an LM scorer's ``device="auto"`` by the device
         it picked, :class:`assoc.lm.LMScorer`).

@@ -67,6 +67,7 @@ class CausalLanguageModel(ChoiceByLikelihood, LanguageModel):
 
     kind: ClassVar[str] = "causal"
     prefix: ClassVar[str | None] = None
+    local: ClassVar[bool] = True
     serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice"})
     options: ClassVar[tuple[Option, ...]] = (BOS_OPTION,)
     description: ClassVar[str] = "a causal (left-to-right) language model: GPT-2, Pythia, Llama, Qwen, ..."

@@ -61,6 +61,7 @@ class MaskedLanguageModel(ChoiceByLikelihood, LanguageModel):
 
     kind: ClassVar[str] = "masked"
     prefix: ClassVar[str | None] = None
+    local: ClassVar[bool] = True
     serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice"})
     options: ClassVar[tuple[Option, ...]] = (PLL_METRIC_OPTION,)
     description: ClassVar[str] = "a masked (fill-mask) language model: BERT, RoBERTa, ALBERT, ..."
