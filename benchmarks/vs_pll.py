@@ -1,4 +1,4 @@
-"""PLL: assoc's ``pseudo_log_likelihoods`` (what the pll scorer runs) against minicons' ``MaskedLMScorer.sequence_score`` (sum).
+"""PLL: assoc's ``pseudo_log_likelihoods`` (the pll scorer's) against minicons' ``MaskedLMScorer.sequence_score``.
 
 Sentences drawn from the bundled Watson et al. (2023) stimuli (``bench_pll.py``'s), a
 bert-base-shaped masked LM (random weights, the real uncased vocabulary) built once. minicons runs
