@@ -301,3 +301,72 @@ def test_removed_names_say_what_replaced_them():
     for name, replacement in (("MaskedLMScorer", "LMScorer"), ("MAX_TOKENS_OPTION", "batch_tokens")):
         with pytest.raises(AttributeError, match=replacement):
             getattr(assoc.lm, name)
+
+
+# -- model kinds registered by plugins ----------------------------------------------------------------------
+
+
+def test_the_requests_page_registers_a_kind_that_a_scorer_of_sentences_runs(tiny, tmp_path, monkeypatch, fresh_plugins):
+    """docs/requests.md's example, as written: a kind registered in-line (register_model_kinds), a spec with
+    its prefix, a label; its numbers by hand; the same scorer also takes a masked and a causal LM."""
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+    from assoc.testing.docs import code_blocks, run_blocks
+
+    monkeypatch.chdir(tmp_path)
+    page = Path(__file__).resolve().parents[1] / "docs" / "requests.md"
+    namespace = run_blocks(code_blocks(page, "python"), name="requests.md")
+    table = namespace["table"]
+    words = "she is a nurse . he is an engineer . she is a doctor .".split()
+    counts, vocabulary = {w: words.count(w) for w in words}, len(set(words)) + 1
+
+    def by_hand(sentence: str) -> float:
+        return math.fsum(math.log((counts.get(w, 0) + 1) / (len(words) + vocabulary)) for w in sentence.split())
+
+    assert list(table["value"]) == pytest.approx([by_hand("she is a nurse"), by_hand("he is a nurse")], abs=1e-12)
+    assert table.assoc.provenance["model_names"][0]["kind"] == "unigram"
+    assert "device" not in table.assoc.provenance["model_names"][0]  # not a local kind
+    listed = CliRunner().invoke(build_cli(), ["plugins"]).output
+    assert "unigram-example" in listed and "model kinds: unigram" in listed
+    assert "model kinds: masked, causal" in listed  # the core's own, registered the same way
+    # the scorer takes every registered kind that serves sentence requests: masked and causal LMs too
+    both = assoc.score("sentence_log_prob", namespace["stimuli"], [tiny["bert"], tiny["gpt2"]], progress=False)
+    kinds = [record["kind"] for record in both.assoc.provenance["model_names"]]
+    assert kinds == ["masked", "causal"] and both["value"].notna().all()
+    # a missing corpus is refused by the kind's check, before any work
+    with pytest.raises(ModelError, match="no corpus file 'missing.txt'"):
+        assoc.score("sentence_log_prob", namespace["stimuli"], ["unigram:missing.txt"], progress=False)
+
+
+def test_a_bad_model_kind_fails_its_plugin_with_the_reason(fresh_plugins):
+    from assoc.lm import LanguageModel
+
+    class NotAKind:
+        kind = "nothing"
+
+    class SamePrefix(LanguageModel):
+        kind, prefix = "other", "unigram"
+
+        @classmethod
+        def open(cls, spec, options, cache):
+            raise NotImplementedError
+
+    class First(SamePrefix):
+        kind = "first"
+
+    def plugin(*kinds):
+        class Plugin:
+            @assoc.hookimpl
+            def register_model_kinds(self, register):
+                for kind in kinds:
+                    register(kind)
+
+        return Plugin()
+
+    info = assoc.plugins.register(plugin(NotAKind), name="bad-kind")
+    assert info.status == "failed" and "is not a subclass of assoc.lm.LanguageModel" in info.error
+    assert assoc.plugins.register(plugin(First), name="first").status == "loaded"
+    clash = assoc.plugins.register(plugin(SamePrefix), name="clash")
+    assert clash.status == "failed" and "its prefix 'unigram:' is the prefix of kind 'first'" in clash.error
+    assert set(assoc.plugins.model_kinds()) == {"causal", "masked", "first"}
