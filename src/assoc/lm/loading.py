@@ -609,6 +609,10 @@ def open_model(
 ) -> LanguageModel:
     """Open the model ``spec`` as a :class:`~assoc.lm.kinds.LanguageModel` of its kind: the one loader.
 
+    The kind is resolved and checked (:func:`check_model`) before anything loads; masked and causal
+    LMs then come from the process's model cache (:data:`assoc.lm.model_cache.MODEL_CACHE`), loaded once
+    per process through :func:`load_pretrained`.
+
     Parameters
     ----------
     spec:
@@ -622,10 +626,6 @@ def open_model(
         The run's cache (fingerprints, engine checks, ONNX exports are remembered there), or ``None``.
     kinds, default_kind, scorer, requests:
         What the caller takes and sends (:func:`check_model`).
-
-    The kind is resolved and checked (:func:`check_model`) before anything loads; masked and causal
-    LMs then come from the process's model cache (:data:`assoc.lm.model_cache.MODEL_CACHE`), loaded once
-    per process through :func:`load_pretrained`.
     """
     given = dict(options or {})
     kind = check_model(spec, given, kinds=kinds, default_kind=default_kind, scorer=scorer, requests=requests)
