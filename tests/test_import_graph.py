@@ -96,6 +96,13 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (relative path -> source, dedented) under ``root``: a planted package for a checker's test."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(textwrap.dedent(text))
+
+
 def import_graph(roots: Iterable[Path]) -> dict[str, set[str]]:
     files = module_files(roots)
     return {name: imports_of(name, path, files) for name, path in files.items()}
@@ -123,9 +130,7 @@ def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
         "pkg/f.py": "from .e import *\n",
         "pkg/g.py": "import pkg.a\n",  # imports into a circle, but is not part of one
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(textwrap.dedent(text))
+    write_tree(tmp_path, files)
     found = circles(import_graph([tmp_path]))
     assert found == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"], ["pkg.e", "pkg.f"]]
 
@@ -182,10 +187,8 @@ def test_the_api_check_finds_each_kind_of_internal_import(tmp_path: Path) -> Non
         "plug/c.py": "from assoc.stats import association_tests\n",
         "plug/d.py": "from assoc import errors\n",
     }
-    for base, files in (("core", core), ("plugin", plugin)):
-        for relative, text in files.items():
-            (tmp_path / base / relative).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / base / relative).write_text(text)
+    write_tree(tmp_path / "core", core)
+    write_tree(tmp_path / "plugin", plugin)
     found = imports_outside_the_api(tmp_path / "core", [tmp_path / "plugin"])
     assert found == [
         "plug.a -> assoc.errors",
@@ -275,9 +278,7 @@ def test_the_layer_check_finds_each_planted_violation(tmp_path: Path) -> None:
         "assoc/lm/causal/engine.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
         "    from assoc.lm.masked import engine\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_tree(tmp_path, files)
     found = layer_violations(import_graph([tmp_path]), LAYER_RULES)
     assert found == [
         "assoc.lm.masked.engine -> assoc.scoring.scorer",

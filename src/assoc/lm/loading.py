@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from assoc.errors import ModelError
+from assoc.lm.batching import max_length
 from assoc.lm.identity import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
 
 if TYPE_CHECKING:
@@ -200,9 +201,9 @@ class LoadedLM:
     Attributes: ``name`` (as the user wrote it), ``tokenizer``, ``model`` (None once closed),
     ``device``, ``dtype``, ``fingerprint`` (the weights' identity, :func:`model_fingerprint`),
     ``shared`` (the weights belong to the process cache or to the user, not to this handle) and
-    ``memo`` (where facts about the weights are remembered; None: the default cache root).
-    Subclasses set ``max_length``, the longest sequence the model accepts. A handle is a context
-    manager that closes itself.
+    ``memo`` (where facts about the weights are remembered; None: the default cache root) and
+    ``max_length`` (the longest sequence the model accepts, special tokens included:
+    :func:`assoc.lm.batching.max_length`). A handle is a context manager that closes itself.
     """
 
     max_length: int
@@ -227,6 +228,7 @@ class LoadedLM:
         self.fingerprint = fingerprint
         self.shared = shared
         self.memo = memo
+        self.max_length = max_length(tokenizer, model.config)
 
     def close(self) -> None:
         """Drop the model; a private copy's memory is freed (CPU and GPU), shared weights stay loaded."""

@@ -46,12 +46,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError
-from assoc.lm.batching import check_budget, max_length, plan_batches, renamed_budget
+from assoc.lm.batching import check_budget, plan_batches, renamed_budget
 from assoc.lm.causal.requests import CausalRequest
 from assoc.lm.loading import LoadedLM
 
 if TYPE_CHECKING:
-    from assoc.infra.cache import Cache
+    pass
 
 #: Picked positions per LM-head call: bounds the float64 logits held at once (rows x vocabulary).
 HEAD_CHUNK = 128
@@ -77,26 +77,15 @@ class CausalLM(LoadedLM):
     """
 
     backend = "torch"
+    #: (shared prefix, head only) as decided for this handle's weights; None = not decided yet
+    paths: tuple[bool, bool] | None = None
 
-    def __init__(
-        self,
-        name: str,
-        tokenizer: Any,
-        model: Any,
-        *,
-        device: str,
-        dtype: str,
-        fingerprint: str,
-        shared: bool = False,
-        memo: Cache | None = None,
-    ):
-        super().__init__(
-            name, tokenizer, model, device=device, dtype=dtype, fingerprint=fingerprint, shared=shared, memo=memo
-        )
-        self.max_length = max_length(tokenizer, model.config)
+    @property
+    def pad_token_id(self) -> int:
+        """What pads a batch on the right (never read: masked out): the pad token, else EOS, else 0."""
+        tokenizer = self.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        self.pad_token_id = int(pad) if pad is not None else 0
-        self.paths: tuple[bool, bool] | None = None  # (shared prefix, head only); None = not decided yet
+        return int(pad) if pad is not None else 0
 
     # -- life cycle (close, with: LoadedLM's) -------------------------------------------
     def __repr__(self) -> str:

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from assoc.components.options import Option
 from assoc.errors import OptionError
 from assoc.lm.causal.text import BOS_POLICIES, plan_sentence, special_tokens
-from assoc.lm.kinds import ChoiceByLikelihood, LanguageModel
-from assoc.lm.loading import auto_class_of, check_model_folder, object_auto_class, read_config
+from assoc.lm.local import LocalLanguageModel
 from assoc.lm.options import ModelSettings
 from assoc.lm.requests import LogProb, requests_of_kind, shown_text
 
@@ -54,7 +53,7 @@ BOS_OPTION = Option(
 CHUNK = 4096
 
 
-class CausalLanguageModel(ChoiceByLikelihood, LanguageModel):
+class CausalLanguageModel(LocalLanguageModel):
     """A causal LM opened for requests: the ``causal`` kind (module docstring).
 
     Attributes
@@ -66,53 +65,27 @@ class CausalLanguageModel(ChoiceByLikelihood, LanguageModel):
     """
 
     kind: ClassVar[str] = "causal"
-    prefix: ClassVar[str | None] = None
-    local: ClassVar[bool] = True
-    serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice"})
     options: ClassVar[tuple[Option, ...]] = (BOS_OPTION,)
     description: ClassVar[str] = "a causal (left-to-right) language model: GPT-2, Pythia, Llama, Qwen, ..."
+    auto_class: ClassVar[str] = "AutoModelForCausalLM"
+    noun: ClassVar[str] = "causal LM"
 
     def __init__(self, engine: Any, *, batch_tokens: int | None = None, bos: str = "auto"):
         if bos not in BOS_POLICIES:
             raise OptionError(f"bos must be one of {', '.join(BOS_POLICIES)}, got {bos!r}")
-        self.engine = engine
-        self.name = str(engine.name)
-        self.fingerprint = str(engine.fingerprint)
-        self.batch_tokens = batch_tokens
+        super().__init__(engine, batch_tokens=batch_tokens)
         self.bos = bos
-
-    # -- the kind, before anything is loaded --------------------------------------------------------
-    @classmethod
-    def detect(cls, spec: str) -> bool:
-        """Whether ``spec``'s ``config.json`` names a causal-LM class (:func:`assoc.lm.loading.auto_class_of`)."""
-        return auto_class_of(read_config(spec)) == "AutoModelForCausalLM"
-
-    @classmethod
-    def detect_object(cls, obj: Any) -> bool:
-        """Whether a model held in memory is a transformers causal LM (``...ForCausalLM``, ``...LMHeadModel``)."""
-        return object_auto_class(obj) == "AutoModelForCausalLM"
 
     @classmethod
     def check(cls, spec: str, options: Mapping[str, Any]) -> None:
-        """PyTorch only; the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`)."""
-        from assoc.models.memory import in_memory
-
-        settings = ModelSettings.of(options)
-        if settings.backend != "torch":
+        """PyTorch only; then the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`)."""
+        backend = ModelSettings.of(options).backend
+        if backend != "torch":
             raise OptionError(
                 f"model {spec!r} is a causal LM, which runs on PyTorch only: set backend='torch' "
-                f"(got {settings.backend!r}; the ONNX backends run masked LMs)"
+                f"(got {backend!r}; the ONNX backends run masked LMs)"
             )
-        if in_memory(spec) is not None:
-            return
-        check_model_folder(spec, noun="causal LM", revision=settings.revision)
-
-    @classmethod
-    def identify(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> str:
-        """The weights' identity without loading them: a local folder's SHA-256, else the Hub commit."""
-        from assoc.lm.identity import model_fingerprint
-
-        return model_fingerprint(spec, ModelSettings.of(options).revision, cache)
+        super().check(spec, options)
 
     @classmethod
     def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> CausalLanguageModel:
@@ -125,22 +98,9 @@ class CausalLanguageModel(ChoiceByLikelihood, LanguageModel):
         )
         return cls(engine, batch_tokens=settings.batch_tokens, bos=str(options.get("bos", "auto")))
 
-    # -- provenance and caches ------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         """Kind, fingerprint, device, dtype and the BOS policy."""
-        return {
-            "kind": self.kind,
-            "fingerprint": self.fingerprint,
-            "device": str(self.engine.device),
-            "dtype": str(self.engine.dtype),
-            "bos": self.bos,
-        }
-
-    def cache_parts(self) -> dict[str, Any]:
-        """The engine's numbers' dependencies: weights' fingerprint, dtype and device type."""
-        from assoc.lm.compute import engine_parts
-
-        return engine_parts(self.engine)
+        return {**super().describe(), "bos": self.bos}
 
     # -- the request kinds ----------------------------------------------------------------------------
     def sentence(
@@ -210,8 +170,3 @@ class CausalLanguageModel(ChoiceByLikelihood, LanguageModel):
             names = tuple(str(t) for t in engine.tokenizer.convert_ids_to_tokens(tokens))
             out.append(LogProb(math.fsum(scored), len(scored), names, tuple(scored)))
         return out
-
-    # -- life ---------------------------------------------------------------------------------------
-    def close(self) -> None:
-        """Drop the engine's handle (shared weights stay in the process's model cache)."""
-        self.engine.close()

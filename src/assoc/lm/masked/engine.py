@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError
-from assoc.lm.batching import check_budget, max_length, plan_batches, renamed_budget
+from assoc.lm.batching import check_budget, plan_batches, renamed_budget
 from assoc.lm.identity import is_content_fingerprint
 from assoc.lm.loading import LoadedLM
 from assoc.lm.masked.batch import log_softmax64, padded_batch
@@ -74,7 +74,6 @@ class MaskedLM(LoadedLM):
         self.backend = backend  # what runs the forward passes: torch, onnx or onnx-int8 (assoc.lm.masked.onnx)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
-        self.max_length = max_length(tokenizer, model.config)
         self.pad_token_id = int(tokenizer.pad_token_id) if tokenizer.pad_token_id is not None else 0
         self.added_tokens: dict[int, tuple[str, tuple[int, ...], float]] = {}
         self._head_only_masks = model.base_model is not model

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.components.options import Option
 from assoc.errors import OptionError
-from assoc.lm.kinds import ChoiceByLikelihood, LanguageModel
-from assoc.lm.loading import auto_class_of, check_model_folder, object_auto_class, read_config
+from assoc.lm.loading import object_auto_class
+from assoc.lm.local import LocalLanguageModel
 from assoc.lm.masked.pll import METRICS
 from assoc.lm.options import ModelSettings
 from assoc.lm.requests import LogProb, requests_of_kind, shown_text
@@ -49,7 +49,7 @@ PLL_METRIC_OPTION = Option(
 )
 
 
-class MaskedLanguageModel(ChoiceByLikelihood, LanguageModel):
+class MaskedLanguageModel(LocalLanguageModel):
     """A masked LM opened for requests: the ``masked`` kind (module docstring).
 
     Attributes
@@ -60,32 +60,22 @@ class MaskedLanguageModel(ChoiceByLikelihood, LanguageModel):
     """
 
     kind: ClassVar[str] = "masked"
-    prefix: ClassVar[str | None] = None
-    local: ClassVar[bool] = True
-    serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice"})
     options: ClassVar[tuple[Option, ...]] = (PLL_METRIC_OPTION,)
     description: ClassVar[str] = "a masked (fill-mask) language model: BERT, RoBERTa, ALBERT, ..."
+    auto_class: ClassVar[str] = "AutoModelForMaskedLM"
+    noun: ClassVar[str] = "masked LM"
 
     def __init__(self, engine: Any, *, batch_tokens: int | None = None, metric: str = "original"):
-        self.engine = engine
-        self.name = str(engine.name)
-        self.fingerprint = str(engine.fingerprint)
-        self.batch_tokens = batch_tokens
+        super().__init__(engine, batch_tokens=batch_tokens)
         if metric not in METRICS:
             raise OptionError(f"pll_metric must be one of {', '.join(METRICS)}, got {metric!r}")
         self.metric = metric
 
-    # -- the kind, before anything is loaded --------------------------------------------------------
-    @classmethod
-    def detect(cls, spec: str) -> bool:
-        """Whether ``spec``'s ``config.json`` names a masked-LM class (:func:`assoc.lm.loading.auto_class_of`)."""
-        return auto_class_of(read_config(spec)) == "AutoModelForMaskedLM"
-
     @classmethod
     def detect_object(cls, obj: Any) -> bool:
-        """Whether a model held in memory is a transformers masked LM (``...ForMaskedLM``) with its tokenizer."""
+        """A ``...ForMaskedLM`` in memory, or a model of no known class whose tokenizer has a mask token."""
         tokenizer = obj[1] if isinstance(obj, tuple) and len(obj) == 2 else None
-        return object_auto_class(obj) == "AutoModelForMaskedLM" or (
+        return super().detect_object(obj) or (
             object_auto_class(obj) is None and getattr(tokenizer, "mask_token", None) is not None
         )
 
@@ -102,21 +92,12 @@ class MaskedLanguageModel(ChoiceByLikelihood, LanguageModel):
 
         settings = ModelSettings.of(options)
         check_backend_settings(settings.backend, device=settings.device, dtype=settings.dtype)
-        if in_memory(spec) is not None:
-            if settings.backend != "torch":
-                raise OptionError(
-                    f"backend {settings.backend!r} applies to models loaded by name or directory; {spec!r} is in "
-                    "memory (use backend='torch')"
-                )
-            return
-        check_model_folder(spec, noun="masked LM", revision=settings.revision)
-
-    @classmethod
-    def identify(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> str:
-        """The weights' identity without loading them: a local folder's SHA-256, else the Hub commit."""
-        from assoc.lm.identity import model_fingerprint
-
-        return model_fingerprint(spec, ModelSettings.of(options).revision, cache)
+        if in_memory(spec) is not None and settings.backend != "torch":
+            raise OptionError(
+                f"backend {settings.backend!r} applies to models loaded by name or directory; {spec!r} is in "
+                "memory (use backend='torch')"
+            )
+        super().check(spec, options)
 
     @classmethod
     def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> MaskedLanguageModel:
@@ -135,23 +116,9 @@ class MaskedLanguageModel(ChoiceByLikelihood, LanguageModel):
         engine = torch_free_masked_lm(spec, **where) or cached_masked_lm(spec, **where)
         return cls(engine, batch_tokens=settings.batch_tokens, metric=str(options.get("pll_metric", "original")))
 
-    # -- provenance and caches ------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         """Kind, fingerprint, device, dtype and backend."""
-        engine = self.engine
-        return {
-            "kind": self.kind,
-            "fingerprint": self.fingerprint,
-            "device": str(engine.device),
-            "dtype": str(engine.dtype),
-            "backend": str(getattr(engine, "backend", "torch")),
-        }
-
-    def cache_parts(self) -> dict[str, Any]:
-        """The engine's numbers' dependencies: weights' fingerprint, dtype, device type, a backend other than torch."""
-        from assoc.lm.compute import engine_parts
-
-        return engine_parts(self.engine)
+        return {**super().describe(), "backend": str(getattr(self.engine, "backend", "torch"))}
 
     # -- the request kinds ----------------------------------------------------------------------------
     def sentence(
@@ -219,8 +186,3 @@ class MaskedLanguageModel(ChoiceByLikelihood, LanguageModel):
                 tuple(t.log_prob for t in result.token_log_probs),
             )
         return [value for value in out if value is not None]
-
-    # -- life ---------------------------------------------------------------------------------------
-    def close(self) -> None:
-        """Drop the engine's handle (shared weights stay in the process's model cache)."""
-        self.engine.close()
