@@ -124,6 +124,37 @@ def test_choice_is_the_argmax_of_the_normalised_continuations(tiny):
             assert list(choice.scores) == pytest.approx(scores, abs=1e-5)  # other batches: float32 noise only
 
 
+def test_choose_on_bbq_items_gives_the_numbers_of_clm_bbq(tmp_path):
+    """BBQ through the causal kind's ``choice`` (lm-eval's multiple-choice form) equals today's ``clm_bbq``
+    table: each option's log-likelihood and token count, and the option chosen. A scorer ported onto the
+    request kinds keeps its numbers."""
+    import gzip
+
+    pytest.importorskip("assoc_chat_listing")
+    from assoc_chat_listing.bbq import items as bbq_items
+
+    from assoc.testing.tiny_clm import build_gpt2_bpe
+
+    gpt2 = str(build_gpt2_bpe(tmp_path / "gpt2", positions=256))  # BBQ's prompts need more than 64 positions
+    folder = tmp_path / "bbq"
+    folder.mkdir()
+    with gzip.open(bbq_items.bundled_directory() / "Religion.jsonl.gz", "rt", encoding="utf-8") as handle:
+        (folder / "Religion.jsonl").write_text("".join(next(handle) for _ in range(6)), encoding="utf-8")
+    stimuli = bbq_items.load_directory(folder)
+    table = assoc.score("clm_bbq", stimuli, gpt2, bos="tokenizer", progress=False)
+    requests = [
+        ChoiceRequest(f"{i.record['context']}\n\nQ: {i.record['question']}\nA:", tuple((o,) for o in i.options))
+        for i in stimuli.items
+    ]
+    with open_model(gpt2, {"device": "cpu", "bos": "tokenizer"}) as model:
+        choices = model.choose(requests)
+    for row, choice in zip(table.itertuples(), choices, strict=True):
+        assert choice.ok and choice.index == row.chosen
+        for i, answer in enumerate(choice.log_probs):
+            assert answer.value == pytest.approx(getattr(row, f"ll_ans{i}"), abs=1e-5)  # batches differ: float32
+            assert answer.n_tokens == getattr(row, f"n_tokens_ans{i}")
+
+
 def test_a_text_too_long_for_the_model_gets_no_value_and_says_why(tiny):
     with open_model(tiny["gpt2"], {"device": "cpu"}) as model:
         long_text = " ".join(["nurse"] * 200)  # the tiny GPT-2 takes 64 positions
