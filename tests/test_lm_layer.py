@@ -491,3 +491,26 @@ def test_compare_on_the_command_line_takes_scorer_label_spec(berts, tmp_path, mo
     assert set(table["model"]) == {"tiny"} and set(table["scorer"]) == {"fmat", "pll"}
     runs = table.assoc.provenance["runs"]
     assert [run["model_names"][0]["label"] for run in runs] == ["tiny", "tiny"]
+
+
+def test_a_model_whose_kind_does_not_serve_the_scorers_requests_is_refused_before_any_work(tiny, inline_plugin):
+    from assoc.lm import MODEL_OPTIONS, LMScorer
+
+    class Replies(LMScorer):
+        """Sends generate requests, and says it takes masked LMs: which serve no generate request."""
+
+        name = "replies"
+        description = "test scorer"
+        citation = "none"
+        measure = "m"
+        needs_queries = True
+        requests = frozenset({"generate"})
+        model_kinds = ("masked",)
+        options = MODEL_OPTIONS
+
+    inline_plugin("replies", Replies)
+    with pytest.raises(RequestKindError, match=r"is a masked model, which cannot serve generate"):
+        assoc.score("replies", STIMULI, [tiny["bert"]], cache=False, progress=False)
+    Replies.model_kinds = None  # every registered kind that serves generate: none here (no chat kind)
+    with pytest.raises(ModelError, match=r"scorer 'replies' takes no model kind"):
+        assoc.score("replies", STIMULI, [tiny["bert"]], cache=False, progress=False)
