@@ -78,10 +78,10 @@ class RegisterExecutor(Protocol):
 
 
 class RegisterModelKind(Protocol):
-    """The ``register`` callable passed to :func:`register_model_kinds`."""
+    """The ``register`` callable passed to [`register_model_kinds`][assoc.plugins.hookspecs.register_model_kinds]."""
 
     def __call__(self, kind: type[LanguageModel], /) -> None:
-        """Register one :class:`~assoc.lm.kinds.LanguageModel` subclass under its ``kind`` name."""
+        """Register one `assoc.lm.LanguageModel` subclass under its ``kind`` name."""
 
 
 @hookspec
@@ -137,8 +137,8 @@ def register_model_kinds(register: RegisterModelKind) -> None:
     Called once when plugins load. Call ``register(LanguageModelSubclass)`` for each kind; its
     ``kind`` is its name (``"masked"``, ``"causal"``, ``"chat"``), its ``prefix`` (when it has one)
     is how a model spec names it (``chat:gpt-4o``), its ``serves`` the request kinds it answers and
-    its ``options`` the options every scorer that accepts it declares (:func:`assoc.lm.options_for`).
-    The one loader (:func:`assoc.lm.open_model`) finds a model's kind among the registered ones, and
+    its ``options`` the options every scorer that accepts it declares (`assoc.lm.options_for`).
+    The one loader (`assoc.lm.open_model`) finds a model's kind among the registered ones, and
     ``assoc plugins`` lists them. The core registers ``masked`` and ``causal`` this way. Kind names
     and prefixes are unique across plugins.
     """

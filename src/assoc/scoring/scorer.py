@@ -179,7 +179,7 @@ class Scorer(Component):
         """The options that key ``model``'s unit cache: every option except where the cache lives.
 
         Override to key an option by what it resolves to (an LM scorer's ``device="auto"`` by the device
-        it picked, :class:`assoc.lm.LMScorer`).
+        it picked, `assoc.lm.LMScorer`).
         """
         return {k: v for k, v in self.params.items() if k not in ("cache", "cache_dir")}
 
@@ -196,7 +196,9 @@ class Scorer(Component):
         return None
 
     def combine_unit_reports(self, reports: list[dict[str, Any]]) -> dict[str, Any]:
-        """The run report's part from the units' reports (:meth:`unit_report`), in plan order.
+        """The run report's part from the reports of the units computed, in plan order.
+
+        Each report is a [`unit_report`][assoc.scoring.scorer.Scorer.unit_report]'s.
 
         The default adds numbers key by key (nested dicts key by key as well) and keeps the last value of
         anything else; override for other rules (a maximum, a list).
@@ -206,7 +208,7 @@ class Scorer(Component):
     def describe_model(self, model: str) -> dict[str, Any]:
         """What provenance records of ``model`` beside its spec, path and fingerprint (default: nothing).
 
-        :class:`assoc.lm.LMScorer` adds the model's kind and the device it ran on.
+        `assoc.lm.LMScorer` adds the model's kind and the device it ran on.
         """
         return {}
 

@@ -73,7 +73,7 @@ class UnitOutcome:
 
     ``threads`` is torch's intra-op thread count while the unit ran (``None``: torch was not imported
     in the worker); provenance records it (:mod:`assoc.infra.threads`). ``report`` is what the scorer
-    counted of the unit (:meth:`~assoc.scoring.scorer.Scorer.unit_report`: requests sent, retries,
+    counted of the unit (``Scorer.unit_report``: requests sent, retries,
     tokens used; ``None``: nothing), which the driver combines into the run report.
     """
 
