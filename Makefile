@@ -1,9 +1,9 @@
 # `make demo`: set everything up and run the demo.  `make test`: set everything up and run the tests.
 PYTHON ?= python3
 VENV ?= .venv
-SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml) docs/examples/assoc-example/pyproject.toml
+SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: setup demo test test-pandas2 lint docs bench clean
+.PHONY: setup setup-vllm demo test test-pandas2 lint docs bench clean
 
 setup: $(VENV)/.setup-done
 
@@ -11,11 +11,21 @@ $(VENV)/.setup-done: $(SETUP_INPUTS)
 	PYTHON=$(PYTHON) VENV=$(VENV) EXTRA_CONSTRAINTS="$(EXTRA_CONSTRAINTS)" bash scripts/setup.sh
 	touch $@
 
+# vLLM's CPU build in an environment of its own (it pins another torch and transformers), for the tests that
+# score through a real inference server (assoc.testing.vllm); about 4 minutes and 3.5 GB, once.
+VLLM_VENV ?= .venv-vllm
+setup-vllm: $(VLLM_VENV)/.setup-done
+
+$(VLLM_VENV)/.setup-done: scripts/setup-vllm.sh
+	PYTHON=$(PYTHON) VLLM_VENV=$(VLLM_VENV) bash scripts/setup-vllm.sh
+
 demo: setup
 	VENV=$(VENV) bash scripts/demo.sh
 
-test: setup
-	ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+# --fast-budget 5: a test not marked slow that takes over 3 x 5 s fails the run (assoc.devtools.fast_budget);
+# --durations 25: the slowest phases, for whoever brings a test back under the budget.
+test: setup setup-vllm
+	ASSOC_VLLM_PYTHON=$(abspath $(VLLM_VENV))/bin/python ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q --fast-budget 5 --durations 25
 
 # The normal suite runs on pandas 3 (what `make setup` installs); this runs it on pandas 2 in .venv-pandas2.
 test-pandas2:
@@ -45,4 +55,4 @@ bench: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m benchmarks $(BENCH_FLAGS)
 
 clean:
-	rm -rf $(VENV) demo-output .assoc-cache site
+	rm -rf $(VENV) $(VLLM_VENV) demo-output .assoc-cache site

@@ -1,6 +1,6 @@
 """Benchmark of the chat_listing request engine (plugin assoc-chat-listing) against a sequential loop.
 
-A local OpenAI-compatible server (``assoc_chat_listing.testing``, in its own process so it does
+A local OpenAI-compatible server (``assoc.testing.openai_server``, in its own process so it does
 not share the client's interpreter lock) answers every request after 50 ms. The script sends
 
 * sequential - a plain loop of ``chat.completions.create`` calls with the official synchronous
@@ -8,7 +8,7 @@ not share the client's interpreter lock) answers every request after 50 ms. The 
 * plain      - a plain ``openai.AsyncOpenAI`` loop at the same concurrency (``chat.completions.create``
   under an ``asyncio.Semaphore``, ``asyncio.gather``; nothing stored): what the official client
   alone costs;
-* assoc      - ``assoc_chat_listing.engine.run_requests`` (asyncio, the same openai package,
+* assoc      - ``assoc.lm.run_requests`` (asyncio, the same openai package,
   bounded concurrency, rate limiter, retries, every answer journaled on arrival and written to the
   on-disk cache) with 2,000 distinct requests at each concurrency.
 
@@ -39,7 +39,7 @@ import time
 def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
     """The test server in a child process; returns it and its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assoc_chat_listing.testing", "--delay", str(delay)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "assoc.testing.openai_server", "--delay", str(delay)], stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -50,11 +50,13 @@ def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
 
 
 def make_requests(n: int, url: str, tag: str) -> list:
+    from assoc_chat_listing.base import PlannedRequest
     from assoc_chat_listing.prompts import PAPER_LISTING, PAPER_SYSTEM, fill, messages
-    from assoc_chat_listing.store import ChatRequest, public_endpoint
+
+    from assoc.lm import public_endpoint
 
     return [
-        ChatRequest(
+        PlannedRequest(
             backend="openai",
             endpoint=public_endpoint(url),
             model="bench",
@@ -109,9 +111,8 @@ def plain_async(url: str, n: int, concurrency: int) -> dict:
 
 
 def concurrent(url: str, n: int, concurrency: int, cache: bool, delay: float) -> dict:
-    from assoc_chat_listing.engine import EngineSettings, run_requests
-    from assoc_chat_listing.store import ResponseStore, reply_text
-    from assoc_chat_listing.testing import listing_words, render, term_of
+    from assoc.lm import CHAT_COMPLETIONS, EngineSettings, ResponseStore, reply_text, run_requests
+    from assoc.testing.openai_server import listing_words, render, term_of
 
     requests = make_requests(n, url, f"c{concurrency}-{time.time_ns()}")
     with tempfile.TemporaryDirectory() as root:
@@ -120,7 +121,7 @@ def concurrent(url: str, n: int, concurrency: int, cache: bool, delay: float) ->
             base_url=url, api_key="EMPTY", concurrency=concurrency, timeout=30.0, max_retries=3, backoff_base=0.05
         )
         start, cpu_start = time.perf_counter(), time.process_time()
-        report = run_requests(requests, settings, store)
+        report = run_requests(requests, settings, store, route=CHAT_COMPLETIONS)
         seconds = time.perf_counter() - start
         cpu_ms = (time.process_time() - cpu_start) / n * 1000
         found, bad = ResponseStore(root, enabled=cache).lookup(requests) if cache else store.lookup(requests)

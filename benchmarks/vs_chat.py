@@ -1,10 +1,10 @@
 """Chat: assoc-chat-listing's request engine against a plain ``openai.AsyncOpenAI`` loop.
 
-A local OpenAI-compatible test server (``assoc_chat_listing.testing``, its own process, started
+A local OpenAI-compatible test server (``assoc.testing.openai_server``, its own process, started
 once on 127.0.0.1) answers every request after 50 ms. Both sides send the same number of distinct
 listing requests at the same concurrency:
 
-* ``assoc``: ``assoc_chat_listing.engine.run_requests`` (bounded concurrency, rate limiter,
+* ``assoc``: ``assoc.lm.run_requests`` (bounded concurrency, rate limiter,
   retries, every answer journaled and written to the on-disk cache); the harness checks that every
   reply is in the cache and is the server's reply to that request;
 * ``plain``: ``chat.completions.create`` under an ``asyncio.Semaphore``, ``asyncio.gather``,
@@ -84,9 +84,8 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         asyncio.run(run())
         stamps.done = now()
         return {"lost_or_wrong": 0, "cpu_s": time.process_time() - cpu}
-    from assoc_chat_listing.engine import EngineSettings, run_requests
-    from assoc_chat_listing.store import ResponseStore, reply_text
-    from assoc_chat_listing.testing import listing_words, render, term_of
+    from assoc.lm import CHAT_COMPLETIONS, EngineSettings, ResponseStore, reply_text, run_requests
+    from assoc.testing.openai_server import listing_words, render, term_of
 
     with tempfile.TemporaryDirectory() as root:
         store = ResponseStore(root, enabled=True)
@@ -95,7 +94,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
         )
         stamps.imported = now()
         cpu = time.process_time()
-        run_requests(requests, settings, store)
+        run_requests(requests, settings, store, route=CHAT_COMPLETIONS)
         stamps.done = now()
         cpu = time.process_time() - cpu
         found, _ = ResponseStore(root, enabled=True).lookup(requests)

@@ -711,7 +711,7 @@ def test_real_sbert_cosine_reduction_from_the_minilm_vectors(tmp_path, monkeypat
 @pytest.mark.slow
 def test_real_chat_rating_and_listing_reductions_against_the_local_server(tmp_path, monkeypatch):
     pytest.importorskip("assoc_chat_listing")
-    from assoc_chat_listing.testing import ChatServer
+    from assoc.testing.openai_server import ChatServer
 
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     prompt = "On a scale from 1 (only women) to 5 (only men), who are {target}? Answer with one number."

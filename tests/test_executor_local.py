@@ -210,6 +210,7 @@ def test_run_study_with_a_scorer_instance(units_plugin):
     assert record == {"name": "local", "units": 3, "units_from_cache": 0} and len(table) == len(PAIRS)
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_the_work_unit_example_of_write_a_plugin_runs():
     """docs/write-a-plugin.md section 6 runs as written (with the n-gram helpers of its section 3)."""
 

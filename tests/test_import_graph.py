@@ -96,13 +96,6 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    """Write ``files`` (relative path -> source, dedented) under ``root``: a planted package for a checker's test."""
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(textwrap.dedent(text))
-
-
 def import_graph(roots: Iterable[Path]) -> dict[str, set[str]]:
     files = module_files(roots)
     return {name: imports_of(name, path, files) for name, path in files.items()}
@@ -118,6 +111,13 @@ def test_the_core_and_the_plugins_have_no_import_circle() -> None:
     )
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write ``{relative path: text}`` under ``root``: a planted source tree for the checkers' own tests."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
 def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
     """The checker itself: a circle closed at module level, in a function, under TYPE_CHECKING, relatively."""
     files = {
@@ -130,7 +130,7 @@ def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
         "pkg/f.py": "from .e import *\n",
         "pkg/g.py": "import pkg.a\n",  # imports into a circle, but is not part of one
     }
-    write_tree(tmp_path, files)
+    write_tree(tmp_path, {relative: textwrap.dedent(text) for relative, text in files.items()})
     found = circles(import_graph([tmp_path]))
     assert found == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"], ["pkg.e", "pkg.f"]]
 
@@ -220,6 +220,62 @@ def test_the_plugin_api_page_lists_every_name() -> None:
         if f"`{name}`" not in page
     ]
     assert missing == [], f"docs/plugin-api.md does not list: {', '.join(missing)}"
+
+
+# -- no plugin imports another plugin (issue 41 item 7) -------------------------------------------------
+
+#: Imports of one plugin's modules by another that exist today, each waiting for its removal. An entry
+#: that is gone fails the test too, so the list is emptied when the import is. (The last one,
+#: crows_scoring -> assoc_pll.sentences, went when PLL sentence scoring became assoc.lm.pseudo_log_likelihoods.)
+KNOWN_PLUGIN_TO_PLUGIN_IMPORTS: list[str] = []
+
+
+def imports_of_other_plugins(roots: Iterable[Path]) -> list[str]:
+    """``module -> module`` for every import, in a plugin's source root, of a module of another plugin.
+
+    Each root (``plugins/<name>/src``) holds the packages of one plugin; an import of any module of a
+    package under another root is a plugin reaching past the wall (what it needs belongs in the core).
+    """
+    roots = list(roots)
+    owner = {name: root for root in roots for name in module_files([root])}
+    found = []
+    for root in roots:
+        for name, path in module_files([root]).items():
+            for target in sorted(imports_of(name, path, owner)):
+                if owner[target] != root:
+                    found.append(f"{name} -> {target}")
+    return found
+
+
+def test_no_plugin_imports_another_plugin() -> None:
+    found = imports_of_other_plugins(plugin_roots())
+    assert found == KNOWN_PLUGIN_TO_PLUGIN_IMPORTS, (
+        "a plugin imports another plugin's modules (share the code through the core: assoc, assoc.lm, "
+        "assoc.stats, assoc.infra); or an import listed in KNOWN_PLUGIN_TO_PLUGIN_IMPORTS is gone: "
+        f"remove it from the list. Found: {found}"
+    )
+
+
+def test_the_plugin_wall_check_finds_each_kind_of_import(tmp_path: Path) -> None:
+    """The checker itself, on planted plugins: module level, in a function, under TYPE_CHECKING, a package."""
+    files = {
+        "one/src/plug_one/__init__.py": "",
+        "one/src/plug_one/words.py": "WORDS = 1\n",
+        "one/src/plug_one/inside.py": "from plug_one import words\nfrom . import words as again\n",
+        "two/src/plug_two/__init__.py": "",
+        "two/src/plug_two/a.py": "from plug_one.words import WORDS\n",
+        "two/src/plug_two/b.py": "def f():\n    import plug_one.words\n",
+        "two/src/plug_two/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import plug_one\n",
+        "two/src/plug_two/d.py": "from plug_one import words\nimport assoc\n",
+    }
+    write_tree(tmp_path, files)
+    found = imports_of_other_plugins([tmp_path / "one" / "src", tmp_path / "two" / "src"])
+    assert found == [
+        "plug_two.a -> plug_one.words",
+        "plug_two.b -> plug_one.words",
+        "plug_two.c -> plug_one",
+        "plug_two.d -> plug_one.words",
+    ]
 
 
 # -- the language-model layer (issue 41) ---------------------------------------------------------

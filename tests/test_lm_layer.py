@@ -366,7 +366,7 @@ def test_the_requests_page_registers_a_kind_that_a_scorer_of_sentences_runs(tiny
     assert "device" not in table.assoc.provenance["model_names"][0]  # not a local kind
     listed = CliRunner().invoke(build_cli(), ["plugins"]).output
     assert "unigram-example" in listed and "model kinds: unigram" in listed
-    assert "model kinds: masked, causal" in listed  # the core's own, registered the same way
+    assert "model kinds: masked, causal, chat" in listed  # the core's own, registered the same way
     # the scorer takes every registered kind that serves sentence requests: masked and causal LMs too
     both = assoc.score("sentence_log_prob", namespace["stimuli"], [tiny["bert"], tiny["gpt2"]], progress=False)
     kinds = [record["kind"] for record in both.assoc.provenance["model_names"]]
@@ -406,7 +406,7 @@ def test_a_bad_model_kind_fails_its_plugin_with_the_reason(fresh_plugins):
     assert assoc.plugins.register(plugin(First), name="first").status == "loaded"
     clash = assoc.plugins.register(plugin(SamePrefix), name="clash")
     assert clash.status == "failed" and "its prefix 'unigram:' is the prefix of kind 'first'" in clash.error
-    assert set(assoc.plugins.model_kinds()) == {"causal", "masked", "first"}
+    assert set(assoc.plugins.model_kinds()) == {"causal", "chat", "masked", "first"}
 
 
 # -- model names: [LABEL=]SPEC --------------------------------------------------------------------------
@@ -511,6 +511,8 @@ def test_a_model_whose_kind_does_not_serve_the_scorers_requests_is_refused_befor
     inline_plugin("replies", Replies)
     with pytest.raises(RequestKindError, match=r"is a masked model, which cannot serve generate"):
         assoc.score("replies", STIMULI, [tiny["bert"]], cache=False, progress=False)
-    Replies.model_kinds = None  # every registered kind that serves generate: none here (no chat kind)
-    with pytest.raises(ModelError, match=r"scorer 'replies' takes no model kind"):
+    Replies.model_kinds = None  # every registered kind that serves generate: the chat kind
+    with pytest.raises(
+        ModelError, match=r"is a masked model \(config.json: BertForMaskedLM\); scorer 'replies' takes chat"
+    ):
         assoc.score("replies", STIMULI, [tiny["bert"]], cache=False, progress=False)

@@ -194,3 +194,34 @@ def test_tiny_builds_a_loadable_model_and_refuses_a_full_directory(tmp_path):
     assert config.model_type == "bert" and config.vocab_size == 30522
     result = CliRunner().invoke(cli, ["models", "tiny", str(target)])
     assert result.exit_code == 2 and "is not empty" in result.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "heads", "default_head_size"),
+    [("gpt2", 2, 16), ("llama", 4, 8)],  # defaults: width 32 over 2 (GPT-2) or 4 (Llama) heads
+)
+def test_tiny_causal_head_size_and_positions_shape_a_servable_model(tmp_path, kind, heads, default_head_size):
+    # vLLM's CPU attention takes head sizes 32, 64, 80, ... and --max-model-len <= the model's positions:
+    # the options give that shape; without them the model is today's (other tests rely on it).
+    from transformers import AutoConfig, AutoTokenizer
+
+    default = tmp_path / "default"
+    assert CliRunner().invoke(cli, ["models", "tiny", "--kind", kind, str(default)]).exit_code == 0
+    config = AutoConfig.from_pretrained(default)
+    assert config.hidden_size // config.num_attention_heads == default_head_size
+    assert config.max_position_embeddings == 64
+
+    served = tmp_path / "served"
+    args = ["models", "tiny", "--kind", kind, "--head-size", "32", "--positions", "1024", str(served)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    config = AutoConfig.from_pretrained(served)
+    assert (config.num_attention_heads, config.hidden_size) == (heads, heads * 32)
+    assert config.max_position_embeddings == 1024
+    assert AutoTokenizer.from_pretrained(served).model_max_length == 1024
+
+
+def test_tiny_refuses_shape_options_for_a_masked_lm(tmp_path):
+    result = CliRunner().invoke(cli, ["models", "tiny", "--head-size", "32", str(tmp_path / "bert")])
+    assert result.exit_code == 2 and "--kind gpt2 or llama" in result.output
+    assert not (tmp_path / "bert").exists()

@@ -21,6 +21,8 @@ from assoc.cli import build_cli
 from assoc.errors import OutputError, ProvenanceWarning, StimuliError, TableError
 from assoc.table import from_records, read_table, sidecar_path, write_table
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 PAIR = {"target": {"T": ["ant"]}, "attribute": {"A": ["antler"]}}
 
 

@@ -103,7 +103,7 @@ def score(
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
-    threads: int | None = None,
+    threads: int | ThreadSetting | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
@@ -141,7 +141,8 @@ def score(
         this process or in every Ray worker and restored afterwards, also after an error. Default:
         ``$ASSOC_THREADS``, else torch's own default. A value that is not a positive integer is an
         [`OptionError`][assoc.OptionError] before any work. Provenance records the request and the
-        count torch used (``executor.threads``; ``docs/scale.md``).
+        count torch used (``executor.threads``; ``docs/scale.md``). A setting already parsed
+        (`assoc.infra.threads.resolve_threads`, what the command line passes) is used as it is.
     **options:
         The scorer's options; unknown names and bad values raise [`OptionError`][assoc.OptionError].
 
@@ -373,7 +374,7 @@ def compare(
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
-    threads: int | None = None,
+    threads: int | ThreadSetting | None = None,
 ) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 

@@ -10,11 +10,14 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from assoc.errors import AssocError
+
+if TYPE_CHECKING:
+    from assoc.infra.threads import ThreadSetting
 
 
 class AssocGroup(click.Group):
@@ -312,12 +315,11 @@ def _threads_option(command: Any) -> Any:
     )(command)
 
 
-def _threads(text: str | None) -> int | None:
-    """--threads checked before any work (also a bad $ASSOC_THREADS); None leaves the choice to the API."""
+def _threads(text: str | None) -> ThreadSetting:
+    """--threads (else $ASSOC_THREADS) parsed once, before any work; the setting goes to the API as it is."""
     from assoc.infra.threads import resolve_threads
 
-    setting = resolve_threads(text, what="--threads")
-    return setting.requested if setting.source == "threads" else None
+    return resolve_threads(text, what="--threads")
 
 
 @contextlib.contextmanager
@@ -373,7 +375,7 @@ def score(
     from assoc import api, plugins
     from assoc.components.options import parse_cli_options
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         scorer_cls = plugins.get_scorer(scorer)
         given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
         return lambda runner, chosen_threads: api.score(
@@ -388,7 +390,7 @@ def _run_scoring(
     threads: str | None,
     executor: str,
     executor_options: Mapping[str, str | None],
-    prepare: Callable[[], Callable[[Any, int | None], Any]],
+    prepare: Callable[[], Callable[[Any, ThreadSetting], Any]],
 ) -> None:
     """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
 
@@ -453,7 +455,7 @@ def compare(
     from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         names = list(dict.fromkeys(scorer_names))
         chosen: dict[str, list[str]] = {}
         for pair in models:
@@ -499,13 +501,16 @@ def _where_option(command: Any) -> Any:
     )(command)
 
 
-def _selected(table_path: str, where: tuple[str, ...], *, validate: bool = True) -> Any:
-    """The table at ``table_path``, reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table
+def _selected(table_path: str, where: tuple[str, ...]) -> Any:
+    """The table at ``table_path``, reduced to the rows ``--where`` selects.
+
+    Not validated here: ``analyze`` validates the rows it runs on once (``api.analyze``), and ``plot``
+    reads any table.
+    """
+    from assoc.table.files import read_table
     from assoc.table.selection import parse_where, select_rows
 
-    table = as_table(table_path, validate=validate, where=f"table {table_path!r}")
-    return select_rows(table, parse_where(where), where=f"table {table_path!r}")
+    return select_rows(read_table(table_path), parse_where(where), where=f"table {table_path!r}")
 
 
 @cli.command()
@@ -531,15 +536,49 @@ def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[s
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
-    table: Any = table_path
-    if where:
-        table = _selected(table_path, where, validate=analysis_cls.requires_association_table)
+    table: Any = _selected(table_path, where) if where else table_path
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = api.analyze(name, table, **given)
     for warning in caught:
         click.echo(f"warning: {warning.message}", err=True)
     _save_or_print(result, out)
+
+
+@cli.command(name="report")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", required=True, help="The report: one self-contained .html file.")
+@click.option("--card", default=None, help="Also write the Markdown bias card (.md): the headline table.")
+@click.option("--title", default=None, help="The report's title (default: from the stimuli's names).")
+@click.option(
+    "--max-rows",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rows of each item-level table written into the page (the rest is counted in a note).",
+)
+@click.option(
+    "--no-convergence",
+    is_flag=True,
+    help="Do not run the convergence analysis on tables that hold several methods.",
+)
+def report_command(
+    inputs: tuple[str, ...], out: str, card: str | None, title: str | None, max_rows: int, no_convergence: bool
+) -> None:
+    """Write one HTML report of a study from its tables and analysis results (INPUTS).
+
+    \b
+    INPUTS are files written by `assoc score`, `assoc compare` and `assoc analyze`. The page holds the
+    headline numbers with their intervals, forest plots per model, a heatmap of the estimates by
+    model, the convergence of methods, every table (searchable, sortable), provenance, warnings and
+    citations with BibTeX; it opens from disk with no network (docs/report.md).
+    """  # noqa: D301 (click's \b paragraph marker must stay a real backspace)
+    from assoc.reporting import report
+
+    made = report(list(inputs), out, title=title, card=card, max_rows=max_rows, convergence=not no_convergence)
+    click.echo(f"wrote {out} ({len(made.html.encode('utf-8')) / 1024:,.0f} KiB)", err=True)
+    if card:
+        click.echo(f"wrote {card}", err=True)
 
 
 def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
@@ -705,20 +744,37 @@ def models_remove(name: str, revision: str | None, yes: bool) -> None:
     show_default=True,
     help="bert: masked LM (fmat, pll); gpt2 or llama: causal LM (clm), tokenizer trained on the spot.",
 )
+@click.option(
+    "--head-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="gpt2/llama: dimensions per attention head (width = heads x this); 32 or more for vLLM's CPU build.",
+)
+@click.option(
+    "--positions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="gpt2/llama: the longest sequence in tokens [default: 64]; a server's --max-model-len cannot exceed it.",
+)
 @click.option("--force", is_flag=True, help="Write into DIRECTORY even when it is not empty.")
-def models_tiny(directory: str, seed: int, kind: str, force: bool) -> None:
+def models_tiny(
+    directory: str, seed: int, kind: str, head_size: int | None, positions: int | None, force: bool
+) -> None:
     """Build a tiny demo model with random weights in DIRECTORY, without any download.
 
     --kind bert (default): a masked LM with the real bert-base-uncased vocabulary (fmat, pll);
     --kind gpt2 / llama: a causal LM of that family (clm) whose tokenizer is trained here.
     Its numbers mean nothing (the weights are random); it makes every command runnable offline
-    in seconds. Two seeds give two models (raters) for icc.
+    in seconds. Two seeds give two models (raters) for icc. For an inference server (vLLM's CPU
+    build takes head sizes 32, 64, 80, ...): --kind gpt2 --head-size 32 --positions 1024.
     """
     from pathlib import Path
 
     from assoc.errors import OptionError
 
     target = Path(directory)
+    if kind == "bert" and (head_size is not None or positions is not None):
+        raise OptionError("--head-size and --positions shape a causal LM: use them with --kind gpt2 or llama")
     if target.exists() and any(target.iterdir()) and not force:
         raise OptionError(f"{directory!r} is not empty; choose a new directory or pass --force")
     try:
@@ -730,7 +786,8 @@ def models_tiny(directory: str, seed: int, kind: str, force: bool) -> None:
 
     if kind != "bert":
         with quiet_libraries():
-            path = build_causal(target, kind, seed=seed)
+            shape = {name: value for name, value in (("head_size", head_size), ("positions", positions)) if value}
+            path = build_causal(target, kind, seed=seed, **shape)
         click.echo(f"tiny causal LM ({kind}, seed {seed}) in {path}: use --scorer clm --model {directory}", err=True)
         return
     try:
@@ -751,7 +808,13 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
         "estimates": (
             Option("estimate", str, None, "column with the estimates (default: detected)"),
             Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
-            Option("reference", float, 0.0, "x position of the reference line"),
+            Option(
+                "reference",
+                float,
+                None,
+                "x position of the reference line (default: the analysis's own, e.g. 50 for CrowS-Pairs' metric "
+                "score, else 0; null: none)",
+            ),
             Option("title", str, None, "figure title"),
             Option(
                 "max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)", check=positive
@@ -813,8 +876,11 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
         raise OptionError(f"cannot save a figure as {Path(out).name!r}: use .png, .pdf or .svg")
     check_output_file(out, "--out")
     spec = _plot_options()[kind]
-    params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
-    table = _selected(table_path, where, validate=False) if where else read_table(table_path)
+    given = parse_cli_options(spec, options, owner=f"plot {kind!r}")
+    params = validate_options(spec, given, f"plot {kind!r}")
+    if kind == "estimates" and "reference" not in given:
+        params["reference"] = "auto"  # the analysis's own reference line; reference=null draws none
+    table = _selected(table_path, where) if where else read_table(table_path)
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":

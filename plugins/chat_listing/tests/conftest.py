@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from assoc_chat_listing.testing import ChatServer
+
+from assoc.testing.openai_server import ChatServer
 
 
 @pytest.fixture(autouse=True)

@@ -19,10 +19,10 @@ from assoc_chat_listing.bbq.analysis import BBQAnalysis
 from assoc_chat_listing.bbq.matching import match_authors, match_reply
 from assoc_chat_listing.bbq.scorer import replay_rows
 from assoc_chat_listing.bbq.testing import bbq_responder
-from assoc_chat_listing.testing import FAST_RETRIES, ChatServer
 
 import assoc
 from assoc import StimuliError, from_records
+from assoc.testing.openai_server import FAST_RETRIES, ChatServer
 
 HERE = Path(__file__).parent / "data" / "bbq"
 REPO = Path(__file__).resolve().parents[3]

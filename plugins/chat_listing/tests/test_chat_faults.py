@@ -12,14 +12,14 @@ import warnings
 
 import pytest
 from assoc_chat_listing import responses
-from assoc_chat_listing.engine import ChatServiceError
-from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
-from assoc_chat_listing.testing import FAST_RETRIES as FAST
-from assoc_chat_listing.testing import ChatServer
 from click.testing import CliRunner
 
 import assoc
 from assoc.cli import build_cli
+from assoc.lm import ChatServiceError
+from assoc.testing.openai_server import EXAMPLE_STIMULI as STIMULI
+from assoc.testing.openai_server import FAST_RETRIES as FAST
+from assoc.testing.openai_server import ChatServer
 
 TERMS = ["nurses", "engineers", "musicians", "Christians", "Hindus"]
 
@@ -209,8 +209,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
     script = textwrap.dedent(
         """
         import os, signal, sys
-        from assoc_chat_listing.engine import EngineSettings, run_requests
-        from assoc_chat_listing.store import ChatRequest, ResponseStore
+        from assoc.lm import CHAT_COMPLETIONS, ChatRequest, EngineSettings, ResponseStore, run_requests
 
         url, root = sys.argv[1], sys.argv[2]
         requests = [
@@ -226,7 +225,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
                 os.kill(os.getpid(), signal.SIGKILL)
 
         run_requests(requests, EngineSettings(base_url=url, api_key="EMPTY", concurrency=1), ResponseStore(root),
-                     on_done=on_done)
+                     route=CHAT_COMPLETIONS, on_done=on_done)
         """
     )
     root = tmp_path / "cache"
@@ -239,7 +238,7 @@ def test_an_answer_is_stored_before_anything_else_happens_to_it(tmp_path):
     assert len(answered) == 3
     journals = list((root / "chat_listing-journal").glob("*.jsonl"))
     assert len(journals) == 1  # the killed run's journal is left behind ...
-    from assoc_chat_listing.store import ResponseStore
+    from assoc.lm import ResponseStore
 
     (root / "chat_listing-journal" / "0123.new").write_bytes(b"")  # a journal killed before it was named
     store = ResponseStore(str(root))  # ... and opening the store moves it into the cache
@@ -275,7 +274,7 @@ def test_real_reply_shapes_through_the_server(server):
 
 
 def test_the_journal_of_a_live_run_is_left_alone(tmp_path):
-    from assoc_chat_listing.store import ChatRequest, ResponseStore
+    from assoc.lm import ChatRequest, ResponseStore
 
     request = ChatRequest("openai", "http://h/v1", "m", ({"role": "user", "content": "List 2 traits of g."},), {}, 0)
     body = {"choices": [{"message": {"role": "assistant", "content": "1. kind\n2. warm"}, "finish_reason": "stop"}]}

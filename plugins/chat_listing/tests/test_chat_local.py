@@ -156,3 +156,67 @@ def test_threads_reach_the_local_model_and_change_no_reply(tiny_chat_model, monk
     assert [t.attrs["assoc"]["executor"]["threads"]["torch"] for t in (one, two)] == [1, 2]
     cols = ["target", "measure", "attribute", "value"]
     assert one[cols].equals(two[cols])
+
+
+def _directory_sha256(directory) -> str:
+    """The documented fingerprint of a model folder, computed here: sha256 over each file's relative name and bytes."""
+    import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    files = sorted(p for p in Path(directory).rglob("*") if p.is_file())
+    for path in files:
+        digest.update(str(path.relative_to(directory)).encode() + b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return "sha256:" + digest.hexdigest()
+
+
+def test_local_replies_keep_their_cache_keys_and_load_through_the_model_cache(tiny_chat_model):
+    """The key of a local reply is what it always was (so stored replies are found), and the model comes from the
+    process's model cache of causal LMs (the one loader), not a loader of its own."""
+    import hashlib
+    import json
+
+    from assoc.lm.causal.loading import loaded_causal_lms, release_causal_lms
+
+    release_causal_lms()
+    table = run(tiny_chat_model, cache=False)
+    assert [key.model for key in loaded_causal_lms()] == [tiny_chat_model]
+    row = table[table["measure"] == "rating"].iloc[0]
+    parts = {
+        "backend": "transformers",
+        "endpoint": "transformers:" + _directory_sha256(tiny_chat_model),
+        "model": tiny_chat_model,
+        "messages": [
+            {"role": "system", "content": PAPER_SYSTEM},
+            {"role": "user", "content": fill(PAPER_RATING, row["target"], 50)},
+        ],
+        "params": {"temperature": 0.0, "max_tokens": 12},
+        "sample": 0,
+    }
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert row["response_id"] == hashlib.sha256(blob.encode()).hexdigest()
+
+
+def test_the_chat_kind_generates_locally_what_the_scorer_reads(tiny_chat_model):
+    from assoc.lm import ChatModel
+    from assoc.lm.requests import GenerateRequest
+
+    model = ChatModel.open(tiny_chat_model, {"provider": "transformers", "device": "cpu", "cache": False}, None)
+    messages = (
+        {"role": "system", "content": PAPER_SYSTEM},
+        {"role": "user", "content": fill(PAPER_RATING, "nurses", 50)},
+    )
+    (reply,) = model.generate([GenerateRequest(messages, {"temperature": 0.0, "max_tokens": 12})])
+    assert reply.text == RATING_REPLY and reply.status == "ok"
+    assert model.describe()["provider"] == "transformers" and model.describe()["endpoint"] == "local"
+    assert model.fingerprint == f"transformers:{_directory_sha256(tiny_chat_model)}"
+
+
+def test_the_old_spelling_backend_still_chooses_the_provider():
+    with pytest.warns(
+        DeprecationWarning, match="'backend' of scorer 'chat_listing' is deprecated: it is now called 'provider'"
+    ):
+        scorer = assoc.get_scorer("chat_listing")(backend="transformers")
+    assert scorer.params["provider"] == "transformers"

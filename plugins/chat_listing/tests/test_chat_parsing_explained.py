@@ -10,10 +10,10 @@ import warnings
 
 import pytest
 from assoc_chat_listing.parsing import ReplyParser
-from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
-from assoc_chat_listing.testing import FAST_RETRIES as FAST
 
 import assoc
+from assoc.testing.openai_server import EXAMPLE_STIMULI as STIMULI
+from assoc.testing.openai_server import FAST_RETRIES as FAST
 
 PARSER = ReplyParser()
 

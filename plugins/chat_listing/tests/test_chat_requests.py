@@ -10,13 +10,13 @@ import warnings
 
 import pytest
 from assoc_chat_listing import responses
-from assoc_chat_listing.engine import ChatServiceError
-from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
-from assoc_chat_listing.testing import FAST_RETRIES as FAST
-from assoc_chat_listing.testing import SHAPES, ChatServer, listing_words
 
 import assoc
 from assoc.infra.cache import CacheWarning
+from assoc.lm import ChatServiceError
+from assoc.testing.openai_server import EXAMPLE_STIMULI as STIMULI
+from assoc.testing.openai_server import FAST_RETRIES as FAST
+from assoc.testing.openai_server import SHAPES, ChatServer, listing_words
 
 TERMS = ["nurses", "engineers", "musicians", "Christians", "Hindus"]
 
@@ -104,7 +104,7 @@ def test_ratings_and_refusals(server):
     with pytest.warns(UserWarning, match="refusal"):
         table = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, task="both", **FAST)
     ratings = table[table["measure"] == "rating"].set_index("target")
-    from assoc_chat_listing.testing import _hash
+    from assoc.testing.openai_server import _hash
 
     for term in TERMS[:-1]:
         assert ratings.loc[term, "value"] == 1 + _hash(term) % 5
@@ -349,7 +349,8 @@ def test_kill_and_resume_repeats_no_stored_request(tmp_path):
 
 def test_unusable_stored_entry_is_requested_again(server, tmp_path):
     from assoc_chat_listing.scorer import ChatListingScorer
-    from assoc_chat_listing.store import ResponseStore
+
+    from assoc.lm import ResponseStore
 
     study = {"designs": [{"name": "d", "target": {"g": ["nurses"]}}]}
     request = ChatListingScorer(base_url=server.url).build_requests(assoc.Stimuli.load(study), ["m"])[0]

@@ -9,15 +9,15 @@ import warnings
 
 import pandas as pd
 import pytest
-from assoc_chat_listing.engine import ChatServiceError
-from assoc_chat_listing.testing import EXAMPLE_STIMULI as STIMULI
-from assoc_chat_listing.testing import FAST_RETRIES as FAST
-from assoc_chat_listing.testing import ChatServer, listing_words
 from click.testing import CliRunner
 
 import assoc
 from assoc.cli import build_cli
 from assoc.errors import OptionError, StimuliError
+from assoc.lm import ChatServiceError
+from assoc.testing.openai_server import EXAMPLE_STIMULI as STIMULI
+from assoc.testing.openai_server import FAST_RETRIES as FAST
+from assoc.testing.openai_server import ChatServer, listing_words
 
 SECRET = "sk-test-Zq8vR3mN1pL6tY0wX4cB7dKe"
 URL_SECRET = "tok-Hq4Rw8Zp2Lm6"  # a key in the base URL's query (?api-key=...)
@@ -286,17 +286,17 @@ def test_documented_nicolas2024_command_runs_end_to_end(tmp_path, monkeypatch):
 
 
 def test_refusal_warning_names_each_term_once_with_its_task():
-    from assoc_chat_listing.scorer import ChatListingScorer
+    from assoc_chat_listing.scorer import ChatListingScorer, ListingReader
 
-    scorer = ChatListingScorer()
-    refusals = [
+    reader = ListingReader(ChatListingScorer(), [])  # the listing scorer's reader of one run's replies
+    reader.refusals = [
         {"model": "m", "target": "nurse", "task": "listing", "sample": 0},
         {"model": "m", "target": "nurse", "task": "rating", "sample": 0},
         {"model": "m", "target": "nurse", "task": "rating", "sample": 1},
         {"model": "m", "target": "pilot", "task": "listing", "sample": 0},
     ]
     with pytest.warns(UserWarning) as record:
-        scorer._warn(refusals, [], [], [], [])
+        reader.warn([], 4)
     message = str(record[0].message)
     assert "4 refusal(s)" in message
     assert "m/'nurse' (listing), m/'nurse' (rating x2), m/'pilot' (listing)" in message

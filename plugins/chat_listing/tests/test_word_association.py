@@ -13,12 +13,12 @@ import re
 
 import pandas as pd
 import pytest
-from assoc_chat_listing.testing import FAST_RETRIES, ChatServer
 from assoc_chat_listing.word_association import bundled, parsing, prompts
 from assoc_chat_listing.word_association.testing import association_responder, read_prompt
 from click.testing import CliRunner
 
 import assoc
+from assoc.testing.openai_server import FAST_RETRIES, ChatServer
 
 FAST = dict(FAST_RETRIES)
 IAT = {

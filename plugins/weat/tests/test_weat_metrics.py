@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import assoc
+from assoc.devtools.strict_skips import skip_unavailable_to_ci
 from assoc.errors import DataError
 from assoc.table import from_records
 
@@ -169,6 +170,7 @@ def test_ripa_with_paired_target_groups(tmp_path):
     assert words.loc["s1", "side"] == "target"
     assert words.loc["s1", "ripa"] == pytest.approx(3.5) and words.loc["s3", "ripa"] == pytest.approx(-0.5)
     assert words.loc["s3", "sd"] == pytest.approx(1.5) and words.loc["s3", "n_pairs"] == 2
+    assert words["n_pairs"].dtype.kind == "i"  # a count, an integer as in the summary row
     assert assoc.analyze("ripa", table).iloc[0]["ripa"] == pytest.approx(1.5)
 
 
@@ -203,6 +205,104 @@ def test_rnsb_kl_by_hand():
     assert words.loc["x", "rnsb"] == pytest.approx(0.5 * math.log(1.5)) and words["rnsb"].sum() == pytest.approx(
         expected
     )
+
+
+def test_by_gives_one_result_per_model_by_hand(tmp_path):
+    # a second embedding with every vector doubled: distances and projections double, cosines do not change
+    doubled = {word: (2 * x, 2 * y) for word, (x, y) in VOCAB.items()}
+    paths = [_save(tmp_path, VOCAB, "toy"), _save(tmp_path, doubled, "doubled")]
+    table = assoc.score("weat", STIMULI, paths, measures=ALL)
+    words = [(3, 4), (0, 2), (1, -2), (-3, 4), (2, 1)]  # s1, s2, s3, t1, t2
+
+    def rnd(k):  # sum over the words of ||w - m_A|| - ||w - m_B||, m_A = k (0.5, 0.5), m_B = -m_A
+        return sum(
+            math.hypot(k * x - k / 2, k * y - k / 2) - math.hypot(k * x + k / 2, k * y + k / 2) for x, y in words
+        )
+
+    result = assoc.analyze("rnd", table, side="attribute")
+    assert list(result["model"]) == paths and list(result["design"]) == ["toy", "toy"]
+    assert list(result["rnd"]) == pytest.approx([rnd(1), rnd(2)])
+    per_word = assoc.analyze("rnd", table, side="attribute", per_word=True, by=["model"])
+    assert list(per_word.columns[:3]) == ["model", "word_group", "word"] and len(per_word) == 10
+    s1 = per_word[per_word["word"] == "s1"]
+    assert list(s1["distance_a"]) == pytest.approx([math.hypot(2.5, 3.5), 2 * math.hypot(2.5, 3.5)])
+    # RIPA, attribute pairs (a1, b1), (a2, b2): w · (1, 0) and w · (0, 1), averaged: (x + y) / 2 per word
+    ripa = assoc.analyze("ripa", table, side="attribute", by=["model"])
+    assert list(ripa["ripa"]) == pytest.approx([sum(x + y for x, y in words) / 2 / 5, sum(x + y for x, y in words) / 5])
+    # cosines: the same number for both embeddings
+    semaxis = [7 / (5 * math.sqrt(2)), 1 / math.sqrt(2), -1 / math.sqrt(10)]  # cos(w, (1, 1)) for s1, s2, s3
+    got = assoc.analyze("semaxis", table, targets=["S"])
+    assert list(got["semaxis"]) == pytest.approx([sum(semaxis) / 3] * 2) and list(got["n_words"]) == [3, 3]
+    mac_a = (0.7 + 0.5 - 1 / (2 * math.sqrt(5)) + 0.1 + 3 / (2 * math.sqrt(5))) / 5  # mean cos with A, 5 words
+    assert list(assoc.analyze("mac", table, attributes=["A"])["mac"]) == pytest.approx([mac_a] * 2)
+    assert list(assoc.analyze("ect", table, side="attribute")["ect"]) == pytest.approx([-1.0, -1.0])
+    # RNSB: one KL divergence per model of a hand-made logit table
+    rows = [
+        {"model": model, "target_group": "S", "target": w, "attribute_group": "A - B", "value": v}
+        for model, logits in (("m1", (0.0, math.log(3), math.log(3))), ("m2", (0.0, 0.0, 0.0)))
+        for w, v in zip("xyz", logits)
+    ]
+    rnsb = assoc.analyze("rnsb", from_records(rows, scorer="hand", measure="logit"), by=["model"])
+    expected = 0.5 * math.log(0.5 * 3) + 2 * 0.25 * math.log(0.25 * 3)
+    assert list(rnsb["model"]) == ["m1", "m2"] and list(rnsb["rnsb"]) == pytest.approx([expected, 0.0])
+    with pytest.raises(DataError, match="'by' names column.*: nope"):
+        assoc.analyze("semaxis", table, by=["nope"])
+
+
+def test_bootstrap_ci_of_every_summary_by_hand(table):
+    from assoc.stats.effect_size import bootstrap_interval
+
+    def interval(values, statistic="mean"):
+        # the scored words drawn with replacement, their number kept: the same draws as the analysis makes
+        reduce = (lambda xs, _: xs.mean(axis=1)) if statistic == "mean" else (lambda xs, _: xs.sum(axis=1))
+        ci = bootstrap_interval(np.array(values), None, reduce, confidence=0.8, n_resamples=300, seed=2)
+        return ci.low, ci.high
+
+    ci = dict(n_bootstrap=300, seed=2, confidence=0.8)
+    semaxis = [7 / (5 * math.sqrt(2)), 1 / math.sqrt(2), -1 / math.sqrt(10)]  # s1, s2, s3
+    got = assoc.analyze("semaxis", table, targets=["S"], **ci).iloc[0]
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx(interval(semaxis))
+    assert (got["confidence"], got["n_bootstrap"]) == (0.8, 300)
+    ripa = [3.5, 1.0, -0.5, 0.5, 1.5]  # (x + y) / 2 for s1, s2, s3, t1, t2
+    got = assoc.analyze("ripa", table, side="attribute", **ci).iloc[0]
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx(interval(ripa))
+    mac = [0.7, 0.5, -1 / (2 * math.sqrt(5)), 0.1, 3 / (2 * math.sqrt(5))]  # mean cos with A's words
+    got = assoc.analyze("mac", table, attributes=["A"], **ci).iloc[0]
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx(interval(mac))
+    rnd = [
+        math.hypot(x - 0.5, y - 0.5) - math.hypot(x + 0.5, y + 0.5)
+        for x, y in [(3, 4), (0, 2), (1, -2), (-3, 4), (2, 1)]
+    ]
+    got = assoc.analyze("rnd", table, side="attribute", reduce="mean", **ci).iloc[0]
+    assert got["rnd"] == pytest.approx(sum(rnd) / 5)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx(interval(rnd))
+    got = assoc.analyze("rnd", table, side="attribute", **ci).iloc[0]
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx(interval(rnd, "sum"))
+    with pytest.raises(DataError, match="at least 2 scored words"):
+        assoc.analyze("semaxis", table, targets=["S"], n_bootstrap=10, by=["target"])
+
+
+def test_a_and_b_the_other_way_round_by_hand(table):
+    # ECT: u_A and u_B change places, the rank correlation does not change
+    ect = assoc.analyze("ect", table, side="attribute", a="B", b="A", per_word=True).set_index("word")
+    assert ect.loc["s1", "u_a"] == pytest.approx(-7 / (5 * math.sqrt(2)))  # cos((3, 4), (-0.5, -0.5))
+    assert ect.loc["s1", "u_b"] == pytest.approx(7 / (5 * math.sqrt(2)))
+    assert list(ect["ect"]) == pytest.approx([-1.0] * 5) and set(ect["a"]) == {"B"}
+    # RIPA: the relation vectors (b_i - a_i) point the other way: every mean negated, the SDs kept
+    ripa = assoc.analyze("ripa", table, side="attribute", a="B", b="A", per_word=True).set_index("word")
+    assert ripa.loc["s1", "ripa"] == pytest.approx(-3.5) and ripa.loc["s1", "sd"] == pytest.approx(0.5)
+    # RND: ||w - m_B|| - ||w - m_A||
+    words = [(3, 4), (0, 2), (1, -2), (-3, 4), (2, 1)]
+    rnd = sum(math.hypot(x + 0.5, y + 0.5) - math.hypot(x - 0.5, y - 0.5) for x, y in words)
+    assert assoc.analyze("rnd", table, side="attribute", a="B", b="A").iloc[0]["rnd"] == pytest.approx(rnd)
+    # RNSB with A negative: P(A | w) = 0.5, 0.75, 0.75 -> normalised 0.25, 0.375, 0.375
+    rows = [
+        {"target_group": "S", "target": w, "attribute_group": "A - B", "value": v}
+        for w, v in (("x", 0.0), ("y", math.log(3)), ("z", math.log(3)))
+    ]
+    rnsb = assoc.analyze("rnsb", from_records(rows, scorer="hand", measure="logit"), a="B", b="A").iloc[0]
+    assert rnsb["rnsb"] == pytest.approx(0.25 * math.log(0.25 * 3) + 2 * 0.375 * math.log(0.375 * 3))
+    assert (rnsb["a"], rnsb["b"], rnsb["targets"], rnsb["n_words"]) == ("B", "A", "S", 3)
 
 
 def test_nas_is_wefat_with_sample_sd(table):
@@ -331,7 +431,10 @@ B1 = ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"]
 def _sweater_vectors(tmp_path_factory, name: str, dtype=np.float64) -> str:
     """sweater's vectors as a .npy: R's doubles as they are (float64), or rounded to float32."""
     if not SWEATER:
-        pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set: assoc does not ship it")
+        skip_unavailable_to_ci(
+            "sweater's .rda vectors (GPL) are neither in the repository nor in ../shared; set ASSOC_SWEATER_DATA "
+            "to the data/ folder of a sweater checkout to run this"
+        )
     import rdata
 
     path = Path(SWEATER) / f"{name}.rda"

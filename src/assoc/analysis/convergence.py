@@ -20,6 +20,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.headline import Estimate, Headline
 from assoc.analysis.inputs import (
     column_list,
     confidence_level,
@@ -66,6 +67,15 @@ class ConvergenceAnalysis(Analysis):
         at_least={"methods": 2},
         instead="score the stimuli with several scorers: assoc compare -s weat -s fmat ...",
     )
+    #: Each pair of methods' r, the ICC across methods and each method's r with a criterion, with their intervals.
+    headline = Headline(
+        estimates=(
+            Estimate("estimate", "r (ICC across all methods)", low="ci_low", high="ci_high", p_value="p_value",
+                     n=("n",), reference=0.0),
+        ),
+        rows={"kind": ("correlation", "icc", "criterion")},
+        labels=("kind", "x", "y", "label"),
+    )  # fmt: skip
     description = (
         "Method comparison: each method's rows reduced to one score per target for a contrast A - B, "
         "z within method; pairwise r (CI, p, N), ICC across methods, r with criteria."

@@ -80,7 +80,7 @@ def run_scorer(
     *,
     executor: Executor | None = None,
     progress: bool = False,
-    threads: int | ThreadSetting | None = None,
+    threads: ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models``: the one place that chooses how.
 
@@ -89,15 +89,15 @@ def run_scorer(
     local; :func:`assoc.plugins.get_executor` makes one from a registered name). Any other scorer
     runs its own ``score`` in this process, and a non-local ``executor`` is an
     :class:`~assoc.errors.OptionError`. ``threads`` is torch's intra-op thread count for the work
-    (a positive integer, a resolved :class:`~assoc.infra.threads.ThreadSetting`, or ``None``:
+    (the :class:`~assoc.infra.threads.ThreadSetting` that :func:`assoc.score` parsed, or ``None``:
     ``$ASSOC_THREADS``, else torch's default), set around the work wherever it runs and restored
     afterwards. Returns the scorer's raw table (unchecked) and the executor's provenance record,
     which includes the threads
     (``"threads"``: requested, where from, and what torch used).
     """
-    from assoc.infra.threads import ThreadSetting, resolve_threads, torch_threads
+    from assoc.infra.threads import resolve_threads, torch_threads
 
-    setting = threads if isinstance(threads, ThreadSetting) else resolve_threads(threads)
+    setting = threads if threads is not None else resolve_threads()
     check_runs_on(type(scorer), executor, models)
     if not scorer.supports_units():
         with torch_threads(setting.requested) as used:
@@ -116,7 +116,7 @@ def run_study(
     *,
     executor: Executor,
     progress: bool = False,
-    threads: int | ThreadSetting | None = None,
+    threads: ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models`` through ``executor``.
 
@@ -137,9 +137,9 @@ def run_study(
     from assoc.infra.cache import plain_rows
     from assoc.infra.prefetch import import_in_background
     from assoc.infra.progress import bar
-    from assoc.infra.threads import ThreadSetting, resolve_threads
+    from assoc.infra.threads import resolve_threads
 
-    setting = threads if isinstance(threads, ThreadSetting) else resolve_threads(threads)
+    setting = threads if threads is not None else resolve_threads()
     used: list[int | None] = []
     reports: dict[str, dict[str, Any]] = {}  # unit key -> what the scorer counted of it (units computed here)
 

@@ -7,14 +7,15 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   a model (``continuation``, ``sentence``, ``choice``, ``generate``: :class:`ContinuationRequest`,
   :class:`SentenceRequest`, :class:`ChoiceRequest`, :class:`GenerateRequest` and their answers
   :class:`LogProb`, :class:`Choice`, :class:`Reply`) and the kinds of model that answer
-  (:class:`LanguageModel`, :class:`ChoiceByLikelihood`; the core's :class:`MaskedLanguageModel` and
-  :class:`CausalLanguageModel`; plugins register more with the ``register_model_kinds`` hook).
+  (:class:`LanguageModel`, :class:`ChoiceByLikelihood`; the core's :class:`MaskedLanguageModel`,
+  :class:`CausalLanguageModel` and :class:`ChatModel`; plugins register more with the
+  ``register_model_kinds`` hook).
 * **The one loader** (:mod:`assoc.lm.loading`): :func:`open_model` (kind resolved from the spec's
   prefix, else the model's ``config.json``, else the scorer's default; checks before any work), and
   :func:`check_model`, its first half.
 * **The scorer base** (:mod:`assoc.lm.scorer`): :class:`LMScorer` (work units, the one loader, the model
   options, checkpoints and resume) and its worker :class:`LMWorker`; the options :data:`MODEL_OPTIONS`,
-  :data:`ENDPOINT_OPTIONS` and :func:`options_for` (:mod:`assoc.lm.options`).
+  :data:`ENDPOINT_OPTIONS` and :func:`options_for`.
 * **Shared pieces** every engine uses: device, dtype and fingerprints (:func:`resolve_device`,
   :func:`torch_dtype`, :data:`DTYPES`, :func:`looks_like_path`, :func:`model_fingerprint`,
   :func:`local_fingerprint`, :func:`hub_fingerprint`, :func:`weights_fingerprint`), the Hub check
@@ -22,102 +23,140 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   :func:`default_batch_tokens`), the cached log-probability loop (:func:`cached_log_probs`,
   :func:`token_log_probs`, :func:`model_namespace`), ONNX exports and sessions
   (:func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`).
-* **The engines**, siblings on those pieces: the masked-LM engine (:class:`MaskedLM`,
+* **The local engines**, siblings on those pieces: the masked-LM engine (:class:`MaskedLM`,
   :class:`MaskRequest`, :func:`load_masked_lm`, :func:`cached_masked_lm`, the word-piece helpers, and
   the pseudo-log-likelihood :func:`pseudo_log_likelihoods`) and the causal-LM engine (:class:`CausalLM`,
   :class:`CausalRequest`, :func:`load_causal_lm`, :func:`cached_causal_lm`, the BOS policy and the
   context/continuation split :func:`plan_sentence`).
+* **Remote models** (:mod:`assoc.lm.remote`): the engine of requests to a model behind an HTTP endpoint
+  (:func:`run_requests`: bounded concurrency, rate limits, retries with backoff, timeouts, redaction),
+  the :class:`ResponseStore` (written on arrival, resumed), the chat-completions protocol
+  (:class:`ChatRequest`, :data:`CHAT_COMPLETIONS`) and the endpoint helpers; and the chat model kind
+  (:mod:`assoc.lm.chat`): :class:`ChatModel`, the one way chat requests get their replies
+  (:func:`open_chat_runtime`, :func:`plan_chat_requests`, :func:`fetch_chat_replies`), the reply
+  readers (:func:`chat_reply`, :func:`match_reply`, :func:`match_authors`, :func:`read_choice`,
+  :data:`REFUSAL_PATTERNS`) and what a run sent (:class:`ChatSending`).
 
-Importing this module is cheap: nothing loads until a name is used, and torch and transformers
-only when a model is loaded.
+Importing this module is cheap: nothing loads until a name is used, and torch and transformers only
+when a model is loaded. Names removed with the layer (``MaskedLMScorer``, ``MaskedLMWorker``,
+``MAX_TOKENS_OPTION``) are an ``AttributeError`` that names their replacement.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.infra.importhooks import lazy_names as _lazy_names
+from assoc.infra.importhooks import public_face as _public_face
 
-#: public name -> "module" (same name there) or "module:name"
-_LAZY = {
-    # requests and model kinds
-    "REQUEST_KINDS": "assoc.lm.requests",
-    "ContinuationRequest": "assoc.lm.requests",
-    "SentenceRequest": "assoc.lm.requests",
-    "ChoiceRequest": "assoc.lm.requests",
-    "GenerateRequest": "assoc.lm.requests",
-    "LogProb": "assoc.lm.requests",
-    "Choice": "assoc.lm.requests",
-    "Reply": "assoc.lm.requests",
-    "LanguageModel": "assoc.lm.kinds",
-    "ChoiceByLikelihood": "assoc.lm.kinds",
-    "RequestKindError": "assoc.lm.kinds",
-    "refuse": "assoc.lm.kinds",
-    "requests_of_kind": "assoc.lm.requests",
-    "MaskedLanguageModel": "assoc.lm.masked.kind",
-    "CausalLanguageModel": "assoc.lm.causal.kind",
-    # the one loader
-    "open_model": "assoc.lm.loading",
-    "check_model": "assoc.lm.loading",
-    "load_pretrained": "assoc.lm.loading",
-    # the scorer base and the options
-    "LMScorer": "assoc.lm.scorer",
-    "LMWorker": "assoc.lm.scorer",
-    "decode_items": "assoc.lm.scorer",
-    "MODEL_OPTIONS": "assoc.lm.options",
-    "ENDPOINT_OPTIONS": "assoc.lm.options",
-    "options_for": "assoc.lm.options",
-    # shared pieces
-    "DTYPES": "assoc.lm.identity",
-    "resolve_device": "assoc.lm.identity",
-    "torch_dtype": "assoc.lm.identity",
-    "looks_like_path": "assoc.lm.identity",
-    "local_fingerprint": "assoc.lm.identity",
-    "hub_fingerprint": "assoc.lm.identity",
-    "model_fingerprint": "assoc.lm.identity",
-    "weights_fingerprint": "assoc.models.memory:fingerprint",
-    "check_hub_reachable": "assoc.lm.hub",
-    "plan_batches": "assoc.lm.batching",
-    "default_batch_tokens": "assoc.lm.batching",
-    "cached_log_probs": "assoc.lm.compute",
-    "token_log_probs": "assoc.lm.compute",
-    "model_namespace": "assoc.lm.compute",
-    "check_onnx_installed": "assoc.lm.onnx:check_installed",
-    "cached_export": "assoc.lm.onnx",
-    "export_module": "assoc.lm.onnx",
-    "inference_session": "assoc.lm.onnx",
-    # the masked-LM engine
-    "MaskRequest": "assoc.lm.masked.requests",
-    "MaskedLM": "assoc.lm.masked.engine",
-    "load_masked_lm": "assoc.lm.masked.loading",
-    "cached_masked_lm": "assoc.lm.masked.loading",
-    "release_masked_lms": "assoc.lm.masked.loading",
-    "loaded_masked_lms": "assoc.lm.masked.loading",
-    "WordTokens": "assoc.lm.masked.words",
-    "word_tokens": "assoc.lm.masked.words",
-    "word_tokens_many": "assoc.lm.masked.words",
-    "word_tokens_batch": "assoc.lm.masked.words",
-    "chain_steps": "assoc.lm.masked.words",
-    "masked_query": "assoc.lm.masked.words",
-    "split_query": "assoc.lm.masked.words",
-    "fill_mask_token": "assoc.lm.masked.words",
-    "pseudo_log_likelihoods": "assoc.lm.masked.pll",
-    "SentencePLL": "assoc.lm.masked.pll",
-    "TokenLogProb": "assoc.lm.masked.pll",
-    "PLL_METRICS": "assoc.lm.masked.pll:METRICS",
-    "PLL_TOKEN_SELECTIONS": "assoc.lm.masked.pll:TOKEN_SELECTIONS",
-    # the causal-LM engine
-    "CausalLM": "assoc.lm.causal.engine",
-    "CausalRequest": "assoc.lm.causal.requests",
-    "load_causal_lm": "assoc.lm.causal.loading",
-    "cached_causal_lm": "assoc.lm.causal.loading",
-    "release_causal_lms": "assoc.lm.causal.loading",
-    "BOS_POLICIES": "assoc.lm.causal.text",
-    "BOS_OPTION": "assoc.lm.causal.kind",
-    "SentencePlan": "assoc.lm.causal.text",
-    "plan_sentence": "assoc.lm.causal.text",
-    "special_tokens": "assoc.lm.causal.text",
-}
+# The public names, each declared once by its import (`name as name`: what mypy and IDEs read),
+# imported on first use; __all__ lists them (assoc.infra.importhooks.public_face).
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.lm.batching import default_batch_tokens as default_batch_tokens
+    from assoc.lm.batching import plan_batches as plan_batches
+    from assoc.lm.causal.engine import CausalLM as CausalLM
+    from assoc.lm.causal.kind import BOS_OPTION as BOS_OPTION
+    from assoc.lm.causal.kind import CausalLanguageModel as CausalLanguageModel
+    from assoc.lm.causal.loading import cached_causal_lm as cached_causal_lm
+    from assoc.lm.causal.loading import load_causal_lm as load_causal_lm
+    from assoc.lm.causal.loading import release_causal_lms as release_causal_lms
+    from assoc.lm.causal.requests import CausalRequest as CausalRequest
+    from assoc.lm.causal.text import BOS_POLICIES as BOS_POLICIES
+    from assoc.lm.causal.text import SentencePlan as SentencePlan
+    from assoc.lm.causal.text import plan_sentence as plan_sentence
+    from assoc.lm.causal.text import special_tokens as special_tokens
+    from assoc.lm.chat.choice import ChoiceMatch as ChoiceMatch
+    from assoc.lm.chat.choice import match_authors as match_authors
+    from assoc.lm.chat.choice import match_reply as match_reply
+    from assoc.lm.chat.choice import read_choice as read_choice
+    from assoc.lm.chat.model import ChatModel as ChatModel
+    from assoc.lm.chat.options import CHAT_OPTIONS as CHAT_OPTIONS
+    from assoc.lm.chat.options import GENERATION_OPTIONS as GENERATION_OPTIONS
+    from assoc.lm.chat.options import LOCAL_OPTIONS as LOCAL_CHAT_OPTIONS  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.options import PROVIDER_OPTION as PROVIDER_OPTION
+    from assoc.lm.chat.options import RESPONSE_CACHE_OPTIONS as RESPONSE_CACHE_OPTIONS
+    from assoc.lm.chat.patterns import REFUSAL_PATTERNS as REFUSAL_PATTERNS
+    from assoc.lm.chat.patterns import check_patterns as check_patterns
+    from assoc.lm.chat.patterns import compile_patterns as compile_patterns
+    from assoc.lm.chat.patterns import refusal_matchers as refusal_matchers
+    from assoc.lm.chat.replies import ChatRefusalWarning as ChatRefusalWarning
+    from assoc.lm.chat.replies import ChatReplyWarning as ChatReplyWarning
+    from assoc.lm.chat.replies import Sending as ChatSending  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.replies import reply_of as chat_reply  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.runtime import ChatRuntime as ChatRuntime
+    from assoc.lm.chat.runtime import fetch as fetch_chat_replies  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.runtime import open_runtime as open_chat_runtime  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.runtime import plan as plan_chat_requests  # noqa: F401 (re-exported under this name)
+    from assoc.lm.compute import cached_log_probs as cached_log_probs
+    from assoc.lm.compute import model_namespace as model_namespace
+    from assoc.lm.compute import token_log_probs as token_log_probs
+    from assoc.lm.hub import check_hub_reachable as check_hub_reachable
+    from assoc.lm.identity import DTYPES as DTYPES
+    from assoc.lm.identity import hub_fingerprint as hub_fingerprint
+    from assoc.lm.identity import local_fingerprint as local_fingerprint
+    from assoc.lm.identity import looks_like_path as looks_like_path
+    from assoc.lm.identity import model_fingerprint as model_fingerprint
+    from assoc.lm.identity import resolve_device as resolve_device
+    from assoc.lm.identity import torch_dtype as torch_dtype
+    from assoc.lm.kinds import ChoiceByLikelihood as ChoiceByLikelihood
+    from assoc.lm.kinds import LanguageModel as LanguageModel
+    from assoc.lm.kinds import RequestKindError as RequestKindError
+    from assoc.lm.kinds import refuse as refuse
+    from assoc.lm.loading import check_model as check_model
+    from assoc.lm.loading import load_pretrained as load_pretrained
+    from assoc.lm.loading import open_model as open_model
+    from assoc.lm.masked.engine import MaskedLM as MaskedLM
+    from assoc.lm.masked.kind import MaskedLanguageModel as MaskedLanguageModel
+    from assoc.lm.masked.loading import cached_masked_lm as cached_masked_lm
+    from assoc.lm.masked.loading import load_masked_lm as load_masked_lm
+    from assoc.lm.masked.loading import loaded_masked_lms as loaded_masked_lms
+    from assoc.lm.masked.loading import release_masked_lms as release_masked_lms
+    from assoc.lm.masked.pll import METRICS as PLL_METRICS  # noqa: F401 (re-exported under this name)
+    from assoc.lm.masked.pll import TOKEN_SELECTIONS as PLL_TOKEN_SELECTIONS  # noqa: F401 (re-exported under this name)
+    from assoc.lm.masked.pll import SentencePLL as SentencePLL
+    from assoc.lm.masked.pll import TokenLogProb as TokenLogProb
+    from assoc.lm.masked.pll import pseudo_log_likelihoods as pseudo_log_likelihoods
+    from assoc.lm.masked.requests import MaskRequest as MaskRequest
+    from assoc.lm.masked.words import WordTokens as WordTokens
+    from assoc.lm.masked.words import chain_steps as chain_steps
+    from assoc.lm.masked.words import fill_mask_token as fill_mask_token
+    from assoc.lm.masked.words import masked_query as masked_query
+    from assoc.lm.masked.words import split_query as split_query
+    from assoc.lm.masked.words import word_tokens as word_tokens
+    from assoc.lm.masked.words import word_tokens_batch as word_tokens_batch
+    from assoc.lm.masked.words import word_tokens_many as word_tokens_many
+    from assoc.lm.onnx import cached_export as cached_export
+    from assoc.lm.onnx import check_installed as check_onnx_installed  # noqa: F401 (re-exported under this name)
+    from assoc.lm.onnx import export_module as export_module
+    from assoc.lm.onnx import inference_session as inference_session
+    from assoc.lm.options import MODEL_OPTIONS as MODEL_OPTIONS
+    from assoc.lm.options import options_for as options_for
+    from assoc.lm.remote.chat_completions import CHAT_COMPLETIONS as CHAT_COMPLETIONS
+    from assoc.lm.remote.chat_completions import ChatRequest as ChatRequest
+    from assoc.lm.remote.chat_completions import ChatServiceError as ChatServiceError
+    from assoc.lm.remote.chat_completions import model_refusal as model_refusal
+    from assoc.lm.remote.chat_completions import reply_text as reply_text
+    from assoc.lm.remote.engine import EngineSettings as EngineSettings
+    from assoc.lm.remote.engine import SendReport as SendReport
+    from assoc.lm.remote.engine import run_requests as run_requests
+    from assoc.lm.remote.options import ENDPOINT_OPTIONS as ENDPOINT_OPTIONS
+    from assoc.lm.remote.store import ResponseStore as ResponseStore
+    from assoc.lm.remote.urls import public_endpoint as public_endpoint
+    from assoc.lm.remote.urls import resolve_base_url as resolve_base_url
+    from assoc.lm.remote.urls import safe_url as safe_url
+    from assoc.lm.requests import REQUEST_KINDS as REQUEST_KINDS
+    from assoc.lm.requests import Choice as Choice
+    from assoc.lm.requests import ChoiceRequest as ChoiceRequest
+    from assoc.lm.requests import ContinuationRequest as ContinuationRequest
+    from assoc.lm.requests import GenerateRequest as GenerateRequest
+    from assoc.lm.requests import LogProb as LogProb
+    from assoc.lm.requests import Reply as Reply
+    from assoc.lm.requests import SentenceRequest as SentenceRequest
+    from assoc.lm.requests import requests_of_kind as requests_of_kind
+    from assoc.lm.scorer import LMScorer as LMScorer
+    from assoc.lm.scorer import LMWorker as LMWorker
+    from assoc.lm.scorer import decode_items as decode_items
+    from assoc.models.memory import fingerprint as weights_fingerprint  # noqa: F401 (re-exported under this name)
+
 
 #: Names this module no longer has, and what replaced them (one line when a plugin still asks for one).
 _REMOVED = {
@@ -127,142 +166,14 @@ _REMOVED = {
     "MAX_TOKENS_OPTION": "the batch_tokens option, part of MODEL_OPTIONS (max_tokens is accepted as its former name)",
 }
 
-__all__ = [
-    "BOS_OPTION",
-    "BOS_POLICIES",
-    "CausalLM",
-    "CausalLanguageModel",
-    "CausalRequest",
-    "Choice",
-    "ChoiceByLikelihood",
-    "ChoiceRequest",
-    "ContinuationRequest",
-    "DTYPES",
-    "ENDPOINT_OPTIONS",
-    "GenerateRequest",
-    "LMScorer",
-    "LMWorker",
-    "LanguageModel",
-    "LogProb",
-    "MODEL_OPTIONS",
-    "MaskRequest",
-    "MaskedLM",
-    "MaskedLanguageModel",
-    "PLL_METRICS",
-    "PLL_TOKEN_SELECTIONS",
-    "REQUEST_KINDS",
-    "Reply",
-    "RequestKindError",
-    "SentencePLL",
-    "SentencePlan",
-    "SentenceRequest",
-    "TokenLogProb",
-    "WordTokens",
-    "cached_causal_lm",
-    "cached_export",
-    "cached_log_probs",
-    "cached_masked_lm",
-    "chain_steps",
-    "check_hub_reachable",
-    "check_model",
-    "check_onnx_installed",
-    "decode_items",
-    "default_batch_tokens",
-    "export_module",
-    "fill_mask_token",
-    "hub_fingerprint",
-    "inference_session",
-    "load_causal_lm",
-    "load_masked_lm",
-    "load_pretrained",
-    "loaded_masked_lms",
-    "local_fingerprint",
-    "looks_like_path",
-    "masked_query",
-    "model_fingerprint",
-    "model_namespace",
-    "open_model",
-    "options_for",
-    "plan_batches",
-    "plan_sentence",
-    "pseudo_log_likelihoods",
-    "refuse",
-    "requests_of_kind",
-    "release_causal_lms",
-    "release_masked_lms",
-    "resolve_device",
-    "special_tokens",
-    "split_query",
-    "token_log_probs",
-    "torch_dtype",
-    "weights_fingerprint",
-    "word_tokens",
-    "word_tokens_batch",
-    "word_tokens_many",
-]
-
-_getattr, __dir__ = _lazy_names(__name__, _LAZY, globals())
+__getattr__, __dir__ = _public_face(globals())
+_face_getattr = __getattr__
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # type: ignore[no-redef]  # noqa: F811 - the removed names, then the face
     if name in _REMOVED:
         raise AttributeError(
             f"assoc.lm.{name} was removed when the language-model layer became one (docs/plugin-api.md); "
             f"use {_REMOVED[name]}"
         )
-    return _getattr(name)
-
-
-if TYPE_CHECKING:  # pragma: no cover
-    from assoc.lm.batching import default_batch_tokens, plan_batches
-    from assoc.lm.causal.engine import CausalLM
-    from assoc.lm.causal.kind import BOS_OPTION, CausalLanguageModel
-    from assoc.lm.causal.loading import cached_causal_lm, load_causal_lm, release_causal_lms
-    from assoc.lm.causal.requests import CausalRequest
-    from assoc.lm.causal.text import BOS_POLICIES, SentencePlan, plan_sentence, special_tokens
-    from assoc.lm.compute import cached_log_probs, model_namespace, token_log_probs
-    from assoc.lm.hub import check_hub_reachable
-    from assoc.lm.identity import (
-        DTYPES,
-        hub_fingerprint,
-        local_fingerprint,
-        looks_like_path,
-        model_fingerprint,
-        resolve_device,
-        torch_dtype,
-    )
-    from assoc.lm.kinds import ChoiceByLikelihood, LanguageModel, RequestKindError, refuse
-    from assoc.lm.loading import check_model, load_pretrained, open_model
-    from assoc.lm.masked.engine import MaskedLM
-    from assoc.lm.masked.kind import MaskedLanguageModel
-    from assoc.lm.masked.loading import cached_masked_lm, load_masked_lm, loaded_masked_lms, release_masked_lms
-    from assoc.lm.masked.pll import METRICS as PLL_METRICS
-    from assoc.lm.masked.pll import TOKEN_SELECTIONS as PLL_TOKEN_SELECTIONS
-    from assoc.lm.masked.pll import SentencePLL, TokenLogProb, pseudo_log_likelihoods
-    from assoc.lm.masked.requests import MaskRequest
-    from assoc.lm.masked.words import (
-        WordTokens,
-        chain_steps,
-        fill_mask_token,
-        masked_query,
-        split_query,
-        word_tokens,
-        word_tokens_batch,
-        word_tokens_many,
-    )
-    from assoc.lm.onnx import cached_export, export_module, inference_session
-    from assoc.lm.onnx import check_installed as check_onnx_installed
-    from assoc.lm.options import ENDPOINT_OPTIONS, MODEL_OPTIONS, options_for
-    from assoc.lm.requests import (
-        REQUEST_KINDS,
-        Choice,
-        ChoiceRequest,
-        ContinuationRequest,
-        GenerateRequest,
-        LogProb,
-        Reply,
-        SentenceRequest,
-        requests_of_kind,
-    )
-    from assoc.lm.scorer import LMScorer, LMWorker, decode_items
-    from assoc.models.memory import fingerprint as weights_fingerprint
+    return _face_getattr(name)

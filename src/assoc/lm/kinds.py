@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 CORE_KINDS = {
     "masked": "assoc.lm.masked.kind:MaskedLanguageModel",
     "causal": "assoc.lm.causal.kind:CausalLanguageModel",
+    "chat": "assoc.lm.chat.model:ChatModel",
 }
 
 

@@ -7,9 +7,9 @@
   batch's token budget; its former name ``max_tokens`` stays accepted with a deprecation warning on
   scorers without a chat side, where ``max_tokens`` means the cap on a reply's tokens, OpenAI's
   meaning), and the result cache (``cache``, ``cache_dir``).
-* :data:`ENDPOINT_OPTIONS`: a model behind an HTTP endpoint (the remote kinds: chat models, inference
-  servers): the address, the key's variable, concurrency, timeouts, retries and backoff, rate limits,
-  and ``offline`` (stored responses only).
+* ``ENDPOINT_OPTIONS`` (:mod:`assoc.lm.remote.options`, beside the request engine that reads them): a
+  model behind an HTTP endpoint (the remote kinds: chat models, inference servers): the address, the
+  key's variable, concurrency, timeouts, retries and backoff, rate limits, and ``offline``.
 * :func:`options_for`: the options a scorer that accepts some model kinds declares: the model options
   plus each kind's own (a causal LM's ``bos``, a masked LM's ``pll_metric``, ...), once each.
 """
@@ -19,9 +19,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from assoc.components.options import CACHE_OPTIONS, Option, non_negative, positive
+from assoc.components.options import CACHE_OPTIONS, Option, positive
 from assoc.errors import OptionError
 from assoc.lm.batching import CPU_BUDGET, GPU_BUDGET
 from assoc.lm.identity import DTYPES
@@ -133,81 +132,6 @@ MODEL_OPTIONS: tuple[Option, ...] = (
     ),
     BATCH_TOKENS_OPTION,
     *CACHE_OPTIONS,
-)
-
-
-def check_base_url(value: str) -> str:
-    """``check`` for ``base_url``: an http(s) URL with a host (credentials in it are never shown in messages)."""
-    parts = urlsplit(value)
-    shown = parts._replace(netloc=parts.hostname or "").geturl() if parts.username or parts.password else value
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {shown!r}")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
-        raise ValueError(f"has a bad port: {shown!r}") from None
-    return value
-
-
-#: The options of a model behind an HTTP endpoint (chat models, inference servers).
-ENDPOINT_OPTIONS: tuple[Option, ...] = (
-    Option(
-        "base_url",
-        str,
-        None,
-        "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else the OpenAI API)",
-        check=check_base_url,
-    ),
-    Option(
-        "api_key_env",
-        str,
-        "OPENAI_API_KEY",
-        "environment variable holding the API key (never an option value: keys are read from the environment only)",
-    ),
-    Option("concurrency", int, 16, "most requests in flight at once", check=positive),
-    Option(
-        "timeout",
-        float,
-        60.0,
-        "seconds to wait for a reply once the request is sent (the read timeout; a reply is generated before "
-        "its first byte)",
-        check=positive,
-    ),
-    Option("connect_timeout", float, 10.0, "seconds to wait for a connection to the server", check=positive),
-    Option(
-        "max_retries",
-        int,
-        6,
-        "retries of a request after 429, 408, 409, 5xx or dropped connections (and the most attempts of any "
-        "request, less one)",
-        check=non_negative,
-    ),
-    Option(
-        "timeout_retries",
-        int,
-        1,
-        "retries of a request that timed out; one more timeout stops the run (a server that never answers)",
-        check=non_negative,
-    ),
-    Option(
-        "reply_retries",
-        int,
-        2,
-        "retries of a request whose 200 reply is not an answer (empty, an HTML page, a JSON error); "
-        "then that request is recorded as failed",
-        check=non_negative,
-    ),
-    Option(
-        "backoff_base",
-        float,
-        1.0,
-        "first backoff in seconds (doubles per retry, with jitter) when the server sends no Retry-After",
-        check=positive,
-    ),
-    Option("backoff_max", float, 60.0, "longest backoff in seconds", check=positive),
-    Option("requests_per_minute", float, None, "rate limit on requests (none when empty)", check=positive),
-    Option("tokens_per_minute", float, None, "rate limit on estimated tokens (none when empty)", check=positive),
-    Option("offline", bool, False, "use stored responses only; a request that is not stored is an error"),
 )
 
 

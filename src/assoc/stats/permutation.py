@@ -46,6 +46,16 @@ p_less))`` (the doubling rule also used by ``scipy.stats.permutation_test``;
 for equal group sizes and a difference statistic the permutation distribution
 is symmetric and this equals the proportion of ``|T_i| >= |T_obs|``).
 
+How random partitions are drawn (``sampler``): ``"uniform"`` (the default) draws each partition
+as the argsort of i.i.d. uniforms from ``numpy.random.default_rng(seed)``, a block of draws at a
+time. ``"legacy-shuffle"`` and ``"shuffle"`` shuffle one index array ``0 .. n-1`` in place again
+and again and take each arrangement as a partition (its first ``n_x`` positions are x), with
+``numpy.random.RandomState(seed).shuffle`` or ``numpy.random.default_rng(seed).shuffle``: the
+streams of sent-bias's ``weat.py`` (May et al., 2019, after ``np.random.seed(seed)``) and of
+fairlms's ``permutation_pval``, so that their sampled p-values are reproduced draw for draw
+(:func:`assoc.stats.seat_statistics.seat`). A Fisher-Yates shuffle of any arrangement is a uniform
+permutation independent of that arrangement, so all three give i.i.d. uniform partitions.
+
 :func:`normal_approximation_test` gives the large-sample alternative for the
 mean difference, from the exact mean and variance of its permutation
 distribution. :func:`rowwise_permutation_test` runs many mean-difference tests
@@ -75,6 +85,8 @@ StatisticFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Statistic = Literal["mean_difference", "sum_difference"] | StatisticFunction
 
 ALTERNATIVES = ("greater", "less", "two-sided")
+Sampler = Literal["uniform", "shuffle", "legacy-shuffle"]
+SAMPLERS = ("uniform", "shuffle", "legacy-shuffle")
 # Bound the memory of one vectorised block: rows * pooled size stays below this.
 _BLOCK_ELEMENTS = 2_000_000
 _TIE_TOLERANCE = 1e-12
@@ -139,6 +151,7 @@ def two_sample_permutation_test(
     n_resamples: int = 100_000,
     seed: int | np.random.Generator | None = None,
     strict: bool = False,
+    sampler: Sampler = "uniform",
 ) -> PermutationResult:
     """Permutation test of ``statistic(x, y)`` over partitions of ``x ∪ y`` (see module docstring).
 
@@ -164,6 +177,10 @@ def two_sample_permutation_test(
         Count only partitions strictly more extreme than the observed one and drop the +1
         of the sampled test (sweater's convention, see the module docstring); the default
         ``False`` counts ties (``>=``) and adds the +1.
+    sampler
+        How the sampled test draws its partitions: ``"uniform"`` (default), or the shuffle
+        streams ``"legacy-shuffle"`` (sent-bias) and ``"shuffle"`` (fairlms); see the module
+        docstring. ``"legacy-shuffle"`` takes an integer seed (or None), not a Generator.
 
     Returns
     -------
@@ -182,7 +199,9 @@ def two_sample_permutation_test(
     observed = float(partition_statistic(pooled, identity[:, :n_x], identity[:, n_x:])[0])
     tolerance = _TIE_TOLERANCE * max(abs(observed), float(np.mean(np.abs(pooled))), np.finfo(float).tiny)
 
-    blocks, method, n_permutations, correction = _partitions(pooled.size, n_x, exact_limit, n_resamples, seed)
+    blocks, method, n_permutations, correction = _partitions(
+        pooled.size, n_x, exact_limit, n_resamples, seed, sampler=sampler
+    )
 
     if strict:
         # sweater: strictly greater (less) only, no +1 (the observed partition is not counted)
@@ -395,12 +414,16 @@ def _block_rows(n: int) -> int:
 MAX_EXACT_PARTITIONS = 100_000_000
 
 
-def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any, rows: int = 1):
+def _partitions(
+    n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any, rows: int = 1, sampler: str = "uniform"
+):
     """The partitions a test runs over: ``(blocks, method, n_permutations, correction)``.
 
     All C(n, n_x) partitions ("exact", no correction) when there are at most
-    ``exact_limit``, else ``n_resamples`` random ones ("sampled", the +1 correction).
+    ``exact_limit``, else ``n_resamples`` random ones drawn by ``sampler`` ("sampled", the +1
+    correction).
     """
+    check_sampler(sampler, seed)
     n_partitions = count_partitions(n_x, n - n_x)
     if n_partitions <= exact_limit:
         if n_partitions > MAX_EXACT_PARTITIONS:
@@ -411,8 +434,60 @@ def _partitions(n: int, n_x: int, exact_limit: int, n_resamples: int, seed: Any,
             )
         return _exact_blocks(n, n_x), "exact", n_partitions, 0
     check_resampling_size(n_resamples, n * rows, option="n_resamples")
-    blocks = _sampled_blocks(n, n_x, int(n_resamples), _generator(seed))
-    return blocks, "sampled", int(n_resamples), 1
+    return _random_blocks(n, n_x, int(n_resamples), seed, sampler), "sampled", int(n_resamples), 1
+
+
+def check_sampler(sampler: object, seed: object) -> None:
+    """A known ``sampler``, and a seed it can take (``"legacy-shuffle"``: an integer below 2**32 or None)."""
+    if sampler not in SAMPLERS:
+        raise OptionError(f"sampler must be one of {', '.join(SAMPLERS)}, not {sampler!r}")
+    check_seed(seed)
+    if sampler == "legacy-shuffle" and not (seed is None or (isinstance(seed, (int, np.integer)) and seed < 2**32)):
+        raise OptionError(
+            f"sampler='legacy-shuffle' (numpy.random.RandomState) takes an integer seed below 2**32 or None, "
+            f"not {seed!r}"
+        )
+
+
+def _random_blocks(n: int, n_x: int, n_resamples: int, seed: Any, sampler: str):
+    """Blocks of ``n_resamples`` random partitions drawn the way ``sampler`` says (module docstring)."""
+    if sampler == "uniform":
+        return _sampled_blocks(n, n_x, n_resamples, _generator(seed))
+    if sampler == "shuffle":
+        return _shuffled_blocks(n, n_x, n_resamples, _generator(seed).shuffle)
+    return _shuffled_blocks(n, n_x, n_resamples, np.random.RandomState(seed).shuffle)
+
+
+def permutation_distribution(
+    x: np.ndarray | list[float],
+    y: np.ndarray | list[float],
+    *,
+    statistic: Statistic = "mean_difference",
+    n_resamples: int = 100_000,
+    seed: int | np.random.Generator | None = None,
+    sampler: Sampler = "uniform",
+) -> np.ndarray:
+    """The statistic on ``n_resamples`` random partitions of ``x ∪ y``, in the order they are drawn.
+
+    The same partitions, drawn the same way, as a sampled :func:`two_sample_permutation_test` with
+    the same ``seed`` and ``sampler``: the values behind its count, for tests that fit a
+    distribution to them instead (sent-bias's parametric p, :func:`assoc.stats.seat_statistics.seat`).
+
+    Returns
+    -------
+        Array of shape ``(n_resamples,)``.
+    """
+    x_arr, y_arr = _check_samples(x, y)
+    _check_test_options("greater", 0, n_resamples)
+    check_sampler(sampler, seed)
+    partition_statistic = _resolve_statistic(statistic)
+    pooled = np.concatenate([x_arr, y_arr])
+    check_resampling_size(n_resamples, pooled.size, option="n_resamples")
+    values = [
+        partition_statistic(pooled, x_index, y_index)
+        for x_index, y_index in _random_blocks(pooled.size, x_arr.size, int(n_resamples), seed, sampler)
+    ]
+    return np.concatenate(values)
 
 
 def _exact_blocks(n: int, n_x: int):
@@ -431,6 +506,25 @@ def _exact_blocks(n: int, n_x: int):
         # np.nonzero walks row-major, so each row's complement comes out sorted.
         y_index = np.nonzero(~member)[1].reshape(-1, n_y)
         yield x_index, y_index
+
+
+def _shuffled_blocks(n: int, n_x: int, n_resamples: int, shuffle: Callable[[np.ndarray], None]):
+    """Yield (x_index, y_index) arrays: one index array shuffled in place again and again, each arrangement a row.
+
+    The shuffles run one after another on the same array (each from the previous arrangement),
+    as sent-bias's and fairlms's loops do, so the rows are their partitions in their order.
+    """
+    rows = _block_rows(n)
+    order = np.arange(n)
+    remaining = n_resamples
+    while remaining > 0:
+        k = min(rows, remaining)
+        block = np.empty((k, n), dtype=np.intp)
+        for row in block:
+            shuffle(order)
+            row[:] = order
+        yield block[:, :n_x], block[:, n_x:]
+        remaining -= k
 
 
 def _sampled_blocks(n: int, n_x: int, n_resamples: int, rng: np.random.Generator):

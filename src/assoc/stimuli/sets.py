@@ -281,11 +281,6 @@ class Stimuli:
     def __repr__(self) -> str:
         return f"Stimuli(name={self.name!r}, designs={[d.name for d in self.designs]!r})"
 
-    @property
-    def has_queries(self) -> bool:
-        """Whether any design has ``[MASK]`` queries."""
-        return any(d.queries for d in self.designs)
-
     def require_embedding_groups(self, scorer: str) -> None:
         """Raise unless every design has target and attribute groups (`Design.embedding_groups`).
 

@@ -1,8 +1,10 @@
 """assoc-chat-listing: chat LLMs list characteristics of, and rate, social groups (Nicolas & Caliskan, 2024).
 
 The scorer is ``chat_listing`` (``assoc score --scorer chat_listing ...``); see ``docs/chat.md``.
-:func:`responses` returns the stored raw responses behind a table's ``response_id`` column;
-:mod:`assoc_chat_listing.testing` is an OpenAI-compatible server for offline tests.
+:func:`responses` returns the stored raw responses behind a table's ``response_id`` column.
+The chat engine (client, retries, response store) and the chat model kind are the core's
+(:mod:`assoc.lm`); the OpenAI-compatible server for offline tests is ``assoc.testing.openai_server``
+(``assoc chat test-server`` runs it).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def responses(response_ids: Iterable[str] | None = None, *, cache_dir: str | Non
     """
     import pandas as pd
 
-    from .store import ResponseStore, reply_text
+    from assoc.lm import ResponseStore, reply_text
 
     entries = ResponseStore(cache_dir).all_entries()
     wanted = None if response_ids is None else list(dict.fromkeys(response_ids))

@@ -58,6 +58,14 @@ def responses_command(table_path: str | None, cache_dir: str | None, out: str) -
 @click.option("--delay", type=float, default=0.0, help="Seconds before each answer.")
 def test_server_command(port: int, delay: float) -> None:
     """Run the offline OpenAI-compatible test server in the foreground (Ctrl-C stops it)."""
-    from .testing import main
+    import subprocess
+    import sys
 
-    main(["--port", str(port), "--delay", str(delay)])
+    # The core's server (assoc.testing.openai_server), run as its documented command: the plugin kit
+    # is for tests, and plugin code imports only the plugin API (docs/plugin-api.md).
+    command = [sys.executable, "-m", "assoc.testing.openai_server", "--port", str(port), "--delay", str(delay)]
+    try:
+        status = subprocess.call(command)
+    except KeyboardInterrupt:  # the server got the same Ctrl-C and stops
+        status = 0
+    raise SystemExit(status)

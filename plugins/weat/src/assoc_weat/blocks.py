@@ -70,10 +70,10 @@ class Unit:
         return int(self.rows(group).sum() if kind == "target" else self.columns(group).sum())
 
 
-def resolve_by(table: pd.DataFrame, by: Sequence[str] | None) -> list[str]:
-    """The grouping columns: ``by`` checked against ``table``, or the default ones it has."""
+def resolve_by(table: pd.DataFrame, by: Sequence[str] | None, default: Sequence[str] = DEFAULT_BY) -> list[str]:
+    """The grouping columns: ``by`` checked against ``table``, or those of ``default`` it has."""
     if by is None:
-        return [c for c in DEFAULT_BY if c in table.columns]
+        return [c for c in default if c in table.columns]
     missing = [c for c in by if c not in table.columns]
     if missing:
         raise DataError(f"'by' names column(s) the table does not have: {', '.join(missing)}")

@@ -284,12 +284,7 @@ def load_embeddings(
         numbers either way, and float32 halves the memory. KeyedVectors passed as an object are
         used as they are.
     """
-    if dtype not in DTYPES:
-        raise OptionError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-    if format not in FORMATS:
-        raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise OptionError(f"limit must be a positive integer, not {limit!r}")
+    _check_load_options(format, limit, dtype)
     from assoc import in_memory
 
     loaded = in_memory(model)
@@ -324,6 +319,16 @@ def load_embeddings(
         vectors = load_file(path, format=format, vocabulary=vocabulary, limit=limit, dtype=dtype)
     embeddings = Embeddings(vectors, model)
     return EMBEDDING_CACHE.put(key, embeddings, int(getattr(getattr(vectors, "vectors", None), "nbytes", 0)))
+
+
+def _check_load_options(format: str, limit: int | None, dtype: str) -> None:
+    """Refuse a ``format``, ``limit`` or ``dtype`` of :func:`load_embeddings` it cannot read, in one line."""
+    if dtype not in DTYPES:
+        raise OptionError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    if format not in FORMATS:
+        raise OptionError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise OptionError(f"limit must be a positive integer, not {limit!r}")
 
 
 def guess_format(path: Path) -> str:

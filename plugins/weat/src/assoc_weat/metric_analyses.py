@@ -14,8 +14,10 @@ default, picks the only orientation that fits) says which one a result uses.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from abc import abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import Analysis, DataError, Option, Requirement, confidence_level, non_negative
 
@@ -71,19 +73,102 @@ _SCORED = Option(
     None,
     "groups whose words are scored (targets for side=attribute, attributes for side=target; default: all)",
 )
+#: Options ``a`` and ``b`` of the analyses of mean vectors (RND, ECT).
+_CENTROID_GROUPS = (
+    Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
+    Option("b", str, None, "group B (default: the second)"),
+)
+_SIDE = Option(
+    "side",
+    str,
+    "auto",
+    "which groups' mean vectors: attribute (score targets against A and B, as sweater and Garg et al.), "
+    "target (score attribute words against two target groups, as WEFE), auto (the one the table fits)",
+    choices=SIDES,
+)
 
 
-def _by(table: pd.DataFrame, by: list[str] | None) -> list[str]:
-    if by is None:
-        return [c for c in _BY_DEFAULT if c in table.columns]
-    missing = [c for c in by if c not in table.columns]
-    if missing:
-        raise DataError(f"'by' names column(s) the table does not have: {', '.join(missing)}")
-    return list(by)
+# ------------------------------------------------------------------ what the seven metrics share
+
+
+@dataclass
+class ScoredWords:
+    """One unit of ``by`` as a word source reads it: the scored words and what they were scored against.
+
+    ``labels`` (``a``, ``b``, ``side``) go into every result row, ``groups`` (the scored groups:
+    ``targets``, ``attributes``) into the summary only. ``words``: the source's identity columns,
+    then the values read (``a`` and ``b``, else ``value``). ``facts``: what a summary reports
+    beyond the words (MAC's numbers of words and words dropped as missing).
+    """
+
+    key: dict[str, str]
+    labels: dict[str, str]
+    words: pd.DataFrame
+    groups: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WordSource:
+    """How a metric finds its scored words: a reader of the table and the columns that name a word.
+
+    ``read(table, measure, params, what)`` yields one :class:`ScoredWords` per unit of ``by``,
+    after choosing the groups with the analysis' options; ``what`` (the analysis' name) starts
+    its error messages.
+    """
+
+    identity: tuple[str, ...]
+    read: Callable[[pd.DataFrame, str, dict[str, Any], str], Iterator[ScoredWords]]
+
+
+class MetricAnalysis(Analysis):
+    """The shared pattern of ``mac``, ``rnd``, ``ect``, ``semaxis``, ``ripa`` and ``rnsb``, written once.
+
+    A metric declares where its words come from (``source``, one of the four word sources below,
+    and ``measure``), what each word's values are (:meth:`per_word_values`) and how they are
+    summarised (:meth:`summary`). :meth:`run` does the rest alike for all: one result per unit
+    of ``by``; with ``per_word=true`` one row per word (the unit's key, the word, the labels
+    ``a``, ``b``, ``side``, its values), else one summary row (the key, the labels, the scored
+    groups, then the summary's columns).
+    """
+
+    source: ClassVar[WordSource]
+    #: The measure whose rows are read (RND: chosen by its option ``distance``).
+    measure: ClassVar[str]
+
+    def read_measure(self) -> str:
+        """The measure whose rows this run reads."""
+        return self.measure
+
+    @abstractmethod
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """One row per scored word: the source's identity columns, then the metric's per-word columns."""
+
+    @abstractmethod
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """The summary row's columns after the key, labels and groups: counts, the estimate, CI, settings."""
+
+    def run(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The metric per unit of ``by`` (or per scored word with ``per_word=true``)."""
+        import pandas as pd
+
+        identity = self.source.identity
+        rows: list[dict[str, Any]] = []
+        for scored in self.source.read(table, self.read_measure(), self.params, self.name):
+            values = self.per_word_values(scored)
+            if not self.params["per_word"]:
+                rows.append({**scored.key, **scored.labels, **scored.groups, **self.summary(scored, values)})
+                continue
+            for word in values.to_dict("records"):
+                named = {column: word.pop(column) for column in identity}
+                rows.append({**scored.key, **named, **scored.labels, **word})
+        return pd.DataFrame(rows)
 
 
 def _parts(table: pd.DataFrame, measure: str, by: list[str] | None, what: str) -> Iterator[tuple[dict, pd.DataFrame]]:
     """The rows of ``measure``, one frame per ``by`` group, with the group's key."""
+    from .blocks import resolve_by
+
     rows = table[table["measure"] == measure]
     if rows.empty:
         have = ", ".join(sorted(map(str, table["measure"].unique())))
@@ -91,7 +176,7 @@ def _parts(table: pd.DataFrame, measure: str, by: list[str] | None, what: str) -
             f"{what} reads rows of measure {measure!r}, the table has none (it has: {have}); score with the "
             f"weat scorer's option measures=[..., {measure}] (see docs/weat.md)"
         )
-    columns = _by(table, by)
+    columns = resolve_by(table, by, _BY_DEFAULT)
     if not columns:
         yield {}, rows
         return
@@ -122,24 +207,31 @@ def _two(available: list[str], a: str | None, b: str | None, key: dict, kind: st
     return a, b
 
 
-def _centroid_side(part: pd.DataFrame, side: str, key: dict, what: str) -> tuple[str, pd.DataFrame]:
-    """The orientation of centroid rows: ``attribute`` (attribute means; words = targets) or ``target``."""
-    attribute_means = part[(part["attribute"] == "") & (part["target"] != "")]
-    target_means = part[(part["target"] == "") & (part["attribute"] != "")]
-    if side == "auto":
-        n_attribute = attribute_means["attribute_group"].nunique()
-        n_target = target_means["target_group"].nunique()
-        if n_attribute == 2 or (n_attribute > 2 and n_target != 2):
-            side = "attribute"
-        elif n_target == 2:
-            side = "target"
-        else:
-            raise DataError(
-                f"{what}, {_where(key)}: side=auto needs exactly two attribute groups (sweater: targets scored "
-                "against A and B) or two target groups (WEFE: attribute words scored against two target "
-                "groups); name the side with side=attribute or side=target and the groups with a= and b="
-            )
-    return side, attribute_means if side == "attribute" else target_means
+def _chosen(given: list[str] | None, available: list[str], key: dict, kind: str) -> list[str]:
+    if given is None:
+        return list(available)
+    unknown = [g for g in given if g not in available]
+    if unknown:
+        raise DataError(f"{_where(key)}: no {kind} group {unknown[0]!r} (available: {', '.join(map(repr, available))})")
+    return list(given)
+
+
+def _scored(words: pd.DataFrame, scored: list[str] | None, key: dict) -> pd.DataFrame:
+    """The rows of ``words`` (column ``word_group``) in the groups ``scored`` (all when None)."""
+    if scored is None:
+        return words
+    groups = list(dict.fromkeys(words["word_group"]))
+    _chosen(scored, groups, key, "scored")
+    return words[words["word_group"].isin(scored)].reset_index(drop=True)
+
+
+def _reads(needs: str, measure: str) -> Requirement:
+    """The requirement of a metric of the weat scorer's extra measures: rows of ``measure``, scored as it says."""
+    return Requirement(
+        needs=needs,
+        roles=("attribute_group",),
+        instead=f"score with the weat scorer and -o measures=[cosine,{measure}] (docs/weat.md)",
+    )
 
 
 def _word_ci(values, reduce: str, p: dict) -> dict:
@@ -175,13 +267,62 @@ def _word_ci(values, reduce: str, p: dict) -> dict:
     return {"ci_low": ci.low, "ci_high": ci.high, "confidence": p["confidence"], "n_bootstrap": p["n_bootstrap"]}
 
 
-def _scored(words: pd.DataFrame, scored: list[str] | None, key: dict) -> pd.DataFrame:
-    """The rows of ``words`` (column ``word_group``) in the groups ``scored`` (all when None)."""
-    if scored is None:
-        return words
-    groups = list(dict.fromkeys(words["word_group"]))
-    _chosen(scored, groups, key, "scored")
-    return words[words["word_group"].isin(scored)].reset_index(drop=True)
+# ------------------------------------------------------------------ the four word sources
+
+
+def _cosine_cells(table: pd.DataFrame, measure: str, p: dict[str, Any], what: str) -> Iterator[ScoredWords]:
+    """MAC's words: per unit, each target word's mean ``measure`` value with each chosen attribute group.
+
+    The units, and the words dropped as missing, are those of the WEAT analyses
+    (:func:`assoc_weat.blocks.units`); options ``targets`` and ``attributes`` choose the groups.
+    """
+    import pandas as pd
+
+    from .blocks import resolve_by, units
+
+    cosines = table[table["measure"] == measure]
+    if cosines.empty:
+        raise DataError(f"{what} reads rows of measure {measure!r} (target-attribute pairs); the table has none")
+    for unit in units(cosines, resolve_by(table, p["by"], _BY_DEFAULT)):
+        targets = _chosen(p["targets"], unit.target_groups, unit.key, "target")
+        attributes = _chosen(p["attributes"], unit.attribute_groups, unit.key, "attribute")
+        cells = [
+            {"target_group": tg, "target": word, "attribute_group": ag, "value": float(value)}
+            for tg in targets
+            for ag in attributes
+            for word, value in zip(unit.words(tg), unit.block(tg, ag).mean(axis=1))
+        ]
+        yield ScoredWords(
+            unit.key,
+            {},
+            pd.DataFrame(cells, columns=["target_group", "target", "attribute_group", "value"]),
+            groups={"targets": ", ".join(targets), "attributes": ", ".join(attributes)},
+            facts={
+                "n_targets": sum(unit.count("target", g) for g in targets),
+                "n_attributes": sum(unit.count("attribute", g) for g in attributes),
+                "dropped": ", ".join(unit.dropped),
+            },
+        )
+
+
+def _centroid_side(part: pd.DataFrame, side: str, key: dict, what: str) -> tuple[str, pd.DataFrame]:
+    """The orientation of centroid rows: ``attribute`` (attribute means; words = targets) or ``target``."""
+    attribute_means = part[(part["attribute"] == "") & (part["target"] != "")]
+    target_means = part[(part["target"] == "") & (part["attribute"] != "")]
+    if side == "auto":
+        n_attribute = attribute_means["attribute_group"].nunique()
+        n_target = target_means["target_group"].nunique()
+        if n_attribute == 2 or (n_attribute > 2 and n_target != 2):
+            side = "attribute"
+        elif n_target == 2:
+            side = "target"
+        else:
+            raise DataError(
+                f"{what}, {_where(key)}: side=auto needs exactly two attribute groups (sweater: targets scored "
+                "against A and B) or two target groups (WEFE: attribute words scored against two target "
+                "groups); name the side with side=attribute or side=target and the groups with a= and b="
+            )
+    return side, attribute_means if side == "attribute" else target_means
 
 
 def _centroid_values(part: pd.DataFrame, side: str, a: str, b: str) -> pd.DataFrame:
@@ -197,19 +338,10 @@ def _centroid_values(part: pd.DataFrame, side: str, a: str, b: str) -> pd.DataFr
     return wide.reset_index().rename(columns={word_group: "word_group", word: "word", a: "a", b: "b"})
 
 
-#: Options ``a`` and ``b`` of the analyses of mean vectors (RND, ECT).
-_CENTROID_GROUPS = (
-    Option("a", str, None, "group A whose mean vector is compared (default: the first of two)"),
-    Option("b", str, None, "group B (default: the second)"),
-)
+def _centroid_words(table: pd.DataFrame, measure: str, p: dict[str, Any], what: str) -> Iterator[ScoredWords]:
+    """RND's and ECT's words: each scored word's values against the mean vectors of two groups a and b.
 
-
-def _centroid_words(
-    table: pd.DataFrame, measure: str, p: dict, what: str
-) -> Iterator[tuple[dict, str, str, str, pd.DataFrame]]:
-    """Per unit of ``by``: (key, side, a, b, words), each scored word's values against the mean vectors of a and b.
-
-    What RND and ECT share: the rows of ``measure``, the side the mean vectors are on (``side``), the
+    Per unit of ``by``: the rows of ``measure``, the side the mean vectors are on (``side``), the
     two groups (``a``, ``b``, else the unit's two), and the scored words (``scored``) with columns
     ``word_group``, ``word``, ``a``, ``b``.
     """
@@ -217,20 +349,90 @@ def _centroid_words(
         side, part = _centroid_side(part, p["side"], key, what)
         groups = list(dict.fromkeys(part["attribute_group" if side == "attribute" else "target_group"]))
         a, b = _two(groups, p["a"], p["b"], key, side)
-        yield key, side, a, b, _scored(_centroid_values(part, side, a, b), p["scored"], key)
+        words = _scored(_centroid_values(part, side, a, b), p["scored"], key)
+        yield ScoredWords(key, {"a": a, "b": b, "side": side}, words)
 
 
-_SIDE = Option(
-    "side",
-    str,
-    "auto",
-    "which groups' mean vectors: attribute (score targets against A and B, as sweater and Garg et al.), "
-    "target (score attribute words against two target groups, as WEFE), auto (the one the table fits)",
-    choices=SIDES,
-)
+def _contrast_rows(
+    part: pd.DataFrame, column: str, a: str | None, b: str | None, key: dict, what: str
+) -> tuple[pd.DataFrame, str, str]:
+    """Rows of one ``"A - B"`` group in ``column``; a ``"B - A"`` group counts negated. Returns (rows, a, b)."""
+    labels = [g for g in dict.fromkeys(part[column]) if " - " in g]
+    if a is None and b is None:
+        if len(labels) != 1:
+            raise DataError(
+                f"{what}, {_where(key)}: {len(labels)} contrasts ({', '.join(map(repr, labels))}); "
+                "name one with a= and b="
+            )
+        a, b = labels[0].split(" - ", 1)
+    elif a is None or b is None:
+        raise DataError("give both a= and b= (or neither, with one contrast)")
+    for label, sign in ((f"{a} - {b}", 1.0), (f"{b} - {a}", -1.0)):
+        if label in labels:
+            rows = part[part[column] == label].copy()
+            rows["value"] = sign * rows["value"]
+            return rows, a, b
+    raise DataError(f"{what}, {_where(key)}: no contrast {a!r} - {b!r} (available: {', '.join(map(repr, labels))})")
 
 
-class MACAnalysis(Analysis):
+def _contrast_words(table: pd.DataFrame, measure: str, p: dict[str, Any], what: str) -> Iterator[ScoredWords]:
+    """SemAxis' and RNSB's words: the target words' rows of one attribute contrast (see :func:`_contrast_rows`).
+
+    Per unit of ``by``; the target groups are the option ``targets``, or all of them.
+    """
+    for key, part in _parts(table, measure, p["by"], what):
+        chosen, a, b = _contrast_rows(part, "attribute_group", p["a"], p["b"], key, what)
+        groups = _chosen(p["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")
+        words = chosen[chosen["target_group"].isin(groups)]
+        yield ScoredWords(key, {"a": a, "b": b}, words, groups={"targets": ", ".join(groups)})
+
+
+def _relation_side(part: pd.DataFrame, side: str, key: dict, what: str) -> tuple[str, pd.DataFrame]:
+    """The orientation of relation rows: ``target`` (target groups paired; attribute words scored) or ``attribute``."""
+    paired_attributes = part[part["attribute_group"].str.contains(" - ", regex=False)]
+    paired_targets = part[part["target_group"].str.contains(" - ", regex=False)]
+    if side == "auto":
+        if len(paired_targets) and not len(paired_attributes):
+            side = "target"
+        elif len(paired_attributes) and not len(paired_targets):
+            side = "attribute"
+        else:
+            raise DataError(f"{what}, {_where(key)}: both target and attribute groups are paired; name side=")
+    return side, paired_targets if side == "target" else paired_attributes
+
+
+def _relation_words(table: pd.DataFrame, measure: str, p: dict[str, Any], what: str) -> Iterator[ScoredWords]:
+    """RIPA's words: each scored word's projections on the relation vectors of the pairs of a and b.
+
+    One row per scored word and pair (column ``value``); the pairs are of target groups
+    (``side=target``, the attribute words scored) or of attribute groups.
+    """
+    for key, part in _parts(table, measure, p["by"], what):
+        side, paired = _relation_side(part, p["side"], key, what)
+        column, word_group, word = (
+            ("target_group", "attribute_group", "attribute")
+            if side == "target"
+            else ("attribute_group", "target_group", "target")
+        )
+        chosen, a, b = _contrast_rows(paired, column, p["a"], p["b"], key, what)
+        words = chosen.rename(columns={word_group: "word_group", word: "word"})[["word_group", "word", "value"]]
+        yield ScoredWords(key, {"a": a, "b": b, "side": side}, _scored(words, p["scored"], key))
+
+
+#: MAC's cells: (target word, attribute group) mean values.
+COSINE_CELLS = WordSource(("target_group", "target", "attribute_group"), _cosine_cells)
+#: RND's and ECT's words: values against two groups' mean vectors, on either side.
+CENTROID_WORDS = WordSource(("word_group", "word"), _centroid_words)
+#: SemAxis' and RNSB's words: target words' values for one attribute contrast.
+CONTRAST_WORDS = WordSource(("target_group", "target"), _contrast_words)
+#: RIPA's words: projections on the relation vectors of paired words, on either side.
+RELATION_WORDS = WordSource(("word_group", "word"), _relation_words)
+
+
+# ------------------------------------------------------------------ the metrics: each its specifics
+
+
+class MACAnalysis(MetricAnalysis):
     """MAC, Mean Average Cosine (Manzini et al., 2019), with per-word values.
 
     For each scored target word t and attribute group A_j::
@@ -248,6 +450,8 @@ class MACAnalysis(Analysis):
     """
 
     name = "mac"
+    source = COSINE_CELLS
+    measure = "cosine"
     requires = Requirement(
         needs="cosines of target words with attribute words (measure cosine of a weat or sbert_cosine table)",
         roles=("target", "attribute_group", "attribute"),
@@ -271,64 +475,26 @@ class MACAnalysis(Analysis):
         _PER_WORD,
     )
 
-    def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """MAC per unit (or per word with per_word=true)."""
-        import numpy as np
-        import pandas as pd
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """Each (target word, attribute group): its mean cosine, or 1 - it with ``scale="distance"``."""
+        cells = scored.words
+        mac = 1.0 - cells["value"] if self.params["scale"] == "distance" else cells["value"]
+        return cells[["target_group", "target", "attribute_group"]].assign(mac=mac, scale=self.params["scale"])
 
-        from .blocks import units
-
-        p = self.params
-        cosines = table[table["measure"] == "cosine"]
-        if cosines.empty:
-            raise DataError("mac reads rows of measure 'cosine' (target-attribute pairs); the table has none")
-        rows: list[dict] = []
-        for unit in units(cosines, _by(table, p["by"])):
-            targets = _chosen(p["targets"], unit.target_groups, unit.key, "target")
-            attributes = _chosen(p["attributes"], unit.attribute_groups, unit.key, "attribute")
-            cells = []
-            for tg in targets:
-                for ag in attributes:
-                    block = unit.block(tg, ag)
-                    means = block.mean(axis=1)
-                    if p["scale"] == "distance":
-                        means = 1.0 - means
-                    for word, value in zip(unit.words(tg), means):
-                        cells.append({"target_group": tg, "target": word, "attribute_group": ag, "mac": float(value)})
-            key = unit.key
-            if p["per_word"]:
-                rows.extend({**key, **cell, "scale": p["scale"]} for cell in cells)
-                continue
-            values = np.array([c["mac"] for c in cells])
-            rows.append(
-                {
-                    **key,
-                    "targets": ", ".join(targets),
-                    "attributes": ", ".join(attributes),
-                    "n_targets": sum(unit.count("target", g) for g in targets),
-                    "n_attributes": sum(unit.count("attribute", g) for g in attributes),
-                    "mac": float(values.mean()),
-                    "scale": p["scale"],
-                    # each word has one cell per attribute group: the mean of its cells is resampled
-                    **_word_ci(
-                        pd.DataFrame(cells).groupby(["target_group", "target"], sort=False)["mac"].mean(), "mean", p
-                    ),
-                    "dropped": ", ".join(unit.dropped),
-                }
-            )
-        return pd.DataFrame(rows)
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """MAC over all cells; the CI resamples target words (each word's mean over its cells)."""
+        per_target = values.groupby(["target_group", "target"], sort=False)["mac"].mean()
+        return {
+            "n_targets": scored.facts["n_targets"],
+            "n_attributes": scored.facts["n_attributes"],
+            "mac": float(values["mac"].to_numpy().mean()),
+            "scale": self.params["scale"],
+            **_word_ci(per_target, "mean", self.params),
+            "dropped": scored.facts["dropped"],
+        }
 
 
-def _chosen(given: list[str] | None, available: list[str], key: dict, kind: str) -> list[str]:
-    if given is None:
-        return list(available)
-    unknown = [g for g in given if g not in available]
-    if unknown:
-        raise DataError(f"{_where(key)}: no {kind} group {unknown[0]!r} (available: {', '.join(map(repr, available))})")
-    return list(given)
-
-
-class RNDAnalysis(Analysis):
+class RNDAnalysis(MetricAnalysis):
     """RND, Relative Norm Distance (Garg et al., 2018, eq. 3).
 
     For each scored word w (measure ``centroid_distance``)::
@@ -346,13 +512,14 @@ class RNDAnalysis(Analysis):
     """
 
     name = "rnd"
+    source = CENTROID_WORDS
+    measure = "centroid_distance"
     # two attribute groups (sweater) or two target groups and one attribute group (WEFE's query shape):
     # a requirement cannot say "or", so run() refuses a table with neither (_centroid_side)
-    requires = Requirement(
-        needs="per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
+    requires = _reads(
+        "per-word distances (measure centroid_distance) or cosines (centroid_cosine) to the mean vectors "
         "of two attribute groups or of two target groups",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,centroid_distance] (docs/weat.md)",
+        measure,
     )
     estimate_column = "rnd"
     description = "RND: sum (or mean) over words of ||w - mean(A)|| - ||w - mean(B)||."
@@ -374,49 +541,29 @@ class RNDAnalysis(Analysis):
         _PER_WORD,
     )
 
-    def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """RND per unit (or per word)."""
-        import pandas as pd
+    def read_measure(self) -> str:
+        """``centroid_distance``, or ``centroid_cosine`` with ``distance="cosine"``."""
+        return self.measure if self.params["distance"] == "euclidean" else "centroid_cosine"
 
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """rnd(w) = d(w, m_A) - d(w, m_B), beside the two distances (or cosines)."""
+        words = scored.words[["word_group", "word", "a", "b"]]
+        return words.rename(columns={"a": "distance_a", "b": "distance_b"}).assign(rnd=words["a"] - words["b"])
+
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """The sum (or mean) over words, with the bootstrap CI of the same reduction."""
         p = self.params
-        measure = "centroid_distance" if p["distance"] == "euclidean" else "centroid_cosine"
-        rows: list[dict] = []
-        for key, side, a, b, words in _centroid_words(table, measure, p, "rnd"):
-            words["rnd"] = words["a"] - words["b"]
-            if p["per_word"]:
-                for w in words.itertuples():
-                    rows.append(
-                        {
-                            **key,
-                            "word_group": w.word_group,
-                            "word": w.word,
-                            "a": a,
-                            "b": b,
-                            "side": side,
-                            "distance_a": w.a,
-                            "distance_b": w.b,
-                            "rnd": w.rnd,
-                        }
-                    )
-                continue
-            total = float(words["rnd"].sum())
-            rows.append(
-                {
-                    **key,
-                    "a": a,
-                    "b": b,
-                    "side": side,
-                    "n_words": len(words),
-                    "rnd": total if p["reduce"] == "sum" else total / len(words),
-                    **_word_ci(words["rnd"], p["reduce"], p),
-                    "reduce": p["reduce"],
-                    "distance": p["distance"],
-                }
-            )
-        return pd.DataFrame(rows)
+        total = float(values["rnd"].sum())
+        return {
+            "n_words": len(values),
+            "rnd": total if p["reduce"] == "sum" else total / len(values),
+            **_word_ci(values["rnd"], p["reduce"], p),
+            "reduce": p["reduce"],
+            "distance": p["distance"],
+        }
 
 
-class ECTAnalysis(Analysis):
+class ECTAnalysis(MetricAnalysis):
     """ECT, Embedding Coherence Test (Dev & Phillips, 2019).
 
     For the scored words w (measure ``centroid_cosine``), u_A(w) = cos(w, m_A) and
@@ -427,12 +574,13 @@ class ECTAnalysis(Analysis):
     """
 
     name = "ect"
+    source = CENTROID_WORDS
+    measure = "centroid_cosine"
     # two attribute groups or two target groups (WEFE's query shape): see RNDAnalysis.requires
-    requires = Requirement(
-        needs="per-word cosines with the mean vectors of two attribute groups or of two target groups "
+    requires = _reads(
+        "per-word cosines with the mean vectors of two attribute groups or of two target groups "
         "(measure centroid_cosine)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,centroid_cosine] (docs/weat.md)",
+        measure,
     )
     estimate_column = "ect"
     description = "ECT: Spearman correlation over words of cos(w, mean(A)) and cos(w, mean(B))."
@@ -445,82 +593,22 @@ class ECTAnalysis(Analysis):
         _PER_WORD,
     )
 
-    def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """ECT per unit (or u_A, u_B per word)."""
-        import pandas as pd
-
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """u_A(w), u_B(w) and the set's ECT: a property of the word set, repeated in each word's row."""
         from .metrics import spearman
 
-        p = self.params
-        rows: list[dict] = []
-        for key, side, a, b, words in _centroid_words(table, "centroid_cosine", p, "ect"):
-            if len(words) < 2:
-                raise DataError(f"ect, {_where(key)}: a rank correlation needs at least 2 scored words")
-            if p["per_word"]:
-                # ECT is a property of the word set: each word's row repeats it beside u_A, u_B
-                ect = spearman(words["a"].to_numpy(), words["b"].to_numpy())
-                for w in words.itertuples():
-                    rows.append(
-                        {
-                            **key,
-                            "word_group": w.word_group,
-                            "word": w.word,
-                            "a": a,
-                            "b": b,
-                            "side": side,
-                            "u_a": w.a,
-                            "u_b": w.b,
-                            "ect": ect,
-                        }
-                    )
-                continue
-            rows.append(
-                {
-                    **key,
-                    "a": a,
-                    "b": b,
-                    "side": side,
-                    "n_words": len(words),
-                    "ect": spearman(words["a"].to_numpy(), words["b"].to_numpy()),
-                }
-            )
-        return pd.DataFrame(rows)
+        words = scored.words[["word_group", "word", "a", "b"]]
+        if len(words) < 2:
+            raise DataError(f"ect, {_where(scored.key)}: a rank correlation needs at least 2 scored words")
+        ect = spearman(words["a"].to_numpy(), words["b"].to_numpy())
+        return words.rename(columns={"a": "u_a", "b": "u_b"}).assign(ect=ect)
+
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """Spearman's rho of u_A and u_B over the words."""
+        return {"n_words": len(values), "ect": float(values["ect"].iloc[0])}
 
 
-def _contrast_rows(part: pd.DataFrame, column: str, a: str | None, b: str | None, key: dict, what: str):
-    """Rows of one ``"A - B"`` group in ``column``; a ``"B - A"`` group counts negated. Returns (rows, a, b, sign)."""
-    labels = [g for g in dict.fromkeys(part[column]) if " - " in g]
-    if a is None and b is None:
-        if len(labels) != 1:
-            raise DataError(
-                f"{what}, {_where(key)}: {len(labels)} contrasts ({', '.join(map(repr, labels))}); "
-                "name one with a= and b="
-            )
-        a, b = labels[0].split(" - ", 1)
-    elif a is None or b is None:
-        raise DataError("give both a= and b= (or neither, with one contrast)")
-    for label, sign in ((f"{a} - {b}", 1.0), (f"{b} - {a}", -1.0)):
-        if label in labels:
-            rows = part[part[column] == label].copy()
-            rows["value"] = sign * rows["value"]
-            return rows, a, b
-    raise DataError(f"{what}, {_where(key)}: no contrast {a!r} - {b!r} (available: {', '.join(map(repr, labels))})")
-
-
-def _contrast_of_targets(
-    table: pd.DataFrame, measure: str, params: dict, what: str
-) -> Iterator[tuple[dict, pd.DataFrame, str, str, list[str]]]:
-    """Per ``by`` group: the rows of one attribute contrast (see :func:`_contrast_rows`) for the chosen targets.
-
-    Yields (key, rows, a, b, target groups); the target groups are ``params["targets"]`` or all of them.
-    """
-    for key, part in _parts(table, measure, params["by"], what):
-        chosen, a, b = _contrast_rows(part, "attribute_group", params["a"], params["b"], key, what)
-        groups = _chosen(params["targets"], list(dict.fromkeys(chosen["target_group"])), key, "target")
-        yield key, chosen[chosen["target_group"].isin(groups)], a, b, groups
-
-
-class SemAxisAnalysis(Analysis):
+class SemAxisAnalysis(MetricAnalysis):
     """SemAxis (An et al., 2018), as sweater's ``semaxis(l = ...)`` computes it.
 
     score(w) = cos(w, m_A - m_B) for every target word w (measure ``axis_cosine``); positive =
@@ -531,12 +619,10 @@ class SemAxisAnalysis(Analysis):
     """
 
     name = "semaxis"
+    source = CONTRAST_WORDS
+    measure = "axis_cosine"
     # no at_least: a table of axis_cosine rows alone has one attribute_group, the contrast "A - B"
-    requires = Requirement(
-        needs="per-word cosines with the axis between two attribute groups (measure axis_cosine)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,axis_cosine] (docs/weat.md)",
-    )
+    requires = _reads("per-word cosines with the axis between two attribute groups (measure axis_cosine)", measure)
     estimate_column = "semaxis"
     description = "SemAxis: per target word, cos(w, mean(A) - mean(B)); summary: the mean over words."
     citation = AN
@@ -549,34 +635,21 @@ class SemAxisAnalysis(Analysis):
         _PER_WORD,
     )
 
-    def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """SemAxis per unit (or per word)."""
-        import pandas as pd
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """score(w) = cos(w, m_A - m_B)."""
+        words = scored.words
+        return words[["target_group", "target"]].assign(semaxis=words["value"])
 
-        p = self.params
-        rows: list[dict] = []
-        for key, chosen, a, b, groups in _contrast_of_targets(table, "axis_cosine", p, "semaxis"):
-            if p["per_word"]:
-                rows.extend(
-                    {**key, "target_group": r.target_group, "target": r.target, "a": a, "b": b, "semaxis": r.value}
-                    for r in chosen.itertuples()
-                )
-                continue
-            rows.append(
-                {
-                    **key,
-                    "a": a,
-                    "b": b,
-                    "targets": ", ".join(groups),
-                    "n_words": len(chosen),
-                    "semaxis": float(chosen["value"].mean()),
-                    **_word_ci(chosen["value"], "mean", p),
-                }
-            )
-        return pd.DataFrame(rows)
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """The mean score over the words, with its bootstrap CI."""
+        return {
+            "n_words": len(values),
+            "semaxis": float(values["semaxis"].mean()),
+            **_word_ci(values["semaxis"], "mean", self.params),
+        }
 
 
-class RIPAAnalysis(Analysis):
+class RIPAAnalysis(MetricAnalysis):
     """RIPA, Relational Inner Product Association (Ethayarajh et al., 2019), as WEFE computes it.
 
     For each scored word w and the relation vectors b_i = (x_i - y_i) / ||x_i - y_i|| of the
@@ -591,10 +664,11 @@ class RIPAAnalysis(Analysis):
     """
 
     name = "ripa"
-    requires = Requirement(
-        needs="per-word projections on the relation vector of paired words of two groups (measure relation_projection)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,relation_projection] (docs/weat.md)",
+    source = RELATION_WORDS
+    measure = "relation_projection"
+    requires = _reads(
+        "per-word projections on the relation vector of paired words of two groups (measure relation_projection)",
+        measure,
     )
     estimate_column = "ripa"
     description = "RIPA: mean over words of the mean inner product with the unit relation vectors of paired words."
@@ -616,69 +690,22 @@ class RIPAAnalysis(Analysis):
         _PER_WORD,
     )
 
-    def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """RIPA per unit (or per word)."""
-        import pandas as pd
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """ripa(w), the mean over the pairs of w · b_i, their population SD and the number of pairs."""
+        projections = scored.words.groupby(["word_group", "word"], sort=False)["value"]
+        return projections.agg(ripa="mean", sd=lambda v: float(v.std(ddof=0)), n_pairs="size").reset_index()
 
-        p = self.params
-        rows: list[dict] = []
-        for key, part in _parts(table, "relation_projection", p["by"], "ripa"):
-            side = p["side"]
-            paired_attributes = part[part["attribute_group"].str.contains(" - ", regex=False)]
-            paired_targets = part[part["target_group"].str.contains(" - ", regex=False)]
-            if side == "auto":
-                if len(paired_targets) and not len(paired_attributes):
-                    side = "target"
-                elif len(paired_attributes) and not len(paired_targets):
-                    side = "attribute"
-                else:
-                    raise DataError(f"ripa, {_where(key)}: both target and attribute groups are paired; name side=")
-            column, word_group, word = (
-                ("target_group", "attribute_group", "attribute")
-                if side == "target"
-                else ("attribute_group", "target_group", "target")
-            )
-            chosen, a, b = _contrast_rows(
-                paired_targets if side == "target" else paired_attributes, column, p["a"], p["b"], key, "ripa"
-            )
-            if p["scored"] is not None:
-                _chosen(p["scored"], list(dict.fromkeys(chosen[word_group])), key, "scored")
-                chosen = chosen[chosen[word_group].isin(p["scored"])]
-            per_word = chosen.groupby([word_group, word], sort=False)["value"].agg(
-                ripa="mean", sd=lambda v: float(v.std(ddof=0)), n_pairs="size"
-            )
-            if p["per_word"]:
-                rows.extend(
-                    {
-                        **key,
-                        "word_group": g,
-                        "word": w,
-                        "a": a,
-                        "b": b,
-                        "side": side,
-                        "ripa": r.ripa,
-                        "sd": r.sd,
-                        "n_pairs": r.n_pairs,
-                    }
-                    for (g, w), r in per_word.iterrows()
-                )
-                continue
-            rows.append(
-                {
-                    **key,
-                    "a": a,
-                    "b": b,
-                    "side": side,
-                    "n_words": len(per_word),
-                    "n_pairs": int(per_word["n_pairs"].max()),
-                    "ripa": float(per_word["ripa"].mean()),
-                    **_word_ci(per_word["ripa"], "mean", p),
-                }
-            )
-        return pd.DataFrame(rows)
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """The mean of ripa(w) over the words, with its bootstrap CI."""
+        return {
+            "n_words": len(values),
+            "n_pairs": int(values["n_pairs"].max()),
+            "ripa": float(values["ripa"].mean()),
+            **_word_ci(values["ripa"], "mean", self.params),
+        }
 
 
-class RNSBAnalysis(Analysis):
+class RNSBAnalysis(MetricAnalysis):
     """RNSB, Relative Negative Sentiment Bias (Sweeney & Najafian, 2019).
 
     A logistic classifier is trained on the vectors of attribute groups A (positive) and B
@@ -694,11 +721,9 @@ class RNSBAnalysis(Analysis):
     """
 
     name = "rnsb"
-    requires = Requirement(
-        needs="per-word log-odds of a classifier of two attribute groups (measure logit)",
-        roles=("attribute_group",),
-        instead="score with the weat scorer and -o measures=[cosine,logit] (docs/weat.md)",
-    )
+    source = CONTRAST_WORDS
+    measure = "logit"
+    requires = _reads("per-word log-odds of a classifier of two attribute groups (measure logit)", measure)
     estimate_column = "rnsb"
     description = "RNSB: KL divergence from uniform of the normalised P(B | w) of a logistic classifier of A vs B."
     citation = SWEENEY
@@ -710,46 +735,22 @@ class RNSBAnalysis(Analysis):
         _PER_WORD,
     )
 
-    def run(self, table: pd.DataFrame) -> pd.DataFrame:
-        """RNSB per unit (or the probabilities per word)."""
+    def per_word_values(self, scored: ScoredWords) -> pd.DataFrame:
+        """p_i = P(B | w_i), P_i = p_i / sum_j p_j and each word's term P_i ln(n P_i) of the KL divergence."""
         import numpy as np
-        import pandas as pd
 
+        words = scored.words
+        negative = 1.0 / (1.0 + np.exp(words["value"].to_numpy()))
+        share = negative / negative.sum()
+        with np.errstate(divide="ignore", invalid="ignore"):  # P_i = 0 (an overflowed logit): a NaN term
+            terms = share * np.log(share * len(share))
+        return words[["target_group", "target"]].assign(p_negative=negative, share=share, rnsb=terms)
+
+    def summary(self, scored: ScoredWords, values: pd.DataFrame) -> dict[str, Any]:
+        """KL(P || U) over the words: the sum of their terms."""
         from .metrics import kl_from_uniform
 
-        p = self.params
-        rows: list[dict] = []
-        for key, chosen, a, b, groups in _contrast_of_targets(table, "logit", p, "rnsb"):
-            negative = 1.0 / (1.0 + np.exp(chosen["value"].to_numpy()))
-            if p["per_word"]:
-                # each word's term P_i ln(n P_i) of the KL divergence: the terms sum to RNSB
-                share = negative / negative.sum()
-                terms = share * np.log(share * len(share))
-                rows.extend(
-                    {
-                        **key,
-                        "target_group": r.target_group,
-                        "target": r.target,
-                        "a": a,
-                        "b": b,
-                        "p_negative": float(q),
-                        "share": float(s),
-                        "rnsb": float(term),
-                    }
-                    for r, q, s, term in zip(chosen.itertuples(), negative, share, terms)
-                )
-                continue
-            rows.append(
-                {
-                    **key,
-                    "a": a,
-                    "b": b,
-                    "targets": ", ".join(groups),
-                    "n_words": len(chosen),
-                    "rnsb": kl_from_uniform(negative),
-                }
-            )
-        return pd.DataFrame(rows)
+        return {"n_words": len(values), "rnsb": kl_from_uniform(values["p_negative"].to_numpy())}
 
 
 class NASAnalysis(WEFATAnalysis):

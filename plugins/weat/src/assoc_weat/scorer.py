@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assoc import DataError, Option, OutOfVocabularyWarning, Scorer, non_negative, positive
 
@@ -267,12 +267,7 @@ class WEATScorer(Scorer):
         and sweater's ``semaxis(l = ...)``: the axis is the difference of the two groups' means
         of these vectors. The neighbours are listed in the run report.
         """
-        import itertools
-
-        import numpy as np
         import pandas as pd
-
-        from . import metrics
 
         measures = [m for m in self.params["measures"] if m != "cosine"]
         if not measures:
@@ -281,99 +276,20 @@ class WEATScorer(Scorer):
         for (kind, group), (words, matrix, tokens) in lookups.items():
             keep = [i for i, t in enumerate(tokens) if t]
             found[kind, group] = ([words[i] for i in keep], [tokens[i] for i in keep], matrix[keep])
+        sides = (
+            ("attribute", attribute_groups, "target", target_groups),
+            ("target", target_groups, "attribute", attribute_groups),
+        )
         rows: list[dict] = []
-
-        def add(measure, tg, t, ag, a, values, t_tokens, a_tokens):
-            for target, attribute, value, tt, at in zip(t, a, values, t_tokens, a_tokens):
-                rows.append(
-                    {
-                        "measure": measure,
-                        "target_group": tg,
-                        "target": target,
-                        "attribute_group": ag,
-                        "attribute": attribute,
-                        "value": float(value),
-                        "target_token": tt,
-                        "attribute_token": at,
-                    }
-                )
-
-        pairs = list(itertools.combinations(attribute_groups, 2))
-        target_pairs = list(itertools.combinations(target_groups, 2))
         for measure in measures:
             if measure in ("centroid_cosine", "centroid_distance"):
-                function = metrics.centroid_cosines if measure == "centroid_cosine" else metrics.centroid_distances
-                for (g_kind, groups), (w_kind, others) in (
-                    (("attribute", attribute_groups), ("target", target_groups)),
-                    (("target", target_groups), ("attribute", attribute_groups)),
-                ):
-                    for group in groups:
-                        if not len(found[g_kind, group][2]):
-                            continue
-                        for other in others:
-                            words, tokens, vectors = found[w_kind, other]
-                            if not words:
-                                continue
-                            values = function(vectors, found[g_kind, group][2])
-                            empty = [""] * len(words)
-                            if w_kind == "target":
-                                add(measure, other, words, group, empty, values, tokens, empty)
-                            else:
-                                add(measure, group, empty, other, words, values, empty, tokens)
+                rows += _centroid_rows(measure, found, sides)
             elif measure in ("axis_cosine", "logit"):
-                for a, b in pairs:
-                    va, vb = found["attribute", a][2], found["attribute", b][2]
-                    if not len(va) or not len(vb):
-                        continue
-                    if measure == "axis_cosine" and self.params["semaxis_neighbours"]:
-                        va = self._augment(embeddings, model, design, found["attribute", a])
-                        vb = self._augment(embeddings, model, design, found["attribute", b])
-                    for group in target_groups:
-                        words, tokens, vectors = found["target", group]
-                        if not words:
-                            continue
-                        if measure == "axis_cosine":
-                            values = metrics.axis_cosines(vectors, va, vb)
-                        else:
-                            values = metrics.classifier_logits(
-                                vectors,
-                                va,
-                                vb,
-                                cost=self.params["classifier_cost"],
-                                holdout=self.params["classifier_holdout"],
-                                seed=self.params["seed"],
-                            )
-                        empty = [""] * len(words)
-                        add(measure, group, words, f"{a} - {b}", empty, values, tokens, empty)
+                rows += self._attribute_pair_rows(
+                    measure, found, target_groups, attribute_groups, (embeddings, model, design)
+                )
             else:  # relation_projection
-                for (g_kind, group_pairs), (w_kind, others) in (
-                    (("attribute", pairs), ("target", target_groups)),
-                    (("target", target_pairs), ("attribute", attribute_groups)),
-                ):
-                    for a, b in group_pairs:
-                        # pairs by position over the *listed* words: a pair with an OOV word is left out
-                        words_a, matrix_a, tokens_a = lookups[g_kind, a]
-                        words_b, matrix_b, tokens_b = lookups[g_kind, b]
-                        if len(words_a) != len(words_b):
-                            continue
-                        keep = [i for i in range(len(words_a)) if tokens_a[i] and tokens_b[i]]
-                        if not keep:
-                            continue
-                        labels = [f"{words_a[i]} - {words_b[i]}" for i in keep]
-                        pair_tokens = [f"{tokens_a[i]} - {tokens_b[i]}" for i in keep]
-                        for other in others:
-                            words, tokens, vectors = found[w_kind, other]
-                            if not words:
-                                continue
-                            values = metrics.relation_projections(vectors, matrix_a[keep], matrix_b[keep])
-                            n_w, n_p = values.shape
-                            w_index, p_index = np.repeat(np.arange(n_w), n_p), np.tile(np.arange(n_p), n_w)
-                            ws, ts = [words[i] for i in w_index], [tokens[i] for i in w_index]
-                            ps, pts = [labels[j] for j in p_index], [pair_tokens[j] for j in p_index]
-                            if w_kind == "target":
-                                add(measure, other, ws, f"{a} - {b}", ps, values.reshape(-1), ts, pts)
-                            else:
-                                add(measure, f"{a} - {b}", ps, other, ws, values.reshape(-1), pts, ts)
+                rows += _relation_rows(measure, lookups, found, sides)
         if not rows:
             return []
         frame = pd.DataFrame(rows)
@@ -381,6 +297,46 @@ class WEATScorer(Scorer):
         frame["context"] = ""
         frame["design"] = design
         return [frame]
+
+    def _attribute_pair_rows(
+        self,
+        measure: str,
+        found: dict,
+        target_groups: Mapping[str, Sequence[str]],
+        attribute_groups: Mapping[str, Sequence[str]],
+        where: tuple[Embeddings, str, str],
+    ) -> list[dict]:
+        """``axis_cosine`` or ``logit`` rows: each target word against each ordered pair "A - B" of attribute groups."""
+        import itertools
+
+        from . import metrics
+
+        rows: list[dict] = []
+        for a, b in itertools.combinations(attribute_groups, 2):
+            va, vb = found["attribute", a][2], found["attribute", b][2]
+            if not len(va) or not len(vb):
+                continue
+            if measure == "axis_cosine" and self.params["semaxis_neighbours"]:
+                va = self._augment(*where, found["attribute", a])
+                vb = self._augment(*where, found["attribute", b])
+            for group in target_groups:
+                words, tokens, vectors = found["target", group]
+                if not words:
+                    continue
+                if measure == "axis_cosine":
+                    values = metrics.axis_cosines(vectors, va, vb)
+                else:
+                    values = metrics.classifier_logits(
+                        vectors,
+                        va,
+                        vb,
+                        cost=self.params["classifier_cost"],
+                        holdout=self.params["classifier_holdout"],
+                        seed=self.params["seed"],
+                    )
+                empty = [""] * len(words)
+                rows += _measure_rows(measure, "target", (group, words, tokens), (f"{a} - {b}", empty, empty), values)
+        return rows
 
     def _augment(self, embeddings: Embeddings, model: str, design: str, group: tuple) -> np.ndarray:
         """SemAxis pole vectors: each word's vector averaged with its l nearest neighbours' (An et al. 2018).
@@ -450,3 +406,89 @@ class WEATScorer(Scorer):
                 OutOfVocabularyWarning,
                 stacklevel=2,
             )
+
+
+#: The two orientations of the rows against a group: (group kind, its groups, scored kind, the scored groups)
+Sides = tuple[tuple[str, Mapping[str, Sequence[str]], str, Mapping[str, Sequence[str]]], ...]
+
+
+def _measure_rows(
+    measure: str, scored_kind: str, scored: tuple[str, list, list], against: tuple[str, list, list], values: Any
+) -> list[dict]:
+    """Rows of ``measure``: scored words (group, words, entries) against what ``against`` names, one per value.
+
+    ``against`` is a group's mean vector, an attribute contrast or a relation: its group and, per
+    row, its word and entry (``""`` for a mean vector or a contrast). ``scored_kind`` puts the scored
+    words in the target columns (``"target"``) or the attribute columns, and ``against`` in the others.
+    """
+    (tg, ts, t_tokens), (ag, as_, a_tokens) = (scored, against) if scored_kind == "target" else (against, scored)
+    return [
+        {
+            "measure": measure,
+            "target_group": tg,
+            "target": target,
+            "attribute_group": ag,
+            "attribute": attribute,
+            "value": float(value),
+            "target_token": tt,
+            "attribute_token": at,
+        }
+        for target, attribute, value, tt, at in zip(ts, as_, values, t_tokens, a_tokens)
+    ]
+
+
+def _centroid_rows(measure: str, found: dict, sides: Sides) -> list[dict]:
+    """``centroid_cosine`` or ``centroid_distance`` rows: each word against each mean vector of the other kind."""
+    from . import metrics
+
+    function = metrics.centroid_cosines if measure == "centroid_cosine" else metrics.centroid_distances
+    rows: list[dict] = []
+    for g_kind, groups, w_kind, others in sides:
+        for group in groups:
+            if not len(found[g_kind, group][2]):
+                continue
+            for other in others:
+                words, tokens, vectors = found[w_kind, other]
+                if not words:
+                    continue
+                empty = [""] * len(words)
+                values = function(vectors, found[g_kind, group][2])
+                rows += _measure_rows(measure, w_kind, (other, words, tokens), (group, empty, empty), values)
+    return rows
+
+
+def _relation_rows(measure: str, lookups: dict, found: dict, sides: Sides) -> list[dict]:
+    """``relation_projection`` rows: each word against the relations of the position-paired words of two groups.
+
+    The pairs are over the *listed* words, so a pair with an out-of-vocabulary word is left out,
+    and only groups of equal size are paired.
+    """
+    import itertools
+
+    import numpy as np
+
+    from . import metrics
+
+    rows: list[dict] = []
+    for g_kind, groups, w_kind, others in sides:
+        for a, b in itertools.combinations(groups, 2):
+            words_a, matrix_a, tokens_a = lookups[g_kind, a]
+            words_b, matrix_b, tokens_b = lookups[g_kind, b]
+            if len(words_a) != len(words_b):
+                continue
+            keep = [i for i in range(len(words_a)) if tokens_a[i] and tokens_b[i]]
+            if not keep:
+                continue
+            labels = [f"{words_a[i]} - {words_b[i]}" for i in keep]
+            pair_tokens = [f"{tokens_a[i]} - {tokens_b[i]}" for i in keep]
+            for other in others:
+                words, tokens, vectors = found[w_kind, other]
+                if not words:
+                    continue
+                values = metrics.relation_projections(vectors, matrix_a[keep], matrix_b[keep])
+                n_w, n_p = values.shape
+                w_index, p_index = np.repeat(np.arange(n_w), n_p), np.tile(np.arange(n_p), n_w)
+                scored = (other, [words[i] for i in w_index], [tokens[i] for i in w_index])
+                relation = (f"{a} - {b}", [labels[j] for j in p_index], [pair_tokens[j] for j in p_index])
+                rows += _measure_rows(measure, w_kind, scored, relation, values.reshape(-1))
+    return rows

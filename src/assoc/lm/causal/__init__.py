@@ -12,34 +12,20 @@ under an explicit BOS policy, and :mod:`assoc.lm.causal.kind` is the ``causal`` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assoc.lm.causal.requests import CausalRequest
+from assoc.infra.importhooks import public_face as _public_face
+from assoc.lm.causal.requests import CausalRequest as CausalRequest
 
-__all__ = [
-    "BOS_POLICIES",
-    "CausalLM",
-    "CausalRequest",
-    "SentencePlan",
-    "cached_causal_lm",
-    "load_causal_lm",
-    "plan_sentence",
-    "release_causal_lms",
-    "special_tokens",
-]
+# The public names, each declared once by its import, imported on first use (assoc.infra.importhooks.public_face).
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.lm.causal.engine import CausalLM as CausalLM
+    from assoc.lm.causal.loading import cached_causal_lm as cached_causal_lm
+    from assoc.lm.causal.loading import load_causal_lm as load_causal_lm
+    from assoc.lm.causal.loading import release_causal_lms as release_causal_lms
+    from assoc.lm.causal.text import BOS_POLICIES as BOS_POLICIES
+    from assoc.lm.causal.text import SentencePlan as SentencePlan
+    from assoc.lm.causal.text import plan_sentence as plan_sentence
+    from assoc.lm.causal.text import special_tokens as special_tokens
 
-
-def __getattr__(name: str) -> Any:
-    if name == "CausalLM":
-        from assoc.lm.causal import engine
-
-        return engine.CausalLM
-    if name in ("load_causal_lm", "cached_causal_lm", "release_causal_lms"):
-        from assoc.lm.causal import loading
-
-        return getattr(loading, name)
-    if name in ("BOS_POLICIES", "SentencePlan", "plan_sentence", "special_tokens"):
-        from assoc.lm.causal import text
-
-        return getattr(text, name)
-    raise AttributeError(f"module 'assoc.lm.causal' has no attribute {name!r}")
+__getattr__, __dir__ = _public_face(globals())

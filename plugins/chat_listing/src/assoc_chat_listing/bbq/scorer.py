@@ -1,10 +1,11 @@
 """The ``chat_bbq`` scorer: chat models answer the Bias Benchmark for QA (Parrish et al., 2022).
 
 Each BBQ example becomes one request (per model and sample): its context, question and three
-options in a template (:mod:`.prompts`), sent through chat_listing's client, cache, retries,
-rate limits and concurrency. Each reply is read as one option (:mod:`.matching`, mode
-``assoc`` by default, or the authors' rules with ``matching="authors"``); a refusal or a reply
-that names no option, or several, is counted and never guessed.
+options in a template (:mod:`.prompts`), sent through the chat scorers' client, cache, retries,
+rate limits and concurrency (:class:`~assoc_chat_listing.base.ChatScorer`). Each reply is read as
+one option (:mod:`.matching`, mode ``assoc`` by default, or the authors' rules with
+``matching="authors"``); a refusal or a reply that names no option, or several, is counted and
+never guessed.
 
 One row per request (``measure`` ``correct``): ``value`` is 1 when the chosen option is the
 right one (``label``), 0 when it is another, NaN when no option was chosen; the row keeps the
@@ -24,31 +25,20 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import Option, StimuliError, set_run_report
+from assoc import Option, StimuliError
+from assoc.lm import ChatReplyWarning, check_patterns, model_refusal
 
-from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check
-from ..store import ChatRequest, model_refusal, public_endpoint, reply_text
+from ..base import SAMPLES_OPTION, SAMPLING, SENDING_OPTIONS, ChatScorer, PlannedRequest, ReplyReader
 from . import prompts
 from .items import CITATION, BBQItem, BBQStimuli
 from .matching import MODES, Match, match_authors, match_reply
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from assoc import Stimuli
+    from assoc.lm import Reply
 
 TASK = "bbq"
 MEASURE = "correct"
-_NOT_INHERITED = {
-    "task",
-    "system_prompt",
-    "listing_prompt",
-    "rating_prompt",
-    "n_items",
-    "rating_scale",
-    "warning_patterns",
-    "refusal_patterns",
-}
 #: Columns of every row that describe the example (see :func:`item_columns`).
 ITEM_COLUMNS = {
     "category": "BBQ category (Age, Race_x_SES, ...)",
@@ -187,10 +177,113 @@ def _template_check(value: str) -> str:
     return prompts.resolve_template(value)
 
 
-class ChatBBQScorer(ChatListingScorer):
+class BBQReader(ReplyReader):
+    """Each reply into one row with the option it names (none when it names none), statuses counted per category."""
+
+    def __init__(self, scorer: ChatScorer, requests: Sequence[PlannedRequest]):
+        super().__init__(scorer, requests)
+        self.letters = scorer.shown_letters()  # type: ignore[attr-defined]
+        self.statuses: Counter[str] = Counter()
+        self.by_category: dict[str, Counter[str]] = {}
+        self.examples: list[dict[str, Any]] = []
+
+    def columns(self) -> list[str]:
+        """The scorer's extra columns but the dry run's."""
+        return [c for c in self.scorer.extra_columns if c not in ("task", "estimated_tokens")]
+
+    def head(self) -> dict[str, Any]:
+        """The system message, the template, the option order and letters, and how replies are matched."""
+        p = self.params
+        return {
+            "prompts": {
+                "system": p["system_prompt"],
+                "template": prompts.resolve_template(p["prompt"]),
+                "option_order": p["option_order"],
+                "letters": list(p["letters"]),
+                "matching": p["matching"],
+                "combination": "one conversation per request: [system, user]",
+            }
+        }
+
+    def identify(self, request: PlannedRequest) -> dict[str, Any]:
+        """Category and example id."""
+        item: BBQItem = request.extra["item"]
+        return {"category": item.category, "example_id": item.example_id}
+
+    def _base(self, request: PlannedRequest) -> dict[str, Any]:
+        item: BBQItem = request.extra["item"]
+        return {
+            "design": item.category,
+            "model": request.model,
+            "context": request.prompt,
+            "target_group": item.category,
+            "target": str(item.example_id),
+            "measure": MEASURE,
+            **item_columns(item),
+            "option_order": json.dumps(list(request.extra["order"])),
+            "letters": json.dumps(list(self.letters), ensure_ascii=False),
+            "sample": request.sample,
+            "response_id": request.key,
+        }
+
+    def _count(self, item: BBQItem, status: str) -> None:
+        self.statuses[status] += 1
+        self.by_category.setdefault(item.category, Counter())[status] += 1
+
+    def unanswered(self, request: PlannedRequest, reason: str) -> list[dict[str, Any]]:
+        """A row with status ``failed`` and no chosen option."""
+        item: BBQItem = request.extra["item"]
+        self._count(item, "failed")
+        return [{**self._base(request), **choice_columns(item, None, "failed", "", "")}]
+
+    def read(self, request: PlannedRequest, reply: Reply) -> list[dict[str, Any]]:
+        """The example's row with the option the reply names (``refusal``, ``truncated`` or why none)."""
+        item: BBQItem = request.extra["item"]
+        text = reply.text
+        found = read_reply(
+            item, text, mode=self.params["matching"], order=request.extra["order"], letters=self.letters,
+            refusal=self.refusal,
+        )  # fmt: skip
+        status = found.status
+        if found.chosen is None:
+            server_refusal = model_refusal(reply.raw) if not (text or "").strip() else None
+            if reply.finish_reason == "content_filter" or server_refusal is not None:
+                status, text = "refusal", text or server_refusal
+            elif reply.finish_reason == "length":
+                status = "truncated"
+        if status != "ok" and len(self.examples) < 20:
+            self.examples.append(
+                {"category": item.category, "example_id": item.example_id, "status": status, "text": (text or "")[:200]}
+            )
+        self._count(item, status)
+        return [{**self._base(request), **choice_columns(item, found.chosen, status, found.rule, text or "")}]
+
+    def tail(self) -> dict[str, Any]:
+        """Replies by status, overall and per category, and examples of those that name no option."""
+        return {
+            "replies": dict(sorted(self.statuses.items())),
+            "replies_by_category": {k: dict(sorted(v.items())) for k, v in sorted(self.by_category.items())},
+            "problem_examples": self.examples,
+        }
+
+    def warn(self, missing: list[dict[str, Any]], n_requests: int) -> None:
+        """One warning counting the replies that name no option, by status."""
+        bad = {k: v for k, v in self.statuses.items() if k != "ok"}
+        if bad:
+            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
+            warnings.warn(
+                f"chat_bbq: {sum(bad.values())} of {n_requests} repl(y/ies) name no option ({shown}); they have "
+                "no chosen option (value NaN) and are counted per category by the bbq analysis",
+                ChatReplyWarning,
+                stacklevel=3,
+            )
+
+
+class ChatBBQScorer(ChatScorer):
     """The Bias Benchmark for QA (Parrish et al., 2022) for chat models (see ``docs/bbq.md``)."""
 
     name = "chat_bbq"
+    reader_class = BBQReader
     description = (
         "BBQ (Parrish et al., 2022): a chat model answers each example's question from its context and three "
         "options; one row per reply with the chosen option (correct 1/0, NaN when none); accuracy and bias "
@@ -209,7 +302,8 @@ class ChatBBQScorer(ChatListingScorer):
         "task": "dry run: bbq",
         "estimated_tokens": "dry run: tokens the request is expected to use",
     }
-    options = (  # type: ignore[assignment]  # chat_listing's tuple, with BBQ's prompt options
+    report_leaves_out = ("seconds_waiting_to_retry", "system_fingerprints")
+    options = (
         Option(
             "prompt",
             str,
@@ -242,9 +336,13 @@ class ChatBBQScorer(ChatListingScorer):
             None,
             "regular expressions that mark a reply naming no option as a refusal (default: "
             "assoc_chat_listing.parsing.REFUSAL_PATTERNS)",
-            check=_patterns_check,
+            check=check_patterns,
         ),
-        *(o for o in ChatListingScorer.options if o.name not in _NOT_INHERITED),
+        SAMPLES_OPTION,
+        SAMPLING["temperature"],
+        SAMPLING["seed"],
+        SAMPLING["max_tokens"],
+        *SENDING_OPTIONS,
     )
 
     def check_stimuli(self, stimuli: Stimuli) -> None:
@@ -255,21 +353,21 @@ class ChatBBQScorer(ChatListingScorer):
                 f"bbq:<directory> (the authors' JSONL files); got stimuli {stimuli.name!r}"
             )
 
-    def templates(self) -> tuple[str, str, str]:
-        """The system message and the template (the third is unused; kept for the parent's interface)."""
-        return self.params["system_prompt"], prompts.resolve_template(self.params["prompt"]), ""
+    def shown_letters(self) -> list[str]:
+        """The letters the prompt shows: none for templates that list no lettered options."""
+        p = self.params
+        template = prompts.resolve_template(p["prompt"])
+        shown = p["letters"] if "{options}" in template and template != prompts.TEMPLATES["options_text"] else []
+        return p["letters"] if "{A}" in template else shown
 
-    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[ChatRequest]:
+    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[PlannedRequest]:
         """One request per model, example and sample, in that order."""
-        from ..local import model_endpoint
-        from ..prompts import messages
-
         assert isinstance(stimuli, BBQStimuli)
         p = self.params
         template = prompts.resolve_template(p["prompt"])
-        out: list[ChatRequest] = []
+        runtime = self.runtime()
+        out: list[PlannedRequest] = []
         for model in models:
-            endpoint = model_endpoint(model) if p["backend"] == "transformers" else public_endpoint(self.endpoint())
             for item in stimuli.items:
                 order = prompts.presented_order(
                     p["option_order"], seed=p["prompt_seed"], category=item.category, example_id=item.example_id
@@ -281,150 +379,12 @@ class ChatBBQScorer(ChatListingScorer):
                     [item.options[i] for i in order],
                     p["letters"],
                 )
-                for sample in range(p["samples"]):
-                    params: dict[str, Any] = {"temperature": p["temperature"]}
-                    if p["max_tokens"] is not None:
-                        params["max_tokens"] = p["max_tokens"]
-                    if p["seed"] is not None:
-                        params["seed"] = p["seed"] + sample
-                    out.append(
-                        ChatRequest(
-                            backend=p["backend"],
-                            endpoint=endpoint,
-                            model=model,
-                            messages=tuple(messages(p["system_prompt"], user)),
-                            params=params,
-                            sample=sample,
-                            task=TASK,
-                            design=item.category,
-                            target_group=item.category,
-                            target=str(item.example_id),
-                            prompt=template,
-                            extra={"item": item, "order": order, "n_items": 1},
-                        )
+                out.extend(
+                    self.request(
+                        runtime, model, p["system_prompt"], user, sample, task=TASK, design=item.category,
+                        target_group=item.category, target=str(item.example_id), prompt=template,
+                        extra={"item": item, "order": order, "n_items": 1},
                     )
-        return out
-
-    def _table(
-        self,
-        requests: list[ChatRequest],
-        stored: dict[str, Any],
-        report: Any,
-        *,
-        n_from_cache: int,
-        store: Any,
-        **_: Any,
-    ) -> pd.DataFrame:
-        from assoc import from_records
-
-        from ..parsing import refusal_matchers
-
-        p = self.params
-        refusal = refusal_matchers(p["refusal_patterns"])
-        failures = {f.get("key"): f for f in getattr(report, "failed", [])}
-        template = prompts.resolve_template(p["prompt"])
-        # the letters the prompt showed: none for templates that list no lettered options
-        shown = p["letters"] if "{options}" in template and template != prompts.TEMPLATES["options_text"] else []
-        if "{A}" in template:
-            shown = p["letters"]
-        rows: list[dict[str, Any]] = []
-        statuses: Counter[str] = Counter()
-        by_category: dict[str, Counter[str]] = {}
-        missing: list[dict[str, Any]] = []
-        examples: list[dict[str, Any]] = []
-        usage: dict[str, dict[str, int]] = {}
-        for request in requests:
-            item: BBQItem = request.extra["item"]
-            order = request.extra["order"]
-            base = {
-                "design": item.category,
-                "model": request.model,
-                "context": request.prompt,
-                "target_group": item.category,
-                "target": str(item.example_id),
-                "measure": MEASURE,
-                **item_columns(item),
-                "option_order": json.dumps(list(order)),
-                "letters": json.dumps(list(shown), ensure_ascii=False),
-                "sample": request.sample,
-                "response_id": request.key,
-            }
-            entry = stored.get(request.key)
-            if entry is None:
-                failure = failures.get(request.key)
-                reason = str(failure.get("reason") or "failed") if failure else "not sent"
-                missing.append(
-                    {"model": request.model, "category": item.category, "example_id": item.example_id,
-                     "sample": request.sample, "response_id": request.key, "failed": failure is not None,
-                     "reason": reason, "error": str(failure.get("error", "")) if failure else ""}
+                    for sample in range(p["samples"])
                 )  # fmt: skip
-                status = "failed"
-                rows.append({**base, **choice_columns(item, None, status, "", "")})
-            else:
-                response = entry["response"]
-                used = usage.setdefault(
-                    request.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-                )
-                used["requests"] += 1
-                for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                    used[name] += int((response.get("usage") or {}).get(name) or 0)
-                text = reply_text(response)
-                finish = ((response.get("choices") or [{}])[0]).get("finish_reason")
-                found = read_reply(item, text, mode=p["matching"], order=order, letters=shown, refusal=refusal)
-                status = found.status
-                if found.chosen is None:
-                    server_refusal = model_refusal(response) if not (text or "").strip() else None
-                    if finish == "content_filter" or server_refusal is not None:
-                        status, text = "refusal", text or server_refusal
-                    elif finish == "length":
-                        status = "truncated"
-                rows.append({**base, **choice_columns(item, found.chosen, status, found.rule, text or "")})
-                if status != "ok" and len(examples) < 20:
-                    examples.append(
-                        {"category": item.category, "example_id": item.example_id, "status": status,
-                         "text": (text or "")[:200]}
-                    )  # fmt: skip
-            statuses[status] += 1
-            by_category.setdefault(item.category, Counter())[status] += 1
-        bad = {k: v for k, v in statuses.items() if k != "ok"}
-        if bad:
-            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
-            warnings.warn(
-                f"chat_bbq: {sum(bad.values())} of {len(requests)} repl(y/ies) name no option ({shown}); they have "
-                "no chosen option (value NaN) and are counted per category by the bbq analysis",
-                ChatReplyWarning,
-                stacklevel=3,
-            )
-        columns = [c for c in self.extra_columns if c not in ("task", "estimated_tokens")]
-        table = from_records(rows, scorer=self.name, extra_columns=columns)
-        run_report: dict[str, Any] = {
-            "backend": p["backend"],
-            "endpoint": public_endpoint(self.endpoint()) if p["backend"] == "openai" else "local",
-            "prompts": {
-                "system": p["system_prompt"],
-                "template": prompts.resolve_template(p["prompt"]),
-                "option_order": p["option_order"],
-                "letters": list(p["letters"]),
-                "matching": p["matching"],
-                "combination": "one conversation per request: [system, user]",
-            },
-            "requests": len(requests),
-            "from_cache": n_from_cache,
-            "sent": report.sent,
-            "received": report.received,
-            "retries": report.retries,
-            "retry_reasons": report.retry_reasons,
-            "failed": report.failed,
-            "seconds_sending": round(report.seconds, 3),
-            "cache_dir": store.root,
-            "usage": usage,
-            "replies": dict(sorted(statuses.items())),
-            "replies_by_category": {k: dict(sorted(v.items())) for k, v in sorted(by_category.items())},
-            "problem_examples": examples,
-            "missing": missing,
-            "n_unanswered": len(missing),
-            "incomplete": self._incomplete(
-                [{**m, "target": str(m["example_id"]), "task": TASK} for m in missing], len(requests)
-            ),
-        }
-        return set_run_report(table, run_report)
+        return out

@@ -1,4 +1,4 @@
-"""Answers to BBQ prompts for the local test server (:class:`assoc_chat_listing.testing.ChatServer`).
+"""Answers to BBQ prompts for the local test server (``assoc.testing.openai_server.ChatServer``).
 
 :func:`bbq_responder` is a ``responder`` (request body -> reply text): it reads the options back
 from a prompt of the ``assoc`` template (lines ``<letter>. <option>``), lets ``pick`` choose one

@@ -104,6 +104,27 @@ def _match(segment: str, words: dict[str, int], labels: dict[str, int]) -> tuple
     return "other_text"
 
 
+def _line_pairs(
+    line: str, number: int, word_keys: dict[str, int], label_keys: dict[str, int], problems: Counter[str]
+) -> list[Pair]:
+    """The pairs of one reply line (one pair, or several separated by commas or semicolons); problems counted."""
+    result = _match(_clean(line), word_keys, label_keys)
+    if isinstance(result, tuple):
+        return [Pair(result[0], result[1], result[2], result[3], number, result[4])]
+    items = [_clean(item) for item in _SPLIT_ITEMS.split(line) if item.strip()]
+    subs = [_match(item, word_keys, label_keys) for item in items] if len(items) > 1 else []
+    if not any(isinstance(sub, tuple) for sub in subs):
+        problems[result] += 1
+        return []
+    pairs = []  # a line of several pairs
+    for sub in subs:
+        if isinstance(sub, tuple):
+            pairs.append(Pair(sub[0], sub[1], sub[2], sub[3], number, sub[4]))
+        else:
+            problems[sub] += 1
+    return pairs
+
+
 def parse_reply(
     text: str | None, words: tuple[str, ...], labels: tuple[str, ...], more_labels: tuple[str, ...] = ()
 ) -> ParsedReply:
@@ -139,24 +160,9 @@ def parse_reply(
         return out
     found: list[Pair] = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        out.n_lines += 1
-        cleaned = _clean(line)
-        result = _match(cleaned, word_keys, label_keys)
-        if isinstance(result, tuple):
-            found.append(Pair(result[0], result[1], result[2], result[3], number, result[4]))
-            continue
-        items = [_clean(item) for item in _SPLIT_ITEMS.split(line) if item.strip()]
-        subs = [_match(item, word_keys, label_keys) for item in items] if len(items) > 1 else []
-        if any(isinstance(sub, tuple) for sub in subs):  # a line of several pairs
-            for sub in subs:
-                if isinstance(sub, tuple):
-                    found.append(Pair(sub[0], sub[1], sub[2], sub[3], number, sub[4]))
-                else:
-                    out.problems[sub] += 1
-            continue
-        out.problems[result] += 1
+        if line.strip():
+            out.n_lines += 1
+            found.extend(_line_pairs(line, number, word_keys, label_keys, out.problems))
     by_word: dict[int, list[Pair]] = {}
     for pair in found:
         by_word.setdefault(pair.word, []).append(pair)

@@ -4,9 +4,9 @@ A chat model gets a list of attribute words and two group labels, one drawn from
 group, and pairs each word with one label ("Here is a list of words. For each word pick a word —
 julia or ben — and write it after the word. ..."). Any design with two target groups (X, Y) and
 two attribute groups (A, B) works: the bundled ``bai2025`` set (21 stereotypes), Caliskan's WEAT
-sets, a user's IAT stimuli. The scorer is a :class:`~assoc_chat_listing.scorer.ChatListingScorer`
-with other prompts and another reading of the replies: it sends its requests through the same
-client, cache, retries, rate limits and concurrency, and reports the run the same way
+sets, a user's IAT stimuli. The scorer is a :class:`~assoc_chat_listing.base.ChatScorer` with its
+own prompts and reader of the replies (:class:`WordAssociationReader`): it sends its requests through
+the same client, cache, retries, rate limits and concurrency, and reports the run the same way
 (``set_run_report``: ``table.attrs[RUN_REPORT_KEY]``). See ``docs/word-association.md``.
 
 Rows (``measure``):
@@ -31,32 +31,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import Option, OptionError, StimuliError, positive, set_run_report
+from assoc import Option, OptionError, StimuliError, positive
+from assoc.lm import ChatReplyWarning, check_patterns
 
-from ..scorer import ChatListingScorer, ChatReplyWarning, _patterns_check, count_usage, sending_report
-from ..store import ChatRequest, public_endpoint, reply_text
+from ..base import SAMPLING, SENDING_OPTIONS, ChatScorer, PlannedRequest, ReplyReader
 from . import prompts
 from .bundled import CITATION, VARIANTS
 from .parsing import parse_reply
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from assoc import Design, Stimuli
-
-#: Options of chat_listing that mean nothing here (listing and rating prompts and their parsing).
-_NOT_INHERITED = {
-    "task",
-    "system_prompt",
-    "listing_prompt",
-    "rating_prompt",
-    "n_items",
-    "rating_scale",
-    "samples",
-    "temperature",
-    "warning_patterns",
-    "refusal_patterns",
-}
+    from assoc.lm import Reply
 TASK = "word_association"
 CHOSEN = "chosen"
 REPLY = "pairs_parsed"
@@ -95,10 +80,171 @@ def _same(word: str) -> str:
     return word
 
 
-class ChatWordAssociationScorer(ChatListingScorer):
+class WordAssociationReader(ReplyReader):
+    """Each reply into its ``pairs_parsed`` row and two ``chosen`` rows per pair read; statuses and problems counted."""
+
+    def __init__(self, scorer: ChatScorer, requests: Sequence[PlannedRequest]):
+        super().__init__(scorer, requests)
+        self.statuses: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.examples: list[dict[str, Any]] = []
+        self.n_without_pairs = 0
+
+    def columns(self) -> list[str]:
+        """The scorer's extra columns but the dry run's."""
+        return list(self.scorer.extra_columns)[:-2]
+
+    def head(self) -> dict[str, Any]:
+        """The system message, each variant's template, and the seed of the draws."""
+        p = self.params
+        variants = dict.fromkeys((r.extra["variant"], r.prompt) for r in self.requests)
+        return {
+            "prompts": {
+                "system": p["system_prompt"],
+                "variants": {name: template for name, template in variants},
+                "combination": "one conversation per request: [system, user]",
+            },
+            "prompt_seed": p["prompt_seed"],
+        }
+
+    def identify(self, request: PlannedRequest) -> dict[str, Any]:
+        """Design and variant."""
+        return {"design": request.design, "variant": request.extra["variant"]}
+
+    @staticmethod
+    def _base(request: PlannedRequest) -> dict[str, Any]:
+        extra = request.extra
+        return {
+            "design": request.design,
+            "model": request.model,
+            "context": request.prompt,
+            "variant": extra["variant"],
+            "sample": request.sample,
+            "response_id": request.key,
+            "labels_shown": json.dumps(list(extra["labels"]), ensure_ascii=False),
+            "n_words": len(extra["words"]),
+        }
+
+    def _reply_row(self, request: PlannedRequest, **values: Any) -> dict[str, Any]:
+        """The request's ``pairs_parsed`` row."""
+        if values["n_pairs"] == 0:
+            self.n_without_pairs += 1
+        return {
+            **self._base(request),
+            "target_group": "",
+            "target": "",
+            "attribute_group": "",
+            "attribute": "",
+            "measure": REPLY,
+            "words_shown": json.dumps(list(request.extra["words"]), ensure_ascii=False),
+            **values,
+        }
+
+    def unanswered(self, request: PlannedRequest, reason: str) -> list[dict[str, Any]]:
+        """A ``pairs_parsed`` row with status ``failed`` (value NaN)."""
+        self.statuses["failed"] += 1
+        return [self._reply_row(request, value=float("nan"), n_pairs=0, status="failed", reasons=reason, raw_reply="")]
+
+    def read(self, request: PlannedRequest, reply: Reply) -> list[dict[str, Any]]:
+        """The reply's ``pairs_parsed`` row, then two ``chosen`` rows per pair read."""
+        extra = request.extra
+        labels, words = extra["labels"], extra["words"]
+        text = reply.text
+        more = tuple(label for label in extra["label_of"] if label not in labels)
+        parsed = parse_reply(text, words, labels, more)
+        n = len(parsed.pairs)
+        status = self._status(n, len(words), reply.finish_reason, text)
+        self.statuses[status] += 1
+        self.reasons.update(parsed.problems)
+        if status != "ok" and len(self.examples) < 20:
+            self.examples.append(
+                {"design": request.design, "variant": extra["variant"], "sample": request.sample,
+                 "status": status, "reasons": dict(parsed.problems), "text": (text or "")[:200]}
+            )  # fmt: skip
+        reasons = ";".join(f"{k}:{v}" for k, v in sorted(parsed.problems.items()))
+        rows = [
+            self._reply_row(request, value=float(n), n_pairs=n, status=status, reasons=reasons, raw_reply=text or "")
+        ]
+        base = self._base(request)
+        for pair in parsed.pairs:
+            rows.extend(self._chosen_rows(base, extra, pair, n))
+        return rows
+
+    def _status(self, n: int, n_words: int, finish: str, text: str | None) -> str:
+        if n == n_words:
+            status = "ok"
+        elif n:
+            status = "partial"
+        elif finish == "content_filter" or any(r.search(text or "") for r in self.refusal):
+            status = "refusal"
+        else:
+            status = "unparsed"
+        return "truncated" if finish == "length" and n < n_words else status
+
+    @staticmethod
+    def _chosen_rows(base: dict[str, Any], extra: Any, pair: Any, n: int) -> list[dict[str, Any]]:
+        """The label chosen (value 1) and the offered label of the other group (value 0)."""
+        labels = extra["labels"]
+        more = tuple(label for label in extra["label_of"] if label not in labels)
+        word, attribute_role, attribute_group = extra["word_of"][extra["words"][pair.word]]
+        chosen = (*labels, *more)[pair.label]
+        offered = [(position, label) for position, label in enumerate(labels, 1) if label != chosen]
+        if pair.label >= len(labels):  # a label of the design the prompt did not show
+            role = extra["label_of"][chosen][1]
+            offered = [(0, chosen)] + [(i, lab) for i, lab in offered if extra["label_of"][lab][1] != role]
+        else:
+            offered = sorted([(pair.label + 1, chosen), *offered])
+        rows = []
+        for position, label in offered:
+            target, target_role, target_group = extra["label_of"][label]
+            rows.append(
+                {
+                    **base,
+                    "target_group": target_group,
+                    "target": target,
+                    "attribute_group": attribute_group,
+                    "attribute": word,
+                    "measure": CHOSEN,
+                    "value": 1.0 if label == chosen else 0.0,
+                    "target_role": target_role,
+                    "attribute_role": attribute_role,
+                    "label_position": position,
+                    "raw_word": pair.raw_word,
+                    "raw_label": pair.raw_label,
+                    "line": pair.line,
+                    "n_pairs": n,
+                }
+            )
+        return rows
+
+    def tail(self) -> dict[str, Any]:
+        """Replies by status, replies without pairs, problems and examples of them."""
+        return {
+            "replies": dict(sorted(self.statuses.items())),
+            "n_replies_without_pairs": self.n_without_pairs,
+            "problems": dict(sorted(self.reasons.items())),
+            "problem_examples": self.examples,
+        }
+
+    def warn(self, missing: list[dict[str, Any]], n_requests: int) -> None:
+        """One warning counting the replies not fully parsed, by status."""
+        bad = {k: v for k, v in self.statuses.items() if k != "ok" and v}
+        if bad:
+            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
+            warnings.warn(
+                f"chat_word_association: {sum(bad.values())} of {n_requests} repl(y/ies) not fully parsed ({shown}); "
+                "counts and reasons are in the table's run report (provenance 'run') and in the "
+                "pairs_parsed rows",
+                ChatReplyWarning,
+                stacklevel=3,
+            )
+
+
+class ChatWordAssociationScorer(ChatScorer):
     """LLM Word Association Test (Bai et al., 2025) for chat models (see ``docs/word-association.md``)."""
 
     name = "chat_word_association"
+    reader_class = WordAssociationReader
     description = (
         "LLM Word Association Test (Bai et al., 2025): a chat model pairs each attribute word with one of "
         "two group labels; one row per parsed pairing and offered label (chosen 1/0) and one per reply; "
@@ -129,7 +275,8 @@ class ChatWordAssociationScorer(ChatListingScorer):
         "task": "dry run: word_association",
         "estimated_tokens": "dry run: tokens the request is expected to use",
     }
-    options = (  # type: ignore[assignment]  # chat_listing's tuple, with other prompt options
+    report_leaves_out = ("seconds_waiting_to_retry",)
+    options = (
         Option(
             "variants",
             object,
@@ -173,9 +320,11 @@ class ChatWordAssociationScorer(ChatListingScorer):
             None,
             "regular expressions that mark a reply without pairs as a refusal (default: "
             "assoc_chat_listing.parsing.REFUSAL_PATTERNS)",
-            check=_patterns_check,
+            check=check_patterns,
         ),
-        *(o for o in ChatListingScorer.options if o.name not in _NOT_INHERITED),
+        SAMPLING["seed"],
+        SAMPLING["max_tokens"],
+        *SENDING_OPTIONS,
     )
 
     # -- planning ----------------------------------------------------------------------------------
@@ -241,233 +390,54 @@ class ChatWordAssociationScorer(ChatListingScorer):
             out.append((name, template))
         return out
 
-    def templates(self) -> tuple[str, str, str]:
-        """The system message (the other two are unused here; kept for the parent's interface)."""
-        return self.params["system_prompt"], "", ""
-
-    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[ChatRequest]:
+    def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[PlannedRequest]:
         """Every request, in order: models x designs x variants x samples, each with its recorded draw."""
-        from ..local import model_endpoint
-        from ..prompts import messages
-
-        p = self.params
         variants = self.variant_list(stimuli)
         synonyms = self.synonym_designs(stimuli) if any(v == prompts.SYNONYM for v, _ in variants) else None
-        out: list[ChatRequest] = []
+        runtime = self.runtime()
+        out: list[PlannedRequest] = []
         for model in models:
-            endpoint = model_endpoint(model) if p["backend"] == "transformers" else public_endpoint(self.endpoint())
             for design in stimuli:
                 for variant, template in variants:
                     source = synonyms[design.name] if synonyms is not None and variant == prompts.SYNONYM else design
-                    target, attribute = source.embedding_groups()
-                    (gx, xs), (gy, ys) = target.items()
-                    (ga, as_), (gb, bs) = attribute.items()
-                    shown = _lower if p["lowercase"] else _same
-                    label_of = {shown(w): (w, "X", gx) for w in xs} | {shown(w): (w, "Y", gy) for w in ys}
-                    word_of = {shown(w): (w, "A", ga) for w in as_} | {shown(w): (w, "B", gb) for w in bs}
-                    x_shown = tuple(dict.fromkeys(shown(w) for w in xs))
-                    y_shown = tuple(dict.fromkeys(shown(w) for w in ys))
-                    words = tuple(dict.fromkeys(shown(w) for w in (*as_, *bs)))
-                    for sample in range(p["samples"]):
-                        picked = prompts.draw(
-                            x_shown, y_shown, words, seed=p["prompt_seed"], design=design.name, variant=variant,
-                            sample=sample,
-                        )  # fmt: skip
-                        user = prompts.fill(template, picked.labels, picked.words)
-                        params: dict[str, Any] = {}
-                        if p["temperature"] is not None:
-                            params["temperature"] = p["temperature"]
-                        if p["max_tokens"] is not None:
-                            params["max_tokens"] = p["max_tokens"]
-                        if p["seed"] is not None:
-                            params["seed"] = p["seed"] + sample
-                        out.append(
-                            ChatRequest(
-                                backend=p["backend"],
-                                endpoint=endpoint,
-                                model=model,
-                                messages=tuple(messages(p["system_prompt"], user)),
-                                params=params,
-                                sample=sample,
-                                task=TASK,
-                                design=design.name,
-                                prompt=template,
-                                extra={
-                                    "variant": variant,
-                                    "labels": picked.labels,
-                                    "words": picked.words,
-                                    "label_of": label_of,
-                                    "word_of": word_of,
-                                    # for the tokens-per-minute estimate: about 4 tokens per "word - label" line
-                                    "n_items": len(words),
-                                },
-                            )
-                        )
+                    out.extend(self._requests_of(runtime, model, design.name, source, variant, template))
+        return out
+
+    def _requests_of(
+        self, runtime: Any, model: str, design: str, source: Design, variant: str, template: str
+    ) -> list[PlannedRequest]:
+        """The samples of one model, design and variant (``source``: the design whose words are shown)."""
+        p = self.params
+        target, attribute = source.embedding_groups()
+        (gx, xs), (gy, ys) = target.items()
+        (ga, as_), (gb, bs) = attribute.items()
+        shown = _lower if p["lowercase"] else _same
+        label_of = {shown(w): (w, "X", gx) for w in xs} | {shown(w): (w, "Y", gy) for w in ys}
+        word_of = {shown(w): (w, "A", ga) for w in as_} | {shown(w): (w, "B", gb) for w in bs}
+        x_shown = tuple(dict.fromkeys(shown(w) for w in xs))
+        y_shown = tuple(dict.fromkeys(shown(w) for w in ys))
+        words = tuple(dict.fromkeys(shown(w) for w in (*as_, *bs)))
+        out = []
+        for sample in range(p["samples"]):
+            picked = prompts.draw(
+                x_shown, y_shown, words, seed=p["prompt_seed"], design=design, variant=variant, sample=sample
+            )
+            extra = {
+                "variant": variant,
+                "labels": picked.labels,
+                "words": picked.words,
+                "label_of": label_of,
+                "word_of": word_of,
+                # for the tokens-per-minute estimate: about 4 tokens per "word - label" line
+                "n_items": len(words),
+            }
+            user = prompts.fill(template, picked.labels, picked.words)
+            out.append(
+                self.request(
+                    runtime, model, p["system_prompt"], user, sample, task=TASK, design=design, prompt=template,
+                    extra=extra,
+                )
+            )  # fmt: skip
         return out
 
     # -- the table ---------------------------------------------------------------------------------
-
-    def _table(
-        self,
-        requests: list[ChatRequest],
-        stored: dict[str, Any],
-        report: Any,
-        *,
-        n_from_cache: int,
-        store: Any,
-        **_: Any,
-    ) -> pd.DataFrame:
-        from assoc import from_records
-
-        from ..parsing import refusal_matchers
-
-        p = self.params
-        refusal = refusal_matchers(p["refusal_patterns"])
-        rows: list[dict[str, Any]] = []
-        statuses: Counter[str] = Counter()
-        reasons: Counter[str] = Counter()
-        failures = {f.get("key"): f for f in getattr(report, "failed", [])}
-        missing: list[dict[str, Any]] = []
-        examples: list[dict[str, Any]] = []
-        usage: dict[str, dict[str, int]] = {}
-        fingerprints: set[str] = set()
-        for request in requests:
-            extra = request.extra
-            labels, words = extra["labels"], extra["words"]
-            base = {
-                "design": request.design,
-                "model": request.model,
-                "context": request.prompt,
-                "variant": extra["variant"],
-                "sample": request.sample,
-                "response_id": request.key,
-                "labels_shown": json.dumps(list(labels), ensure_ascii=False),
-                "n_words": len(words),
-            }
-            reply_row = {
-                **base,
-                "target_group": "",
-                "target": "",
-                "attribute_group": "",
-                "attribute": "",
-                "measure": REPLY,
-                "words_shown": json.dumps(list(words), ensure_ascii=False),
-            }
-            entry = stored.get(request.key)
-            if entry is None:
-                failure = failures.get(request.key)
-                reason = str(failure.get("reason") or f"status {failure.get('status')}") if failure else "not sent"
-                missing.append(
-                    {"model": request.model, "design": request.design, "variant": extra["variant"],
-                     "sample": request.sample, "response_id": request.key, "failed": failure is not None,
-                     "reason": reason, "error": str(failure.get("error", "")) if failure else ""}
-                )  # fmt: skip
-                statuses["failed"] += 1
-                rows.append({**reply_row, "value": float("nan"), "n_pairs": 0, "status": "failed", "reasons": reason,
-                             "raw_reply": ""})  # fmt: skip
-                continue
-            response = entry["response"]
-            count_usage(usage, fingerprints, request.model, response)
-            text = reply_text(response)
-            more = tuple(label for label in extra["label_of"] if label not in labels)
-            parsed = parse_reply(text, words, labels, more)
-            finish = ((response.get("choices") or [{}])[0]).get("finish_reason")
-            n = len(parsed.pairs)
-            if n == len(words):
-                status = "ok"
-            elif n:
-                status = "partial"
-            elif finish == "content_filter" or any(r.search(text or "") for r in refusal):
-                status = "refusal"
-            else:
-                status = "unparsed"
-            if finish == "length" and n < len(words):
-                status = "truncated"
-            statuses[status] += 1
-            reasons.update(parsed.problems)
-            if status != "ok" and len(examples) < 20:
-                examples.append(
-                    {"design": request.design, "variant": extra["variant"], "sample": request.sample,
-                     "status": status, "reasons": dict(parsed.problems), "text": (text or "")[:200]}
-                )  # fmt: skip
-            rows.append(
-                {
-                    **reply_row,
-                    "value": float(n),
-                    "n_pairs": n,
-                    "status": status,
-                    "reasons": ";".join(f"{k}:{v}" for k, v in sorted(parsed.problems.items())),
-                    "raw_reply": text or "",
-                }
-            )
-            for pair in parsed.pairs:
-                word, attribute_role, attribute_group = extra["word_of"][words[pair.word]]
-                chosen = (*labels, *more)[pair.label]
-                # the label chosen (value 1) and the offered label of the other group (value 0)
-                offered = [(position, label) for position, label in enumerate(labels, 1) if label != chosen]
-                if pair.label >= len(labels):  # a label of the design the prompt did not show
-                    role = extra["label_of"][chosen][1]
-                    offered = [(0, chosen)] + [(i, lab) for i, lab in offered if extra["label_of"][lab][1] != role]
-                else:
-                    offered = sorted([(pair.label + 1, chosen), *offered])
-                for position, label in offered:
-                    target, target_role, target_group = extra["label_of"][label]
-                    rows.append(
-                        {
-                            **base,
-                            "target_group": target_group,
-                            "target": target,
-                            "attribute_group": attribute_group,
-                            "attribute": word,
-                            "measure": CHOSEN,
-                            "value": 1.0 if label == chosen else 0.0,
-                            "target_role": target_role,
-                            "attribute_role": attribute_role,
-                            "label_position": position,
-                            "raw_word": pair.raw_word,
-                            "raw_label": pair.raw_label,
-                            "line": pair.line,
-                            "n_pairs": n,
-                        }
-                    )
-        self._warn_replies(statuses, len(requests))
-        columns = list(self.extra_columns)[:-2]
-        table = from_records(rows, scorer=self.name, extra_columns=columns)
-        run_report: dict[str, Any] = {
-            "backend": p["backend"],
-            "endpoint": public_endpoint(self.endpoint()) if p["backend"] == "openai" else "local",
-            "prompts": {
-                "system": p["system_prompt"],
-                "variants": {name: template for name, template in self._variants_of(requests)},
-                "combination": "one conversation per request: [system, user]",
-            },
-            "prompt_seed": p["prompt_seed"],
-            **sending_report(requests, report, n_from_cache, store, usage, fingerprints, waited=False),
-            "replies": dict(sorted(statuses.items())),
-            "n_replies_without_pairs": sum(1 for r in rows if r["measure"] == REPLY and r["n_pairs"] == 0),
-            "problems": dict(sorted(reasons.items())),
-            "problem_examples": examples,
-            "missing": missing,
-            "n_unanswered": len(missing),
-        }
-        # chat_listing's one-line summary of unanswered requests (the CLI's exit status), where it has one
-        summary = getattr(self, "_incomplete", None)
-        if callable(summary):
-            run_report["incomplete"] = summary(missing, len(requests))
-        return set_run_report(table, run_report)
-
-    @staticmethod
-    def _variants_of(requests: list[ChatRequest]) -> list[tuple[str, str]]:
-        return list(dict.fromkeys((r.extra["variant"], r.prompt) for r in requests))
-
-    def _warn_replies(self, statuses: Counter[str], total: int) -> None:
-        bad = {k: v for k, v in statuses.items() if k != "ok" and v}
-        if bad:
-            shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
-            warnings.warn(
-                f"chat_word_association: {sum(bad.values())} of {total} repl(y/ies) not fully parsed ({shown}); "
-                "counts and reasons are in the table's run report (provenance 'run') and in the "
-                "pairs_parsed rows",
-                ChatReplyWarning,
-                stacklevel=3,
-            )

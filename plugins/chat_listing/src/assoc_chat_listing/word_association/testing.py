@@ -1,4 +1,4 @@
-"""Answers to word-association prompts for the local test server (:class:`assoc_chat_listing.testing.ChatServer`).
+"""Answers to word-association prompts for the local test server (``assoc.testing.openai_server.ChatServer``).
 
 Both are ``responder`` callables (request body -> reply text) for ``ChatServer(responder=...)``:
 

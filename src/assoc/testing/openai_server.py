@@ -1,10 +1,11 @@
-"""An OpenAI-compatible chat-completions server for tests, docs and benchmarks, offline.
+"""An OpenAI-compatible server for tests, docs and benchmarks, offline (the core's, shared by every chat scorer).
 
 It listens on 127.0.0.1 only, on a free port, in a background thread (an asyncio event loop),
 and answers ``POST /v1/chat/completions`` (and ``GET /v1/models``) deterministically from the
-prompt, so the real ``openai`` client (and so the ``chat_listing`` scorer) can run against it::
+prompt, so the real ``openai`` client (and so the chat model kind and every chat scorer) can run
+against it::
 
-    from assoc_chat_listing.testing import ChatServer
+    from assoc.testing.openai_server import ChatServer
 
     with ChatServer() as server:                     # started; stopped on exit
         os.environ["OPENAI_BASE_URL"] = server.url  # http://127.0.0.1:PORT/v1
@@ -17,7 +18,11 @@ from 1 to 5 derived from the term; a listing prompt ("List N ...") gets N distin
 from :data:`WORDS` by a hash of the term, written in the reply shape ``shape`` (one of
 :data:`SHAPES`: numbered, bulleted, comma-separated, ...). The term is the text after
 "describe " (listing) or "who are " (rating). ``replies`` maps a substring of the user message
-to a fixed reply (e.g. a refusal), ``shapes`` a substring to a shape.
+to a fixed reply (e.g. a refusal), ``shapes`` a substring to a shape; ``responder`` (request body ->
+reply text) answers every chat request instead (the chat plugin's BBQ and word-association
+responders are such functions). Each route the server answers is one entry of
+:attr:`ChatServer.routes` (path -> handler), so another OpenAI endpoint (``/v1/completions`` with
+log-probabilities) is one more handler.
 
 Fault injection, for retries and resumption (each call returns the server, to chain):
 
@@ -38,7 +43,8 @@ Credentials in the URL: :meth:`ChatServer.url_with` gives the base URL with user
 parameters (``http://user:password@127.0.0.1:PORT/v1?api-key=...``); each :class:`Received`
 keeps the request's ``query`` and headers, so a test can check what reached the server.
 
-Run it on its own with ``python -m assoc_chat_listing.testing [--port 8000] [--delay 0.05]``.
+Run it on its own with ``python -m assoc.testing.openai_server [--port 8000] [--delay 0.05]`` (or
+``assoc chat test-server``, the chat plugin's command).
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -424,6 +430,7 @@ class ChatServer:
     async def _handle(
         self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
     ) -> bool:
+        """Answer one request; ``False`` closes the connection (a dropped request)."""
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -441,7 +448,8 @@ class ChatServer:
                 received.answered = "ok"
                 await self._send(writer, 200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
                 return True
-            if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            route = next((r for suffix, r in self.routes.items() if path.rstrip("/").endswith(suffix)), None)
+            if method != "POST" or route is None:
                 received.answered = "fault 404"
                 await self._send(writer, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
                 return True
@@ -452,70 +460,85 @@ class ChatServer:
                 )
                 return True
             fault = self._take_fault(received.user)
-            if fault is not None:
-                if fault.drop:
-                    received.answered = "drop"
-                    return False
-                if fault.hang:
-                    received.answered = "hang"
-                    await asyncio.Event().wait()  # until the client closes the connection or the server stops
-                if fault.body is not None:
-                    received.answered = "body"
-                    await self._send_raw(writer, 200, fault.body.encode("utf-8"), fault.content_type)
-                    return True
-                if fault.delay:
-                    received.answered = "delay"
-                    await asyncio.sleep(fault.delay)
-                if fault.status:
-                    received.answered = f"fault {fault.status}"
-                    extra = {}
-                    if fault.retry_after is not None:
-                        extra["Retry-After"] = f"{fault.retry_after:g}"
-                    kind = "rate_limit_error" if fault.status == 429 else "server_error"
-                    await self._send(
-                        writer,
-                        fault.status,
-                        {"error": {"message": f"injected {fault.status}", "type": kind, "code": fault.code or None}},
-                        extra,
-                    )
-                    return True
+            if fault is not None and not await self._fault(fault, received, writer):
+                return fault.body is not None or bool(fault.status)  # answered (keep the connection) or dropped
             if self.delay:
                 await asyncio.sleep(self.delay)
-            text = "" if fault is not None and fault.empty else self.answer(body)
-            if fault is not None and fault.empty:
-                received.answered = "empty"
-            n = len(self.requests)
-            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-            completion_tokens = len(text.split())
-            received.answered = received.answered or "ok"
-            await self._send(
-                writer,
-                200,
-                {
-                    "id": f"chatcmpl-test-{n}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body.get("model", ""),
-                    "system_fingerprint": "fp_assoc_test",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                            "logprobs": None,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": prompt_tokens,
-                        "completion_tokens": completion_tokens,
-                        "total_tokens": prompt_tokens + completion_tokens,
-                    },
-                },
-            )
+            await route(received, fault, writer)
             return True
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    async def _fault(self, fault: Fault, received: Received, writer: asyncio.StreamWriter) -> bool:
+        """Play ``fault``; ``True`` when the request is to be answered after it (a delay, an empty reply)."""
+        if fault.drop:
+            received.answered = "drop"
+            return False
+        if fault.hang:
+            received.answered = "hang"
+            await asyncio.Event().wait()  # until the client closes the connection or the server stops
+        if fault.body is not None:
+            received.answered = "body"
+            await self._send_raw(writer, 200, fault.body.encode("utf-8"), fault.content_type)
+            return False
+        if fault.delay:
+            received.answered = "delay"
+            await asyncio.sleep(fault.delay)
+        if fault.status:
+            received.answered = f"fault {fault.status}"
+            extra = {}
+            if fault.retry_after is not None:
+                extra["Retry-After"] = f"{fault.retry_after:g}"
+            kind = "rate_limit_error" if fault.status == 429 else "server_error"
+            await self._send(
+                writer,
+                fault.status,
+                {"error": {"message": f"injected {fault.status}", "type": kind, "code": fault.code or None}},
+                extra,
+            )
+            return False
+        return True
+
+    @property
+    def routes(self) -> dict[str, Callable[[Received, Fault | None, asyncio.StreamWriter], Awaitable[None]]]:
+        """The POST routes the server answers, by the end of their path (``/chat/completions``)."""
+        return {"/chat/completions": self._chat_completion}
+
+    async def _chat_completion(self, received: Received, fault: Fault | None, writer: asyncio.StreamWriter) -> None:
+        """Answer a chat-completion request (an empty reply when the fault says so)."""
+        body = received.body
+        text = "" if fault is not None and fault.empty else self.answer(body)
+        if fault is not None and fault.empty:
+            received.answered = "empty"
+        n = len(self.requests)
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        completion_tokens = len(text.split())
+        received.answered = received.answered or "ok"
+        await self._send(
+            writer,
+            200,
+            {
+                "id": f"chatcmpl-test-{n}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", ""),
+                "system_fingerprint": "fp_assoc_test",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            },
+        )
 
     @classmethod
     async def _send(
@@ -550,7 +573,7 @@ class ChatServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m assoc_chat_listing.testing``: run the server in the foreground until Ctrl-C."""
+    """``python -m assoc.testing.openai_server``: run the server in the foreground until Ctrl-C."""
     import argparse
 
     parser = argparse.ArgumentParser(description="OpenAI-compatible test server on 127.0.0.1 (offline).")
