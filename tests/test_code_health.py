@@ -16,8 +16,8 @@ from assoc.plugins import hookspecs as hookspecs
 # -- package faces: each public name declared once (issue 41 item 6) ------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Faces restructured on another branch of issue 41; they move onto public_face when it lands.
-FACES_NOT_YET_MOVED = {"assoc.lm", "assoc.lm.masked", "assoc.lm.causal"}
+#: Faces that do not follow the rule (none: the language-model layer's moved onto public_face when it landed).
+FACES_NOT_YET_MOVED: set[str] = set()
 _FACE_CALL = "__getattr__, __dir__ = _public_face(globals())"
 
 
@@ -384,10 +384,9 @@ def test_one_out_of_vocabulary_warning_class():
 
 
 def test_one_dtypes_list():
-    from assoc.lm import models
-    from assoc.lm.masked import options
+    from assoc.lm import identity, options
 
-    assert options.DTYPES is models.DTYPES
+    assert options.DTYPES is identity.DTYPES
 
 
 def test_plugin_data_files_go_through_read_data_file(tmp_path):

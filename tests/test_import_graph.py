@@ -224,10 +224,10 @@ def test_the_plugin_api_page_lists_every_name() -> None:
 
 # -- no plugin imports another plugin (issue 41 item 7) -------------------------------------------------
 
-#: Imports of one plugin's modules by another that exist today and are being removed on another branch
-#: of issue 41 (item 4: PLL sentence scoring becomes a public assoc.lm function). An entry that is gone
-#: fails the test too, so the list is emptied when the import is.
-KNOWN_PLUGIN_TO_PLUGIN_IMPORTS = ["assoc_benchmarks.crows_scoring -> assoc_pll.sentences"]
+#: Imports of one plugin's modules by another that exist today, each waiting for its removal. An entry
+#: that is gone fails the test too, so the list is emptied when the import is. (The last one,
+#: crows_scoring -> assoc_pll.sentences, went when PLL sentence scoring became assoc.lm.pseudo_log_likelihoods.)
+KNOWN_PLUGIN_TO_PLUGIN_IMPORTS: list[str] = []
 
 
 def imports_of_other_plugins(roots: Iterable[Path]) -> list[str]:
@@ -275,4 +275,69 @@ def test_the_plugin_wall_check_finds_each_kind_of_import(tmp_path: Path) -> None
         "plug_two.b -> plug_one.words",
         "plug_two.c -> plug_one",
         "plug_two.d -> plug_one.words",
+    ]
+
+
+# -- the language-model layer (issue 41) ---------------------------------------------------------
+
+#: (modules under this prefix, may not import modules under that prefix, except these importers)
+LAYER_RULES = (
+    # the engines and kinds sit below the scoring layer: only the scorer bridge reaches up to it
+    ("assoc.lm", "assoc.scoring", frozenset({"assoc.lm.scorer"})),
+    # the masked and causal engines are siblings on the shared pieces, never built on each other
+    ("assoc.lm.masked", "assoc.lm.causal", frozenset()),
+    ("assoc.lm.causal", "assoc.lm.masked", frozenset()),
+)
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def layer_violations(graph: dict[str, set[str]], rules: Iterable[tuple[str, str, frozenset[str]]]) -> list[str]:
+    """``importer -> imported`` for every import that a rule of ``rules`` forbids."""
+    found = []
+    for source, target, allowed in rules:
+        for name in sorted(graph):
+            if not _under(name, source) or name in allowed:
+                continue
+            found += [f"{name} -> {other}" for other in sorted(graph[name]) if _under(other, target)]
+    return found
+
+
+def test_the_language_model_layer_keeps_its_layers() -> None:
+    """Inside assoc.lm only the scorer bridge imports assoc.scoring; lm/masked and lm/causal never import each other."""
+    graph = import_graph([ROOT / "src"])
+    assert {"assoc.lm.scorer", "assoc.lm.masked.engine", "assoc.lm.causal.engine"} <= set(graph)
+    assert "assoc.scoring.scorer" in graph["assoc.lm.scorer"]  # the bridge is read, and it does bridge
+    found = layer_violations(graph, LAYER_RULES)
+    assert found == [], (
+        "assoc.lm keeps its layers (docs/architecture.md): only assoc.lm.scorer imports assoc.scoring, and the "
+        "masked and causal engines share only the pieces beside them (batching, model_cache, compute, loading, "
+        "identity): " + "; ".join(found)
+    )
+
+
+def test_the_layer_check_finds_each_planted_violation(tmp_path: Path) -> None:
+    """The checker itself: an engine module importing the scoring layer, and each engine importing the other."""
+    files = {
+        "assoc/__init__.py": "",
+        "assoc/scoring/__init__.py": "",
+        "assoc/scoring/scorer.py": "",
+        "assoc/lm/__init__.py": "",
+        "assoc/lm/scorer.py": "from assoc.scoring.scorer import Scorer\n",  # the bridge: allowed
+        "assoc/lm/batching.py": "",
+        "assoc/lm/masked/__init__.py": "",
+        "assoc/lm/masked/engine.py": "from assoc.lm.batching import plan_batches\nfrom assoc.scoring import scorer\n",
+        "assoc/lm/masked/loading.py": "def f():\n    from assoc.lm.causal.engine import CausalLM\n",
+        "assoc/lm/causal/__init__.py": "",
+        "assoc/lm/causal/engine.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from assoc.lm.masked import engine\n",
+    }
+    write_tree(tmp_path, files)
+    found = layer_violations(import_graph([tmp_path]), LAYER_RULES)
+    assert found == [
+        "assoc.lm.masked.engine -> assoc.scoring.scorer",
+        "assoc.lm.masked.loading -> assoc.lm.causal.engine",
+        "assoc.lm.causal.engine -> assoc.lm.masked.engine",
     ]

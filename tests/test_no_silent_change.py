@@ -292,13 +292,13 @@ def test_an_unwritable_folder_stops_before_scoring(tmp_path, monkeypatch):
 
 def test_a_cache_directory_that_is_a_file_stops_before_scoring(tmp_path, monkeypatch):
     from assoc import plugins
-    from assoc.lm.masked.scorer import MaskedLMScorer
+    from assoc.lm import LMScorer
 
     blocker = tmp_path / "cache"
     blocker.write_text("not a folder")
     scored: list[int] = []
     fmat = plugins.get_scorer("fmat")
-    assert issubclass(fmat, MaskedLMScorer)
+    assert issubclass(fmat, LMScorer)
     monkeypatch.setattr(fmat, "run_unit", lambda *a, **k: scored.append(1), raising=False)
     stimuli = {"queries": ["[MASK] is here."], "mask": {"M": ["he", "she"]}}
     with pytest.raises(OutputError, match=r"cache directory \(cache_dir\) .*cache is a file, not a folder"):

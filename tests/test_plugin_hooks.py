@@ -273,6 +273,34 @@ def test_hook_register_executors(
     assert table.attrs["assoc"]["executor"]["name"] == "hook_recording"
 
 
+def test_hook_register_model_kinds(registered: Callable[[object], None]) -> None:
+    from assoc.lm import LanguageModel, LogProb, SentenceRequest, open_model
+
+    class Lengths(LanguageModel):
+        """A toy kind: log P(text) = -len(text), for specs written ``lengths:<anything>``."""
+
+        kind, prefix, serves = "lengths", "lengths", frozenset({"sentence"})
+
+        @classmethod
+        def open(cls, spec: str, options: Any, cache: Any) -> Lengths:
+            model = cls()
+            model.name, model.fingerprint = spec, spec
+            return model
+
+        def sentence(self, requests: Any, *, checkpoints: Any = None, progress: bool = False) -> list[LogProb]:
+            return [LogProb(-float(len(r.text)), len(r.text)) for r in requests]
+
+    class Plugin:
+        @assoc.hookimpl
+        def register_model_kinds(self, register: hookspecs.RegisterModelKind) -> None:
+            register(Lengths)
+
+    registered(Plugin())
+    assert assoc.plugins.model_kinds()["lengths"] is Lengths
+    with open_model("lengths:toy") as model:  # the one loader finds the kind by its prefix
+        assert [a.value for a in model.sentence([SentenceRequest("abc")])] == [-3.0]
+
+
 def test_hook_register_commands(registered: Callable[[object], None]) -> None:
     class Plugin:
         @assoc.hookimpl

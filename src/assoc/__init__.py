@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.infra import check_output_file as check_output_file
     from assoc.plugins import RegisterAnalysis as RegisterAnalysis
     from assoc.plugins import RegisterExecutor as RegisterExecutor
+    from assoc.plugins import RegisterModelKind as RegisterModelKind
     from assoc.plugins import RegisterScorer as RegisterScorer
     from assoc.plugins import RegisterStimuli as RegisterStimuli
     from assoc.plugins import failed_plugins as failed_plugins

@@ -351,7 +351,13 @@ def _executor(name: str, given: Mapping[str, str | None]) -> Iterator[Any]:
 
 @cli.command(cls=_ScoringCommand)
 @click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
-@click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    help="[LABEL=]SPEC: a folder, a Hub id or PREFIX:MODEL, optionally with the short LABEL tables show; repeatable.",
+)
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
 @_scoring_options
 def score(
@@ -425,8 +431,9 @@ def _exit_if_incomplete(table: Any) -> None:
     "-m",
     "models",
     multiple=True,
-    metavar="SCORER=MODEL",
-    help="A model of one scorer; repeatable (default: the scorer's default models).",
+    metavar="SCORER=[LABEL=]SPEC",
+    help="A model of one scorer, optionally with the short LABEL tables show; repeatable (default: the scorer's "
+    "default models).",
 )
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
@@ -455,7 +462,8 @@ def compare(
             scorer, sep, model = pair.partition("=")
             if not sep or scorer not in names or not model:
                 raise OptionError(
-                    f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+                    f"--model expects SCORER=[LABEL=]SPEC with one of the --scorer names ({', '.join(names)}), "
+                    f"got {pair!r}"
                 )
             chosen.setdefault(scorer, []).append(model)
         given: dict[str, list[str]] = {name: [] for name in names}
@@ -655,6 +663,7 @@ def plugins_command() -> None:
             ("analyses", info.analyses),
             ("stimuli", info.stimuli),
             ("executors", info.executors),
+            ("model kinds", info.model_kinds),
         ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")

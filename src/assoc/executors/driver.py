@@ -52,10 +52,10 @@ def check_runs_on(scorer_cls: type[Scorer], executor: str | Executor | None, mod
     """Refuse a non-local executor for work that can only run in this process, before anything runs.
 
     That is a scorer without work units, and a model given as an object in memory
-    (:mod:`assoc.scoring.models`: other processes cannot see it). A clear error beats a silent
+    (:mod:`assoc.models.memory`: other processes cannot see it). A clear error beats a silent
     local run of a study meant for a cluster.
     """
-    from assoc.scoring.models import in_memory
+    from assoc.models.memory import in_memory
 
     name = getattr(executor, "name", executor)
     if name in (None, "local"):
@@ -120,6 +120,10 @@ def run_study(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models`` through ``executor``.
 
+    The reports of the units computed here (:meth:`~assoc.scoring.scorer.Scorer.unit_report`) are
+    combined (:meth:`~assoc.scoring.scorer.Scorer.combine_unit_reports`) into the table's run report;
+    units from the cache report nothing.
+
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache, and the threads
     (``threads`` as in :func:`run_scorer`; ``"torch"`` holds what the workers' units used, ``None``
@@ -137,6 +141,7 @@ def run_study(
 
     setting = threads if threads is not None else resolve_threads()
     used: list[int | None] = []
+    reports: dict[str, dict[str, Any]] = {}  # unit key -> what the scorer counted of it (units computed here)
 
     import_in_background("pandas")  # needed by merge at the end; imported while the models are hashed and loaded
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)
@@ -214,6 +219,8 @@ def run_study(
                 if claim is not None:
                     claim.release()
                 rows_of[unit.key] = rows
+                if outcome.report is not None:
+                    reports[unit.key] = outcome.report
                 seen_warnings.update(dict.fromkeys(outcome.warnings))
                 meter.update(unit.size)
             if not deferred:
@@ -245,5 +252,11 @@ def run_study(
         )
     rows = [row for unit in units for row in rows_of[unit.key]]
     table = scorer.merge(rows, list(models))
+    if reports:
+        from assoc.scoring.output import RUN_REPORT_KEY, set_run_report
+
+        combined = scorer.combine_unit_reports([reports[unit.key] for unit in units if unit.key in reports])
+        # what merge() reported of the whole table comes last: it knows more than any unit
+        set_run_report(table, {**combined, **(table.attrs.get(RUN_REPORT_KEY) or {})})
     record = {**executor.describe(), "units": len(units), "units_from_cache": cached, "threads": setting.record(used)}
     return table, record

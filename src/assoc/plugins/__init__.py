@@ -3,7 +3,8 @@
 * :mod:`assoc.plugins.hookspecs`: the hooks a plugin can implement (``register_scorers``, ...).
 * :mod:`assoc.plugins.manager`: finding, loading and looking up plugins; re-exported here, so
   ``from assoc.plugins import get_scorer`` keeps working.
-* :mod:`assoc.plugins.builtin`: the core's shared analyses and its executors (``local``, ``ray``),
+* :mod:`assoc.plugins.builtin`: the core's shared analyses, its executors (``local``, ``ray``) and its
+  model kinds (``masked``, ``causal``, ``chat``),
   registered like any plugin.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from assoc.infra.importhooks import public_face as _public_face
 from assoc.plugins.hookspecs import RegisterAnalysis as RegisterAnalysis
 from assoc.plugins.hookspecs import RegisterExecutor as RegisterExecutor
+from assoc.plugins.hookspecs import RegisterModelKind as RegisterModelKind
 from assoc.plugins.hookspecs import RegisterScorer as RegisterScorer
 from assoc.plugins.hookspecs import RegisterStimuli as RegisterStimuli
 from assoc.plugins.hookspecs import hookimpl as hookimpl
@@ -26,8 +28,10 @@ from assoc.plugins.manager import failed_plugins as failed_plugins
 from assoc.plugins.manager import get_analysis as get_analysis
 from assoc.plugins.manager import get_executor as get_executor
 from assoc.plugins.manager import get_executor_class as get_executor_class
+from assoc.plugins.manager import get_model_kind as get_model_kind
 from assoc.plugins.manager import get_scorer as get_scorer
 from assoc.plugins.manager import get_stimuli_loader as get_stimuli_loader
+from assoc.plugins.manager import model_kinds as model_kinds
 from assoc.plugins.manager import plugin_version as plugin_version
 from assoc.plugins.manager import register as register
 from assoc.plugins.manager import registry as registry

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from assoc.analysis.base import Analysis
     from assoc.executors.base import Executor
+    from assoc.lm.kinds import LanguageModel
     from assoc.scoring.scorer import Scorer
     from assoc.stimuli.sets import Stimuli
 
@@ -74,6 +75,13 @@ class RegisterExecutor(Protocol):
 
     def __call__(self, executor: type[Executor], /) -> None:
         """Register one [`Executor`][assoc.Executor] subclass under its ``name``."""
+
+
+class RegisterModelKind(Protocol):
+    """The ``register`` callable passed to [`register_model_kinds`][assoc.plugins.hookspecs.register_model_kinds]."""
+
+    def __call__(self, kind: type[LanguageModel], /) -> None:
+        """Register one `assoc.lm.LanguageModel` subclass under its ``kind`` name."""
 
 
 @hookspec
@@ -119,6 +127,20 @@ def register_executors(register: RegisterExecutor) -> None:
     ``--NAME-OPTION`` (``ray``'s ``address`` is ``--ray-address``) whose value goes to the
     executor's constructor. The core registers ``local`` and ``ray`` this way. Names are unique
     across plugins.
+    """
+
+
+@hookspec
+def register_model_kinds(register: RegisterModelKind) -> None:
+    """Register model kinds: the kinds of language model that answer requests (``docs/requests.md``).
+
+    Called once when plugins load. Call ``register(LanguageModelSubclass)`` for each kind; its
+    ``kind`` is its name (``"masked"``, ``"causal"``, ``"chat"``), its ``prefix`` (when it has one)
+    is how a model spec names it (``chat:gpt-4o``), its ``serves`` the request kinds it answers and
+    its ``options`` the options every scorer that accepts it declares (`assoc.lm.options_for`).
+    The one loader (`assoc.lm.open_model`) finds a model's kind among the registered ones, and
+    ``assoc plugins`` lists them. The core registers ``masked``, ``causal`` and ``chat`` this way. Kind names
+    and prefixes are unique across plugins.
     """
 
 

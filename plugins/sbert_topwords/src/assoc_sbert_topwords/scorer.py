@@ -88,7 +88,8 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         choices=BACKENDS,
         check=check_backend,
     ),
-    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend")),  # its own dtype and backend
+    # its own dtype and backend; no forward-batch token budget (batch_size counts texts)
+    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend", "batch_tokens")),
 )
 TEMPLATE_OPTION = Option(
     "template",
