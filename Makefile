@@ -1,7 +1,7 @@
 # `make demo`: set everything up and run the demo.  `make test`: set everything up and run the tests.
 PYTHON ?= python3
 VENV ?= .venv
-SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml) docs/examples/assoc-example/pyproject.toml
+SETUP_INPUTS := scripts/setup.sh pyproject.toml $(wildcard plugins/*/pyproject.toml)
 
 .PHONY: setup setup-vllm demo test test-pandas2 lint docs bench clean
 
@@ -22,8 +22,10 @@ $(VLLM_VENV)/.setup-done: scripts/setup-vllm.sh
 demo: setup
 	VENV=$(VENV) bash scripts/demo.sh
 
+# --fast-budget 5: a test not marked slow that takes over 3 x 5 s fails the run (assoc.devtools.fast_budget);
+# --durations 25: the slowest phases, for whoever brings a test back under the budget.
 test: setup setup-vllm
-	ASSOC_VLLM_PYTHON=$(abspath $(VLLM_VENV))/bin/python ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+	ASSOC_VLLM_PYTHON=$(abspath $(VLLM_VENV))/bin/python ASSOC_STRICT_SKIPS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/python -m pytest -q --fast-budget 5 --durations 25
 
 # The normal suite runs on pandas 3 (what `make setup` installs); this runs it on pandas 2 in .venv-pandas2.
 test-pandas2:

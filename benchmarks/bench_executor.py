@@ -139,7 +139,7 @@ def driver_costs(model: str, n_sentences: int) -> dict:
 
 
 def scorer_items(unit):  # type: ignore[no-untyped-def]
-    from assoc.lm.masked.scorer import decode_items
+    from assoc.lm import decode_items
 
     return decode_items(unit.payload)
 

@@ -154,7 +154,7 @@ def options_per_query(items) -> dict[str, list[str]]:
     return options_of
 
 
-def run_ours(lm, items, max_tokens: int | None):
+def run_ours(lm, items, batch_tokens: int | None):
     import warnings
 
     from assoc_fmat.log_probs import score_model
@@ -162,7 +162,7 @@ def run_ours(lm, items, max_tokens: int | None):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # out-of-vocabulary options (NaN) are left out of the comparison
-        rows = score_model(lm, items, cache=None, max_tokens=max_tokens)
+        rows = score_model(lm, items, cache=None, batch_tokens=batch_tokens)
     return rows, time.perf_counter() - start
 
 
@@ -357,7 +357,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument(
-        "--max-tokens",
+        "--batch-tokens",
         type=int,
         default=None,
         help="engine batch limit (rows x longest row); default: the engine's device default",
@@ -373,8 +373,8 @@ def main() -> None:
     import torch
     from assoc_fmat.log_probs import items_of
 
+    from assoc.lm import default_batch_tokens
     from assoc.lm.masked import load_masked_lm
-    from assoc.lm.masked.engine import default_max_tokens
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
@@ -392,7 +392,7 @@ def main() -> None:
         print(
             f"model: bert-base-shaped ({args.layers} layers, {args.hidden} hidden, vocab {lm.vocab_size}), "
             f"random weights; device {lm.device}; torch {torch.__version__}; {args.threads} threads; "
-            f"max_tokens {args.max_tokens or default_max_tokens(lm.device)}"
+            f"batch_tokens {args.batch_tokens or default_batch_tokens(lm.device)}"
         )
         print(
             f"workload {args.workload}: {len(sentences)} unique queries, {len(items)} log probabilities "
@@ -400,11 +400,11 @@ def main() -> None:
             f"per query on average (min {min(n_tokens)}, max {max(n_tokens)}, special tokens included)"
         )
         # warm-up both paths (first-call allocations, lazy imports)
-        run_ours(lm, items[:60], args.max_tokens)
+        run_ours(lm, items[:60], args.batch_tokens)
         run_pipeline(lm, {s: options_of[s] for s in sentences[:3]})
 
         pipe_values, pipe_time = run_pipeline(lm, options_of)
-        rows, our_time = run_ours(lm, items, args.max_tokens)
+        rows, our_time = run_ours(lm, items, args.batch_tokens)
         # out-of-vocabulary options are NaN here; the pipeline scores them by their first sub-token
         diffs = [abs(row["value"] - pipe_values[row["sentence"]][row["token"]]) for row in rows if not row["oov"]]
         pipe_qpm = len(sentences) / pipe_time * 60
@@ -431,7 +431,7 @@ def main() -> None:
             for dtype in ("bfloat16", "float16"):
                 try:
                     low = load_masked_lm(path, device=args.device, dtype=dtype)
-                    low_rows, low_time = run_ours(low, items, args.max_tokens)
+                    low_rows, low_time = run_ours(low, items, args.batch_tokens)
                 except Exception as exc:  # noqa: BLE001 - report, do not crash the benchmark
                     print(f"{dtype}: not available on {args.device}: {exc}")
                     continue

@@ -3,7 +3,7 @@
 Compares, in one run, on a bert-base-shaped masked LM (random weights, real uncased
 WordPiece vocabulary) and sentences from the bundled Watson et al. (2023) stimuli:
 
-* assoc   - ``assoc_pll.sentences.score_sentences``: masked copies of all sentences batched
+* assoc   - ``assoc.lm.pseudo_log_likelihoods``: masked copies of all sentences batched
             under a token budget, sorted by length, LM head only at the masked position;
 * naive   - one forward pass per masked token (as in the CrowS-Pairs code);
 * minicons - ``minicons.scorer.MaskedLMScorer.sequence_score`` with sum reduction, run in
@@ -172,7 +172,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=48)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--max-tokens",
+        "--batch-tokens",
         type=int,
         default=None,
         help="token budget of assoc's batches (default: the plugin's, 1024 on CPU)",
@@ -200,8 +200,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from assoc_pll.sentences import score_sentences
 
+    from assoc.lm import pseudo_log_likelihoods as score_sentences
     from assoc.lm.masked import load_masked_lm
 
     torch.set_num_threads(args.threads)
@@ -210,7 +210,7 @@ def main() -> None:
         model_dir = build_model(Path(tmp) / "bert-base-random")
         with load_masked_lm(str(model_dir)) as lm:
             n_tokens = sum(len(lm.tokenizer(s)["input_ids"]) - 2 for s in sentences)
-            score_sentences(lm, sentences[:2], max_tokens=args.max_tokens)  # warm-up
+            score_sentences(lm, sentences[:2], batch_tokens=args.batch_tokens)  # warm-up
             ours: list[float] = []
             ours_s = float("inf")
 
@@ -218,7 +218,7 @@ def main() -> None:
                 nonlocal ours, ours_s
                 for _ in range(args.repeats):
                     start = time.perf_counter()
-                    ours = [r.pll for r in score_sentences(lm, sentences, max_tokens=args.max_tokens)]
+                    ours = [r.pll for r in score_sentences(lm, sentences, batch_tokens=args.batch_tokens)]
                     ours_s = min(ours_s, time.perf_counter() - start)
 
             run_ours()
@@ -262,7 +262,7 @@ def main() -> None:
                     )
             print("\n" + "\n".join(verdicts))
             if l2r_minicons is not None:
-                l2r = [r.pll for r in score_sentences(lm, sentences, metric="word_l2r", max_tokens=args.max_tokens)]
+                l2r = [r.pll for r in score_sentences(lm, sentences, metric="word_l2r", batch_tokens=args.batch_tokens)]
                 diff = max(abs(a - b) for a, b in zip(l2r, l2r_minicons))
                 print(f"\nword_l2r vs minicons within_word_l2r (not timed): max |dPLL| {diff:.2e}")
 
@@ -272,11 +272,11 @@ def main() -> None:
                 ids = lm.tokenizer(text)["input_ids"]
                 text = lm.tokenizer.decode(ids[1:511])
                 start = time.perf_counter()
-                result = score_sentences(lm, [text], max_tokens=args.max_tokens)[0]
+                result = score_sentences(lm, [text], batch_tokens=args.batch_tokens)[0]
                 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 print(
                     f"\nlong input: {result.n_tokens + 2} tokens scored in {time.perf_counter() - start:.1f} s "
-                    f"with max_tokens={args.max_tokens or 'default'} (PLL {result.pll:.2f}); peak resident memory "
+                    f"with batch_tokens={args.batch_tokens or 'default'} (PLL {result.pll:.2f}); peak resident memory "
                     f"of this process "
                     f"{peak:.0f} MiB"
                 )

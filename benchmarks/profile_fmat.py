@@ -116,7 +116,7 @@ def child(queries: int, model: str, threads: int, own_load: bool) -> dict[str, A
 
     import assoc
     from assoc.executors import driver as run_module
-    from assoc.lm import models as lm_models
+    from assoc.lm import identity as lm_models
     from assoc.lm.masked import engine
 
     sys.path.insert(0, str(HERE))

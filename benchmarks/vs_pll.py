@@ -1,4 +1,4 @@
-"""PLL: assoc-pll's ``score_sentences`` against minicons' ``MaskedLMScorer.sequence_score`` (sum).
+"""PLL: assoc's ``pseudo_log_likelihoods`` (the pll scorer's) against minicons' ``MaskedLMScorer.sequence_score``.
 
 Sentences drawn from the bundled Watson et al. (2023) stimuli (``bench_pll.py``'s), a
 bert-base-shaped masked LM (random weights, the real uncased vocabulary) built once. minicons runs
@@ -67,7 +67,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         name="pll",
         title="PLL",
         sides=[
-            Side("assoc", "assoc `assoc_pll.sentences.score_sentences`"),
+            Side("assoc", "assoc `assoc.lm.pseudo_log_likelihoods`"),
             Side(
                 "minicons",
                 f"minicons `MaskedLMScorer.sequence_score` (sum, {MINICONS_BATCH} sentences per call)",
@@ -125,8 +125,8 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     sentences, device = spec["sentences"], spec["device"]
     if side == "assoc":
         import transformers  # noqa: F401 - the same library code as minicons' side before the clock
-        from assoc_pll.sentences import score_sentences
 
+        from assoc.lm import pseudo_log_likelihoods as score_sentences
         from assoc.lm.masked import load_masked_lm
 
         stamps.imported = now()

@@ -27,12 +27,27 @@ for plugin in plugins/*/; do
   [ "$plugin" = plugins/weat/ ] && extras=test,norms
   packages+=(-e "${plugin%/}[$extras]")
 done
-packages+=(-e docs/examples/assoc-example)
 "${PIP[@]}" install -q -c "$VENV/torch-constraint.txt" "${packages[@]}"
 # WEFE (MIT) ships test_model.kv, the vectors its documented numbers come from; the weat plugin's
 # tests compare with those numbers. Its metadata pins numpy<=1.26.4 and scipy<1.13, so it is
 # installed without dependencies: the tests only read its data file, never import it.
 "${PIP[@]}" install -q --no-deps "wefe==1.0.1"
+# Chromium (Debian's package) for the browser tests of the study report (tests/test_report_browser.py): installed
+# with apt where apt is usable (root, or sudo without a password); otherwise say so and go on (those tests skip
+# without it, except under CI=true, where they fail). ASSOC_NO_BROWSER=1 skips this step.
+if [ "${ASSOC_NO_BROWSER:-0}" != 1 ] && [ -z "${ASSOC_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  apt_run=()
+  if [ "$(id -u)" = 0 ]; then apt_run=(env DEBIAN_FRONTEND=noninteractive);
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then apt_run=(sudo env DEBIAN_FRONTEND=noninteractive); fi
+  if command -v apt-get >/dev/null 2>&1 && [ ${#apt_run[@]} -gt 0 ]; then
+    "${apt_run[@]}" apt-get install -y -qq chromium >/dev/null 2>&1 \
+      || { "${apt_run[@]}" apt-get update -qq >/dev/null && "${apt_run[@]}" apt-get install -y -qq chromium >/dev/null; } \
+      || echo "setup: could not install chromium with apt-get: the report's browser tests will not run" >&2
+  else
+    echo "setup: chromium is not installed and apt-get is not usable here (no root): the report's browser tests" \
+         "skip; install it (apt-get install chromium) or set ASSOC_CHROMIUM to a Chromium or Chrome executable" >&2
+  fi
+fi
 "$VENV/bin/python" - <<'PY'
 import torch
 assert "+cu" not in torch.__version__, f"a CUDA build of torch was installed: {torch.__version__}"

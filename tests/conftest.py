@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -16,6 +18,47 @@ import assoc
 from assoc.plugins import manager as plugins
 
 HERE = Path(__file__).parent
+#: The example plugin of docs/write-a-plugin.md (not installed by `make setup`: see :func:`example_plugin`).
+EXAMPLE = HERE.parent / "docs" / "examples" / "assoc-example"
+
+
+def install_example_plugin(target: Path) -> Path:
+    """``pip install`` the example plugin into the folder ``target`` (offline, from a copy of its source).
+
+    A copy, so that the build leaves nothing in the repository; ``--no-build-isolation`` builds it with the
+    setuptools of this environment (the ``test`` extra), so nothing is downloaded. Returns ``target``.
+    """
+    project = target.parent / f"{target.name}-source"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-cache-dir"]
+    command += ["--no-deps", "--no-index", "--no-build-isolation", "--target", str(target), str(project)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"pip could not install the example plugin from {EXAMPLE}: {done.stderr.strip()[-2000:]}")
+    return target
+
+
+@pytest.fixture(scope="session")
+def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The example plugin (scorer ``char_ngram``, analysis ``cell_means``, executor ``threadpool``), installed.
+
+    ``make setup`` does not install it: the first test that asks for this fixture installs it with pip
+    into a temporary folder of the session, which goes on ``sys.path`` and ``PYTHONPATH``, so it loads
+    through its entry point like any installed plugin, in this process (also after ``plugins.reset()``)
+    and in every process a test starts (the CLI, Ray workers). Returns that folder; ``None`` where an
+    environment has the plugin installed already. Core tests that use its scorer ask for it
+    (``pytestmark = pytest.mark.usefixtures("example_plugin")``).
+    """
+    from importlib import metadata
+
+    if any(entry.name == "example" for entry in metadata.entry_points(group="assoc")):
+        return None
+    site = install_example_plugin(tmp_path_factory.mktemp("example-plugin") / "site")
+    sys.path.insert(0, str(site))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
+    importlib.invalidate_caches()
+    plugins.reset()  # a registry loaded before the install would not see it
+    return site
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ import pytest
 import assoc
 from assoc.table.files import read_table, write_table
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 STIMULI = {
     "target": {"Flowers": ["rose", "tulip", "daisy"], "Insects": ["ant", "wasp", "flea"]},
     "attribute": {"Pleasant": ["love", "peace"], "Unpleasant": ["hate", "war"]},

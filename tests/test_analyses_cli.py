@@ -150,6 +150,25 @@ def both_tasks_table() -> pd.DataFrame:
     return normalise(pd.DataFrame(rows))
 
 
+def test_analyze_where_validates_the_selected_rows_once(tmp_path, monkeypatch):
+    from assoc.table import files, schema
+
+    path = write_table(both_tasks_table(), tmp_path / "chat.csv")
+    validated: list[int] = []
+    check = schema.validate_table
+
+    def counting(table, *, where="table"):
+        validated.append(len(table))
+        return check(table, where=where)
+
+    monkeypatch.setattr(files, "validate_table", counting)
+    result = CliRunner().invoke(
+        build_cli(), ["analyze", "standardize", "--table", str(path), "--where", "measure=listed"]
+    )
+    assert result.exit_code == 0, result.output
+    assert validated == [4]  # once, the four listed rows the analysis reads
+
+
 def test_analyze_and_plot_where_on_the_command_line(tmp_path):
     path = write_table(both_tasks_table(), tmp_path / "chat.csv")
     dictionary = pd.DataFrame({"word": ["kind", "caring", "cold"], "dimension": "Warmth", "direction": [1, 1, -1]})

@@ -624,7 +624,7 @@ def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypa
     (tmp_path / "stimuli.yaml").write_text(yaml.safe_dump(STIMULI))
     runner = CliRunner()
     start = ["compare", "-s", "fmat", "-s", "weat", "-i", str(tmp_path / "stimuli.yaml")]
-    args = [*start, "-m", f"fmat={tiny_bert}", "-o", "fmat.max_tokens=512", "--out", str(tmp_path / "t.csv")]
+    args = [*start, "-m", f"fmat={tiny_bert}", "-o", "fmat.batch_tokens=512", "--out", str(tmp_path / "t.csv")]
 
     def invoke(*words: str) -> None:
         done = runner.invoke(build_cli(), list(words), catch_exceptions=False)
@@ -638,7 +638,7 @@ def test_command_line_compare_convergence_and_plot(tiny_bert, tmp_path, monkeypa
     assert list(result["kind"]) == ["correlation", "icc", "icc"]
     invoke("plot", "convergence", "-t", str(tmp_path / "c.csv"), "--out", str(tmp_path / "m.png"))
     assert (tmp_path / "m.png").stat().st_size > 1000
-    bad = runner.invoke(build_cli(), [*start, "-o", "max_tokens=512"])
+    bad = runner.invoke(build_cli(), [*start, "-o", "batch_tokens=512"])
     assert bad.exit_code != 0 and "SCORER.KEY=VALUE" in bad.output
 
 

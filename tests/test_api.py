@@ -9,6 +9,8 @@ import assoc
 from assoc.errors import OptionError, StimuliError, TableError
 from assoc.table.provenance import get_provenance
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 STIMULI = {
     "name": "flowers",
     "target": {"Flowers": ["rose", "tulip"], "Insects": ["ant", "wasp"]},

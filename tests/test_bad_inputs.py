@@ -144,6 +144,7 @@ def test_weat_resampling_sizes_that_cannot_finish_are_refused_at_once():
 # -- provenance sidecars -------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_a_corrupt_provenance_sidecar_warns_and_keeps_the_table(tmp_path):
     table = assoc.score("char_ngram", {"target": {"T": ["ant"]}, "attribute": {"A": ["antler"]}})
     path = write_table(table, tmp_path / "t.csv")
@@ -193,6 +194,7 @@ def test_a_row_wise_test_counts_the_work_of_every_row():
         rowwise_permutation_test(values, 20, exact_limit=0, n_resamples=10**7)
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_corrupt_provenance_in_a_parquet_file_warns_and_keeps_the_table(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -13,6 +13,8 @@ from click.testing import CliRunner
 
 from assoc.cli import build_cli
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 STIMULI = (
     "target: {Flowers: [rose, tulip], Insects: [ant, wasp]}\n"
     "attribute: {Pleasant: [love, joy], Unpleasant: [hate, war]}\n"

@@ -60,6 +60,7 @@ def test_a_plugin_registering_an_analysis_without_run_is_reported_failed(fresh_p
 # -- the stimuli's citation reaches to_dict, provenance and cite() ---------------------------------------
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_stimuli_meta_survives_to_dict_and_reaches_cite() -> None:
     source = {"name": "mine", "citation": "Doe (2020). My words.", "meta": {"year": 2020}, "designs": [STIMULI]}
     stimuli = Stimuli.from_dict(source)
@@ -80,6 +81,7 @@ def test_stimuli_meta_survives_to_dict_and_reaches_cite() -> None:
     ]
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_a_bundled_sets_citation_is_cited() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -1,23 +1,35 @@
-"""The example plugin from docs/write-a-plugin.md is installed, discovered and conforms."""
+"""The example plugin from docs/write-a-plugin.md: installed with pip, discovered, conforms, passes its own tests.
+
+``make setup`` does not install it; the ``example_plugin`` fixture (tests/conftest.py) installs it with
+pip into a temporary folder of the session. Its own tests (``docs/examples/assoc-example/tests``) run
+the way a plugin author runs them, in another process with the plugin installed.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from assoc.cli import build_cli
 from assoc.testing import check_scorer
+
+pytestmark = pytest.mark.usefixtures("example_plugin")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "assoc-example"
 
 
 def test_installed_through_entry_point():
-    entry_points = {ep.name: ep.value for ep in metadata.entry_points(group="assoc")}
-    assert entry_points.get("example") == "assoc_example.plugin"
+    entry_points = {ep.name: ep for ep in metadata.entry_points(group="assoc")}
+    assert entry_points["example"].value == "assoc_example.plugin"
+    assert entry_points["example"].dist is not None and entry_points["example"].dist.name == "assoc-example"
 
 
 def test_passes_conformance_check():
@@ -49,3 +61,22 @@ def test_example_plugin_is_listed_apart():
     real, _, examples = result.output.partition("examples (")
     assert "char_ngram" in examples and "char_ngram" not in real
     assert "fmat" in real
+
+
+@pytest.mark.slow
+def test_its_own_tests_pass_with_it_installed(example_plugin: Path | None, tmp_path: Path):
+    """The plugin's tests, as its author runs them: another process, the plugin installed (py.typed included)."""
+    from importlib import resources
+
+    assert resources.files("assoc_example").joinpath("py.typed").is_file()  # package data reached the install
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(example_plugin or ""), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'base'}"]
+        + [str(EXAMPLE / "tests")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0 and "6 passed" in done.stdout, done.stdout + done.stderr

@@ -87,6 +87,18 @@ def test_finished_units_come_from_the_cache_without_loading_the_model(units_plug
     assert len(units_plugin("unit")) == 9
 
 
+def test_units_report_what_they_did_and_units_from_the_cache_report_nothing(units_plugin):
+    """Scorer.unit_report travels with each unit's rows; the driver adds the reports of the units it computed."""
+    table = assoc.score("length_units", STIMULI, ["m1", "m2"], per_unit=4, report=True)
+    # 9 pairs in units of 4: three units per model; numbers add up, dicts key by key, the rest: the last unit's
+    assert table.attrs["assoc"]["run"] == {"units": 6, "pairs": 18, "by_model": {"m1": 9, "m2": 9}, "last": "m2#2"}
+    more = assoc.score("length_units", STIMULI, ["m1", "m2", "m3"], per_unit=4, report=True)
+    assert more.attrs["assoc"]["run"] == {"units": 3, "pairs": 9, "by_model": {"m3": 9}, "last": "m3#2"}
+    again = assoc.score("length_units", STIMULI, ["m1", "m2", "m3"], per_unit=4, report=True)
+    assert "run" not in again.attrs["assoc"]  # every unit came from the cache: this run did nothing to report
+    assert again.drop(columns=[]).equals(more)
+
+
 def test_a_failing_model_keeps_the_finished_units(units_plugin, monkeypatch):
     monkeypatch.setenv("ASSOC_TEST_FAIL_MODEL", "m2")
     with pytest.raises(OSError, match="cannot open model m2") as caught:
@@ -198,6 +210,7 @@ def test_run_study_with_a_scorer_instance(units_plugin):
     assert record == {"name": "local", "units": 3, "units_from_cache": 0} and len(table) == len(PAIRS)
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_the_work_unit_example_of_write_a_plugin_runs():
     """docs/write-a-plugin.md section 6 runs as written (with the n-gram helpers of its section 3)."""
 

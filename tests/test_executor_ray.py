@@ -120,6 +120,14 @@ def test_each_worker_loads_a_model_once_and_results_reach_the_driver_cache(ray_s
     assert len(read_log(units_plugin, "unit")) == 2 * N_PAIRS  # nothing recomputed
 
 
+def test_unit_reports_reach_the_run_report_as_locally(ray_session, units_plugin):
+    """Scorer.unit_report is called in the Ray worker and shipped back with the rows: the same run report."""
+    local = assoc.score("length_units", PAIRS, ["m1", "m2"], per_unit=2, report=True, cache=False)
+    remote = assoc.score("length_units", PAIRS, ["m1", "m2"], per_unit=2, report=True, cache=False, executor="ray")
+    expected = {"units": 10, "pairs": 18, "by_model": {"m1": 9, "m2": 9}, "last": "m2#4"}
+    assert local.attrs["assoc"]["run"] == remote.attrs["assoc"]["run"] == expected
+
+
 def test_a_killed_worker_is_replaced_and_its_unit_retried(ray_session, units_plugin):
     log = str(units_plugin)
     local = assoc.score("length_units", PAIRS, ["m1"], per_unit=1, cache=False)

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 from assoc.cli import build_cli
 from assoc.table import from_records, set_provenance, sidecar_path, write_table
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 Case = Callable[[Path, pytest.MonkeyPatch], list[str]]
 PAIR_YAML = "target:\n  T: [{word}]\nattribute:\n  A: [antler]\n"
 

@@ -16,6 +16,8 @@ from assoc.cli import build_cli
 from assoc.errors import DataError, OptionError
 from assoc.table.schema import normalise
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 HERE = Path(__file__).parent
 STIMULI = {"target": {"T": ["ant", "bee"]}, "attribute": {"A": ["antler", "b"]}}
 

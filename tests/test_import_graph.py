@@ -111,6 +111,13 @@ def test_the_core_and_the_plugins_have_no_import_circle() -> None:
     )
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write ``{relative path: text}`` under ``root``: a planted source tree for the checkers' own tests."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
 def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
     """The checker itself: a circle closed at module level, in a function, under TYPE_CHECKING, relatively."""
     files = {
@@ -123,9 +130,7 @@ def test_the_check_finds_each_kind_of_circle(tmp_path: Path) -> None:
         "pkg/f.py": "from .e import *\n",
         "pkg/g.py": "import pkg.a\n",  # imports into a circle, but is not part of one
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(textwrap.dedent(text))
+    write_tree(tmp_path, {relative: textwrap.dedent(text) for relative, text in files.items()})
     found = circles(import_graph([tmp_path]))
     assert found == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"], ["pkg.e", "pkg.f"]]
 
@@ -182,10 +187,8 @@ def test_the_api_check_finds_each_kind_of_internal_import(tmp_path: Path) -> Non
         "plug/c.py": "from assoc.stats import association_tests\n",
         "plug/d.py": "from assoc import errors\n",
     }
-    for base, files in (("core", core), ("plugin", plugin)):
-        for relative, text in files.items():
-            (tmp_path / base / relative).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / base / relative).write_text(text)
+    write_tree(tmp_path / "core", core)
+    write_tree(tmp_path / "plugin", plugin)
     found = imports_outside_the_api(tmp_path / "core", [tmp_path / "plugin"])
     assert found == [
         "plug.a -> assoc.errors",
@@ -217,3 +220,124 @@ def test_the_plugin_api_page_lists_every_name() -> None:
         if f"`{name}`" not in page
     ]
     assert missing == [], f"docs/plugin-api.md does not list: {', '.join(missing)}"
+
+
+# -- no plugin imports another plugin (issue 41 item 7) -------------------------------------------------
+
+#: Imports of one plugin's modules by another that exist today, each waiting for its removal. An entry
+#: that is gone fails the test too, so the list is emptied when the import is. (The last one,
+#: crows_scoring -> assoc_pll.sentences, went when PLL sentence scoring became assoc.lm.pseudo_log_likelihoods.)
+KNOWN_PLUGIN_TO_PLUGIN_IMPORTS: list[str] = []
+
+
+def imports_of_other_plugins(roots: Iterable[Path]) -> list[str]:
+    """``module -> module`` for every import, in a plugin's source root, of a module of another plugin.
+
+    Each root (``plugins/<name>/src``) holds the packages of one plugin; an import of any module of a
+    package under another root is a plugin reaching past the wall (what it needs belongs in the core).
+    """
+    roots = list(roots)
+    owner = {name: root for root in roots for name in module_files([root])}
+    found = []
+    for root in roots:
+        for name, path in module_files([root]).items():
+            for target in sorted(imports_of(name, path, owner)):
+                if owner[target] != root:
+                    found.append(f"{name} -> {target}")
+    return found
+
+
+def test_no_plugin_imports_another_plugin() -> None:
+    found = imports_of_other_plugins(plugin_roots())
+    assert found == KNOWN_PLUGIN_TO_PLUGIN_IMPORTS, (
+        "a plugin imports another plugin's modules (share the code through the core: assoc, assoc.lm, "
+        "assoc.stats, assoc.infra); or an import listed in KNOWN_PLUGIN_TO_PLUGIN_IMPORTS is gone: "
+        f"remove it from the list. Found: {found}"
+    )
+
+
+def test_the_plugin_wall_check_finds_each_kind_of_import(tmp_path: Path) -> None:
+    """The checker itself, on planted plugins: module level, in a function, under TYPE_CHECKING, a package."""
+    files = {
+        "one/src/plug_one/__init__.py": "",
+        "one/src/plug_one/words.py": "WORDS = 1\n",
+        "one/src/plug_one/inside.py": "from plug_one import words\nfrom . import words as again\n",
+        "two/src/plug_two/__init__.py": "",
+        "two/src/plug_two/a.py": "from plug_one.words import WORDS\n",
+        "two/src/plug_two/b.py": "def f():\n    import plug_one.words\n",
+        "two/src/plug_two/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import plug_one\n",
+        "two/src/plug_two/d.py": "from plug_one import words\nimport assoc\n",
+    }
+    write_tree(tmp_path, files)
+    found = imports_of_other_plugins([tmp_path / "one" / "src", tmp_path / "two" / "src"])
+    assert found == [
+        "plug_two.a -> plug_one.words",
+        "plug_two.b -> plug_one.words",
+        "plug_two.c -> plug_one",
+        "plug_two.d -> plug_one.words",
+    ]
+
+
+# -- the language-model layer (issue 41) ---------------------------------------------------------
+
+#: (modules under this prefix, may not import modules under that prefix, except these importers)
+LAYER_RULES = (
+    # the engines and kinds sit below the scoring layer: only the scorer bridge reaches up to it
+    ("assoc.lm", "assoc.scoring", frozenset({"assoc.lm.scorer"})),
+    # the masked and causal engines are siblings on the shared pieces, never built on each other
+    ("assoc.lm.masked", "assoc.lm.causal", frozenset()),
+    ("assoc.lm.causal", "assoc.lm.masked", frozenset()),
+)
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def layer_violations(graph: dict[str, set[str]], rules: Iterable[tuple[str, str, frozenset[str]]]) -> list[str]:
+    """``importer -> imported`` for every import that a rule of ``rules`` forbids."""
+    found = []
+    for source, target, allowed in rules:
+        for name in sorted(graph):
+            if not _under(name, source) or name in allowed:
+                continue
+            found += [f"{name} -> {other}" for other in sorted(graph[name]) if _under(other, target)]
+    return found
+
+
+def test_the_language_model_layer_keeps_its_layers() -> None:
+    """Inside assoc.lm only the scorer bridge imports assoc.scoring; lm/masked and lm/causal never import each other."""
+    graph = import_graph([ROOT / "src"])
+    assert {"assoc.lm.scorer", "assoc.lm.masked.engine", "assoc.lm.causal.engine"} <= set(graph)
+    assert "assoc.scoring.scorer" in graph["assoc.lm.scorer"]  # the bridge is read, and it does bridge
+    found = layer_violations(graph, LAYER_RULES)
+    assert found == [], (
+        "assoc.lm keeps its layers (docs/architecture.md): only assoc.lm.scorer imports assoc.scoring, and the "
+        "masked and causal engines share only the pieces beside them (batching, model_cache, compute, loading, "
+        "identity): " + "; ".join(found)
+    )
+
+
+def test_the_layer_check_finds_each_planted_violation(tmp_path: Path) -> None:
+    """The checker itself: an engine module importing the scoring layer, and each engine importing the other."""
+    files = {
+        "assoc/__init__.py": "",
+        "assoc/scoring/__init__.py": "",
+        "assoc/scoring/scorer.py": "",
+        "assoc/lm/__init__.py": "",
+        "assoc/lm/scorer.py": "from assoc.scoring.scorer import Scorer\n",  # the bridge: allowed
+        "assoc/lm/batching.py": "",
+        "assoc/lm/masked/__init__.py": "",
+        "assoc/lm/masked/engine.py": "from assoc.lm.batching import plan_batches\nfrom assoc.scoring import scorer\n",
+        "assoc/lm/masked/loading.py": "def f():\n    from assoc.lm.causal.engine import CausalLM\n",
+        "assoc/lm/causal/__init__.py": "",
+        "assoc/lm/causal/engine.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from assoc.lm.masked import engine\n",
+    }
+    write_tree(tmp_path, files)
+    found = layer_violations(import_graph([tmp_path]), LAYER_RULES)
+    assert found == [
+        "assoc.lm.masked.engine -> assoc.scoring.scorer",
+        "assoc.lm.masked.loading -> assoc.lm.causal.engine",
+        "assoc.lm.causal.engine -> assoc.lm.masked.engine",
+    ]

@@ -18,7 +18,7 @@ import pytest
 
 import assoc
 from assoc.errors import ModelError, OptionError
-from assoc.scoring import models as in_memory_models
+from assoc.models import memory as in_memory_models
 
 WEAT_STIMULI = {
     "target": {"Flowers": ["rose", "tulip", "daisy"], "Insects": ["ant", "wasp", "flea"]},

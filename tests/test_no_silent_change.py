@@ -21,6 +21,8 @@ from assoc.cli import build_cli
 from assoc.errors import OutputError, ProvenanceWarning, StimuliError, TableError
 from assoc.table import from_records, read_table, sidecar_path, write_table
 
+pytestmark = pytest.mark.usefixtures("example_plugin")  # its char_ngram scorer (tests/conftest.py)
+
 PAIR = {"target": {"T": ["ant"]}, "attribute": {"A": ["antler"]}}
 
 
@@ -290,13 +292,13 @@ def test_an_unwritable_folder_stops_before_scoring(tmp_path, monkeypatch):
 
 def test_a_cache_directory_that_is_a_file_stops_before_scoring(tmp_path, monkeypatch):
     from assoc import plugins
-    from assoc.lm.masked.scorer import MaskedLMScorer
+    from assoc.lm import LMScorer
 
     blocker = tmp_path / "cache"
     blocker.write_text("not a folder")
     scored: list[int] = []
     fmat = plugins.get_scorer("fmat")
-    assert issubclass(fmat, MaskedLMScorer)
+    assert issubclass(fmat, LMScorer)
     monkeypatch.setattr(fmat, "run_unit", lambda *a, **k: scored.append(1), raising=False)
     stimuli = {"queries": ["[MASK] is here."], "mask": {"M": ["he", "she"]}}
     with pytest.raises(OutputError, match=r"cache directory \(cache_dir\) .*cache is a file, not a folder"):

@@ -80,4 +80,4 @@ def test_every_installed_plugin_passes(plugin):
 
 
 def test_our_plugins_are_installed():
-    assert {"fmat", "weat", "pll", "example"} <= set(INSTALLED)
+    assert {"fmat", "weat", "pll"} <= set(INSTALLED)  # the example's: its own test_start_up_stays_cheap

@@ -91,6 +91,36 @@ def test_bootstrap_agrees_with_scipy_percentile():
     assert ours.confidence == ours.level == 0.95 and ours.n_undefined == 0
 
 
+def test_stratified_bootstrap_resamples_within_each_stratum():
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(1, 1, 30), rng.normal(0, 1, 25)
+    # interleaved labels: a stratum is its labels' positions, wherever they are
+    labels = np.array(["a"] * 30 + ["b"] * 25)
+    order = rng.permutation(55)
+    values, labels = np.concatenate([x, y])[order], labels[order]
+    a, b = labels == "a", labels == "b"
+    ours = bootstrap_interval(
+        values, None, lambda xs, _: xs[:, a].mean(1) - xs[:, b].mean(1), n_resamples=20_000, seed=1, strata=labels
+    )
+    # the same as scipy's two-sample percentile bootstrap, which resamples each group within itself
+    reference = stats.bootstrap(
+        (x, y), lambda p, q, axis: p.mean(axis=axis) - q.mean(axis=axis), method="percentile",
+        n_resamples=20_000, random_state=2,
+    ).confidence_interval  # fmt: skip
+    assert ours.low == pytest.approx(reference.low, abs=0.03)
+    assert ours.high == pytest.approx(reference.high, abs=0.03)
+    # every resampled value stays in a position of its own stratum
+    signed = np.where(a, -1.0, 1.0) * (np.arange(55) + 1.0)
+    stays = bootstrap_interval(
+        signed, None, lambda xs, _: ((xs < 0) == a).all(1).astype(float), n_resamples=200, seed=0, strata=labels
+    )
+    assert (stays.low, stays.high) == (1.0, 1.0)
+    with pytest.raises(OptionError, match="one label per value"):
+        bootstrap_interval(values, None, lambda xs, _: xs.mean(1), n_resamples=10, strata=labels[:3])
+    with pytest.raises(OptionError, match="y=None"):
+        bootstrap_interval(x, y, lambda p, q: p.mean(1), n_resamples=10, strata=["a"] * 30)
+
+
 def test_bootstrap_counts_undefined_resamples():
     # x has one distinct value half the time... constant groups give zero SD -> NaN, left out and counted
     interval = bootstrap_interval(

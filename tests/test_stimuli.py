@@ -220,6 +220,12 @@ def test_a_set_whose_loader_takes_a_path_reads_the_users_copy(tmp_path):
         loaded = Stimuli.load(f"own:{copy}")
         assert calls == [str(copy)] and loaded.designs[0].target == {"t": ("mine",)}
         assert [d.name for d in Stimuli.load("own:d2")] == ["d2"] and calls[-1] is None
+        own_file = tmp_path / "copy.json"  # a copy named like a stimuli file is still the set's copy
+        own_file.write_text("{}", encoding="utf-8")
+        Stimuli.load(f"own:{own_file}")
+        assert calls[-1] == str(own_file)
+        with pytest.raises(StimuliError, match="not found"):  # a stimuli file that is not there, as before
+            Stimuli.load(str(tmp_path / "absent.json"))
         with pytest.raises(UnknownNameError):  # a zero-argument loader: the text is a design name, as before
             Stimuli.load(f"fixed:{copy}")
     finally:

@@ -175,6 +175,34 @@ def test_cli_threads_reach_the_work_and_provenance(threads_plugin, tmp_path):
     assert set(assoc.read_table(out2)["value"]) == {2.0}
 
 
+@pytest.mark.parametrize("command", ["score", "compare"])
+def test_cli_parses_the_setting_once_and_hands_it_on(threads_plugin, tmp_path, monkeypatch, command):
+    """One parse where the setting enters (--threads, else $ASSOC_THREADS); the API and the driver take it as it is."""
+    from assoc.infra import threads as threads_module
+
+    parsed: list[tuple[object, str]] = []
+    parse = threads_module._positive_integer
+
+    def counting(value: object, what: str) -> int:
+        parsed.append((value, what))
+        return parse(value, what)
+
+    monkeypatch.setattr(threads_module, "_positive_integer", counting)
+    stimuli = tmp_path / "s.json"
+    stimuli.write_text(json.dumps(STIMULI))
+    args = [command, "-s", "threads_score", "-i", str(stimuli)]
+    result = run_cli(*args, "--threads", "2", "--out", str(tmp_path / "flag.csv"))
+    assert result.exit_code == 0, result.output
+    assert parsed == [("2", "--threads")]
+    assert set(assoc.read_table(tmp_path / "flag.csv")["value"]) == {2.0}  # what the work saw
+    parsed.clear()
+    monkeypatch.setenv(THREADS_VARIABLE, "2")
+    result = run_cli(*args, "--out", str(tmp_path / "env.csv"))
+    assert result.exit_code == 0, result.output
+    assert parsed == [("2", "$ASSOC_THREADS")]
+    assert set(assoc.read_table(tmp_path / "env.csv")["value"]) == {2.0}
+
+
 def test_cli_takes_the_environment_variable(threads_plugin, tmp_path, monkeypatch):
     stimuli = tmp_path / "s.json"
     stimuli.write_text(json.dumps(STIMULI))

@@ -51,6 +51,7 @@ class LengthUnits(Scorer):
         Option("fail_model", str, None, "a model whose load_worker raises (or $ASSOC_TEST_FAIL_MODEL)"),
         Option("fail_flag", str, None, "with fail_model: raise only while this file exists"),
         Option("numpy_values", bool, False, "values as numpy float32 scalars (as numpy-based scorers return them)"),
+        Option("report", bool, False, "report each unit computed (Scorer.unit_report): its pairs, per model"),
         Option(
             "die_at",
             str,
@@ -106,6 +107,11 @@ class LengthUnits(Scorer):
             )
             for d, tg, t, ag, a in unit.payload
         ]
+
+    def unit_report(self, state: Any, unit: WorkUnit) -> dict[str, Any] | None:
+        if not self.params["report"]:
+            return None
+        return {"units": 1, "pairs": len(unit.payload), "by_model": {unit.model: len(unit.payload)}, "last": unit.key}
 
 
 @hookimpl

@@ -9,7 +9,9 @@ The public API::
     assoc.scorers(), assoc.analyses()
     help(assoc.get_analysis("icc"))                             # options as keyword parameters, documented
 
-Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay fast.
+Names are imported lazily so that ``import assoc`` (and ``assoc --help``) stay fast. Each public name is
+declared once, by its import below (``name as name``), which is what mypy and IDEs read;
+``__all__`` and the lazy imports are made from those imports (`assoc.infra.importhooks.public_face`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assoc.infra.importhooks import call_after_import as _call_after_import
-from assoc.infra.importhooks import lazy_names as _lazy_names
-from assoc.plugins.hookspecs import hookimpl
+from assoc.infra.importhooks import public_face as _public_face
+from assoc.plugins.hookspecs import hookimpl as hookimpl
 from assoc.plugins.manager import get_stimuli_loader as _get_stimuli_loader
 from assoc.stimuli.sets import set_bundle_resolver as _set_bundle_resolver
-from assoc.version import __version__
+from assoc.version import __version__ as __version__
 
 
 def _register_accessor() -> None:
@@ -35,204 +37,74 @@ def _register_accessor() -> None:
 _set_bundle_resolver(_get_stimuli_loader)  # Stimuli.load("caliskan:weat1") asks the plugin registry
 _call_after_import("pandas", _register_accessor)  # DataFrame.assoc as soon as pandas is (never imports pandas)
 
-_LAZY = {
-    # the study: score, compare, analyze, and what is installed
-    "score": "assoc.api",
-    "compare": "assoc.api",
-    "analyze": "assoc.api",
-    "scorers": "assoc.api",
-    "analyses": "assoc.api",
-    "stimuli_sets": "assoc.api",
-    "failed_plugins": "assoc.plugins",
-    "get_scorer": "assoc.plugins",
-    "get_analysis": "assoc.plugins",
-    # stimuli
-    "Stimuli": "assoc.stimuli",
-    "Design": "assoc.stimuli",
-    "Filling": "assoc.stimuli",
-    "MaskItem": "assoc.stimuli",
-    "fill_mask": "assoc.stimuli",
-    "split_at_mask": "assoc.stimuli",
-    "ChoiceItem": "assoc.stimuli",
-    "ItemStimuli": "assoc.stimuli",
-    "require_items": "assoc.stimuli",
-    # the plugin API: base classes, options, work units, hooks
-    "Scorer": "assoc.scoring",
-    "Analysis": "assoc.analysis",
-    "Requirement": "assoc.analysis",
-    "Option": "assoc.components",
-    "REQUIRED": "assoc.components",
-    "CACHE_OPTIONS": "assoc.components",
-    "positive": "assoc.components",
-    "non_negative": "assoc.components",
-    "confidence_level": "assoc.components",
-    "column_list": "assoc.components",
-    "parse_cli_options": "assoc.components",
-    "WorkUnit": "assoc.scoring",
-    "UnitError": "assoc.scoring",
-    "set_run_report": "assoc.scoring",
-    "in_memory": "assoc.scoring",
-    "RegisterScorer": "assoc.plugins",
-    "RegisterAnalysis": "assoc.plugins",
-    "RegisterStimuli": "assoc.plugins",
-    "RegisterExecutor": "assoc.plugins",
-    "Executor": "assoc.executors",
-    "Worker": "assoc.executors",
-    "UnitOutcome": "assoc.scoring",
-    # the association table and files
-    "read_table": "assoc.table",
-    "concat_tables": "assoc.table",
-    "write_table": "assoc.table",
-    "validate_table": "assoc.table",
-    "from_records": "assoc.table",
-    "normalise": "assoc.table",
-    "read_data_file": "assoc.table",
-    "get_provenance": "assoc.table",
-    "set_provenance": "assoc.table",
-    "check_outputs": "assoc.api",
-    "atomic_write": "assoc.infra",
-    "check_output_file": "assoc.infra",
-    # errors
-    "AssocError": "assoc.errors",
-    "StimuliError": "assoc.errors",
-    "OptionError": "assoc.errors",
-    "UnknownNameError": "assoc.errors",
-    "PluginError": "assoc.errors",
-    "TableError": "assoc.errors",
-    "ModelError": "assoc.errors",
-    "DataError": "assoc.errors",
-    "OutOfVocabularyWarning": "assoc.errors",
-    "did_you_mean": "assoc.errors",
-}
-
-# A literal list (not built from _LAZY) so linters, IDEs and `from assoc import *` see the names;
-# tests/test_package.py checks that it matches _LAZY.
-__all__ = [
-    "__version__",
-    "hookimpl",
-    "score",
-    "compare",
-    "analyze",
-    "scorers",
-    "analyses",
-    "stimuli_sets",
-    "failed_plugins",
-    "get_scorer",
-    "get_analysis",
-    "Stimuli",
-    "Design",
-    "Filling",
-    "MaskItem",
-    "fill_mask",
-    "split_at_mask",
-    "ChoiceItem",
-    "ItemStimuli",
-    "require_items",
-    "Scorer",
-    "Analysis",
-    "Requirement",
-    "Option",
-    "REQUIRED",
-    "CACHE_OPTIONS",
-    "positive",
-    "non_negative",
-    "confidence_level",
-    "column_list",
-    "parse_cli_options",
-    "WorkUnit",
-    "UnitError",
-    "set_run_report",
-    "in_memory",
-    "RegisterScorer",
-    "RegisterAnalysis",
-    "RegisterStimuli",
-    "RegisterExecutor",
-    "Executor",
-    "Worker",
-    "UnitOutcome",
-    "read_table",
-    "concat_tables",
-    "write_table",
-    "validate_table",
-    "from_records",
-    "normalise",
-    "read_data_file",
-    "get_provenance",
-    "set_provenance",
-    "check_outputs",
-    "atomic_write",
-    "check_output_file",
-    "AssocError",
-    "StimuliError",
-    "OptionError",
-    "UnknownNameError",
-    "PluginError",
-    "TableError",
-    "ModelError",
-    "DataError",
-    "OutOfVocabularyWarning",
-    "did_you_mean",
-]
-
-
-__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
-
+# The public names: the study, stimuli, the plugin API (base classes, options, work units, hooks), the
+# association table and files, errors. Each is declared once by its import, imported on first use.
 if TYPE_CHECKING:  # pragma: no cover
-    from assoc.analysis import Analysis, Requirement
-    from assoc.api import analyses, analyze, check_outputs, compare, score, scorers, stimuli_sets
-    from assoc.components import (
-        CACHE_OPTIONS,
-        REQUIRED,
-        Option,
-        column_list,
-        confidence_level,
-        non_negative,
-        parse_cli_options,
-        positive,
-    )
-    from assoc.errors import (
-        AssocError,
-        DataError,
-        ModelError,
-        OptionError,
-        OutOfVocabularyWarning,
-        PluginError,
-        StimuliError,
-        TableError,
-        UnknownNameError,
-        did_you_mean,
-    )
-    from assoc.executors import Executor, Worker
-    from assoc.infra import atomic_write, check_output_file
-    from assoc.plugins import (
-        RegisterAnalysis,
-        RegisterExecutor,
-        RegisterScorer,
-        RegisterStimuli,
-        failed_plugins,
-        get_analysis,
-        get_scorer,
-    )
-    from assoc.scoring import Scorer, UnitError, UnitOutcome, WorkUnit, in_memory, set_run_report
-    from assoc.stimuli import (
-        ChoiceItem,
-        Design,
-        Filling,
-        ItemStimuli,
-        MaskItem,
-        Stimuli,
-        fill_mask,
-        require_items,
-        split_at_mask,
-    )
-    from assoc.table import (
-        concat_tables,
-        from_records,
-        get_provenance,
-        normalise,
-        read_data_file,
-        read_table,
-        set_provenance,
-        validate_table,
-        write_table,
-    )
+    from assoc.analysis import Analysis as Analysis
+    from assoc.analysis import Estimate as Estimate
+    from assoc.analysis import Headline as Headline
+    from assoc.analysis import Requirement as Requirement
+    from assoc.api import analyses as analyses
+    from assoc.api import analyze as analyze
+    from assoc.api import check_outputs as check_outputs
+    from assoc.api import compare as compare
+    from assoc.api import score as score
+    from assoc.api import scorers as scorers
+    from assoc.api import stimuli_sets as stimuli_sets
+    from assoc.components import CACHE_OPTIONS as CACHE_OPTIONS
+    from assoc.components import REQUIRED as REQUIRED
+    from assoc.components import Option as Option
+    from assoc.components import column_list as column_list
+    from assoc.components import confidence_level as confidence_level
+    from assoc.components import non_negative as non_negative
+    from assoc.components import parse_cli_options as parse_cli_options
+    from assoc.components import positive as positive
+    from assoc.errors import AssocError as AssocError
+    from assoc.errors import DataError as DataError
+    from assoc.errors import ModelError as ModelError
+    from assoc.errors import OptionError as OptionError
+    from assoc.errors import OutOfVocabularyWarning as OutOfVocabularyWarning
+    from assoc.errors import PluginError as PluginError
+    from assoc.errors import StimuliError as StimuliError
+    from assoc.errors import TableError as TableError
+    from assoc.errors import UnknownNameError as UnknownNameError
+    from assoc.errors import did_you_mean as did_you_mean
+    from assoc.executors import Executor as Executor
+    from assoc.executors import Worker as Worker
+    from assoc.infra import atomic_write as atomic_write
+    from assoc.infra import check_output_file as check_output_file
+    from assoc.plugins import RegisterAnalysis as RegisterAnalysis
+    from assoc.plugins import RegisterExecutor as RegisterExecutor
+    from assoc.plugins import RegisterModelKind as RegisterModelKind
+    from assoc.plugins import RegisterScorer as RegisterScorer
+    from assoc.plugins import RegisterStimuli as RegisterStimuli
+    from assoc.plugins import failed_plugins as failed_plugins
+    from assoc.plugins import get_analysis as get_analysis
+    from assoc.plugins import get_scorer as get_scorer
+    from assoc.reporting import report as report
+    from assoc.scoring import Scorer as Scorer
+    from assoc.scoring import UnitError as UnitError
+    from assoc.scoring import UnitOutcome as UnitOutcome
+    from assoc.scoring import WorkUnit as WorkUnit
+    from assoc.scoring import in_memory as in_memory
+    from assoc.scoring import set_run_report as set_run_report
+    from assoc.stimuli import ChoiceItem as ChoiceItem
+    from assoc.stimuli import Design as Design
+    from assoc.stimuli import Filling as Filling
+    from assoc.stimuli import ItemStimuli as ItemStimuli
+    from assoc.stimuli import MaskItem as MaskItem
+    from assoc.stimuli import Stimuli as Stimuli
+    from assoc.stimuli import fill_mask as fill_mask
+    from assoc.stimuli import require_items as require_items
+    from assoc.stimuli import split_at_mask as split_at_mask
+    from assoc.table import concat_tables as concat_tables
+    from assoc.table import from_records as from_records
+    from assoc.table import get_provenance as get_provenance
+    from assoc.table import normalise as normalise
+    from assoc.table import read_data_file as read_data_file
+    from assoc.table import read_table as read_table
+    from assoc.table import set_provenance as set_provenance
+    from assoc.table import validate_table as validate_table
+    from assoc.table import write_table as write_table
+
+__getattr__, __dir__ = _public_face(globals())

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from assoc.analysis.base import check_requirement, with_estimate
 from assoc.errors import OptionError, TableError
+from assoc.models.names import ModelName
 from assoc.plugins import manager as plugins
 from assoc.scoring.output import RUN_REPORT_KEY, check_output, pop_run_report  # noqa: F401 (RUN_REPORT_KEY re-exported)
 from assoc.stimuli.sets import Stimuli
@@ -43,13 +44,17 @@ def stimuli_sets() -> dict[str, str]:
     return {name: entry.description for name, entry in sorted(reg.stimuli.items())}
 
 
-def _resolve_models(scorer_cls: Any, models: Any) -> list[str]:
-    """The model names of a run: names as given (local paths resolved), in-memory models registered.
+def _resolve_models(scorer_cls: Any, models: Any) -> tuple[list[str], dict[str, ModelName]]:
+    """The model specs of a run, and how the user named each (``[LABEL=]SPEC``, :mod:`assoc.models.names`).
 
     ``models`` is a name, a list of names and loaded models, a ``{name: model}`` dict, or one
-    loaded model (:mod:`assoc.scoring.models`); ``None`` or empty: the scorer's defaults.
+    loaded model (:mod:`assoc.models.memory`); ``None`` or empty: the scorer's defaults. A name may
+    carry a label (``small=./models/gpt2``): the scorer gets the SPEC (a local path resolved, an
+    in-memory model registered), and the returned map gives each spec its :class:`ModelName`, whose
+    label the table shows instead. Two models under one label, or one model under two, are refused.
     """
-    from assoc.scoring.models import as_model_list, register_model
+    from assoc.models.memory import as_model_list, register_model
+    from assoc.models.names import check_labels, split_label
 
     given = as_model_list(models)
     if not given:
@@ -57,20 +62,27 @@ def _resolve_models(scorer_cls: Any, models: Any) -> list[str]:
     if not given and scorer_cls.requires_models:
         raise OptionError(f"scorer {scorer_cls.name!r} needs at least one model (pass models=[...] or --model)")
     chosen = []
+    names: dict[str, ModelName] = {}
     for name, model in given:
         if isinstance(model, str):
             if not model.strip():
                 raise OptionError(f"model identifiers must be non-empty text, got {model!r}")
             if name is not None and name != model:
                 raise OptionError(f"a models dict maps names to loaded models; {name!r}: {model!r} is a name")
-            chosen.append(_model_identity(model))
+            written = split_label(model)
+            spec = _model_identity(written.spec)
+            names[spec] = ModelName(written.text, spec, written.label)
+            chosen.append(spec)
         elif model is None:
             raise OptionError("model identifiers must be non-empty text or loaded models, got None")
         else:
-            chosen.append(register_model(model, name))
+            spec = register_model(model, name)
+            names[spec] = ModelName(spec, spec, None)
+            chosen.append(spec)
     if len(set(chosen)) != len(chosen):
         raise OptionError(f"a model is listed twice: {chosen}")
-    return chosen
+    check_labels(names.values())
+    return chosen, names
 
 
 def _model_identity(model: str) -> str:
@@ -91,7 +103,7 @@ def score(
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
-    threads: int | None = None,
+    threads: int | ThreadSetting | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Score ``stimuli`` with the scorer named ``scorer`` on ``models``.
@@ -103,12 +115,14 @@ def score(
     stimuli:
         A [`Stimuli`][assoc.Stimuli], a dict, a YAML/JSON file, or a bundled name such as ``"caliskan:weat1"``.
     models:
-        Model identifiers (one name or a list); ``None`` uses the scorer's default models. A model
-        already in memory can be given instead of a name (a ``(transformers model, tokenizer)``
+        Model identifiers (one name or a list), each ``[LABEL=]SPEC``: SPEC a local folder, a Hub id
+        or ``<kind prefix>:<model>``, LABEL the short name the table, plots and reports show instead
+        (``"small=./models/gpt2"``; ``docs/models.md``); ``None`` uses the scorer's default models. A
+        model already in memory can be given instead of a name (a ``(transformers model, tokenizer)``
         pair for ``fmat``/``pll``, a sentence-transformers model for ``sbert_*``, gensim
         ``KeyedVectors`` for ``weat``), alone, in the list, or in a ``{name: model}`` dict that
         names it; the table records the name (``memory:<source>@<hash>`` when none is given) and
-        provenance the SHA-256 of its weights (`assoc.scoring.models`).
+        provenance the SHA-256 of its weights (`assoc.models.memory`).
     progress:
         Report progress (default: on): a bar when standard error is a terminal, else the size of the
         job and then a plain line every 10 s (`$ASSOC_PROGRESS_INTERVAL`); ``False``: nothing.
@@ -127,7 +141,8 @@ def score(
         this process or in every Ray worker and restored afterwards, also after an error. Default:
         ``$ASSOC_THREADS``, else torch's own default. A value that is not a positive integer is an
         [`OptionError`][assoc.OptionError] before any work. Provenance records the request and the
-        count torch used (``executor.threads``; ``docs/scale.md``).
+        count torch used (``executor.threads``; ``docs/scale.md``). A setting already parsed
+        (`assoc.infra.threads.resolve_threads`, what the command line passes) is used as it is.
     **options:
         The scorer's options; unknown names and bad values raise [`OptionError`][assoc.OptionError].
 
@@ -139,11 +154,11 @@ def score(
     from assoc.infra.threads import resolve_threads
 
     setting = resolve_threads(threads)
-    instance, chosen = _prepare(scorer, models, executor, options)
+    instance, chosen, names = _prepare(scorer, models, executor, options)
     check_outputs(out)
     loaded = Stimuli.load(stimuli)
     instance.check_stimuli(loaded)
-    table = _run(scorer, instance, loaded, chosen, progress=progress, executor=executor, threads=setting)
+    table = _run(scorer, instance, loaded, chosen, names, progress=progress, executor=executor, threads=setting)
     if out is not None:
         write_table(table, out)
     return table
@@ -151,16 +166,20 @@ def score(
 
 def _prepare(
     scorer: str, models: Any, executor: str | Executor | None, options: Mapping[str, Any]
-) -> tuple[Any, list[str]]:
-    """The scorer built from its validated options, and its models: everything checked before any work."""
+) -> tuple[Any, list[str], dict[str, ModelName]]:
+    """The scorer built from its validated options, and its models (specs, and how each was named).
+
+    Everything that can be checked before any work is: the options, the models' names and labels,
+    the executor, the cache directory.
+    """
     from assoc.executors.driver import check_runs_on
 
     scorer_cls = plugins.get_scorer(scorer)
     instance = scorer_cls(**options)
-    chosen = _resolve_models(scorer_cls, models)
+    chosen, names = _resolve_models(scorer_cls, models)
     check_runs_on(scorer_cls, executor, chosen)
     _check_cache_dir(instance)
-    return instance, chosen
+    return instance, chosen, names
 
 
 def _run(
@@ -168,12 +187,18 @@ def _run(
     instance: Any,
     loaded: Stimuli,
     chosen: list[str],
+    names: Mapping[str, ModelName],
     *,
     progress: bool | None,
     executor: str | Executor | None,
     threads: ThreadSetting,
 ) -> pd.DataFrame:
-    """Run a prepared scorer (the driver decides how), check its table and attach provenance."""
+    """Run a prepared scorer (the driver decides how), check its table and attach provenance.
+
+    The scorer runs on the specs ``chosen``; its table's ``model`` column then shows each model's label
+    where it has one (``names``), and provenance records each model's label, spec, path, kind,
+    fingerprint and device (``model_names``; ``models`` and ``model_fingerprints`` by the names shown).
+    """
     from assoc.executors.driver import run_scorer
     from assoc.infra.progress import default_enabled, quiet_libraries
 
@@ -192,14 +217,20 @@ def _run(
     missing = int(table["value"].isna().sum())
     if missing:  # legitimate NaN (documented: out of vocabulary, a refusal, ...), counted for the analyses
         run = {**(run if isinstance(run, dict) else {}), NAN_VALUES_KEY: missing}
+    fingerprints = _fingerprints(instance, chosen)
+    shown = {spec: names[spec].shown if spec in names else spec for spec in chosen}
+    if any(label != spec for spec, label in shown.items()):
+        column = table["model"]
+        table["model"] = column.map(lambda model: shown.get(model, model)).astype(column.dtype)
     return _with_provenance(
         table,
         reg.scorers[scorer],
         instance,
         kind="score",
         scorer=scorer,
-        models=chosen,
-        model_fingerprints=_fingerprints(instance, chosen),
+        models=[shown[spec] for spec in chosen],
+        model_fingerprints={shown[spec]: fingerprints[spec] for spec in chosen},
+        model_names=[_model_record(instance, names.get(spec), spec, fingerprints[spec]) for spec in chosen],
         stimuli=loaded.name,
         stimuli_sha256=loaded.fingerprint(),
         stimuli_meta=loaded.meta,
@@ -298,6 +329,28 @@ def _warn_unexpected_nan(data: pd.DataFrame, name: str) -> None:
     )
 
 
+def _model_record(scorer: Any, name: ModelName | None, spec: str, fingerprint: str) -> dict[str, Any]:
+    """What provenance keeps of one model: ``{label, spec, path, kind, fingerprint}`` and what the scorer adds.
+
+    ``spec`` is the model as the scorer ran it (a local folder resolved); ``path`` the local folder or
+    file it names, else ``None``; ``kind`` and ``device`` come from the scorer
+    (:meth:`~assoc.scoring.scorer.Scorer.describe_model`; ``None`` when it says nothing).
+    """
+    path = Path(spec).expanduser()
+    record: dict[str, Any] = {
+        "label": name.label if name is not None else None,
+        "spec": spec,
+        "path": str(path) if path.exists() else None,
+        "kind": None,
+        "fingerprint": fingerprint,
+    }
+    try:
+        record.update(scorer.describe_model(spec))
+    except Exception as exc:  # the scores exist already: a missing description must not lose them
+        record["kind"] = f"unknown ({type(exc).__name__}: {exc})"
+    return record
+
+
 def _fingerprints(scorer: Any, models: Sequence[str]) -> dict[str, str]:
     """Each model's exact identity for provenance.
 
@@ -322,7 +375,7 @@ def compare(
     progress: bool | None = None,
     executor: str | Executor | None = None,
     out: str | Path | None = None,
-    threads: int | None = None,
+    threads: int | ThreadSetting | None = None,
 ) -> pd.DataFrame:
     """Run several scorers on the same stimuli and return one table.
 
@@ -355,14 +408,14 @@ def compare(
         chosen = opts.pop("models", None)
         if chosen is None and models is not None:
             chosen = models.get(name)
-        instance, resolved = _prepare(name, chosen, executor, opts)
+        instance, resolved, names = _prepare(name, chosen, executor, opts)
         instance.check_stimuli(loaded)
-        runs.append((name, instance, resolved))
+        runs.append((name, instance, resolved, names))
     runner = plugins.get_executor(executor)  # one executor (one Ray session) for every scorer
     tables, provenance = [], []
     try:
-        for name, instance, resolved in runs:
-            table = _run(name, instance, loaded, resolved, progress=progress, executor=runner, threads=setting)
+        for name, instance, resolved, names in runs:
+            table = _run(name, instance, loaded, resolved, names, progress=progress, executor=runner, threads=setting)
             provenance.append(get_provenance(table))
             tables.append(table)
     finally:

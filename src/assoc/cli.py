@@ -10,11 +10,14 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from assoc.errors import AssocError
+
+if TYPE_CHECKING:
+    from assoc.infra.threads import ThreadSetting
 
 
 class AssocGroup(click.Group):
@@ -312,12 +315,11 @@ def _threads_option(command: Any) -> Any:
     )(command)
 
 
-def _threads(text: str | None) -> int | None:
-    """--threads checked before any work (also a bad $ASSOC_THREADS); None leaves the choice to the API."""
+def _threads(text: str | None) -> ThreadSetting:
+    """--threads (else $ASSOC_THREADS) parsed once, before any work; the setting goes to the API as it is."""
     from assoc.infra.threads import resolve_threads
 
-    setting = resolve_threads(text, what="--threads")
-    return setting.requested if setting.source == "threads" else None
+    return resolve_threads(text, what="--threads")
 
 
 @contextlib.contextmanager
@@ -349,7 +351,13 @@ def _executor(name: str, given: Mapping[str, str | None]) -> Iterator[Any]:
 
 @cli.command(cls=_ScoringCommand)
 @click.option("--scorer", "-s", required=True, help="Scorer name (see `assoc scorers`).")
-@click.option("--model", "-m", "models", multiple=True, help="Model id or path; repeat for several models.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    help="[LABEL=]SPEC: a folder, a Hub id or PREFIX:MODEL, optionally with the short LABEL tables show; repeatable.",
+)
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Scorer option; repeatable.")
 @_scoring_options
 def score(
@@ -367,7 +375,7 @@ def score(
     from assoc import api, plugins
     from assoc.components.options import parse_cli_options
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         scorer_cls = plugins.get_scorer(scorer)
         given = parse_cli_options(scorer_cls.options, options, owner=f"scorer {scorer!r}")
         return lambda runner, chosen_threads: api.score(
@@ -382,7 +390,7 @@ def _run_scoring(
     threads: str | None,
     executor: str,
     executor_options: Mapping[str, str | None],
-    prepare: Callable[[], Callable[[Any, int | None], Any]],
+    prepare: Callable[[], Callable[[Any, ThreadSetting], Any]],
 ) -> None:
     """Run what ``score`` and ``compare`` share, in order: check --threads and --out, ``prepare()``.
 
@@ -423,8 +431,9 @@ def _exit_if_incomplete(table: Any) -> None:
     "-m",
     "models",
     multiple=True,
-    metavar="SCORER=MODEL",
-    help="A model of one scorer; repeatable (default: the scorer's default models).",
+    metavar="SCORER=[LABEL=]SPEC",
+    help="A model of one scorer, optionally with the short LABEL tables show; repeatable (default: the scorer's "
+    "default models).",
 )
 @click.option(
     "--option", "-o", "options", multiple=True, metavar="SCORER.KEY=VALUE", help="An option of one scorer; repeatable."
@@ -446,14 +455,15 @@ def compare(
     from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
 
-    def prepare() -> Callable[[Any, int | None], Any]:
+    def prepare() -> Callable[[Any, ThreadSetting], Any]:
         names = list(dict.fromkeys(scorer_names))
         chosen: dict[str, list[str]] = {}
         for pair in models:
             scorer, sep, model = pair.partition("=")
             if not sep or scorer not in names or not model:
                 raise OptionError(
-                    f"--model expects SCORER=MODEL with one of the --scorer names ({', '.join(names)}), got {pair!r}"
+                    f"--model expects SCORER=[LABEL=]SPEC with one of the --scorer names ({', '.join(names)}), "
+                    f"got {pair!r}"
                 )
             chosen.setdefault(scorer, []).append(model)
         given: dict[str, list[str]] = {name: [] for name in names}
@@ -491,14 +501,17 @@ def _where_option(command: Any) -> Any:
     )(command)
 
 
-def _selected(table_path: Any, where: tuple[str, ...], *, validate: bool = True, label: str = "") -> Any:
-    """The table at ``table_path`` (a path or a DataFrame), reduced to the rows ``--where`` selects."""
-    from assoc.table.files import as_table
+def _selected(table: Any, where: tuple[str, ...], *, label: str = "") -> Any:
+    """The table (a path, or the DataFrame of several ``--table``), reduced to the rows ``--where`` selects.
+
+    Not validated here: ``analyze`` validates the rows it runs on once (``api.analyze``), and ``plot``
+    reads any table.
+    """
+    from assoc.table.files import read_table
     from assoc.table.selection import parse_where, select_rows
 
-    label = label or str(table_path)
-    table = as_table(table_path, validate=validate, where=f"table {label!r}")
-    return select_rows(table, parse_where(where), where=f"table {label!r}")
+    frame = read_table(table) if isinstance(table, str) else table
+    return select_rows(frame, parse_where(where), where=f"table {label or table!r}")
 
 
 @cli.command()
@@ -539,10 +552,10 @@ def analyze(
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
     paths = expand_paths(table_paths)
-    validate = analysis_cls.requires_association_table
-    table: Any = paths[0] if len(paths) == 1 else concat_tables(paths, validate=validate)
+    # several tables of one study as one (validated once, by api.analyze, as one table is)
+    table: Any = paths[0] if len(paths) == 1 else concat_tables(paths, validate=False)
     if where:
-        table = _selected(table, where, validate=validate, label=" + ".join(paths))
+        table = _selected(table, where, label=" + ".join(paths))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = api.analyze(name, table, **given)
@@ -573,6 +586,42 @@ def show_command(table_path: str) -> None:
     table = as_table(table_path, validate=False, where=f"table {table_path!r}")
     for line in overview(table, table_path):
         click.echo(line)
+
+
+@cli.command(name="report")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", required=True, help="The report: one self-contained .html file.")
+@click.option("--card", default=None, help="Also write the Markdown bias card (.md): the headline table.")
+@click.option("--title", default=None, help="The report's title (default: from the stimuli's names).")
+@click.option(
+    "--max-rows",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rows of each item-level table written into the page (the rest is counted in a note).",
+)
+@click.option(
+    "--no-convergence",
+    is_flag=True,
+    help="Do not run the convergence analysis on tables that hold several methods.",
+)
+def report_command(
+    inputs: tuple[str, ...], out: str, card: str | None, title: str | None, max_rows: int, no_convergence: bool
+) -> None:
+    """Write one HTML report of a study from its tables and analysis results (INPUTS).
+
+    \b
+    INPUTS are files written by `assoc score`, `assoc compare` and `assoc analyze`. The page holds the
+    headline numbers with their intervals, forest plots per model, a heatmap of the estimates by
+    model, the convergence of methods, every table (searchable, sortable), provenance, warnings and
+    citations with BibTeX; it opens from disk with no network (docs/report.md).
+    """  # noqa: D301 (click's \b paragraph marker must stay a real backspace)
+    from assoc.reporting import report
+
+    made = report(list(inputs), out, title=title, card=card, max_rows=max_rows, convergence=not no_convergence)
+    click.echo(f"wrote {out} ({len(made.html.encode('utf-8')) / 1024:,.0f} KiB)", err=True)
+    if card:
+        click.echo(f"wrote {card}", err=True)
 
 
 def _list_components(entries: dict[str, Any], verbose: bool, kind: str) -> None:
@@ -657,6 +706,7 @@ def plugins_command() -> None:
             ("analyses", info.analyses),
             ("stimuli", info.stimuli),
             ("executors", info.executors),
+            ("model kinds", info.model_kinds),
         ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")
@@ -933,7 +983,13 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
         "estimates": (
             Option("estimate", str, None, "column with the estimates (default: detected)"),
             Option("label", list, None, "column(s) naming each row (default: the columns that vary)"),
-            Option("reference", float, 0.0, "x position of the reference line"),
+            Option(
+                "reference",
+                float,
+                None,
+                "x position of the reference line (default: the analysis's own, e.g. 50 for CrowS-Pairs' metric "
+                "score, else 0; null: none)",
+            ),
             Option("title", str, None, "figure title"),
             Option(
                 "max_rows", int, 100, "most rows drawn; a longer result is an error (filter it first)", check=positive
@@ -1000,11 +1056,14 @@ def plot_command(
         raise OptionError(f"cannot save a figure as {Path(out).name!r}: use .png, .pdf or .svg")
     check_output_file(out, "--out")
     spec = _plot_options()[kind]
-    params = validate_options(spec, parse_cli_options(spec, options, owner=f"plot {kind!r}"), f"plot {kind!r}")
+    given = parse_cli_options(spec, options, owner=f"plot {kind!r}")
+    params = validate_options(spec, given, f"plot {kind!r}")
+    if kind == "estimates" and "reference" not in given:
+        params["reference"] = "auto"  # the analysis's own reference line; reference=null draws none
     paths = expand_paths(table_paths)
     table = read_table(paths[0]) if len(paths) == 1 else concat_tables(paths, validate=False)
     if where:
-        table = _selected(table, where, validate=False, label=" + ".join(paths))
+        table = _selected(table, where, label=" + ".join(paths))
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assoc.analysis.headline import DEFAULT_LABELS
 from assoc.errors import OptionError, TableError
 from assoc.infra.io import atomic_path
 
@@ -28,27 +29,12 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from assoc.reporting.headlines import Reading
+
 ESTIMATE_COLUMNS = ("estimate", "effect_size", "icc", "alpha", "r", "d", "posterior", "mean_loglik", "value")
-LABEL_CANDIDATES = (
-    "label",
-    "design",
-    "test",
-    "term",
-    "type",
-    "model",
-    "context",
-    "target_group",
-    "target",
-    "attribute_group",
-    "attribute",
-    "x",
-    "y",
-    "a",
-    "b",
-    "kind",
-    "group",
-    "formula",
-)
+#: Columns that may name a result's rows when its analysis declares none
+#: (``assoc.analysis.headline.DEFAULT_LABELS``).
+LABEL_CANDIDATES = DEFAULT_LABELS
 FIGURE_FORMATS = {".png", ".pdf", ".svg"}
 
 
@@ -82,25 +68,35 @@ def _estimate_column(result: pd.DataFrame, estimate: str | None) -> str:
 def estimate_labels(result: pd.DataFrame, label: Sequence[str] | str | None = None) -> list[str]:
     """One label per row.
 
-    One label per row: the given column(s); else a ``label`` column whose values are unique;
-    else the descriptive columns whose values differ between rows.
+    The given column(s); else the columns the result's analysis declares as naming a row
+    (``Analysis.headline.labels``: CrowS-Pairs' bias type, BBQ's category and context, ...) whose
+    values differ between rows; else a ``label`` column whose values are unique; else the
+    descriptive columns whose values differ between rows. Empty cells are left out of a label.
     """
+    from assoc.analysis.headline import row_labels, varying_labels
+
     if isinstance(label, str):
         label = [label]
+    if label is None:
+        reading = _reading(result)
+        if reading is not None and reading.declared:
+            label = varying_labels(result, reading.headline.labels)
     if label is None and "label" in result.columns and result["label"].astype(str).is_unique:
         label = ["label"]  # an analysis's own names for its rows (e.g. ICC(A,1)) say it best
     if label is None:
-        label = [c for c in LABEL_CANDIDATES if c in result.columns and result[c].astype(str).nunique() > 1]
-        if not label and len(result) == 1:
-            # one row: nothing varies, so name it by what it is about (its non-empty descriptive cells)
-            row = result.iloc[0]
-            label = [c for c in LABEL_CANDIDATES if c in result.columns and str(row[c]) not in ("", "nan", "None")][:3]
+        label = varying_labels(result, LABEL_CANDIDATES)
     missing = [c for c in label if c not in result.columns]
     if missing:
         raise TableError(f"label column(s) not in the result: {', '.join(missing)}")
-    if not label:
-        return [str(i + 1) for i in range(len(result))]
-    return [" | ".join(str(v) for v in row) for row in result[list(label)].itertuples(index=False, name=None)]
+    return row_labels(result, label)
+
+
+def _reading(result: pd.DataFrame) -> Reading | None:
+    """How the result's analysis (named in its provenance) reads it, when that analysis is installed."""
+    from assoc.reporting.headlines import analysis_class_of, reading_of
+
+    cls = analysis_class_of(result)
+    return reading_of(result, cls) if cls is not None else None
 
 
 def plot_estimates(
@@ -108,20 +104,26 @@ def plot_estimates(
     *,
     estimate: str | None = None,
     label: Sequence[str] | str | None = None,
-    reference: float | None = 0.0,
+    reference: float | str | None = "auto",
     title: str | None = None,
     max_rows: int = 100,
     compare: Sequence[str] | str | None = None,
 ) -> Figure:
-    """Forest plot: one row per estimate, with its confidence interval when ``ci_low``/``ci_high`` exist.
+    """Forest plot: one row per estimate, with its interval.
 
     ``estimate`` names the column (default: the first of ``estimate``, ``effect_size``,
     ``icc``, ``alpha``, ``r``, ``d``, ``posterior``, ``mean_loglik``, ``value``); ``label``
-    names the column(s) that identify a row (default: a ``label`` column, else the
-    descriptive columns that vary). ``reference`` draws a vertical line (``None`` for
-    none). A result with more than ``max_rows`` rows is an error (filter it first):
-    such a figure is too tall to read. ``compare`` names columns of reference values
-    drawn as open markers beside each estimate (e.g. published effect sizes), with a legend.
+    names the column(s) that identify a row (default: see `estimate_labels`). What the
+    analysis that made the result declares about the column (``Analysis.headline``,
+    [`Estimate`][assoc.analysis.headline.Estimate]) decides the rest: the interval drawn (its
+    columns, on the estimate's scale: BBQ's ``bias_score_x100`` gets its interval × 100), the
+    reference line (``reference="auto"``: 50 for CrowS-Pairs' metric score, 0 for most) and the
+    axis title; a column the analysis does not declare gets no interval. A result whose
+    analysis declares nothing gets ``ci_low``–``ci_high`` when present and reference 0.
+    ``reference`` as a number draws the line there, ``None`` draws none. A result with more than
+    ``max_rows`` rows is an error (filter it first): such a figure is too tall to read.
+    ``compare`` names columns of reference values drawn as open markers beside each estimate
+    (e.g. published effect sizes), with a legend.
     """
     import numpy as np
 
@@ -137,12 +139,26 @@ def plot_estimates(
         raise TableError(f"compare column(s) not in the result: {', '.join(missing)}")
     values = result[column].to_numpy(dtype=float)
     labels = estimate_labels(result, label)
+    reading = _reading(result)
+    declared = None
+    if reading is not None and reading.declared:
+        from assoc.analysis.headline import resolve_estimate
+
+        declared = resolve_estimate(reading.headline, column, reading.estimate_column)
+        interval = declared.interval(result) if declared is not None else None
+    elif {"ci_low", "ci_high"} <= set(result.columns):
+        interval = (result["ci_low"].to_numpy(dtype=float), result["ci_high"].to_numpy(dtype=float))
+    else:
+        interval = None
+    if isinstance(reference, str):
+        if reference != "auto":
+            raise OptionError(f"reference must be a number, None or 'auto', got {reference!r}")
+        reference = declared.reference if declared is not None else 0.0
     positions = np.arange(len(values))[::-1]
     fig = _new_figure(figsize=(7, 0.45 * len(values) + 1.4))
     ax = fig.subplots()
-    if {"ci_low", "ci_high"} <= set(result.columns):
-        low = result["ci_low"].to_numpy(dtype=float)
-        high = result["ci_high"].to_numpy(dtype=float)
+    if interval is not None:
+        low, high = interval
         has_ci = ~(np.isnan(low) | np.isnan(high))
         ax.hlines(positions[has_ci], low[has_ci], high[has_ci], color="0.35", linewidth=1.6)
     ax.plot(values, positions, "o", color="C0", label=column)
@@ -159,7 +175,7 @@ def plot_estimates(
     if compare:
         ax.legend(loc="best", fontsize="small")
     ax.set_yticks(positions, labels)
-    ax.set_xlabel(column)
+    ax.set_xlabel(declared.name if declared is not None else column)
     if reference is not None:
         ax.axvline(reference, color="0.6", linestyle="--", linewidth=1)
     title = title if title is not None else _default_title(result, column)

@@ -53,6 +53,7 @@ def _run(page: str, models: dict[str, str], namespace: dict, tmp_path: Path) -> 
         exec(compile(block, f"{page} block", "exec"), namespace)
 
 
+@pytest.mark.slow  # about 10-18 s on two cores: over the fast budget (assoc.devtools.fast_budget)
 def test_the_pages_examples_run(models: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from assoc_benchmarks.hofmann import read_pairs
 

@@ -1,20 +1,23 @@
-"""Matched Guise Probing: assoc (fmat + matched_guise) against the authors' own probing code.
+"""Matched Guise Probing: assoc (fmat or clm + matched_guise) against the authors' own probing code.
 
-The authors' ``probing/mgp.py`` (MIT, copied unchanged into ``../shared/benchmarks/hofmann2024``)
-runs on a tiny seeded RoBERTa whose tokenizer has every Princeton Trilogy adjective as one token
-(``helpers.load_attributes`` asserts it); its pickled probabilities are turned into association
-scores with the authors' formula (log10 of the AAE/SAE probability ratio, mean over pairs, then over
-prompts) and compared with ``assoc.analyze("matched_guise", ...)`` of the ``fmat`` table.
+The authors' ``probing/mgp.py`` (Hofmann et al., 2024; MIT) stays in its repository,
+github.com/valentinhofmann/dialect-prejudice. ``mgp_oracle.py`` ran it, unchanged, from a checkout at
+commit 61e6421 on two tiny seeded models (a RoBERTa and a GPT-2 whose tokenizers have every Princeton
+Trilogy adjective as one token, as ``helpers.load_attributes`` asserts) and the first six pairs; its
+output is frozen in ``data/mgp_tiny_roberta.json`` and ``data/mgp_tiny_gpt2.json``. The tests build
+the same models, score them with assoc, and compare ``assoc.analyze("matched_guise", ...)`` with the
+authors' formula (log10 of the AAE/SAE probability ratio, mean over pairs, then over prompts) applied
+to the frozen probabilities. With ``ASSOC_DIALECT_PREJUDICE_CHECKOUT`` pointing to a checkout, one
+test also runs mgp.py itself and compares it with the frozen file.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import pickle
-import shutil
-import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,105 +25,121 @@ from assoc_benchmarks.guise_analysis import average_precision, top_rated
 from assoc_benchmarks.hofmann import attributes, hofmann2024_stimuli, prompts, ratings, read_pairs
 
 import assoc
+from assoc.devtools.strict_skips import skip_unavailable_to_ci
 
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
 REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO.parent / "shared" / "benchmarks" / "hofmann2024"
 N_PAIRS = 6
+#: Largest difference allowed between assoc's association scores and the authors' (log10 ratios).
+TOLERANCE = 1e-5
 
 
-def _corpus(pairs: list[tuple[str, str]]) -> list[str]:
-    from assoc.testing.tiny_mlm import tiny_corpus
+def _oracle() -> Any:
+    """The runner of mgp.py beside this file, with the tiny models' builders (tests import with importlib)."""
+    import importlib.util
 
-    words = attributes("katz")
-    lines = [" ".join(f"he is {w} ." for w in words)] * 20
-    lines += [f'the person says: " {a} " the person is {w}' for a, s in pairs for w in words[:3]]
-    lines += [f'The people say: " {s} " They are' for _, s in pairs]
-    return tiny_corpus() + lines
+    spec = importlib.util.spec_from_file_location("mgp_oracle", HERE / "mgp_oracle.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
 def guise_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("transformers")
-    from assoc.testing.tiny_mlm import build_roberta_bpe
-
-    pairs = read_pairs()[:N_PAIRS]
-    return build_roberta_bpe(
-        tmp_path_factory.mktemp("mgp") / "roberta", seed=3, vocab_size=700, corpus=_corpus(pairs), max_length=128
-    )
+    return Path(_oracle().build_tiny_roberta(tmp_path_factory.mktemp("mgp") / "roberta"))
 
 
-def _authors_scores(results: dict[str, list], attribute_names: list[str]) -> dict[str, float]:
+@pytest.fixture(scope="module")
+def guise_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("transformers")
+    return Path(_oracle().build_tiny_gpt2(tmp_path_factory.mktemp("mgp") / "gpt2"))
+
+
+def _frozen(kind: str) -> dict[str, Any]:
+    """mgp.py's output on the tiny model of ``kind`` (roberta, gpt2), as mgp_oracle.py froze it."""
+    frozen: dict[str, Any] = json.loads((DATA / f"mgp_tiny_{kind}.json").read_text(encoding="utf-8"))
+    assert [a.removeprefix("\u0120") for a in frozen["attributes"]] == attributes("katz")
+    return frozen
+
+
+def _authors_scores(frozen: dict[str, Any]) -> dict[str, float]:
     """results2df_unpooled + the mean over prompts: log10(p_aave / p_sae) per pair, mean over pairs, then prompts."""
-    per_prompt: dict[str, list[float]] = {a: [] for a in attribute_names}
-    for _prompt, result_list in results.items():
-        for a_idx, name in enumerate(attribute_names):
-            ratios = [
-                np.log10(result_list[i][3][a_idx] / result_list[i + 1][3][a_idx]) for i in range(0, len(result_list), 2)
-            ]
-            per_prompt[name].append(float(np.mean(ratios)))
+    names = attributes("katz")
+    per_prompt: dict[str, list[float]] = {a: [] for a in names}
+    for rows in frozen["results"].values():
+        assert [row["class"] for row in rows] == ["aave", "sae"] * (len(rows) // 2)
+        probs = np.asarray([row["probs"] for row in rows], dtype=np.float32).astype(float)  # mgp.py's float32 values
+        ratios = np.log10(probs[0::2] / probs[1::2])  # pairs x attributes
+        for index, name in enumerate(names):
+            per_prompt[name].append(float(np.mean(ratios[:, index])))
     return {a: float(np.mean(v)) for a, v in per_prompt.items()}
 
 
-def _run_mgp(
-    workdir: Path,
-    model_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    model_name: str = "roberta-base",
-    classes: tuple[type, type] | None = None,
-) -> dict[str, list]:
-    """The authors' mgp.py (unchanged) from a copy of the shared folder, its model loaders pointed at ``model_dir``."""
-    if not (SHARED / "probing" / "mgp.py").is_file():
-        pytest.skip(f"the authors' Matched Guise Probing code is not at {SHARED} (../shared beside the repository)")
-    shutil.copytree(SHARED / "probing", workdir / "probing")
-    (workdir / "data" / "attributes").mkdir(parents=True)
-    (workdir / "data" / "pairs").mkdir(parents=True)
-    shutil.copy(SHARED / "data" / "attributes" / "katz.txt", workdir / "data" / "attributes" / "katz.txt")
-    lines = (SHARED / "data" / "pairs" / "habitual.txt").read_text(encoding="utf-8").strip().split("\n")
-    (workdir / "data" / "pairs" / "tiny.txt").write_text("\n".join(lines[:N_PAIRS]), encoding="utf-8")
-    # helpers.py resolves its data paths against the working directory at import time
-    monkeypatch.chdir(workdir / "probing")
-    monkeypatch.syspath_prepend(str(workdir / "probing"))
-    for name in ("helpers", "prompting", "mgp"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    import helpers  # the authors' module
-    import mgp
-    from transformers import RobertaForMaskedLM, RobertaTokenizer
-
-    model_cls, tokenizer_cls = classes or (RobertaForMaskedLM, RobertaTokenizer)
-    monkeypatch.setattr(helpers, "load_model", lambda name: model_cls.from_pretrained(model_dir))
-    monkeypatch.setattr(helpers, "load_tokenizer", lambda name: tokenizer_cls.from_pretrained(model_dir))
-    args = ["mgp.py", "--model", model_name, "--variable", "tiny", "--attribute", "katz", "--device", "0"]
-    monkeypatch.setattr(sys, "argv", args)
-    mgp.main()
-    with open(Path(helpers.PROBS_PATH) / f"{model_name}_tiny_katz.p", "rb") as f:
-        loaded: dict[str, list] = pickle.load(f)
-    return loaded
-
-
-def test_association_scores_equal_the_authors_mgp_on_a_tiny_roberta(
-    guise_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    results = _run_mgp(tmp_path, guise_model, monkeypatch)
-    names = attributes("katz")
-    expected = _authors_scores(results, names)
-
-    pairs_file = tmp_path / "pairs.txt"
-    pairs_file.write_text("\n".join(f"{a}\t{s}" for a, s in read_pairs()[:N_PAIRS]), encoding="utf-8")
-    stimuli = hofmann2024_stimuli(pairs_file, designs=("katz",))
-    table = assoc.score("fmat", stimuli, [str(guise_model)], cache=False)
-    assert not table["oov"].any()  # every adjective one token, as the authors require
-    scores = assoc.analyze("matched_guise", table)
+def _compare(kind: str, model_dir: Path, scores: Any) -> None:
+    """assoc's association scores against the authors' on the frozen output, within :data:`TOLERANCE`."""
+    frozen = _frozen(kind)
+    expected = _authors_scores(frozen)
     got = dict(zip(scores["attribute"], scores["association"]))
-    assert set(got) == set(names)
-    worst = max(abs(got[a] - expected[a]) for a in names)
-    assert worst < 1e-5, worst
+    assert set(got) == set(expected)
+    worst = max(abs(got[a] - expected[a]) for a in expected)
+    if worst >= TOLERANCE:
+        built = _oracle().model_sha256(model_dir)
+        why = (
+            "assoc's scores differ from mgp.py's on the same model"
+            if built == frozen["model_sha256"]
+            else f"the tiny model built here (sha256 {built}) is not the one mgp.py ran on "
+            f"({frozen['model_sha256']}): regenerate data/mgp_tiny_*.json with mgp_oracle.py"
+        )
+        raise AssertionError(f"largest difference {worst:.3g} >= {TOLERANCE}: {why}")
     # the scores are not all zero: the guises differ for this model
     assert max(abs(v) for v in expected.values()) > 1e-3
+
+
+def _tiny_stimuli(tmp_path: Path) -> assoc.Stimuli:
+    pairs_file = tmp_path / "pairs.txt"
+    pairs_file.write_text("\n".join(f"{a}\t{s}" for a, s in read_pairs()[:N_PAIRS]), encoding="utf-8")
+    return hofmann2024_stimuli(pairs_file, designs=("katz",))
+
+
+def test_association_scores_equal_the_authors_mgp_on_a_tiny_roberta(guise_model: Path, tmp_path: Path) -> None:
+    table = assoc.score("fmat", _tiny_stimuli(tmp_path), [str(guise_model)], cache=False)
+    assert not table["oov"].any()  # every adjective one token, as the authors require
+    scores = assoc.analyze("matched_guise", table)
+    _compare("roberta", guise_model, scores)
     assert (scores["n_prompts"] == len(prompts()["trait"])).all()
     assert (scores["n_pairs"] == N_PAIRS).all()
     # ranks: rank_aave 1 is the largest association
     top = scores.sort_values("association", ascending=False)["attribute"].iloc[0]
     assert scores.set_index("attribute").loc[top, "rank_aave"] == 1
+
+
+def test_causal_association_scores_equal_the_authors_mgp_on_a_tiny_gpt2(guise_gpt2: Path, tmp_path: Path) -> None:
+    # mgp.py encodes the prompt without a start token: bos="none"; the attribute's log P given the prompt: option
+    table = assoc.score("clm", _tiny_stimuli(tmp_path), [str(guise_gpt2)], measure="option", bos="none", cache=False)
+    _compare("gpt2", guise_gpt2, assoc.analyze("matched_guise", table))
+
+
+def test_mgp_py_itself_when_a_checkout_is_given(guise_model: Path, tmp_path: Path) -> None:
+    """Runs the authors' mgp.py (never part of this repository) and checks the frozen file is what it gives."""
+    checkout = os.environ.get("ASSOC_DIALECT_PREJUDICE_CHECKOUT", "")
+    if not checkout or not (Path(checkout) / "probing" / "mgp.py").is_file():
+        skip_unavailable_to_ci(
+            "no checkout of valentinhofmann/dialect-prejudice: the authors' code stays in its repository, "
+            "not in this one nor in ../shared; set ASSOC_DIALECT_PREJUDICE_CHECKOUT to a clone to run it "
+            "(its frozen output is checked by the other tests)"
+        )
+    results = _oracle().run_mgp(Path(checkout), "roberta", guise_model, tmp_path)
+    frozen = _frozen("roberta")
+    assert list(results) == list(frozen["results"])
+    for prompt, rows in results.items():
+        assert [(row[0], row[1]) for row in rows] == [(r["text"], r["class"]) for r in frozen["results"][prompt]]
+        ran = np.asarray([row[3] for row in rows], dtype=float)
+        kept = np.asarray([row["probs"] for row in frozen["results"][prompt]], dtype=np.float32).astype(float)
+        np.testing.assert_allclose(ran, kept, rtol=1e-5, atol=0)
 
 
 def test_average_precision_by_hand() -> None:
@@ -185,9 +204,6 @@ def test_bundled_stimuli_are_the_authors_files() -> None:
     assert katz.target["aave"][0] == "he be cracking" and katz.target["sae"][0] == "he's usually cracking"
     assert len(katz.mask["katz"]) == 37 and len(stimuli.designs[1].mask["occupations"]) == 84
     assert katz.queries[0] == 'The person says: " {TARGET} " The person is [MASK]'
-    if SHARED.is_dir():
-        shared = (SHARED / "data" / "pairs" / "habitual.txt").read_text(encoding="utf-8").strip().split("\n")
-        assert [f"{a}\t{s}" for a, s in read_pairs()] == shared
     assert "Hofmann" in stimuli.meta["citation"] and stimuli.meta["license"] == "MIT"
     assert math.isclose(ratings()["stereotype_ratings"]["katz"]["superstitious"], 84.0)
     assert (
@@ -195,63 +211,8 @@ def test_bundled_stimuli_are_the_authors_files() -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def guise_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny seeded GPT-2 whose byte-level BPE has every adjective (with its leading space) as one token."""
-    pytest.importorskip("transformers")
-    import json
-
-    import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2Tokenizer
-
-    out = tmp_path_factory.mktemp("mgp") / "gpt2"
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        _corpus(read_pairs()[:N_PAIRS]),
-        vocab_size=700,
-        min_frequency=1,
-        special_tokens=["<|endoftext|>"],
-        show_progress=False,
-    )
-    merges = [
-        tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
-        for m in json.loads(bpe._tokenizer.to_str())["model"]["merges"]
-    ]
-    tokenizer = GPT2Tokenizer(vocab=bpe.get_vocab(), merges=merges, model_max_length=128)
-    config = GPT2Config(
-        vocab_size=len(tokenizer),
-        n_positions=128,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    torch.manual_seed(5)
-    model = GPT2LMHeadModel(config)
-    with torch.no_grad():
-        model.transformer.wte.weight.mul_(10.0)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
-
-
-def test_causal_association_scores_equal_the_authors_mgp_on_a_tiny_gpt2(
-    guise_gpt2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from transformers import GPT2LMHeadModel, GPT2Tokenizer
-
-    results = _run_mgp(tmp_path, guise_gpt2, monkeypatch, model_name="gpt2", classes=(GPT2LMHeadModel, GPT2Tokenizer))
-    names = attributes("katz")
-    expected = _authors_scores(results, names)
-    pairs_file = tmp_path / "pairs.txt"
-    pairs_file.write_text("\n".join(f"{a}\t{s}" for a, s in read_pairs()[:N_PAIRS]), encoding="utf-8")
-    stimuli = hofmann2024_stimuli(pairs_file, designs=("katz",))
-    # mgp.py encodes the prompt without a start token: bos="none"; the attribute's log P given the prompt: option
-    table = assoc.score("clm", stimuli, [str(guise_gpt2)], measure="option", bos="none", cache=False)
-    scores = assoc.analyze("matched_guise", table)
-    got = dict(zip(scores["attribute"], scores["association"]))
-    worst = max(abs(got[a] - expected[a]) for a in names)
-    assert worst < 1e-5, worst
-    assert max(abs(v) for v in expected.values()) > 1e-3
+def test_bundled_pairs_are_the_shared_file() -> None:
+    if not (SHARED / "data" / "pairs" / "habitual.txt").is_file():
+        pytest.skip(f"the shared benchmark data ({SHARED}, ../shared beside the repository) is not on this machine")
+    shared = (SHARED / "data" / "pairs" / "habitual.txt").read_text(encoding="utf-8").strip().split("\n")
+    assert [f"{a}\t{s}" for a, s in read_pairs()] == shared

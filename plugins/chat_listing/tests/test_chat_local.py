@@ -178,11 +178,11 @@ def test_local_replies_keep_their_cache_keys_and_load_through_the_model_cache(ti
     import hashlib
     import json
 
-    from assoc.lm.causal.loading import CAUSAL_CACHE, release_causal_lms
+    from assoc.lm.causal.loading import loaded_causal_lms, release_causal_lms
 
     release_causal_lms()
     table = run(tiny_chat_model, cache=False)
-    assert [key.model for key in CAUSAL_CACHE.keys()] == [tiny_chat_model]
+    assert [key.model for key in loaded_causal_lms()] == [tiny_chat_model]
     row = table[table["measure"] == "rating"].iloc[0]
     parts = {
         "backend": "transformers",

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path, monkeypatch):
-    # Every test gets its own result cache, so no test reads values another test computed.
-    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "assoc-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+from assoc.testing.fixtures import isolated_cache, tiny_causal_lms  # noqa: F401 (isolated_cache: a cache per test)
 
 
 @pytest.fixture(scope="session")
 def tiny_causal(tmp_path_factory):
     """{"gpt2": dir, "llama": dir}: random-weight causal LMs with trained tokenizers."""
-    from assoc.testing.tiny_clm import build_gpt2_bpe, build_llama_sentencepiece
-
-    root = tmp_path_factory.mktemp("tiny-clm")
-    return {"gpt2": str(build_gpt2_bpe(root / "gpt2")), "llama": str(build_llama_sentencepiece(root / "llama"))}
+    return tiny_causal_lms(tmp_path_factory.mktemp("tiny-clm"))
 
 
 @pytest.fixture(scope="session")

@@ -19,10 +19,10 @@ def _requests(lm, items):
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_equal_at_any_batch_size_and_path(family, causal_lms, items):
-    """max_tokens 17 .. 1e6 and the shared-prefix / whole-sequence paths agree within 1e-5 (float32)."""
+    """batch_tokens 17 .. 1e6 and the shared-prefix / whole-sequence paths agree within 1e-5 (float32)."""
     lm = causal_lms[family]
     requests = _requests(lm, items[::4])
-    runs = [lm.log_probs(requests, max_tokens=budget) for budget in (17, 1024, 10**6)]
+    runs = [lm.log_probs(requests, batch_tokens=budget) for budget in (17, 1024, 10**6)]
     whole = lm._compute(lm.model, requests, 256, shared=False, head_only=False)
     for other in [*runs[1:], whole]:
         assert max(np.max(np.abs(a - b)) for a, b in zip(runs[0], other)) <= 1e-5

@@ -57,7 +57,7 @@ def test_cache_resume_and_unit_size_do_not_change_numbers(tiny_causal):
     first = assoc.score("clm", stimuli, models=[model], unit_size=7)
     again = assoc.score("clm", stimuli, models=[model], unit_size=7)  # the stored rows of the same units
     other = assoc.score("clm", stimuli, models=[model])  # other units: computed again
-    fresh = assoc.score("clm", stimuli, models=[model], cache=False, max_tokens=37)
+    fresh = assoc.score("clm", stimuli, models=[model], cache=False, batch_tokens=37)
     assert (first["value"].to_numpy() == again["value"].to_numpy()).all()
     for table in (other, fresh):
         assert np.max(np.abs(first["value"].to_numpy() - table["value"].to_numpy())) <= 1e-5

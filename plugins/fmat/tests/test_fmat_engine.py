@@ -55,7 +55,7 @@ def test_log_probs_match_fill_mask_pipeline(loaded, family):
         by_id = {r["token"]: r["score"] for r in pipe(text, targets=tokens, top_k=len(tokens))}
         assert len(by_id) == len(tokens)
         expected.append([math.log(by_id[vocab[t]]) for t in tokens])
-    got = lm.log_probs(requests, max_tokens=16)
+    got = lm.log_probs(requests, batch_tokens=16)
     assert np.max(np.abs(np.array(got) - np.array(expected))) < 1e-5
 
 
@@ -77,16 +77,16 @@ def test_batching_duplicates_and_order_do_not_change_results(loaded):
     for query in QUERIES:
         _, ids, pos = _by_hand(lm, query)
         requests.append(MaskRequest(ids, pos, (1010, 2158, 2450)))
-        singles.append(lm.log_probs([requests[-1]], max_tokens=10_000)[0])
+        singles.append(lm.log_probs([requests[-1]], batch_tokens=10_000)[0])
     shuffled = requests[::-1] + requests  # duplicates share rows; order must be kept
-    for max_tokens in (1, 20, 10_000, None):
-        out = lm.log_probs(shuffled, max_tokens=max_tokens)
+    for budget in (1, 20, 10_000, None):
+        out = lm.log_probs(shuffled, batch_tokens=budget)
         expect = singles[::-1] + singles
         assert all(np.max(np.abs(a - b)) < 1e-5 for a, b in zip(out, expect))
 
 
 def test_batch_plan_respects_the_budget_and_wastes_the_least_padding():
-    from assoc.lm.masked.engine import CPU_BUDGET, GPU_BUDGET, default_max_tokens, plan_batches
+    from assoc.lm.batching import CPU_BUDGET, GPU_BUDGET, default_batch_tokens, plan_batches
 
     assert plan_batches([], 100) == []
     assert plan_batches([50], 10) == [(0, 1)]  # a row longer than the budget runs alone
@@ -103,7 +103,7 @@ def test_batch_plan_respects_the_budget_and_wastes_the_least_padding():
     assert plan_batches(lengths, 1000, 10_000) == [(0, 9)]
     # a greedy fill would put the first 8 into the 12-token batch; the plan keeps lengths apart
     assert plan_batches(lengths, 48, 0) == [(0, 3), (3, 7), (7, 9)]
-    assert default_max_tokens("cpu") == CPU_BUDGET and default_max_tokens("cuda:0") == GPU_BUDGET
+    assert default_batch_tokens("cpu") == CPU_BUDGET and default_batch_tokens("cuda:0") == GPU_BUDGET
 
 
 @pytest.mark.parametrize("family", FAMILIES)

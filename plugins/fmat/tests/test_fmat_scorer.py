@@ -82,7 +82,7 @@ def test_several_models_in_one_run(tiny_models):
     assert list(dict.fromkeys(table["model"])) == [tiny_models["bert"], tiny_models["albert"]]
     assert len(table) == 16 and table["value"].notna().all()
     # provenance identifies each model's exact weights: a hash of the local files, computed here by hand
-    from assoc.lm.masked.loading import local_fingerprint
+    from assoc.lm import local_fingerprint
 
     fingerprints = table.assoc.provenance["model_fingerprints"]
     for family in ("bert", "albert"):
@@ -255,25 +255,31 @@ def test_interrupted_run_resumes_without_recomputing(tiny_models, tmp_path, monk
     assert np.max(np.abs(resumed["value"].to_numpy() - expected["value"].to_numpy())) < 1e-5
 
 
-def test_max_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, monkeypatch):
+def test_batch_tokens_defaults_to_the_device_budget_and_is_passed_on(tiny_models, monkeypatch):
     import assoc.lm.masked.engine as engine
+    from assoc.lm.batching import CPU_BUDGET
 
     budgets = []
     plan = engine.plan_batches
 
-    def spy(lengths, max_tokens, *args):
-        budgets.append(max_tokens)
-        return plan(lengths, max_tokens, *args)
+    def spy(lengths, batch_tokens, *args):
+        budgets.append(batch_tokens)
+        return plan(lengths, batch_tokens, *args)
 
     monkeypatch.setattr(engine, "plan_batches", spy)
-    default = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False)
-    assert budgets and set(budgets) == {engine.CPU_BUDGET}
+    default = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, device="cpu")
+    assert budgets and set(budgets) == {CPU_BUDGET}
     budgets.clear()
-    small = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=7)
+    small = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, batch_tokens=7)
     assert budgets and set(budgets) == {7}
     assert np.max(np.abs(default["value"].to_numpy() - small["value"].to_numpy())) < 1e-5
-    with pytest.raises(Exception, match="max_tokens"):
-        assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=0)
+    with pytest.raises(Exception, match="batch_tokens"):
+        assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, batch_tokens=0)
+    # the former name still works, with a deprecation warning naming the new one
+    budgets.clear()
+    with pytest.warns(DeprecationWarning, match="batch_tokens"):
+        old = assoc.score("fmat", STIMULI, models=[tiny_models["bert"]], cache=False, max_tokens=7)
+    assert budgets and set(budgets) == {7} and old["value"].equals(small["value"])
 
 
 @pytest.mark.filterwarnings("ignore::assoc.lm.masked.words.OutOfVocabularyWarning")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import assoc
-from assoc.lm.masked.scorer import decode_items, encode_items
 from assoc.lm.masked.words import OutOfVocabularyWarning
+from assoc.lm.scorer import decode_items, encode_items
 from assoc.stimuli import Stimuli
 
 STIMULI = {
@@ -91,7 +91,7 @@ def test_out_of_vocabulary_warning_once_per_model_across_units(tiny_models):
 @pytest.mark.slow
 def test_cache_dir_holds_everything_and_each_result_once(tiny_models, tmp_path, monkeypatch, scorer):
     """cache_dir covers what a run writes (memo included); a masked-LM result is stored once, as unit rows."""
-    import assoc.lm.models as lm_models
+    import assoc.lm.identity as lm_models
     from assoc.infra.cache import Cache
 
     default = tmp_path / "default-root"

@@ -61,7 +61,7 @@ def test_float32_backend_equals_the_models_own_forward_pass(tiny_models, family,
         requests.append(MaskRequest(ids, position, None))  # the whole vocabulary
         expected.append(row)
     # a small budget: several batches, and rows of different lengths padded together
-    got = lm.log_probs(requests, max_tokens=48)
+    got = lm.log_probs(requests, batch_tokens=48)
     worst = max(float(np.max(np.abs(g - e))) for g, e in zip(got, expected, strict=True))
     assert worst < 1e-5
     assert lm.backend == "onnx" and lm.info()["backend"] == "onnx"
@@ -93,8 +93,8 @@ def test_the_forward_passes_run_on_onnx_runtime(tiny_models, cache_root, monkeyp
     monkeypatch.setattr(engine.MaskedLM, "_forward", counted_forward)
     lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
     requests = [MaskRequest(*by_hand(lm.model, lm.tokenizer, text)[:2], (1000, 2000)) for text in SENTENCES * 5]
-    lm.log_probs(requests, max_tokens=32)
-    lm.log_probs(requests, max_tokens=32)
+    lm.log_probs(requests, batch_tokens=32)
+    lm.log_probs(requests, batch_tokens=32)
     assert len(runs) >= 4  # every batch of both calls, plus the probe check
     # PyTorch ran only the references of the two checks (probe texts, first batch), never a batch's fast path
     assert torch_batches and all(shortcut is False for shortcut in torch_batches)
@@ -269,7 +269,6 @@ def test_disabled_cache_writes_no_export(tiny_models, tmp_path):
     ("settings", "message"),
     [
         ({"device": "cuda"}, r"backend 'onnx' runs on the CPU: set device='cpu'"),
-        ({"device": "auto"}, r"backend 'onnx' runs on the CPU"),
         ({"dtype": "float16"}, r"backend 'onnx' runs float32 weights"),
     ],
 )
@@ -279,6 +278,15 @@ def test_settings_the_backend_cannot_run_are_refused_before_loading(settings, me
     monkeypatch.setattr(loading, "load_parts", lambda *a, **k: pytest.fail("loaded a model"))
     with pytest.raises(OptionError, match=message):
         load_masked_lm("no/such-model", backend="onnx", **settings)
+
+
+def test_auto_is_the_cpu_for_the_onnx_backends():
+    """device='auto' (the default) means the CPU for ONNX Runtime, decided without importing torch."""
+    from assoc.lm.options import backend_device, check_backend_settings
+
+    check_backend_settings("onnx", device="auto", dtype="float32")  # accepted
+    assert backend_device("auto", "onnx") == backend_device("auto", "onnx-int8") == "cpu"
+    assert backend_device("auto", "torch") == "auto"  # PyTorch resolves it when the model loads
 
 
 def test_unknown_backend_and_missing_packages(monkeypatch):

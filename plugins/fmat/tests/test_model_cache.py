@@ -1,16 +1,17 @@
-"""The per-process cache of loaded masked LMs (assoc.lm.masked.loading.MODEL_CACHE)."""
+"""The per-process cache of loaded models (assoc.lm.model_cache.MODEL_CACHE), here through the masked engine."""
 
 from __future__ import annotations
 
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import assoc
-from assoc.lm import models as lm_models
+from assoc.lm import identity as lm_models
 from assoc.lm.masked import (
     MaskRequest,
     cached_masked_lm,
@@ -68,7 +69,7 @@ def test_same_key_loads_once_and_any_spelling_of_a_directory_is_one_key(
     assert counted_loads == [path]
     assert second.model is first.model and second.tokenizer is first.tokenizer
     assert second.name == path + "/"  # named as the caller wrote it
-    assert [k.model for k in loaded_masked_lms()] == [str(loading.Path(path).resolve())]
+    assert [k.model for k in loaded_masked_lms()] == [str(Path(path).resolve())]
     # a different dtype or device spelling that resolves differently is another model
     cached_masked_lm(path, dtype="bfloat16")
     assert len(counted_loads) == 2
@@ -80,7 +81,7 @@ def test_release_frees_on_request(tiny_models, counted_loads):
     cached_masked_lm(tiny_models["bert"])
     cached_masked_lm(tiny_models["roberta"])
     assert release_masked_lms(tiny_models["bert"]) == 1
-    assert [k.model for k in loaded_masked_lms()] == [str(loading.Path(tiny_models["roberta"]).resolve())]
+    assert [k.model for k in loaded_masked_lms()] == [str(Path(tiny_models["roberta"]).resolve())]
     cached_masked_lm(tiny_models["bert"])
     assert counted_loads.count(tiny_models["bert"]) == 2
     assert release_masked_lms() == 2
@@ -105,7 +106,7 @@ def test_memory_budget_releases_least_recently_used_first(tiny_models, counted_l
     try:
         cached_masked_lm(tiny_models["bert"])
         cached_masked_lm(tiny_models["roberta"])
-        assert [k.model for k in loaded_masked_lms()] == [str(loading.Path(tiny_models["roberta"]).resolve())]
+        assert [k.model for k in loaded_masked_lms()] == [str(Path(tiny_models["roberta"]).resolve())]
         loading.MODEL_CACHE.max_bytes = 10 << 30
         cached_masked_lm(tiny_models["bert"])
         cached_masked_lm(tiny_models["albert"])
@@ -118,10 +119,10 @@ def test_memory_budget_releases_least_recently_used_first(tiny_models, counted_l
 
 def test_budget_from_the_environment(monkeypatch):
     monkeypatch.setenv("ASSOC_MODEL_CACHE_BYTES", "2e9")
-    assert loading.MODEL_CACHE._budget("cpu") == 2_000_000_000
+    assert loading.MODEL_CACHE.budget("cpu") == 2_000_000_000
     monkeypatch.setenv("ASSOC_MODEL_CACHE_BYTES", "lots")
     with pytest.raises(assoc.errors.OptionError, match="ASSOC_MODEL_CACHE_BYTES"):
-        loading.MODEL_CACHE._budget("cpu")
+        loading.MODEL_CACHE.budget("cpu")
 
 
 def test_concurrent_requests_load_once(tiny_models, counted_loads):

@@ -117,7 +117,7 @@ def test_torch_free_handle_equals_the_model_by_hand_and_tokenizes_as_transformer
         assert lm.encode(text.replace("[MASK]", lm.mask_token)) == ids
         requests.append(MaskRequest(ids, position, None))
         expected.append(row)
-    got = lm.log_probs(requests, max_tokens=48)
+    got = lm.log_probs(requests, batch_tokens=48)
     worst = max(float(np.max(np.abs(g - e))) for g, e in zip(got, expected, strict=True))
     assert worst < 1e-5
     assert lm.info()["vocab_size"] == model.config.vocab_size and lm.info()["backend"] == "onnx"

@@ -15,10 +15,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from assoc_pll.scorer import PLLScorer, filled_sentence  # noqa: E402
-from assoc_pll.sentences import score_sentences  # noqa: E402
 
 from assoc.errors import ModelError, StimuliError  # noqa: E402
 from assoc.executors.driver import run_scorer  # noqa: E402
+from assoc.lm import pseudo_log_likelihoods as score_sentences  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 from assoc.testing import tiny_mlm  # noqa: E402
 
@@ -120,7 +120,7 @@ def test_bert_vocabulary_splits_words_into_pieces(lms):
 def test_pll_matches_one_forward_pass_per_masked_copy(lms, family, metric):
     lm = lms[family]
     # a small token budget forces several batches with padding
-    results = score_sentences(lm, SENTENCES, metric=metric, max_tokens=40)
+    results = score_sentences(lm, SENTENCES, metric=metric, batch_tokens=40)
     for sentence, result in zip(SENTENCES, results):
         ids = lm.tokenizer(sentence)["input_ids"]
         tokens = lm.tokenizer.convert_ids_to_tokens(ids)
@@ -145,7 +145,7 @@ def test_pll_on_onnx_runtime_matches_one_forward_pass_per_masked_copy(model_dirs
 
     lm = load_masked_lm(model_dirs[family], backend="onnx", memo=Cache(tmp_path / "cache"))
     try:
-        results = score_sentences(lm, SENTENCES, metric="word_l2r", max_tokens=40)
+        results = score_sentences(lm, SENTENCES, metric="word_l2r", batch_tokens=40)
         for sentence, result in zip(SENTENCES, results):
             ids = lm.tokenizer(sentence)["input_ids"]
             tokens = lm.tokenizer.convert_ids_to_tokens(ids)
@@ -210,7 +210,7 @@ def test_word_l2r_with_the_variant_excluded(lms, family):
         if which == "context":  # the reference never masks a variant token
             assert all(not set(masked) & set(own) for _, masked in plan)
         expected = hand_log_probs(lm, ids, plan)
-        result = score_sentences(lm, [sentence], [span], metric="word_l2r", tokens_scored=which, max_tokens=64)[0]
+        result = score_sentences(lm, [sentence], [span], metric="word_l2r", tokens_scored=which, batch_tokens=64)[0]
         assert [t.position for t in result.token_log_probs] == positions
         assert [t.log_prob for t in result.token_log_probs] == pytest.approx(expected, abs=TOL)
         assert result.pll == pytest.approx(math.fsum(expected), abs=TOL * len(positions))
@@ -240,10 +240,6 @@ def test_context_tokens_exclude_the_variant(lms, family, variant):
     full = score_sentences(lm, [sentence], [span], tokens_scored="all")[0].pll
     parts = sum(score_sentences(lm, [sentence], [span], tokens_scored=w)[0].pll for w in ("context", "variant"))
     assert full == pytest.approx(parts, abs=1e-6)
-    # the former keyword still works, with a deprecation warning, and means the same
-    with pytest.warns(DeprecationWarning, match="tokens_scored"):
-        old = score_sentences(lm, [sentence], [span], tokens="context")[0].pll
-    assert old == score_sentences(lm, [sentence], [span], tokens_scored="context")[0].pll
 
 
 def test_scorer_rows_trace_variant_fillers_and_sentence(lms, model_dirs):
@@ -310,7 +306,7 @@ def test_context_needs_a_variant_span_and_other_tokens(lms):
 
 
 def test_slow_tokenizer_is_rejected(lms):
-    from assoc_pll.masking import encode_sentence
+    from assoc.lm.masked.pll import encode_sentence
 
     class PythonTokenizer:  # stands in for a slow (pure-Python) tokenizer: no offsets, no word ids
         is_fast = False
@@ -324,8 +320,7 @@ def test_slow_tokenizer_is_rejected(lms):
 
 
 def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
-    import assoc_pll.sentences as pll_module
-
+    import assoc.lm.masked.pll as pll_module
     from assoc.infra.cache import ResultCache
 
     lm = lms["roberta"]
@@ -355,7 +350,7 @@ def test_cache_resumes_an_interrupted_run(lms, tmp_path, monkeypatch):
     assert calls == [] and again == resumed
 
 
-def score_recording_batches(lm, sentence, max_tokens, monkeypatch):
+def score_recording_batches(lm, sentence, budget, monkeypatch):
     """Score ``sentence``; return its result and the (rows, length) shape of every forward batch."""
     shapes = []
     forward = lm.model.forward
@@ -366,7 +361,7 @@ def score_recording_batches(lm, sentence, max_tokens, monkeypatch):
 
     monkeypatch.setattr(lm.model, "forward", recording)
     try:
-        return score_sentences(lm, [sentence], max_tokens=max_tokens)[0], shapes
+        return score_sentences(lm, [sentence], batch_tokens=budget)[0], shapes
     finally:
         monkeypatch.undo()
 

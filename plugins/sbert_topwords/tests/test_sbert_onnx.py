@@ -111,7 +111,7 @@ def test_backend_option_errors(cache_dir, monkeypatch):
 
 
 def test_in_memory_model_is_left_as_it_is(minilm, cache_dir):
-    from assoc.scoring.models import register_model
+    from assoc.models.memory import register_model
 
     name = register_model(minilm, "minilm-in-memory-onnx-test")
     before = type(minilm[0].auto_model)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import assoc
+from assoc.devtools.strict_skips import skip_unavailable_to_ci
 from assoc.errors import DataError
 from assoc.table import from_records
 
@@ -430,7 +431,10 @@ B1 = ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"]
 def _sweater_vectors(tmp_path_factory, name: str, dtype=np.float64) -> str:
     """sweater's vectors as a .npy: R's doubles as they are (float64), or rounded to float32."""
     if not SWEATER:
-        pytest.skip("ASSOC_SWEATER_DATA (the data/ folder of a sweater checkout) is not set: assoc does not ship it")
+        skip_unavailable_to_ci(
+            "sweater's .rda vectors (GPL) are neither in the repository nor in ../shared; set ASSOC_SWEATER_DATA "
+            "to the data/ folder of a sweater checkout to run this"
+        )
     import rdata
 
     path = Path(SWEATER) / f"{name}.rda"

@@ -2,25 +2,37 @@
 
 The base class lives in :mod:`assoc.analysis.base`, each shared analysis in a module of its own
 (:mod:`assoc.analysis.icc`, ...); :mod:`assoc.analysis.catalog` lists them for the core's plugin.
-``from assoc.analysis import Analysis, with_estimate`` keeps working.
+``from assoc.analysis import Analysis, with_estimate`` keeps working; the shared analyses' classes
+are imported on first use, so that importing the base class does not import every analysis.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assoc.analysis.base import ESTIMATE, Analysis, Requirement, check_requirement, with_estimate
+from assoc.analysis.base import ESTIMATE as ESTIMATE
+from assoc.analysis.base import Analysis as Analysis
+from assoc.analysis.base import Requirement as Requirement
+from assoc.analysis.base import check_requirement as check_requirement
+from assoc.analysis.base import with_estimate as with_estimate
+from assoc.infra.importhooks import public_face as _public_face
 
-__all__ = ["ESTIMATE", "Analysis", "Requirement", "check_requirement", "with_estimate"]
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.analysis.catalog import ANALYSES as ANALYSES
+    from assoc.analysis.catalog import AlphaAnalysis as AlphaAnalysis
+    from assoc.analysis.catalog import ConvergenceAnalysis as ConvergenceAnalysis
+    from assoc.analysis.catalog import CorrelateAnalysis as CorrelateAnalysis
+    from assoc.analysis.catalog import CorrelationTableAnalysis as CorrelationTableAnalysis
+    from assoc.analysis.catalog import DifferentiabilityAnalysis as DifferentiabilityAnalysis
+    from assoc.analysis.catalog import EffectSizeAnalysis as EffectSizeAnalysis
+    from assoc.analysis.catalog import EmmeansAnalysis as EmmeansAnalysis
+    from assoc.analysis.catalog import ICCAnalysis as ICCAnalysis
+    from assoc.analysis.catalog import LMMAnalysis as LMMAnalysis
+    from assoc.analysis.catalog import RegressAnalysis as RegressAnalysis
+    from assoc.analysis.catalog import StandardizeAnalysis as StandardizeAnalysis
+    from assoc.analysis.catalog import StereotypeAnalysis as StereotypeAnalysis
+    from assoc.analysis.catalog import ValenceModelsAnalysis as ValenceModelsAnalysis
+    from assoc.analysis.headline import Estimate as Estimate
+    from assoc.analysis.headline import Headline as Headline
 
-
-def __getattr__(name: str) -> Any:
-    # The shared analyses' classes (``ICCAnalysis``, ..., ``ANALYSES``) on demand, so that importing the
-    # base class does not import every analysis. import_module, not ``from assoc.analysis import catalog``:
-    # that looks the submodule up as an attribute of this package first, which would call this function again.
-    import importlib
-
-    catalog = importlib.import_module("assoc.analysis.catalog")
-    if name in catalog.__all__:
-        return getattr(catalog, name)
-    raise AttributeError(f"module 'assoc.analysis' has no attribute {name!r}")
+__getattr__, __dir__ = _public_face(globals())

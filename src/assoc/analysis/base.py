@@ -7,6 +7,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assoc.analysis.headline import Headline
 from assoc.components.base import Component
 from assoc.errors import UnfitTableError
 
@@ -144,6 +145,11 @@ class Analysis(Component):
     estimate_column: ClassVar[str | None] = None
     #: What tables the analysis reads (:class:`Requirement`); the core refuses any other before ``run``.
     requires: ClassVar[Requirement] = Requirement()
+    #: What the result reports and how to read it ([`Headline`][assoc.analysis.headline.Headline]): its estimate
+    #: columns with their intervals, scale and reference value, its headline rows and the columns naming a row.
+    #: Figures, the study report and the bias card read it; ``None``: the generic reading (``estimate``,
+    #: ``ci_low``/``ci_high``, reference 0; [`generic_headline`][assoc.analysis.headline.generic_headline]).
+    headline: ClassVar[Headline | None] = None
 
     @classmethod
     def help_text(cls) -> str:

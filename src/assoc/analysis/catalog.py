@@ -1,6 +1,7 @@
 """The shared analyses: they read any association table, whichever scorer produced it.
 
-``ANALYSES`` is registered through the analysis hook by :mod:`assoc.plugins.builtin`.
+``ANALYSES`` is registered through the analysis hook by :mod:`assoc.plugins.builtin`; the classes are
+public names of :mod:`assoc.analysis`.
 """
 
 from __future__ import annotations
@@ -34,20 +35,3 @@ ANALYSES = (
     ValenceModelsAnalysis,
     CorrelationTableAnalysis,
 )
-
-__all__ = [
-    "ANALYSES",
-    "AlphaAnalysis",
-    "ConvergenceAnalysis",
-    "CorrelateAnalysis",
-    "CorrelationTableAnalysis",
-    "DifferentiabilityAnalysis",
-    "EffectSizeAnalysis",
-    "EmmeansAnalysis",
-    "ICCAnalysis",
-    "LMMAnalysis",
-    "RegressAnalysis",
-    "StandardizeAnalysis",
-    "StereotypeAnalysis",
-    "ValenceModelsAnalysis",
-]

@@ -20,6 +20,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from assoc.analysis.base import Analysis, Requirement
+from assoc.analysis.headline import Estimate, Headline
 from assoc.analysis.inputs import (
     column_list,
     confidence_level,
@@ -68,6 +69,15 @@ class ConvergenceAnalysis(Analysis):
         # its reductions read listed words (their share in each group) and chat_word_association's choices
         not_measures=("dry_run",),
     )
+    #: Each pair of methods' r, the ICC across methods and each method's r with a criterion, with their intervals.
+    headline = Headline(
+        estimates=(
+            Estimate("estimate", "r (ICC across all methods)", low="ci_low", high="ci_high", p_value="p_value",
+                     n=("n",), reference=0.0),
+        ),
+        rows={"kind": ("correlation", "icc", "criterion")},
+        labels=("kind", "x", "y", "label"),
+    )  # fmt: skip
     description = (
         "Method comparison: each method's rows reduced to one score per target for a contrast A - B, "
         "z within method; pairwise r (CI, p, N), ICC across methods, r with criteria."

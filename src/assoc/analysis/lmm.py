@@ -1,4 +1,4 @@
-"""``lmm``: linear mixed models on the association table (random intercepts for models by default)."""
+"""``lmm``: linear mixed models on the association table (random intercepts for models by default; random slopes)."""
 
 from __future__ import annotations
 
@@ -28,20 +28,37 @@ def _formulas(value: list) -> list[str]:
     return [_formula(str(v)) for v in value]
 
 
+def _slopes(value: dict) -> dict[str, str]:
+    out = {}
+    for column, terms in value.items():
+        if not isinstance(terms, str) or not terms.strip().lstrip("~").strip():
+            raise ValueError(
+                f"give the random slopes of {column!r} as a formula's right-hand side (e.g. 'age_c + C(race)'), "
+                f"got {terms!r}"
+            )
+        out[str(column)] = terms.strip().lstrip("~").strip()
+    return out
+
+
 class LMMAnalysis(Analysis):
-    """Linear mixed model(s) of the table's columns with random intercepts.
+    """Linear mixed model(s) of the table's columns with random intercepts, and random slopes where declared.
 
     ``formula`` is a patsy/R-style formula over the table's columns (``value ~ attribute_group``;
     ``C(x)`` makes a column categorical, ``a * b`` adds an interaction). ``random`` names the
-    grouping columns with random intercepts (default ``model``; several are crossed). Each
-    formula in ``nested`` is fitted on the same rows and compared with the one before it by a
-    likelihood-ratio test on maximum-likelihood refits, and by AIC/BIC.
+    grouping columns with random intercepts (default ``model``; several are crossed). ``slopes``
+    declares random slopes for a grouping column: ``{"model": "attribute_group"}`` lets the effect
+    of ``attribute_group`` vary by model (lme4's ``(1 + attribute_group | model)``; statsmodels'
+    ``re_formula``), with an unstructured covariance of the model's random intercept and slopes
+    (Laird & Ware, 1982); one grouping column only. Each formula in ``nested`` is fitted on the same
+    rows, with the same random effects, and compared with the one before it by a likelihood-ratio
+    test on maximum-likelihood refits, and by AIC/BIC.
 
     One row per estimate: ``kind`` is ``fixed`` (estimate, SE, z, p, Wald CI), ``variance``
-    (random-intercept and residual variances), ``r2`` (Nakagawa & Schielzeth marginal and
-    conditional), ``fit`` (log-likelihood, AIC, BIC of the ML fit) or ``lrt``. Convergence
-    problems appear in the ``warnings`` and ``converged`` columns and as Python warnings.
-    Formulas: :mod:`assoc.stats.mixed`.
+    (random-intercept, random-slope and residual variances), ``covariance`` (of the random
+    intercept and slopes, with ``slopes``), ``r2`` (Nakagawa & Schielzeth marginal and
+    conditional; Johnson's extension with random slopes), ``fit`` (log-likelihood, AIC, BIC of
+    the ML fit) or ``lrt``. Convergence problems appear in the ``warnings`` and ``converged``
+    columns and as Python warnings. Formulas: :mod:`assoc.stats.mixed`.
     """
 
     name = "lmm"
@@ -50,7 +67,10 @@ class LMMAnalysis(Analysis):
         at_least={"random": 2},
         instead="score more models, or fit without random intercepts with regress",
     )
-    description = "Linear mixed models (random intercepts for models), R^2 (Nakagawa & Schielzeth), LRT and AIC."
+    description = (
+        "Linear mixed models (random intercepts for models; random slopes where declared), R^2 (Nakagawa & "
+        "Schielzeth), LRT and AIC."
+    )
     citation = (
         "Nakagawa, S., & Schielzeth, H. (2013). Methods in Ecology and Evolution, 4(2), 133-142. "
         "doi:10.1111/j.2041-210x.2012.00261.x"
@@ -67,6 +87,13 @@ class LMMAnalysis(Analysis):
             "nested", list, [], "further formulas, each compared with the previous one by LRT and AIC", check=_formulas
         ),
         Option("random", list, ["model"], "grouping columns with random intercepts", check=column_list),
+        Option(
+            "slopes",
+            dict,
+            {},
+            "random slopes: {grouping column: right-hand side}, e.g. {model: attribute_group} (one grouping column)",
+            check=_slopes,
+        ),
         Option("reml", bool, True, "estimate by REML (true) or ML (false); comparisons always use ML"),
         Option("confidence", float, 0.95, "confidence level of the Wald intervals", check=confidence_level),
         *PREDICTOR_TABLE_OPTIONS,
@@ -77,7 +104,7 @@ class LMMAnalysis(Analysis):
         import pandas as pd
 
         from assoc.errors import DataError
-        from assoc.stats.mixed import fit_mixed, likelihood_ratio_test, model_columns
+        from assoc.stats.mixed import fit_mixed, likelihood_ratio_test, model_columns, random_slopes
 
         p = self.params
         data, unmatched = table, 0
@@ -87,10 +114,12 @@ class LMMAnalysis(Analysis):
             )
         random = p["random"]
         require_columns(data, random, what="lmm")
+        slopes = random_slopes(p["slopes"], random)
         formulas = [p["formula"], *p["nested"]]
         if len(set(formulas)) != len(formulas):
             raise DataError("lmm: a formula is listed twice")
-        used = sorted({c for f in formulas for c in model_columns(f, list(data.columns))} | set(random))
+        written = [*formulas, *slopes.values()]
+        used = sorted({c for f in written for c in model_columns(f, list(data.columns))} | set(random))
         complete = data.dropna(subset=used).reset_index(drop=True)
         n_dropped = len(data) - len(complete)
         if len(complete) == 0:
@@ -107,8 +136,8 @@ class LMMAnalysis(Analysis):
         rows: list[dict[str, Any]] = []
         ml_fits = []
         for formula in formulas:
-            fit = fit_mixed(complete, formula, random, reml=p["reml"])
-            ml = fit if not p["reml"] else fit_mixed(complete, formula, random, reml=False)
+            fit = fit_mixed(complete, formula, random, reml=p["reml"], slopes=slopes)
+            ml = fit if not p["reml"] else fit_mixed(complete, formula, random, reml=False, slopes=slopes)
             ml_fits.append(ml)
             common = {
                 "formula": formula,
@@ -140,6 +169,8 @@ class LMMAnalysis(Analysis):
                 )
             for name, variance in fit.variance_components().items():
                 rows.append({**common, "kind": "variance", "term": name, "estimate": variance, **est_info})
+            for name, covariance in fit.random_covariances().items():
+                rows.append({**common, "kind": "covariance", "term": name, "estimate": covariance, **est_info})
             marginal, conditional = fit.r_squared()
             rows.append({**common, "kind": "r2", "term": "marginal", "estimate": marginal, **est_info})
             rows.append({**common, "kind": "r2", "term": "conditional", "estimate": conditional, **est_info})

@@ -58,13 +58,6 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-#: The rules in the order a method tries them, with their formulas (for docs and results).
-RULES: dict[str, str] = {
-    "contrast": "mean over contexts of [mean_{a in A} v(t, a) - mean_{b in B} v(t, b)]",
-    "difference": "mean over contexts of v(t, 'A - B')",
-    "direct": "mean of v(t) over samples and prompts",
-    "share": "(|L(t) ∩ W_A| - |L(t) ∩ W_B|) / |L(t)|",
-}
 #: Columns that hold A and B, tried in this order, with the unit's columns and the
 #: columns that then also separate contexts.
 _SIDES = (

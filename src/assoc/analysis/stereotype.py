@@ -499,10 +499,6 @@ def _exact_entries(dictionary: Any, *, normalize: bool) -> dict[str, dict[str, f
     return entries
 
 
-#: Suffixes of the wide ``stereotype`` output's per-dimension estimate columns.
-ESTIMATE_SUFFIXES = ("_representativeness", "_direction")
-
-
 def is_stereotype_long(table: pd.DataFrame) -> bool:
     """True for the long output of the ``stereotype`` analysis (estimates in ``measure``/``value`` rows)."""
     return {"measure", "attribute_group", "value"} <= set(table.columns) and bool(

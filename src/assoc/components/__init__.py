@@ -12,30 +12,18 @@ It sits below both ``assoc.scoring`` and ``assoc.analysis``, so neither imports 
 
 from __future__ import annotations
 
-from assoc.components.base import Component, options_docstring, options_signature
-from assoc.components.options import (
-    CACHE_OPTIONS,
-    REQUIRED,
-    Option,
-    column_list,
-    confidence_level,
-    non_negative,
-    parse_cli_options,
-    positive,
-    validate_options,
-)
+from assoc.components.base import Component as Component
+from assoc.components.base import options_docstring as options_docstring
+from assoc.components.base import options_signature as options_signature
+from assoc.components.options import CACHE_OPTIONS as CACHE_OPTIONS
+from assoc.components.options import REQUIRED as REQUIRED
+from assoc.components.options import Option as Option
+from assoc.components.options import column_list as column_list
+from assoc.components.options import confidence_level as confidence_level
+from assoc.components.options import non_negative as non_negative
+from assoc.components.options import parse_cli_options as parse_cli_options
+from assoc.components.options import positive as positive
+from assoc.components.options import validate_options as validate_options
+from assoc.infra.importhooks import public_face as _public_face
 
-__all__ = [
-    "CACHE_OPTIONS",
-    "REQUIRED",
-    "Component",
-    "Option",
-    "column_list",
-    "confidence_level",
-    "non_negative",
-    "options_docstring",
-    "options_signature",
-    "parse_cli_options",
-    "positive",
-    "validate_options",
-]
+__getattr__, __dir__ = _public_face(globals())

@@ -12,6 +12,8 @@ executor is created.
 
 from __future__ import annotations
 
-from assoc.executors.base import Executor, Worker
+from assoc.executors.base import Executor as Executor
+from assoc.executors.base import Worker as Worker
+from assoc.infra.importhooks import public_face as _public_face
 
-__all__ = ["Executor", "Worker"]
+__getattr__, __dir__ = _public_face(globals())

@@ -103,7 +103,11 @@ class Worker:
         self.state: Any = None
 
     def run(self, unit: WorkUnit) -> UnitOutcome:
-        """Compute one unit: its rows, the warnings raised meanwhile (to be shown by the driver), the threads used."""
+        """Compute one unit: its rows, the warnings raised meanwhile (to be shown by the driver), the threads used.
+
+        And the scorer's report of the unit (:meth:`~assoc.scoring.scorer.Scorer.unit_report`), asked right
+        after the unit ran, with the same worker state.
+        """
         from assoc.infra.threads import torch_threads
 
         with torch_threads(self.threads) as used:
@@ -114,13 +118,23 @@ class Worker:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 rows = self.scorer.run_unit(self.state, unit)
+                report = self.scorer.unit_report(self.state, unit)
         if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
             raise PluginError(
                 f"scorer {self.scorer.name!r}: run_unit() must return a list of row dicts for unit "
                 f"{unit.key!r}, got {type(rows).__name__}"
             )
+        if report is not None and not isinstance(report, dict):
+            raise PluginError(
+                f"scorer {self.scorer.name!r}: unit_report() must return a dict or None for unit {unit.key!r}, "
+                f"got {type(report).__name__}"
+            )
         return UnitOutcome(
-            unit.key, rows, [(category_name(w.category), str(w.message)) for w in caught], threads=used.value
+            unit.key,
+            rows,
+            [(category_name(w.category), str(w.message)) for w in caught],
+            threads=used.value,
+            report=report,
         )
 
     def close(self) -> None:

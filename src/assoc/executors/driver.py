@@ -52,10 +52,10 @@ def check_runs_on(scorer_cls: type[Scorer], executor: str | Executor | None, mod
     """Refuse a non-local executor for work that can only run in this process, before anything runs.
 
     That is a scorer without work units, and a model given as an object in memory
-    (:mod:`assoc.scoring.models`: other processes cannot see it). A clear error beats a silent
+    (:mod:`assoc.models.memory`: other processes cannot see it). A clear error beats a silent
     local run of a study meant for a cluster.
     """
-    from assoc.scoring.models import in_memory
+    from assoc.models.memory import in_memory
 
     name = getattr(executor, "name", executor)
     if name in (None, "local"):
@@ -80,7 +80,7 @@ def run_scorer(
     *,
     executor: Executor | None = None,
     progress: bool = False,
-    threads: int | ThreadSetting | None = None,
+    threads: ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models``: the one place that chooses how.
 
@@ -89,15 +89,15 @@ def run_scorer(
     local; :func:`assoc.plugins.get_executor` makes one from a registered name). Any other scorer
     runs its own ``score`` in this process, and a non-local ``executor`` is an
     :class:`~assoc.errors.OptionError`. ``threads`` is torch's intra-op thread count for the work
-    (a positive integer, a resolved :class:`~assoc.infra.threads.ThreadSetting`, or ``None``:
+    (the :class:`~assoc.infra.threads.ThreadSetting` that :func:`assoc.score` parsed, or ``None``:
     ``$ASSOC_THREADS``, else torch's default), set around the work wherever it runs and restored
     afterwards. Returns the scorer's raw table (unchecked) and the executor's provenance record,
     which includes the threads
     (``"threads"``: requested, where from, and what torch used).
     """
-    from assoc.infra.threads import ThreadSetting, resolve_threads, torch_threads
+    from assoc.infra.threads import resolve_threads, torch_threads
 
-    setting = threads if isinstance(threads, ThreadSetting) else resolve_threads(threads)
+    setting = threads if threads is not None else resolve_threads()
     check_runs_on(type(scorer), executor, models)
     if not scorer.supports_units():
         with torch_threads(setting.requested) as used:
@@ -116,9 +116,13 @@ def run_study(
     *,
     executor: Executor,
     progress: bool = False,
-    threads: int | ThreadSetting | None = None,
+    threads: ThreadSetting | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models`` through ``executor``.
+
+    The reports of the units computed here (:meth:`~assoc.scoring.scorer.Scorer.unit_report`) are
+    combined (:meth:`~assoc.scoring.scorer.Scorer.combine_unit_reports`) into the table's run report;
+    units from the cache report nothing.
 
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache, and the threads
@@ -133,10 +137,11 @@ def run_study(
     from assoc.infra.cache import plain_rows
     from assoc.infra.prefetch import import_in_background
     from assoc.infra.progress import bar
-    from assoc.infra.threads import ThreadSetting, resolve_threads
+    from assoc.infra.threads import resolve_threads
 
-    setting = threads if isinstance(threads, ThreadSetting) else resolve_threads(threads)
+    setting = threads if threads is not None else resolve_threads()
     used: list[int | None] = []
+    reports: dict[str, dict[str, Any]] = {}  # unit key -> what the scorer counted of it (units computed here)
 
     import_in_background("pandas")  # needed by merge at the end; imported while the models are hashed and loaded
     units = check_plan(scorer.plan(stimuli, list(models)), models, scorer.name)
@@ -214,6 +219,8 @@ def run_study(
                 if claim is not None:
                     claim.release()
                 rows_of[unit.key] = rows
+                if outcome.report is not None:
+                    reports[unit.key] = outcome.report
                 seen_warnings.update(dict.fromkeys(outcome.warnings))
                 meter.update(unit.size)
             if not deferred:
@@ -245,5 +252,11 @@ def run_study(
         )
     rows = [row for unit in units for row in rows_of[unit.key]]
     table = scorer.merge(rows, list(models))
+    if reports:
+        from assoc.scoring.output import RUN_REPORT_KEY, set_run_report
+
+        combined = scorer.combine_unit_reports([reports[unit.key] for unit in units if unit.key in reports])
+        # what merge() reported of the whole table comes last: it knows more than any unit
+        set_run_report(table, {**combined, **(table.attrs.get(RUN_REPORT_KEY) or {})})
     record = {**executor.describe(), "units": len(units), "units_from_cache": cached, "threads": setting.record(used)}
     return table, record

@@ -15,63 +15,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc.infra.importhooks import lazy_names as _lazy_names
+from assoc.infra.importhooks import public_face as _public_face
 
-#: public name -> the module that defines it
-_LAZY = {
-    "BytesLRU": "assoc.infra.memory",
-    "Cache": "assoc.infra.cache",
-    "CacheWarning": "assoc.infra.cache",
-    "Namespace": "assoc.infra.cache",
-    "atomic_write": "assoc.infra.io",
-    "bar": "assoc.infra.progress",
-    "check_fits_memory": "assoc.infra.memory",
-    "check_output_file": "assoc.infra.io",
-    "default_root": "assoc.infra.cache",
-    "digest": "assoc.infra.cache",
-    "exclusive_lock": "assoc.infra.cache",
-    "file_sha256": "assoc.infra.cache",
-    "intact": "assoc.infra.cache",
-    "physical_memory": "assoc.infra.memory",
-    "read_text": "assoc.infra.textfiles",
-    "seal": "assoc.infra.cache",
-}
-
-__all__ = [
-    "BytesLRU",
-    "Cache",
-    "CacheWarning",
-    "Namespace",
-    "atomic_write",
-    "bar",
-    "check_fits_memory",
-    "check_output_file",
-    "default_root",
-    "digest",
-    "exclusive_lock",
-    "file_sha256",
-    "intact",
-    "physical_memory",
-    "read_text",
-    "seal",
-]
-
-
-__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
-
+# The public names, each declared once by its import (`name as name`: what mypy and IDEs read),
+# imported on first use; __all__ lists them (assoc.infra.importhooks.public_face).
 if TYPE_CHECKING:  # pragma: no cover
-    from assoc.infra.cache import (
-        Cache,
-        CacheWarning,
-        Namespace,
-        default_root,
-        digest,
-        exclusive_lock,
-        file_sha256,
-        intact,
-        seal,
-    )
-    from assoc.infra.io import atomic_write, check_output_file
-    from assoc.infra.memory import BytesLRU, check_fits_memory, physical_memory
-    from assoc.infra.progress import bar
-    from assoc.infra.textfiles import read_text
+    from assoc.infra.cache import Cache as Cache
+    from assoc.infra.cache import CacheWarning as CacheWarning
+    from assoc.infra.cache import Namespace as Namespace
+    from assoc.infra.cache import default_root as default_root
+    from assoc.infra.cache import digest as digest
+    from assoc.infra.cache import exclusive_lock as exclusive_lock
+    from assoc.infra.cache import file_sha256 as file_sha256
+    from assoc.infra.cache import intact as intact
+    from assoc.infra.cache import seal as seal
+    from assoc.infra.io import atomic_write as atomic_write
+    from assoc.infra.io import check_output_file as check_output_file
+    from assoc.infra.memory import BytesLRU as BytesLRU
+    from assoc.infra.memory import check_fits_memory as check_fits_memory
+    from assoc.infra.memory import physical_memory as physical_memory
+    from assoc.infra.progress import bar as bar
+    from assoc.infra.textfiles import read_text as read_text
+
+__getattr__, __dir__ = _public_face(globals())

@@ -44,8 +44,8 @@ def budget_from_environment(variable: str) -> int | None:
 class BytesLRU(Generic[V]):
     """A thread-safe least-recently-used cache bounded by the total size of its values.
 
-    The one in-memory LRU of the project: word embeddings (the weat plugin) and loaded masked
-    LMs (:class:`assoc.lm.masked.loading.MaskedLMCache`, one per device kind) are kept in it.
+    The one in-memory LRU of the project: word embeddings (the weat plugin) and the loaded models of
+    every engine (:class:`assoc.lm.model_cache.ModelCache`, one per device kind) are kept in it.
 
     Parameters
     ----------

@@ -73,7 +73,14 @@ def resolve_threads(threads: Any = None, *, what: str = "threads") -> ThreadSett
     anything else, or a ``$ASSOC_THREADS`` that is not a positive integer, is an
     :class:`~assoc.errors.OptionError` naming the setting (``what``: ``"--threads"`` on the
     command line), raised before any work. An empty ``$ASSOC_THREADS`` counts as unset.
+
+    The setting is parsed once, where it enters (the command line, or :func:`assoc.score` and
+    :func:`assoc.compare`), and travels as this :class:`ThreadSetting` from there on: a
+    ``ThreadSetting`` given here is returned as it is, neither parsed nor read from the
+    environment again.
     """
+    if isinstance(threads, ThreadSetting):
+        return threads
     if threads is not None:
         return ThreadSetting(_positive_integer(threads, what), "threads")
     text = os.environ.get(THREADS_VARIABLE, "").strip()

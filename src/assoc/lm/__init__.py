@@ -1,277 +1,179 @@
 """Language-model services for plugins: one of the three service modules of the plugin API.
 
-A plugin that runs a language model imports from here (``from assoc.lm import resolve_device``),
-never from the modules below, which may move (:doc:`the plugin API <plugin-api>`). What is here:
+A plugin that runs a language model imports from here (``from assoc.lm import LMScorer``), never from
+the modules below, which may move (:doc:`the plugin API <plugin-api>`). The layer, top to bottom:
 
-* Loading any model (:mod:`assoc.lm.models`, :mod:`assoc.lm.hub`): :func:`resolve_device`,
-  :func:`torch_dtype`, :data:`DTYPES`, :func:`looks_like_path`, the fingerprints that name a
-  model's weights in provenance (:func:`model_fingerprint`, :func:`local_fingerprint`,
-  :func:`hub_fingerprint`, :func:`weights_fingerprint` for a model given as an object), and
-  :func:`check_hub_reachable` (fail in seconds, not a minute, when the Hub is needed and cannot be reached).
-* ONNX exports and sessions shared by every ONNX backend (:mod:`assoc.lm.onnx`):
-  :func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`.
-* The masked-LM engine shared by fmat and pll (:mod:`assoc.lm.masked`): :class:`MaskedLM`,
-  :class:`MaskRequest`, :func:`load_masked_lm`, :func:`cached_masked_lm`, :func:`cached_log_probs`,
-  :func:`model_namespace`, the word-piece helpers, and the scorer base :class:`MaskedLMScorer` with
-  its worker and options (:data:`MODEL_OPTIONS`, :data:`MAX_TOKENS_OPTION`).
-
-* The causal-LM engine of the clm scorer (:mod:`assoc.lm.causal`), beside the masked one on the
-  same loading helpers: :class:`CausalLM`, :class:`CausalRequest`, :func:`load_causal_lm`,
-  :func:`cached_causal_lm`, :func:`release_causal_lms`, and the BOS policy and sentence split
-  (:data:`BOS_POLICIES`, :func:`special_tokens`, :func:`plan_sentence`, :class:`SentencePlan`).
-  Its requests go through the same :func:`cached_log_probs` loop as the masked engine's.
-
-* The engine of requests to a model behind an HTTP endpoint (:mod:`assoc.lm.remote`), shared by every
-  remote kind: :func:`run_requests` (bounded concurrency, rate limits, retries with backoff, timeouts,
-  redaction), the :class:`ResponseStore` (written on arrival, resumed), the
-  chat-completions protocol (:class:`ChatRequest`, :data:`CHAT_COMPLETIONS`), endpoint and credential
-  helpers, and :data:`ENDPOINT_OPTIONS`.
-* The chat model kind (:mod:`assoc.lm.chat`): :class:`ChatModel` (``generate`` and ``choice``; the
-  ``openai`` and ``transformers`` providers), the one way chat requests get their replies
+* **Requests and model kinds** (:mod:`assoc.lm.requests`, :mod:`assoc.lm.kinds`): what a scorer asks of
+  a model (``continuation``, ``sentence``, ``choice``, ``generate``: :class:`ContinuationRequest`,
+  :class:`SentenceRequest`, :class:`ChoiceRequest`, :class:`GenerateRequest` and their answers
+  :class:`LogProb`, :class:`Choice`, :class:`Reply`) and the kinds of model that answer
+  (:class:`LanguageModel`, :class:`ChoiceByLikelihood`; the core's :class:`MaskedLanguageModel`,
+  :class:`CausalLanguageModel` and :class:`ChatModel`; plugins register more with the
+  ``register_model_kinds`` hook).
+* **The one loader** (:mod:`assoc.lm.loading`): :func:`open_model` (kind resolved from the spec's
+  prefix, else the model's ``config.json``, else the scorer's default; checks before any work), and
+  :func:`check_model`, its first half.
+* **The scorer base** (:mod:`assoc.lm.scorer`): :class:`LMScorer` (work units, the one loader, the model
+  options, checkpoints and resume) and its worker :class:`LMWorker`; the options :data:`MODEL_OPTIONS`,
+  :data:`ENDPOINT_OPTIONS` and :func:`options_for`.
+* **Shared pieces** every engine uses: device, dtype and fingerprints (:func:`resolve_device`,
+  :func:`torch_dtype`, :data:`DTYPES`, :func:`looks_like_path`, :func:`model_fingerprint`,
+  :func:`local_fingerprint`, :func:`hub_fingerprint`, :func:`weights_fingerprint`), the Hub check
+  (:func:`check_hub_reachable`), token-budget batching (:func:`plan_batches`,
+  :func:`default_batch_tokens`), the cached log-probability loop (:func:`cached_log_probs`,
+  :func:`token_log_probs`, :func:`model_namespace`), ONNX exports and sessions
+  (:func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`).
+* **The local engines**, siblings on those pieces: the masked-LM engine (:class:`MaskedLM`,
+  :class:`MaskRequest`, :func:`load_masked_lm`, :func:`cached_masked_lm`, the word-piece helpers, and
+  the pseudo-log-likelihood :func:`pseudo_log_likelihoods`) and the causal-LM engine (:class:`CausalLM`,
+  :class:`CausalRequest`, :func:`load_causal_lm`, :func:`cached_causal_lm`, the BOS policy and the
+  context/continuation split :func:`plan_sentence`).
+* **Remote models** (:mod:`assoc.lm.remote`): the engine of requests to a model behind an HTTP endpoint
+  (:func:`run_requests`: bounded concurrency, rate limits, retries with backoff, timeouts, redaction),
+  the :class:`ResponseStore` (written on arrival, resumed), the chat-completions protocol
+  (:class:`ChatRequest`, :data:`CHAT_COMPLETIONS`) and the endpoint helpers; and the chat model kind
+  (:mod:`assoc.lm.chat`): :class:`ChatModel`, the one way chat requests get their replies
   (:func:`open_chat_runtime`, :func:`plan_chat_requests`, :func:`fetch_chat_replies`), the reply
   readers (:func:`chat_reply`, :func:`match_reply`, :func:`match_authors`, :func:`read_choice`,
   :data:`REFUSAL_PATTERNS`) and what a run sent (:class:`ChatSending`).
 
-Importing this module is cheap: nothing loads until a name is used, and torch and transformers
-only when a model is loaded.
+Importing this module is cheap: nothing loads until a name is used, and torch and transformers only
+when a model is loaded. Names removed with the layer (``MaskedLMScorer``, ``MaskedLMWorker``,
+``MAX_TOKENS_OPTION``) are an ``AttributeError`` that names their replacement.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from assoc.infra.importhooks import lazy_names as _lazy_names
+from assoc.infra.importhooks import public_face as _public_face
 
-#: public name -> "module" (same name there) or "module:name"
-_LAZY = {
-    "DTYPES": "assoc.lm.models",
-    "resolve_device": "assoc.lm.models",
-    "torch_dtype": "assoc.lm.models",
-    "looks_like_path": "assoc.lm.models",
-    "local_fingerprint": "assoc.lm.models",
-    "hub_fingerprint": "assoc.lm.models",
-    "model_fingerprint": "assoc.lm.models",
-    "weights_fingerprint": "assoc.scoring.models:fingerprint",
-    "check_hub_reachable": "assoc.lm.hub",
-    "check_onnx_installed": "assoc.lm.onnx:check_installed",
-    "cached_export": "assoc.lm.onnx",
-    "export_module": "assoc.lm.onnx",
-    "inference_session": "assoc.lm.onnx",
-    "MaskRequest": "assoc.lm.masked.requests",
-    "MaskedLM": "assoc.lm.masked.engine",
-    "load_masked_lm": "assoc.lm.masked.loading",
-    "cached_masked_lm": "assoc.lm.masked.loading",
-    "release_masked_lms": "assoc.lm.masked.loading",
-    "loaded_masked_lms": "assoc.lm.masked.loading",
-    "cached_log_probs": "assoc.lm.masked.compute",
-    "token_log_probs": "assoc.lm.masked.compute",
-    "model_namespace": "assoc.lm.masked.compute",
-    "WordTokens": "assoc.lm.masked.words",
-    "word_tokens": "assoc.lm.masked.words",
-    "word_tokens_many": "assoc.lm.masked.words",
-    "word_tokens_batch": "assoc.lm.masked.words",
-    "chain_steps": "assoc.lm.masked.words",
-    "masked_query": "assoc.lm.masked.words",
-    "split_query": "assoc.lm.masked.words",
-    "fill_mask_token": "assoc.lm.masked.words",
-    "MaskedLMScorer": "assoc.lm.masked.scorer",
-    "MaskedLMWorker": "assoc.lm.masked.scorer",
-    "decode_items": "assoc.lm.masked.scorer",
-    "MODEL_OPTIONS": "assoc.lm.masked.options",
-    "MAX_TOKENS_OPTION": "assoc.lm.masked.options",
-    "CausalLM": "assoc.lm.causal.engine",
-    "CausalRequest": "assoc.lm.causal.requests",
-    "load_causal_lm": "assoc.lm.causal.loading",
-    "cached_causal_lm": "assoc.lm.causal.loading",
-    "release_causal_lms": "assoc.lm.causal.loading",
-    "BOS_POLICIES": "assoc.lm.causal.text",
-    "SentencePlan": "assoc.lm.causal.text",
-    "plan_sentence": "assoc.lm.causal.text",
-    "special_tokens": "assoc.lm.causal.text",
-    "EngineSettings": "assoc.lm.remote.engine",
-    "SendReport": "assoc.lm.remote.engine",
-    "run_requests": "assoc.lm.remote.engine",
-    "ResponseStore": "assoc.lm.remote.store",
-    "ChatRequest": "assoc.lm.remote.chat_completions",
-    "ChatServiceError": "assoc.lm.remote.chat_completions",
-    "CHAT_COMPLETIONS": "assoc.lm.remote.chat_completions",
-    "reply_text": "assoc.lm.remote.chat_completions",
-    "model_refusal": "assoc.lm.remote.chat_completions",
-    "public_endpoint": "assoc.lm.remote.urls",
-    "safe_url": "assoc.lm.remote.urls",
-    "resolve_base_url": "assoc.lm.remote.urls",
-    "ENDPOINT_OPTIONS": "assoc.lm.remote.options",
-    "ChatModel": "assoc.lm.chat.model",
-    "Reply": "assoc.lm.requests",
-    "CHAT_OPTIONS": "assoc.lm.chat.options",
-    "PROVIDER_OPTION": "assoc.lm.chat.options",
-    "GENERATION_OPTIONS": "assoc.lm.chat.options",
-    "LOCAL_CHAT_OPTIONS": "assoc.lm.chat.options:LOCAL_OPTIONS",
-    "RESPONSE_CACHE_OPTIONS": "assoc.lm.chat.options",
-    "ChatRuntime": "assoc.lm.chat.runtime",
-    "open_chat_runtime": "assoc.lm.chat.runtime:open_runtime",
-    "plan_chat_requests": "assoc.lm.chat.runtime:plan",
-    "fetch_chat_replies": "assoc.lm.chat.runtime:fetch",
-    "chat_reply": "assoc.lm.chat.replies:reply_of",
-    "ChatSending": "assoc.lm.chat.replies:Sending",
-    "ChatRefusalWarning": "assoc.lm.chat.replies",
-    "ChatReplyWarning": "assoc.lm.chat.replies",
-    "REFUSAL_PATTERNS": "assoc.lm.chat.patterns",
-    "compile_patterns": "assoc.lm.chat.patterns",
-    "refusal_matchers": "assoc.lm.chat.patterns",
-    "check_patterns": "assoc.lm.chat.patterns",
-    "ChoiceMatch": "assoc.lm.chat.choice",
-    "match_reply": "assoc.lm.chat.choice",
-    "match_authors": "assoc.lm.chat.choice",
-    "read_choice": "assoc.lm.chat.choice",
+# The public names, each declared once by its import (`name as name`: what mypy and IDEs read),
+# imported on first use; __all__ lists them (assoc.infra.importhooks.public_face).
+if TYPE_CHECKING:  # pragma: no cover
+    from assoc.lm.batching import default_batch_tokens as default_batch_tokens
+    from assoc.lm.batching import plan_batches as plan_batches
+    from assoc.lm.causal.engine import CausalLM as CausalLM
+    from assoc.lm.causal.kind import BOS_OPTION as BOS_OPTION
+    from assoc.lm.causal.kind import CausalLanguageModel as CausalLanguageModel
+    from assoc.lm.causal.loading import cached_causal_lm as cached_causal_lm
+    from assoc.lm.causal.loading import load_causal_lm as load_causal_lm
+    from assoc.lm.causal.loading import release_causal_lms as release_causal_lms
+    from assoc.lm.causal.requests import CausalRequest as CausalRequest
+    from assoc.lm.causal.text import BOS_POLICIES as BOS_POLICIES
+    from assoc.lm.causal.text import SentencePlan as SentencePlan
+    from assoc.lm.causal.text import plan_sentence as plan_sentence
+    from assoc.lm.causal.text import special_tokens as special_tokens
+    from assoc.lm.chat.choice import ChoiceMatch as ChoiceMatch
+    from assoc.lm.chat.choice import match_authors as match_authors
+    from assoc.lm.chat.choice import match_reply as match_reply
+    from assoc.lm.chat.choice import read_choice as read_choice
+    from assoc.lm.chat.model import ChatModel as ChatModel
+    from assoc.lm.chat.options import CHAT_OPTIONS as CHAT_OPTIONS
+    from assoc.lm.chat.options import GENERATION_OPTIONS as GENERATION_OPTIONS
+    from assoc.lm.chat.options import LOCAL_OPTIONS as LOCAL_CHAT_OPTIONS  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.options import PROVIDER_OPTION as PROVIDER_OPTION
+    from assoc.lm.chat.options import RESPONSE_CACHE_OPTIONS as RESPONSE_CACHE_OPTIONS
+    from assoc.lm.chat.patterns import REFUSAL_PATTERNS as REFUSAL_PATTERNS
+    from assoc.lm.chat.patterns import check_patterns as check_patterns
+    from assoc.lm.chat.patterns import compile_patterns as compile_patterns
+    from assoc.lm.chat.patterns import refusal_matchers as refusal_matchers
+    from assoc.lm.chat.replies import ChatRefusalWarning as ChatRefusalWarning
+    from assoc.lm.chat.replies import ChatReplyWarning as ChatReplyWarning
+    from assoc.lm.chat.replies import Sending as ChatSending  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.replies import reply_of as chat_reply  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.runtime import ChatRuntime as ChatRuntime
+    from assoc.lm.chat.runtime import fetch as fetch_chat_replies  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.runtime import open_runtime as open_chat_runtime  # noqa: F401 (re-exported under this name)
+    from assoc.lm.chat.runtime import plan as plan_chat_requests  # noqa: F401 (re-exported under this name)
+    from assoc.lm.compute import cached_log_probs as cached_log_probs
+    from assoc.lm.compute import model_namespace as model_namespace
+    from assoc.lm.compute import token_log_probs as token_log_probs
+    from assoc.lm.hub import check_hub_reachable as check_hub_reachable
+    from assoc.lm.identity import DTYPES as DTYPES
+    from assoc.lm.identity import hub_fingerprint as hub_fingerprint
+    from assoc.lm.identity import local_fingerprint as local_fingerprint
+    from assoc.lm.identity import looks_like_path as looks_like_path
+    from assoc.lm.identity import model_fingerprint as model_fingerprint
+    from assoc.lm.identity import resolve_device as resolve_device
+    from assoc.lm.identity import torch_dtype as torch_dtype
+    from assoc.lm.kinds import ChoiceByLikelihood as ChoiceByLikelihood
+    from assoc.lm.kinds import LanguageModel as LanguageModel
+    from assoc.lm.kinds import RequestKindError as RequestKindError
+    from assoc.lm.kinds import refuse as refuse
+    from assoc.lm.loading import check_model as check_model
+    from assoc.lm.loading import load_pretrained as load_pretrained
+    from assoc.lm.loading import open_model as open_model
+    from assoc.lm.masked.engine import MaskedLM as MaskedLM
+    from assoc.lm.masked.kind import MaskedLanguageModel as MaskedLanguageModel
+    from assoc.lm.masked.loading import cached_masked_lm as cached_masked_lm
+    from assoc.lm.masked.loading import load_masked_lm as load_masked_lm
+    from assoc.lm.masked.loading import loaded_masked_lms as loaded_masked_lms
+    from assoc.lm.masked.loading import release_masked_lms as release_masked_lms
+    from assoc.lm.masked.pll import METRICS as PLL_METRICS  # noqa: F401 (re-exported under this name)
+    from assoc.lm.masked.pll import TOKEN_SELECTIONS as PLL_TOKEN_SELECTIONS  # noqa: F401 (re-exported under this name)
+    from assoc.lm.masked.pll import SentencePLL as SentencePLL
+    from assoc.lm.masked.pll import TokenLogProb as TokenLogProb
+    from assoc.lm.masked.pll import pseudo_log_likelihoods as pseudo_log_likelihoods
+    from assoc.lm.masked.requests import MaskRequest as MaskRequest
+    from assoc.lm.masked.words import WordTokens as WordTokens
+    from assoc.lm.masked.words import chain_steps as chain_steps
+    from assoc.lm.masked.words import fill_mask_token as fill_mask_token
+    from assoc.lm.masked.words import masked_query as masked_query
+    from assoc.lm.masked.words import split_query as split_query
+    from assoc.lm.masked.words import word_tokens as word_tokens
+    from assoc.lm.masked.words import word_tokens_batch as word_tokens_batch
+    from assoc.lm.masked.words import word_tokens_many as word_tokens_many
+    from assoc.lm.onnx import cached_export as cached_export
+    from assoc.lm.onnx import check_installed as check_onnx_installed  # noqa: F401 (re-exported under this name)
+    from assoc.lm.onnx import export_module as export_module
+    from assoc.lm.onnx import inference_session as inference_session
+    from assoc.lm.options import MODEL_OPTIONS as MODEL_OPTIONS
+    from assoc.lm.options import options_for as options_for
+    from assoc.lm.remote.chat_completions import CHAT_COMPLETIONS as CHAT_COMPLETIONS
+    from assoc.lm.remote.chat_completions import ChatRequest as ChatRequest
+    from assoc.lm.remote.chat_completions import ChatServiceError as ChatServiceError
+    from assoc.lm.remote.chat_completions import model_refusal as model_refusal
+    from assoc.lm.remote.chat_completions import reply_text as reply_text
+    from assoc.lm.remote.engine import EngineSettings as EngineSettings
+    from assoc.lm.remote.engine import SendReport as SendReport
+    from assoc.lm.remote.engine import run_requests as run_requests
+    from assoc.lm.remote.options import ENDPOINT_OPTIONS as ENDPOINT_OPTIONS
+    from assoc.lm.remote.store import ResponseStore as ResponseStore
+    from assoc.lm.remote.urls import public_endpoint as public_endpoint
+    from assoc.lm.remote.urls import resolve_base_url as resolve_base_url
+    from assoc.lm.remote.urls import safe_url as safe_url
+    from assoc.lm.requests import REQUEST_KINDS as REQUEST_KINDS
+    from assoc.lm.requests import Choice as Choice
+    from assoc.lm.requests import ChoiceRequest as ChoiceRequest
+    from assoc.lm.requests import ContinuationRequest as ContinuationRequest
+    from assoc.lm.requests import GenerateRequest as GenerateRequest
+    from assoc.lm.requests import LogProb as LogProb
+    from assoc.lm.requests import Reply as Reply
+    from assoc.lm.requests import SentenceRequest as SentenceRequest
+    from assoc.lm.requests import requests_of_kind as requests_of_kind
+    from assoc.lm.scorer import LMScorer as LMScorer
+    from assoc.lm.scorer import LMWorker as LMWorker
+    from assoc.lm.scorer import decode_items as decode_items
+    from assoc.models.memory import fingerprint as weights_fingerprint  # noqa: F401 (re-exported under this name)
+
+
+#: Names this module no longer has, and what replaced them (one line when a plugin still asks for one).
+_REMOVED = {
+    "MaskedLMScorer": "LMScorer (with model_kinds=('masked',); run_unit's work goes in score_items(model, items, "
+    "checkpoints), the engine is model.engine)",
+    "MaskedLMWorker": "LMWorker (its model is a LanguageModel; a masked LM's engine is model.engine)",
+    "MAX_TOKENS_OPTION": "the batch_tokens option, part of MODEL_OPTIONS (max_tokens is accepted as its former name)",
 }
 
-__all__ = [
-    "BOS_POLICIES",
-    "CHAT_COMPLETIONS",
-    "CHAT_OPTIONS",
-    "CausalLM",
-    "CausalRequest",
-    "ChatModel",
-    "ChatRefusalWarning",
-    "ChatReplyWarning",
-    "ChatRequest",
-    "ChatRuntime",
-    "ChatSending",
-    "ChatServiceError",
-    "ChoiceMatch",
-    "DTYPES",
-    "ENDPOINT_OPTIONS",
-    "EngineSettings",
-    "GENERATION_OPTIONS",
-    "LOCAL_CHAT_OPTIONS",
-    "MAX_TOKENS_OPTION",
-    "MODEL_OPTIONS",
-    "MaskRequest",
-    "MaskedLM",
-    "MaskedLMScorer",
-    "MaskedLMWorker",
-    "PROVIDER_OPTION",
-    "REFUSAL_PATTERNS",
-    "RESPONSE_CACHE_OPTIONS",
-    "Reply",
-    "ResponseStore",
-    "SendReport",
-    "SentencePlan",
-    "WordTokens",
-    "cached_causal_lm",
-    "cached_export",
-    "cached_log_probs",
-    "cached_masked_lm",
-    "chain_steps",
-    "chat_reply",
-    "check_hub_reachable",
-    "check_onnx_installed",
-    "check_patterns",
-    "compile_patterns",
-    "decode_items",
-    "export_module",
-    "fetch_chat_replies",
-    "fill_mask_token",
-    "hub_fingerprint",
-    "inference_session",
-    "load_causal_lm",
-    "load_masked_lm",
-    "loaded_masked_lms",
-    "local_fingerprint",
-    "looks_like_path",
-    "masked_query",
-    "match_authors",
-    "match_reply",
-    "model_fingerprint",
-    "model_namespace",
-    "model_refusal",
-    "open_chat_runtime",
-    "plan_chat_requests",
-    "plan_sentence",
-    "public_endpoint",
-    "read_choice",
-    "refusal_matchers",
-    "release_causal_lms",
-    "release_masked_lms",
-    "reply_text",
-    "resolve_base_url",
-    "resolve_device",
-    "run_requests",
-    "safe_url",
-    "special_tokens",
-    "split_query",
-    "token_log_probs",
-    "torch_dtype",
-    "weights_fingerprint",
-    "word_tokens",
-    "word_tokens_batch",
-    "word_tokens_many",
-]
+__getattr__, __dir__ = _public_face(globals())
+_face_getattr = __getattr__
 
 
-__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
-
-if TYPE_CHECKING:  # pragma: no cover
-    from assoc.lm.causal.engine import CausalLM
-    from assoc.lm.causal.loading import cached_causal_lm, load_causal_lm, release_causal_lms
-    from assoc.lm.causal.requests import CausalRequest
-    from assoc.lm.causal.text import BOS_POLICIES, SentencePlan, plan_sentence, special_tokens
-    from assoc.lm.chat.choice import ChoiceMatch, match_authors, match_reply, read_choice
-    from assoc.lm.chat.model import ChatModel
-    from assoc.lm.chat.options import (
-        CHAT_OPTIONS,
-        GENERATION_OPTIONS,
-        PROVIDER_OPTION,
-        RESPONSE_CACHE_OPTIONS,
-    )
-    from assoc.lm.chat.options import LOCAL_OPTIONS as LOCAL_CHAT_OPTIONS
-    from assoc.lm.chat.patterns import REFUSAL_PATTERNS, check_patterns, compile_patterns, refusal_matchers
-    from assoc.lm.chat.replies import ChatRefusalWarning, ChatReplyWarning
-    from assoc.lm.chat.replies import Sending as ChatSending
-    from assoc.lm.chat.replies import reply_of as chat_reply
-    from assoc.lm.chat.runtime import ChatRuntime
-    from assoc.lm.chat.runtime import fetch as fetch_chat_replies
-    from assoc.lm.chat.runtime import open_runtime as open_chat_runtime
-    from assoc.lm.chat.runtime import plan as plan_chat_requests
-    from assoc.lm.hub import check_hub_reachable
-    from assoc.lm.masked.compute import cached_log_probs, model_namespace, token_log_probs
-    from assoc.lm.masked.engine import MaskedLM
-    from assoc.lm.masked.loading import cached_masked_lm, load_masked_lm, loaded_masked_lms, release_masked_lms
-    from assoc.lm.masked.options import MAX_TOKENS_OPTION, MODEL_OPTIONS
-    from assoc.lm.masked.requests import MaskRequest
-    from assoc.lm.masked.scorer import MaskedLMScorer, MaskedLMWorker, decode_items
-    from assoc.lm.masked.words import (
-        WordTokens,
-        chain_steps,
-        fill_mask_token,
-        masked_query,
-        split_query,
-        word_tokens,
-        word_tokens_batch,
-        word_tokens_many,
-    )
-    from assoc.lm.models import (
-        DTYPES,
-        hub_fingerprint,
-        local_fingerprint,
-        looks_like_path,
-        model_fingerprint,
-        resolve_device,
-        torch_dtype,
-    )
-    from assoc.lm.onnx import cached_export, export_module, inference_session
-    from assoc.lm.onnx import check_installed as check_onnx_installed
-    from assoc.lm.remote.chat_completions import (
-        CHAT_COMPLETIONS,
-        ChatRequest,
-        ChatServiceError,
-        model_refusal,
-        reply_text,
-    )
-    from assoc.lm.remote.engine import EngineSettings, SendReport, run_requests
-    from assoc.lm.remote.options import ENDPOINT_OPTIONS
-    from assoc.lm.remote.store import ResponseStore
-    from assoc.lm.remote.urls import public_endpoint, resolve_base_url, safe_url
-    from assoc.lm.requests import Reply
-    from assoc.scoring.models import fingerprint as weights_fingerprint
+def __getattr__(name: str) -> Any:  # type: ignore[no-redef]  # noqa: F811 - the removed names, then the face
+    if name in _REMOVED:
+        raise AttributeError(
+            f"assoc.lm.{name} was removed when the language-model layer became one (docs/plugin-api.md); "
+            f"use {_REMOVED[name]}"
+        )
+    return _face_getattr(name)

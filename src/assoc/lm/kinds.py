@@ -10,8 +10,9 @@ hook). It declares
   ``config.json``);
 * ``serves``, the request kinds it answers (:mod:`assoc.lm.requests`); any other is refused in one
   line, before any work, by :func:`refuse`;
-* ``options``, the options it reads (device and dtype, a BOS policy, an endpoint and its retries, ...),
-  which every scorer that accepts the kind declares;
+* ``options``, the options it reads beyond the model options (a BOS policy, an endpoint and its
+  retries, ...), which every scorer that accepts the kind declares; ``local``, whether it runs weights
+  in this process (and so reads ``device``, ``dtype``, ...);
 
 and implements :meth:`LanguageModel.check` (cheap checks before any work: the folder, its tokenizer,
 its kind), :meth:`LanguageModel.open` (the one loader of the kind) and the methods of the request
@@ -46,6 +47,34 @@ if TYPE_CHECKING:
     from assoc.infra.cache import Cache, Namespace
 
 
+#: The core's model kinds (what its builtin plugin registers): name -> "module:class", imported when used.
+CORE_KINDS = {
+    "masked": "assoc.lm.masked.kind:MaskedLanguageModel",
+    "causal": "assoc.lm.causal.kind:CausalLanguageModel",
+    "chat": "assoc.lm.chat.model:ChatModel",
+}
+
+
+def core_kind(name: str) -> type[LanguageModel]:
+    """The class of the core's model kind ``name`` (:data:`CORE_KINDS`), without the plugin registry.
+
+    For what must work before plugins load (a scorer's options, :func:`assoc.lm.options_for`); the kinds
+    plugins register are looked up with :func:`assoc.lm.loading.registered_kinds`.
+    """
+    import importlib
+
+    from assoc.errors import did_you_mean
+
+    if name not in CORE_KINDS:
+        raise ModelError(
+            f"{name!r} is not one of the core's model kinds{did_you_mean(name, CORE_KINDS)} "
+            f"({', '.join(CORE_KINDS)}); give a plugin's kind as its class"
+        )
+    module, _, attribute = CORE_KINDS[name].partition(":")
+    found: type[LanguageModel] = getattr(importlib.import_module(module), attribute)
+    return found
+
+
 class RequestKindError(ModelError):
     """A model of one kind was asked for a request kind it does not serve (one line, before any work)."""
 
@@ -76,6 +105,9 @@ class LanguageModel(ABC):
     serves: ClassVar[frozenset[str]] = frozenset()
     options: ClassVar[tuple[Option, ...]] = ()
     description: ClassVar[str] = ""
+    #: Whether the kind runs weights in this process (reads ``device``, ``dtype``, ...: a worker needs the
+    #: device, provenance and cache keys record it); a remote kind does not.
+    local: ClassVar[bool] = False
 
     name: str
     fingerprint: str
@@ -86,6 +118,14 @@ class LanguageModel(ABC):
         """Whether ``spec`` (a folder or Hub id, no prefix) is a model of this kind, from its files alone.
 
         Kinds named by a prefix answer ``False``. Cheap: reads a ``config.json``, never weights.
+        """
+        return False
+
+    @classmethod
+    def detect_object(cls, obj: Any) -> bool:
+        """Whether a model given as an object in memory (:mod:`assoc.models.memory`) is of this kind.
+
+        ``obj`` is what the user gave (a ``(model, tokenizer)`` pair, ...). The default says no.
         """
         return False
 
@@ -113,6 +153,14 @@ class LanguageModel(ABC):
     def describe(self) -> dict[str, Any]:
         """What provenance records of this model (kind, fingerprint, device, tokenizer, endpoint, ...)."""
         return {"kind": self.kind, "fingerprint": self.fingerprint}
+
+    def cache_parts(self) -> dict[str, Any]:
+        """What this model's answers depend on besides the requests: part of every cache key of its results.
+
+        The default is the fingerprint; a local model adds its dtype, device type and backend (results
+        of different devices or precisions never share a key).
+        """
+        return {"model": self.fingerprint}
 
     # -- the request kinds ----------------------------------------------------------------------------
     def continuation(

@@ -346,3 +346,8 @@ def requests_of_kind(requests: Sequence[Any], kind: str) -> None:
     for request in requests:
         if kind_of(request) != kind:
             raise TypeError(f"expected {kind} requests, got a {kind_of(request)} request")
+
+
+def shown_text(text: str) -> str:
+    """A request's text as messages show it: quoted, and cut after 60 characters when longer than 80."""
+    return repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"

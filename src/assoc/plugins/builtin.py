@@ -1,4 +1,4 @@
-"""The core's own plugin: the shared analyses (ICC, alpha, effect sizes, ...) and the executors local and ray."""
+"""The core's own plugin: the shared analyses, the executors local and ray, the model kinds masked, causal, chat."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from assoc.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterExecutor
+    from assoc.plugins.hookspecs import RegisterAnalysis, RegisterExecutor, RegisterModelKind
 
 
 @hookimpl
@@ -27,3 +27,12 @@ def register_executors(register: RegisterExecutor) -> None:
 
     register(LocalExecutor)
     register(RayExecutor)
+
+
+@hookimpl
+def register_model_kinds(register: RegisterModelKind) -> None:
+    """Register the core's kinds ``masked``, ``causal`` and ``chat`` (:data:`assoc.lm.kinds.CORE_KINDS`; no torch)."""
+    from assoc.lm.kinds import CORE_KINDS, core_kind
+
+    for name in CORE_KINDS:
+        register(core_kind(name))

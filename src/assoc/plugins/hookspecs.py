@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from assoc.analysis.base import Analysis
     from assoc.executors.base import Executor
+    from assoc.lm.kinds import LanguageModel
     from assoc.scoring.scorer import Scorer
     from assoc.stimuli.sets import Stimuli
 
@@ -70,10 +71,17 @@ class RegisterStimuli(Protocol):
 
 
 class RegisterExecutor(Protocol):
-    """The ``register`` callable passed to :func:`register_executors`."""
+    """The ``register`` callable passed to [`register_executors`][assoc.plugins.hookspecs.register_executors]."""
 
     def __call__(self, executor: type[Executor], /) -> None:
-        """Register one :class:`~assoc.executors.base.Executor` subclass under its ``name``."""
+        """Register one [`Executor`][assoc.Executor] subclass under its ``name``."""
+
+
+class RegisterModelKind(Protocol):
+    """The ``register`` callable passed to [`register_model_kinds`][assoc.plugins.hookspecs.register_model_kinds]."""
+
+    def __call__(self, kind: type[LanguageModel], /) -> None:
+        """Register one `assoc.lm.LanguageModel` subclass under its ``kind`` name."""
 
 
 @hookspec
@@ -100,7 +108,7 @@ def register_analyses(register: RegisterAnalysis) -> None:
 def register_stimuli(register: RegisterStimuli) -> None:
     """Register bundled stimuli sets that users load by name.
 
-    Call ``register(name, loader, description)``; ``loader()`` returns a
+    Called once when plugins load. Call ``register(name, loader, description)``; ``loader()`` returns a
     [`Stimuli`][assoc.Stimuli] and is called only when the set is used.
     Users then write ``--stimuli NAME`` or ``--stimuli NAME:design1,design2``. A loader that
     takes one argument also reads the user's own copy of the data: ``--stimuli NAME:<path>``
@@ -115,10 +123,24 @@ def register_executors(register: RegisterExecutor) -> None:
     Called once when plugins load. Call ``register(ExecutorSubclass)`` for each executor;
     its ``name`` is what users type (``assoc score --executor NAME``,
     ``assoc.score(..., executor=NAME)``), its ``description`` is its line in ``--executor``'s
-    help, and each :class:`~assoc.Option` of its ``cli_options`` becomes a command-line option
+    help, and each [`Option`][assoc.Option] of its ``cli_options`` becomes a command-line option
     ``--NAME-OPTION`` (``ray``'s ``address`` is ``--ray-address``) whose value goes to the
     executor's constructor. The core registers ``local`` and ``ray`` this way. Names are unique
     across plugins.
+    """
+
+
+@hookspec
+def register_model_kinds(register: RegisterModelKind) -> None:
+    """Register model kinds: the kinds of language model that answer requests (``docs/requests.md``).
+
+    Called once when plugins load. Call ``register(LanguageModelSubclass)`` for each kind; its
+    ``kind`` is its name (``"masked"``, ``"causal"``, ``"chat"``), its ``prefix`` (when it has one)
+    is how a model spec names it (``chat:gpt-4o``), its ``serves`` the request kinds it answers and
+    its ``options`` the options every scorer that accepts it declares (`assoc.lm.options_for`).
+    The one loader (`assoc.lm.open_model`) finds a model's kind among the registered ones, and
+    ``assoc plugins`` lists them. The core registers ``masked``, ``causal`` and ``chat`` this way. Kind names
+    and prefixes are unique across plugins.
     """
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from assoc.analysis.base import Analysis
     from assoc.executors.base import Executor
+    from assoc.lm.kinds import LanguageModel
     from assoc.scoring.scorer import Scorer
     from assoc.stimuli.sets import Stimuli
 
@@ -54,11 +55,12 @@ class PluginInfo:
     analyses: list[str] = field(default_factory=list)
     stimuli: list[str] = field(default_factory=list)
     executors: list[str] = field(default_factory=list)
+    model_kinds: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Registered:
-    """One registered component (scorer, analysis or executor class, or stimuli loader) and its origin."""
+    """One registered component (scorer, analysis, executor or model-kind class, or stimuli loader) and its origin."""
 
     name: str
     obj: Any
@@ -77,6 +79,7 @@ class PluginRegistry:
         self.analyses: dict[str, Registered] = {}
         self.stimuli: dict[str, Registered] = {}
         self.executors: dict[str, Registered] = {}
+        self.model_kinds: dict[str, Registered] = {}
         # (kind, name) -> the plugins that register it, for names registered by more than one plugin
         self.clashes: dict[tuple[str, str], list[str]] = {}
         self.clash_messages: list[str] = []  # one line per clash, for listings and warnings
@@ -158,11 +161,11 @@ class PluginRegistry:
             self.pm.unregister(name=name)
         # Rebuild every registry from the remaining plugins: a name that clashed may now be unique.
         for info in self.infos.values():
-            for listed in (info.scorers, info.analyses, info.stimuli, info.executors):
+            for listed in (info.scorers, info.analyses, info.stimuli, info.executors, info.model_kinds):
                 listed.clear()
             if info.status == "failed" and info.error.startswith(_REGISTERING_HOOKS):
                 info.status, info.error = "loaded", ""  # judged again below
-        for registered in (self.scorers, self.analyses, self.stimuli, self.executors, self.clashes):
+        for registered in (self.scorers, self.analyses, self.stimuli, self.executors, self.model_kinds, self.clashes):
             registered.clear()
         self._collect()
 
@@ -180,6 +183,7 @@ class PluginRegistry:
             ("register_analyses", self.analyses, "analysis"),
             ("register_stimuli", self.stimuli, "stimuli set"),
             ("register_executors", self.executors, "executor"),
+            ("register_model_kinds", self.model_kinds, "model kind"),
         ):
             hook = getattr(self.pm.hook, hook_name)
             for impl in hook.get_hookimpls():
@@ -202,6 +206,8 @@ class PluginRegistry:
                         name, target, text = str(obj), loader, description
                         if not callable(target):
                             raise PluginError(f"stimuli set {name!r}: loader must be callable")
+                    elif _kind == "model kind":
+                        name, target, text = _model_kind(obj, _registry, _plugin)
                     else:
                         name, target = getattr(obj, "name", ""), obj
                         text = getattr(obj, "description", "")
@@ -223,6 +229,7 @@ class PluginRegistry:
                             "analysis": _info.analyses,
                             "stimuli set": _info.stimuli,
                             "executor": _info.executors,
+                            "model kind": _info.model_kinds,
                         }
                         listed[_kind].append(name)
 
@@ -264,7 +271,46 @@ class PluginRegistry:
                     info.status, info.error = "failed", f"register_commands: {type(exc).__name__}: {exc}"
 
 
-_REGISTERING_HOOKS = ("register_scorers", "register_analyses", "register_stimuli", "register_executors")
+_REGISTERING_HOOKS = (
+    "register_scorers",
+    "register_analyses",
+    "register_stimuli",
+    "register_executors",
+    "register_model_kinds",
+)
+
+
+def _model_kind(obj: Any, registered: dict[str, Registered], plugin: str) -> tuple[str, Any, str]:
+    """(name, class, description) of a model kind being registered, or a :class:`PluginError` saying what is wrong.
+
+    A kind is a :class:`~assoc.lm.kinds.LanguageModel` subclass with a ``kind`` name, that implements
+    ``open``, serves only known request kinds, and whose ``prefix`` no other plugin's kind uses.
+    """
+    from assoc.lm.kinds import LanguageModel
+    from assoc.lm.requests import REQUEST_KINDS
+
+    if not (isinstance(obj, type) and issubclass(obj, LanguageModel)):
+        raise PluginError(f"model kind {obj!r} is not a subclass of assoc.lm.LanguageModel")
+    name = str(getattr(obj, "kind", "") or "")
+    if not name:
+        raise PluginError(f"model kind {obj.__qualname__} has no `kind` name")
+    if inspect.isabstract(obj):
+        missing = ", ".join(f"{m}()" for m in sorted(obj.__abstractmethods__))
+        raise PluginError(f"model kind {name!r} ({obj.__qualname__}) does not implement {missing}")
+    unknown = sorted(set(obj.serves) - set(REQUEST_KINDS))
+    if unknown:
+        raise PluginError(
+            f"model kind {name!r} serves unknown request kind(s) {', '.join(unknown)} "
+            f"(known: {', '.join(REQUEST_KINDS)})"
+        )
+    prefix = obj.prefix
+    for other in registered.values():
+        if prefix and other.name != name and getattr(other.obj, "prefix", None) == prefix and other.plugin != plugin:
+            raise PluginError(
+                f"model kind {name!r}: its prefix {prefix + ':'!r} is the prefix of kind {other.name!r} "
+                f"(plugin {other.plugin!r})"
+            )
+    return name, obj, str(obj.description or "")
 
 
 def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> bool:
@@ -419,6 +465,21 @@ def get_executor(spec: str | Executor | None = None, **options: Any) -> Executor
     if options and not cls.takes_options():
         raise OptionError(f"the {name} executor takes no options (got {', '.join(sorted(options))})")
     return cls(**options)
+
+
+def model_kinds() -> dict[str, type[LanguageModel]]:
+    """The registered model kinds (:func:`assoc.plugins.hookspecs.register_model_kinds`), by name.
+
+    A kind two plugins register is left out (using it is an error: :func:`get_model_kind`).
+    """
+    reg = registry()
+    clashed = {name for (kind, name) in reg.clashes if kind == "model kind"}
+    return {name: entry.obj for name, entry in sorted(reg.model_kinds.items()) if name not in clashed}
+
+
+def get_model_kind(name: str) -> type[LanguageModel]:
+    """The model kind registered as ``name``."""
+    return _lookup(registry().model_kinds, "model kind", name)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:

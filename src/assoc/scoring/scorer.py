@@ -164,7 +164,7 @@ class Scorer(Component):
         cache = self.unit_cache()
         if cache is None:
             return None
-        options = {k: v for k, v in self.params.items() if k not in ("cache", "cache_dir")}
+        options = self.unit_options(model)
         return cache.namespace(
             kind="units",
             version=UNIT_CACHE_VERSION,
@@ -174,6 +174,43 @@ class Scorer(Component):
             model=model,
             fingerprint=self.identify_model(model) if model else "",
         )
+
+    def unit_options(self, model: str) -> dict[str, Any]:
+        """The options that key ``model``'s unit cache: every option except where the cache lives.
+
+        Override to key an option by what it resolves to (an LM scorer's ``device="auto"`` by the device
+        it picked, `assoc.lm.LMScorer`).
+        """
+        return {k: v for k, v in self.params.items() if k not in ("cache", "cache_dir")}
+
+    def unit_report(self, state: Any, unit: WorkUnit) -> dict[str, Any] | None:
+        """What the run report should count of ``unit``, just computed with the worker ``state`` (default: nothing).
+
+        Called by every executor's worker right after [`run_unit`][assoc.scoring.scorer.Scorer.run_unit],
+        in the process that ran the unit; the JSON-compatible dict travels back with the unit's rows
+        (`UnitOutcome.report`) and the driver combines the reports of the units it computed
+        ([`combine_unit_reports`][assoc.scoring.scorer.Scorer.combine_unit_reports]) into the run report
+        (provenance's ``"run"``). A unit that came from the cache reports nothing: the report says what
+        this run did (requests sent, retries, tokens used), not what the table holds.
+        """
+        return None
+
+    def combine_unit_reports(self, reports: list[dict[str, Any]]) -> dict[str, Any]:
+        """The run report's part from the reports of the units computed, in plan order.
+
+        Each report is a [`unit_report`][assoc.scoring.scorer.Scorer.unit_report]'s.
+
+        The default adds numbers key by key (nested dicts key by key as well) and keeps the last value of
+        anything else; override for other rules (a maximum, a list).
+        """
+        return merge_reports(reports)
+
+    def describe_model(self, model: str) -> dict[str, Any]:
+        """What provenance records of ``model`` beside its spec, path and fingerprint (default: nothing).
+
+        `assoc.lm.LMScorer` adds the model's kind and the device it ran on.
+        """
+        return {}
 
     def unit_progress(self, unit: WorkUnit, **parts: Any) -> Namespace | None:
         """The checkpoints of ``unit`` while it is computed (None without a unit cache).
@@ -200,9 +237,26 @@ class Scorer(Component):
         """``model``'s identity for provenance and the unit cache: what the core calls.
 
         The SHA-256 of the weights of a model given as an object in memory
-        (`assoc.scoring.models.fingerprint`), else [`model_fingerprint`][assoc.scoring.scorer.Scorer.model_fingerprint].
+        (`assoc.models.memory.fingerprint`), else [`model_fingerprint`][assoc.scoring.scorer.Scorer.model_fingerprint].
         """
-        from assoc.scoring.models import fingerprint, in_memory
+        from assoc.models.memory import fingerprint, in_memory
 
         loaded = in_memory(model)
         return fingerprint(loaded) if loaded is not None else self.model_fingerprint(model)
+
+
+def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Reports added key by key: numbers summed, dicts merged the same way, anything else the last one's."""
+    out: dict[str, Any] = {}
+    for report in reports:
+        for key, value in report.items():
+            known = out.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float, dict)):
+                out[key] = value
+            elif isinstance(value, dict):
+                out[key] = merge_reports([known, value]) if isinstance(known, dict) else merge_reports([value])
+            elif isinstance(known, (int, float)) and not isinstance(known, bool):
+                out[key] = known + value
+            else:
+                out[key] = value
+    return out

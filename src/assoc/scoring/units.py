@@ -69,16 +69,19 @@ class WorkUnit:
 
 @dataclass
 class UnitOutcome:
-    """What a worker sends back for one unit: its rows, the warnings raised while computing them, the threads used.
+    """What a worker sends back for one unit: its rows, the warnings raised meanwhile, the threads used, its report.
 
     ``threads`` is torch's intra-op thread count while the unit ran (``None``: torch was not imported
-    in the worker); provenance records it (:mod:`assoc.infra.threads`).
+    in the worker); provenance records it (:mod:`assoc.infra.threads`). ``report`` is what the scorer
+    counted of the unit (``Scorer.unit_report``: requests sent, retries,
+    tokens used; ``None``: nothing), which the driver combines into the run report.
     """
 
     key: str
     rows: list[dict[str, Any]]
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (category as module:qualname, message)
     threads: int | None = None
+    report: dict[str, Any] | None = None
 
 
 class UnitError(AssocError):

@@ -365,18 +365,6 @@ def _read_frame(source: Any, word_column: str, r_object: str | None = None) -> p
     return frame
 
 
-def code_words(words: Sequence[str], dictionary: Dictionary, dimensions: Sequence[str]) -> dict[str, np.ndarray]:
-    """Per-response codes: ``{dimension: (representativeness array, direction array)}`` stacked as (2, n).
-
-    ``words`` must already be normalised (:func:`normalize_word`) with the dictionary's setting.
-    """
-    out = {}
-    for dimension in dimensions:
-        codes = np.array([dictionary.code(w, dimension) for w in words], dtype=float).reshape(-1, 2)
-        out[dimension] = codes.T
-    return out
-
-
 @dataclass(frozen=True)
 class TermCoding:
     """Representativeness and direction of one dimension for one term's responses."""

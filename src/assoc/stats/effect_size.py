@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -182,6 +182,7 @@ def bootstrap_interval(
     seed: int | np.random.Generator | None = None,
     option: str = "n_resamples",
     level: float | None = None,
+    strata: np.ndarray | list[Any] | None = None,
 ) -> BootstrapInterval:
     """Percentile bootstrap CI, resampling x and y independently, each within itself.
 
@@ -190,6 +191,13 @@ def bootstrap_interval(
     sets are fixed in size). The interval is the (1-confidence)/2 and (1+confidence)/2
     quantiles of the resampled statistics (Efron & Tibshirani 1993, *An
     Introduction to the Bootstrap*, ch. 13), with linear interpolation.
+
+    ``strata`` (one label per value of x; only with ``y=None``) stratifies the one sample the
+    same way: each resample draws, for every stratum, as many values as it has from its own
+    values, and keeps them in the stratum's positions, so a statistic that reads the strata
+    from the positions (a mean over targets of per-target rates, say) sees every stratum at
+    its own size in every resample (Davison & Hinkley 1997, *Bootstrap Methods and their
+    Application*, sec. 3.7).
 
     Parameters
     ----------
@@ -202,10 +210,21 @@ def bootstrap_interval(
         :class:`DeprecationWarning`).
     option
         The name users give ``n_resamples`` (e.g. ``n_bootstrap``), for error messages.
+    strata
+        Labels of x's values: resample within each stratum (see above).
     """
     level = confidence_argument(confidence, level, "bootstrap_interval")
     x_arr = as_sample(x, "x")
     y_arr = np.empty(0) if y is None else as_sample(y, "y")
+    members: list[np.ndarray] = []
+    if strata is not None:
+        if y is not None:
+            raise OptionError("strata stratify a one-sample bootstrap: give y=None")
+        labels = np.asarray(strata)
+        if labels.shape != x_arr.shape:
+            raise OptionError(f"strata must give one label per value of x ({x_arr.size}), got shape {labels.shape}")
+        codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
+        members = [np.flatnonzero(codes == code) for code in range(int(codes.max()) + 1)]
     if not 0.0 < level < 1.0:
         raise OptionError(f"the confidence level must be between 0 and 1, not {level!r}")
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
@@ -218,7 +237,13 @@ def bootstrap_interval(
     with resampling_bar(n_resamples, x_arr.size + y_arr.size, desc="bootstrap") as meter:
         while remaining > 0:
             k = min(block, remaining)
-            xs = x_arr[rng.integers(0, x_arr.size, size=(k, x_arr.size))]
+            if members:
+                positions = np.empty((k, x_arr.size), dtype=np.intp)
+                for where in members:
+                    positions[:, where] = where[rng.integers(0, where.size, size=(k, where.size))]
+                xs = x_arr[positions]
+            else:
+                xs = x_arr[rng.integers(0, x_arr.size, size=(k, x_arr.size))]
             ys = y_arr[rng.integers(0, y_arr.size, size=(k, y_arr.size))] if y_arr.size else np.empty((k, 0))
             values.append(np.asarray(statistic(xs, ys), dtype=float).reshape(k))
             remaining -= k

@@ -47,10 +47,6 @@ from scipy import stats
 from assoc.errors import DataError
 from assoc.stats.samples import as_complete_matrix
 
-MODELS = ("oneway", "twoway")
-TYPES = ("agreement", "consistency")
-UNITS = ("single", "average")
-
 
 @dataclass(frozen=True)
 class ICCResult:

@@ -12,36 +12,22 @@ This package re-exports their public names (``from assoc.stimuli import Design, 
 
 from __future__ import annotations
 
-from assoc.stimuli.design import (
-    ATTRIB_SLOT,
-    MASK,
-    MAX_RANGE_WORDS,
-    TARGET_SLOT,
-    Design,
-    Filling,
-    Groups,
-    MaskItem,
-    fill_mask,
-    split_at_mask,
-)
-from assoc.stimuli.items import ChoiceItem, ItemStimuli, require_items
-from assoc.stimuli.sets import BundleResolver, Stimuli, set_bundle_resolver
+from assoc.infra.importhooks import public_face as _public_face
+from assoc.stimuli.design import ATTRIB_SLOT as ATTRIB_SLOT
+from assoc.stimuli.design import MASK as MASK
+from assoc.stimuli.design import MAX_RANGE_WORDS as MAX_RANGE_WORDS
+from assoc.stimuli.design import TARGET_SLOT as TARGET_SLOT
+from assoc.stimuli.design import Design as Design
+from assoc.stimuli.design import Filling as Filling
+from assoc.stimuli.design import Groups as Groups
+from assoc.stimuli.design import MaskItem as MaskItem
+from assoc.stimuli.design import fill_mask as fill_mask
+from assoc.stimuli.design import split_at_mask as split_at_mask
+from assoc.stimuli.items import ChoiceItem as ChoiceItem
+from assoc.stimuli.items import ItemStimuli as ItemStimuli
+from assoc.stimuli.items import require_items as require_items
+from assoc.stimuli.sets import BundleResolver as BundleResolver
+from assoc.stimuli.sets import Stimuli as Stimuli
+from assoc.stimuli.sets import set_bundle_resolver as set_bundle_resolver
 
-__all__ = [
-    "ATTRIB_SLOT",
-    "MASK",
-    "MAX_RANGE_WORDS",
-    "TARGET_SLOT",
-    "BundleResolver",
-    "ChoiceItem",
-    "Design",
-    "Filling",
-    "Groups",
-    "ItemStimuli",
-    "MaskItem",
-    "Stimuli",
-    "fill_mask",
-    "require_items",
-    "set_bundle_resolver",
-    "split_at_mask",
-]
+__getattr__, __dir__ = _public_face(globals())

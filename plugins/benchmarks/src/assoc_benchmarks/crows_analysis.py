@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, Option, Requirement, TableError, confidence_level
+from assoc import Analysis, Estimate, Headline, Option, Requirement, TableError, confidence_level
 
 from .crows_data import BIAS_TYPES
 from .crows_data import CITATION as CROWS_CITATION
@@ -183,6 +183,19 @@ class CrowsPairsAnalysis(Analysis):
         conventions={"reduction": ("sum",)},  # clm's mean per token is no sentence log probability
     )
     estimate_column = "metric_score"
+    #: The metric score with its Clopper-Pearson interval over all pairs leads; 50 % is no preference.
+    headline = Headline(
+        estimates=(
+            Estimate("metric_score", "metric score (%)", low="ci_low", high="ci_high", p_value="p_value",
+                     n=("n_pairs",), reference=50.0),
+            Estimate("stereo_score", "stereotype score (%)", n=("n_stereo",), reference=50.0, headline=False),
+            Estimate("antistereo_score", "anti-stereotype score (%)", n=("n_antistereo",), reference=50.0,
+                     headline=False),
+            Estimate("likelihood_diff", "likelihood difference", n=("n_pairs",), reference=None, headline=False),
+        ),
+        rows={"bias_type": ("all",)},
+        labels=("model", "crows_metric", "bias_type"),
+    )  # fmt: skip
     description = (
         "CrowS-Pairs numbers (Nangia et al. 2020): metric, stereotype and anti-stereotype scores overall "
         "and per bias type, ties, a Clopper-Pearson CI and a sign test against 50 %"

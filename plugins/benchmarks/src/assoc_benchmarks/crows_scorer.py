@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import Option, OptionError, WorkUnit
-from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer
+from assoc import Option, OptionError
+from assoc.lm import MODEL_OPTIONS, LMScorer
 
 from .crows_data import CITATION as CROWS_CITATION
 from .crows_data import CrowsPair, pairs_of
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc import Stimuli
-    from assoc.lm import MaskedLMWorker
+    from assoc.infra import Namespace
+    from assoc.lm import LanguageModel
 
 CITATION = (
     f"{CROWS_CITATION}; Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model "
@@ -34,7 +35,7 @@ CITATION = (
 )
 
 
-class CrowsPairsScorer(MaskedLMScorer):
+class CrowsPairsScorer(LMScorer):
     """CrowS-Pairs sentence scores of masked LMs: the authors' metric, all-token PLL, AUL and AULA.
 
     ``nangia2020``: score(S) = sum over the shared tokens (aligned with difflib, first and last
@@ -52,6 +53,7 @@ class CrowsPairsScorer(MaskedLMScorer):
     measure = "log_prob_shared"  # of the default metric; each row names its own (MEASURES)
     requires_models = True
     needs_queries = True
+    model_kinds = ("masked",)
     extra_columns = {
         "design": "the pair (design name, pair<index> of the authors' file)",
         "pair": "the pair (as design)",
@@ -90,7 +92,6 @@ class CrowsPairsScorer(MaskedLMScorer):
             choices=LOWERCASE,
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
-        MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
     )
 
@@ -102,53 +103,46 @@ class CrowsPairsScorer(MaskedLMScorer):
         if p["metric"] == "aula" and p["backend"] != "torch":
             raise OptionError("metric='aula' reads attention weights: use backend='torch'")
 
-    def unit_fillings(self) -> int:
-        """Pairs per work unit: the ``unit_size`` option."""
-        return int(self.params["unit_size"])
+    def checkpoint_name(self) -> str:
+        """The checkpoints' name: each metric masks different copies."""
+        return f"crows-{self.params['metric']}"
 
-    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
-        """One unit per model and block of ``unit_size`` pairs; the pairs are checked before any model loads."""
-        self.check_stimuli(stimuli)
-        self.check_backend(models)
+    def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:
+        """Blocks of ``unit_size`` pairs; the pairs are read (and checked) before any model loads."""
         pairs = pairs_of(stimuli)
-        size = self.unit_fillings()
+        size = self.items_per_unit()
         blocks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
-        resources = self.unit_resources()
         return [
-            WorkUnit(
-                key=f"{model}#{i}",
-                model=model,
-                payload=[[p.pair, p.sent_more, p.sent_less, p.stereo_antistereo, p.bias_type] for p in block],
-                size=len(block),
-                resources=resources,
-            )
-            for model in models
-            for i, block in enumerate(blocks)
+            ([[p.pair, p.sent_more, p.sent_less, p.stereo_antistereo, p.bias_type] for p in block], len(block))
+            for block in blocks
         ]
 
-    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+    def decode(self, payload: Any) -> list[CrowsPair]:
+        """The pairs of a unit's payload."""
+        return [CrowsPair(*fields) for fields in payload]
+
+    def score_items(
+        self, model: LanguageModel, items: list[CrowsPair], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
         """Two rows per pair of the unit: ``sent_more`` then ``sent_less``."""
         from .crows_scoring import score_pairs
 
         p = self.params
-        pairs = [CrowsPair(*fields) for fields in unit.payload]
-        checkpoints = self.unit_checkpoints(state, unit, f"crows-{p['metric']}")
+        pairs = items
         scores = score_pairs(
-            state.lm,
+            model.engine,  # type: ignore[attr-defined]  # the masked kind's MaskedLM
             pairs,
             metric=p["metric"],
             lowercase=p["lowercase"],
-            max_tokens=p["max_tokens"],
+            batch_tokens=p["batch_tokens"],
             namespace=checkpoints,
         )
-        if checkpoints is not None:
-            checkpoints.discard()
         rows = []
         for pair, (more, less) in zip(pairs, scores, strict=True):
             for group, sentence, result in (("sent_more", pair.sent_more, more), ("sent_less", pair.sent_less, less)):
                 value = round(result.score, NANGIA_DECIMALS) if p["faithful"] else result.score
                 row = {
-                    "model": unit.model,
+                    "model": model.name,
                     "context": pair.pair,
                     "target_group": group,
                     "target": sentence,

@@ -13,7 +13,7 @@ Four metrics (``metric=``):
     ``[CLS]``/``<s>`` and ``[SEP]``/``</s>``). Text is lower-cased first for uncased models.
 ``all_tokens`` (Salazar et al., 2020)
     The pseudo-log-likelihood: every non-special token masked in turn, log-probabilities summed
-    (computed by :func:`assoc_pll.sentences.score_sentences`, the ``pll`` scorer's function).
+    (computed by :func:`assoc.lm.pseudo_log_likelihoods`, the ``pll`` scorer's function).
 ``aul`` (Kaneko & Bollegala, 2022, Eq. 3)
     All Unmasked Likelihood: the sentence unmasked, one forward pass,
     AUL(S) = (1/|S|) sum_{i=1}^{|S|} log P(w_i | S) over the non-special tokens.
@@ -108,7 +108,7 @@ def score_pairs(
     *,
     metric: str = "nangia2020",
     lowercase: str = "auto",
-    max_tokens: int | None = None,
+    batch_tokens: int | None = None,
     namespace: Any = None,
     progress: bool = False,
 ) -> list[tuple[SentenceScore, SentenceScore]]:
@@ -122,7 +122,7 @@ def score_pairs(
         One of :data:`METRICS`.
     lowercase:
         ``auto`` (lower-case the text for uncased tokenizers, as ``metric.py``), ``always`` or ``never``.
-    max_tokens:
+    batch_tokens:
         The engine's batch budget (None: the device default).
     namespace:
         An :class:`assoc.infra.Namespace` for the log-probabilities (checkpoints), or None.
@@ -141,11 +141,11 @@ def score_pairs(
         sent1, sent2 = pair.sent1_sent2
         texts.append((sent1.lower(), sent2.lower()) if lower else (sent1, sent2))
     if metric == "all_tokens":
-        scored = _all_tokens(lm, texts, max_tokens=max_tokens, namespace=namespace, progress=progress)
+        scored = _all_tokens(lm, texts, batch_tokens=batch_tokens, namespace=namespace, progress=progress)
     elif metric == "nangia2020":
-        scored = _nangia(lm, pairs, texts, max_tokens=max_tokens, namespace=namespace, progress=progress)
+        scored = _nangia(lm, pairs, texts, batch_tokens=batch_tokens, namespace=namespace, progress=progress)
     else:
-        scored = _unmasked(lm, pairs, texts, attention=metric == "aula", max_tokens=max_tokens, namespace=namespace)
+        scored = _unmasked(lm, pairs, texts, attention=metric == "aula", batch_tokens=batch_tokens, namespace=namespace)
     out = []
     for pair, (first, second) in zip(pairs, scored, strict=True):
         # back from (sent1, sent2) to (sent_more, sent_less)
@@ -153,11 +153,11 @@ def score_pairs(
     return out
 
 
-def _log_probs(lm: Any, requests: list[Any], namespace: Any, max_tokens: int | None, progress: bool) -> list[float]:
+def _log_probs(lm: Any, requests: list[Any], namespace: Any, batch_tokens: int | None, progress: bool) -> list[float]:
     from assoc.lm import cached_log_probs
 
     values = cached_log_probs(
-        lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress, desc=f"crows {lm.name}"
+        lm, requests, namespace, chunk=CHUNK, batch_tokens=batch_tokens, progress=progress, desc=f"crows {lm.name}"
     )
     return [v[0] for v in values]
 
@@ -167,7 +167,7 @@ def _nangia(
     pairs: Sequence[CrowsPair],
     texts: Sequence[tuple[str, str]],
     *,
-    max_tokens: int | None,
+    batch_tokens: int | None,
     namespace: Any,
     progress: bool,
 ) -> list[tuple[SentenceScore, SentenceScore]]:
@@ -194,7 +194,7 @@ def _nangia(
                 both.append(index[key])
             keys.append((both[0], both[1]))
         plans.append((ids1, ids2, chosen, keys))
-    values = _log_probs(lm, requests, namespace, max_tokens, progress)
+    values = _log_probs(lm, requests, namespace, batch_tokens, progress)
     out = []
     for (sent1, sent2), (ids1, ids2, chosen, keys) in zip(texts, plans):
         sides = []
@@ -217,13 +217,19 @@ def _n_content(lm: Any, ids: Sequence[int]) -> int:
 
 
 def _all_tokens(
-    lm: Any, texts: Sequence[tuple[str, str]], *, max_tokens: int | None, namespace: Any, progress: bool
+    lm: Any, texts: Sequence[tuple[str, str]], *, batch_tokens: int | None, namespace: Any, progress: bool
 ) -> list[tuple[SentenceScore, SentenceScore]]:
-    from assoc_pll.sentences import score_sentences
+    from assoc.lm import pseudo_log_likelihoods
 
     flat = [t for pair in texts for t in pair]
-    results = score_sentences(
-        lm, flat, metric="original", tokens_scored="all", max_tokens=max_tokens, namespace=namespace, progress=progress
+    results = pseudo_log_likelihoods(
+        lm,
+        flat,
+        metric="original",
+        tokens_scored="all",
+        batch_tokens=batch_tokens,
+        namespace=namespace,
+        progress=progress,
     )
     scores = [
         SentenceScore(
@@ -244,7 +250,7 @@ def _unmasked(
     texts: Sequence[tuple[str, str]],
     *,
     attention: bool,
-    max_tokens: int | None,
+    batch_tokens: int | None,
     namespace: Any,
 ) -> list[tuple[SentenceScore, SentenceScore]]:
     """AUL / AULA: log P of every token of the unmasked sentence (one forward row per sentence in the engine)."""
@@ -256,8 +262,8 @@ def _unmasked(
         for ids in (ids1, ids2):
             # Kaneko & Bollegala's eval.py: token_log_probs[1:-1], every token but the first and the last
             requests.extend(MaskRequest(input_ids=ids, position=p, token_ids=(ids[p],)) for p in range(1, len(ids) - 1))
-    values = _log_probs(lm, requests, namespace, max_tokens, False)
-    weights = _attention_received(lm, [ids for pair in encoded for ids in pair], max_tokens) if attention else None
+    values = _log_probs(lm, requests, namespace, batch_tokens, False)
+    weights = _attention_received(lm, [ids for pair in encoded for ids in pair], batch_tokens) if attention else None
     out = []
     k = 0
     for i, ((t1, t2), (ids1, ids2)) in enumerate(zip(texts, encoded)):
@@ -277,6 +283,6 @@ def _unmasked(
     return out
 
 
-def _attention_received(lm: Any, sequences: Sequence[tuple[int, ...]], max_tokens: int | None) -> list[list[float]]:
+def _attention_received(lm: Any, sequences: Sequence[tuple[int, ...]], batch_tokens: int | None) -> list[list[float]]:
     """Per sequence, the attention each position receives, averaged over layers, heads and attending positions."""
-    return [list(row) for row in lm.attention_received(list(sequences), max_tokens=max_tokens)]
+    return [list(row) for row in lm.attention_received(list(sequences), batch_tokens=batch_tokens)]

@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import MaskItem, Option, StimuliError, split_at_mask
-from assoc.lm import BOS_POLICIES, MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer, MaskedLMWorker
+from assoc.lm import BOS_OPTION, MODEL_OPTIONS, LMScorer
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc import WorkUnit
+    from assoc.infra import Namespace
+    from assoc.lm import LanguageModel
 
 CITATION = (
     "Bao, H. W. (2024). The Fill-Mask Association Test (FMAT). Journal of Personality and Social Psychology "
@@ -61,13 +62,14 @@ EXTRA_COLUMNS = {
 }
 
 
-class CLMScorer(MaskedLMScorer):
+class CLMScorer(LMScorer):
     """Sentence and option log probabilities of every filled ``[MASK]`` option, under causal LMs.
 
     value = log P(sentence) (``measure="sentence"``) or log P(option | text before it)
     (``measure="option"``), natural logs, summed over tokens (``reduction="sum"``) or averaged
     (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :func:`assoc.lm.special_tokens` for the
-    BOS policy and the tokenization rules.
+    BOS policy and the tokenization rules. It takes the ``causal`` kind and reads each token's value
+    from the kind's engine (one pass per shared prefix: a query's options share its context).
     """
 
     name = "clm"
@@ -80,6 +82,7 @@ class CLMScorer(MaskedLMScorer):
     requires_models = True
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
+    model_kinds = ("causal",)
     options = (
         Option(
             "measure",
@@ -89,15 +92,7 @@ class CLMScorer(MaskedLMScorer):
             "option's tokens given the text before them) or 'both' (two rows per option, one per measure)",
             choices=MEASURES,
         ),
-        Option(
-            "bos",
-            str,
-            "auto",
-            "start of every sequence: 'auto' (prepend BOS, else EOS: every text token scored, as lm-eval's "
-            "empty context), 'tokenizer' (what the tokenizer adds: minicons' default) or 'none' (first token "
-            "unscored); see docs/clm.md",
-            choices=BOS_POLICIES,
-        ),
+        BOS_OPTION,
         Option(
             "reduction",
             str,
@@ -107,8 +102,7 @@ class CLMScorer(MaskedLMScorer):
             choices=("sum", "mean"),
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log probability"),
-        MAX_TOKENS_OPTION,
-        *(option for option in MODEL_OPTIONS if option.name != "backend"),
+        *MODEL_OPTIONS,
     )
 
     def check_stimuli(self, stimuli: Any) -> None:
@@ -118,9 +112,6 @@ class CLMScorer(MaskedLMScorer):
             if not design.mask:
                 raise StimuliError(f"scorer 'clm': design {design.name!r} has no [MASK] options")
 
-    def check_backend(self, models: Sequence[str]) -> None:
-        """Causal LMs run on PyTorch only: nothing to check."""
-
     def check_items(self, items: list[MaskItem], models: Sequence[str]) -> None:
         """Refuse stimuli without sentences and fillers that contain ``[MASK]``, before any model loads."""
         if not items:
@@ -128,30 +119,27 @@ class CLMScorer(MaskedLMScorer):
         for text in {item.filling.text for item in items}:
             split_at_mask(text)
 
-    def load_worker(self, model: str) -> MaskedLMWorker:
-        """Take ``model`` from the process's causal-LM cache (loaded once per process) and open the run's cache."""
-        from assoc.lm import cached_causal_lm
+    def checkpoint_name(self) -> str:
+        """The checkpoints' name: their values depend on the BOS policy."""
+        return f"clm-log-prob-{self.params['bos']}"
 
-        p = self.params
-        cache = self.run_cache()
-        lm = cached_causal_lm(model, device=p["device"], dtype=p["dtype"], revision=p["revision"], memo=cache)
-        return MaskedLMWorker(lm, cache if cache.enabled else None)
-
-    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+    def score_items(
+        self, model: LanguageModel, items: list[MaskItem], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
         """One row per option of the unit's filled queries (two with ``measure="both"``)."""
-        from assoc.lm import decode_items
-
         p = self.params
-        items = decode_items(unit.payload)
-        checkpoints = self.unit_checkpoints(state, unit, f"clm-log-prob-{p['bos']}")
-        scored = score_items(state.lm, items, bos=p["bos"], max_tokens=p["max_tokens"], namespace=checkpoints)
-        if checkpoints is not None:
-            checkpoints.discard()
+        scored = score_items(
+            model.engine,  # type: ignore[attr-defined]  # the causal kind's CausalLM
+            items,
+            bos=p["bos"],
+            batch_tokens=p["batch_tokens"],
+            namespace=checkpoints,
+        )
         measures = ("sentence", "option") if p["measure"] == "both" else (p["measure"],)
         records = []
         for item, result in zip(items, scored, strict=True):
             base = {
-                "model": unit.model,
+                "model": model.name,
                 "context": item.filling.query,
                 **item.roles(),
                 "design": item.filling.design,
@@ -185,7 +173,7 @@ def score_items(
     items: Sequence[MaskItem],
     *,
     bos: str = "auto",
-    max_tokens: int | None = None,
+    batch_tokens: int | None = None,
     namespace: Any = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
@@ -207,7 +195,7 @@ def score_items(
             index.setdefault(request, len(index))
     requests = list(index)
     values = cached_log_probs(
-        lm, requests, namespace, chunk=CHUNK, max_tokens=max_tokens, progress=progress, desc=f"clm {lm.name}"
+        lm, requests, namespace, chunk=CHUNK, batch_tokens=batch_tokens, progress=progress, desc=f"clm {lm.name}"
     )
     out = []
     for (sentence, _), plan in zip(texts, plans):

@@ -95,7 +95,7 @@ def score_model(
     oov: str = "nan",
     weight_decay: float = 1.0,
     token_overrides: Mapping[str, Any] | None = None,
-    max_tokens: int | None = None,
+    batch_tokens: int | None = None,
     cache: Any = None,
     progress: bool = False,
     namespace: Namespace | None = None,
@@ -105,8 +105,8 @@ def score_model(
 
     ``log P`` is the natural-log softmax over the model's whole output vocabulary at
     the mask position (Bao, 2024, Eq. 1 uses these log probabilities for LPRs).
-    ``cache`` is an :class:`assoc.infra.cache.Cache` or None. ``max_tokens`` is the
-    engine's batch budget; None = the device default (:func:`assoc.lm.masked.options.default_max_tokens`).
+    ``cache`` is an :class:`assoc.infra.cache.Cache` or None. ``batch_tokens`` is the
+    engine's batch budget; None = the device default (:func:`assoc.lm.default_batch_tokens`).
     ``warn=False`` leaves the out-of-vocabulary warnings to the caller (:func:`warn_about_rows`
     builds them from the rows, as the fmat scorer does once per model for all its work units);
     the rows then carry a ``context_changed`` key for it.
@@ -139,7 +139,7 @@ def score_model(
             wanted.setdefault((seq, pos), set()).add(tok)
     if namespace is None and cache is not None:
         namespace = fmat_namespace(cache, lm, added, weight_decay)
-    log_prob = _compute(lm, wanted, namespace, max_tokens=max_tokens, progress=progress)
+    log_prob = _compute(lm, wanted, namespace, batch_tokens=batch_tokens, progress=progress)
 
     rows = []
     for item in items:
@@ -192,7 +192,7 @@ def _compute(
     wanted: Mapping[tuple[tuple[int, ...], int], set[int]],
     namespace: Namespace | None,
     *,
-    max_tokens: int | None,
+    batch_tokens: int | None,
     progress: bool,
 ) -> dict[tuple[tuple[int, ...], int, int], float]:
     from assoc.lm import MaskRequest, token_log_probs
@@ -203,7 +203,7 @@ def _compute(
         requests,
         namespace,
         chunk=CHUNK,
-        max_tokens=max_tokens,
+        batch_tokens=batch_tokens,
         progress=progress,
         desc=f"fmat {lm.name}",
         unit="seq",

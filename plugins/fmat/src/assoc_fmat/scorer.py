@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import Option, positive
-from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer
+from assoc.lm import MODEL_OPTIONS, LMScorer
 
 if TYPE_CHECKING:
-    from assoc import WorkUnit
-    from assoc.lm import MaskedLMWorker
+    from assoc import MaskItem
+    from assoc.infra import Namespace
+    from assoc.lm import LanguageModel
 
 from .citation import CITATION
 
@@ -37,8 +38,12 @@ def _check_tokens(value: dict) -> dict:
     return value
 
 
-class FMATScorer(MaskedLMScorer):
-    """Log probability of each [MASK] candidate in each filled query, for any fill-mask model."""
+class FMATScorer(LMScorer):
+    """Log probability of each [MASK] candidate in each filled query, for any fill-mask model.
+
+    It reads the masked engine's word pieces and adds temporary tokens (``oov='add_tokens'``), so it
+    takes the ``masked`` kind only and works on the kind's engine.
+    """
 
     name = "fmat"
     description = "Fill-Mask Association Test: log P(candidate | query) at the [MASK] of BERT-family models."
@@ -47,6 +52,7 @@ class FMATScorer(MaskedLMScorer):
     requires_models = True
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
+    model_kinds = ("masked",)
     options = (
         Option(
             "oov",
@@ -71,7 +77,6 @@ class FMATScorer(MaskedLMScorer):
             check=_check_tokens,
             renamed_from=("tokens",),
         ),
-        MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
     )
 
@@ -102,34 +107,29 @@ class FMATScorer(MaskedLMScorer):
         for text in {item.filling.text for item in items}:
             split_query(text)  # a filler that contains "[MASK]" is caught before any model loads
 
-    def unit_fillings(self) -> int:
+    def items_per_unit(self) -> int:
         """Filled queries per work unit: all of them with ``oov='add_tokens'``, else the default."""
         # Temporary tokens (oov='add_tokens') enlarge the softmax of every query by the same words, so a
         # model's queries must be scored together: one unit per model.
-        return sys.maxsize if self.params["oov"] == "add_tokens" else super().unit_fillings()
+        return sys.maxsize if self.params["oov"] == "add_tokens" else super().items_per_unit()
 
-    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
-        """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.scoring.score_model`)."""
-        from assoc.lm import decode_items
-
+    def score_items(
+        self, model: LanguageModel, items: list[MaskItem], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
+        """One row per ``[MASK]`` candidate of the unit's filled queries (:func:`.log_probs.score_model`)."""
         from .log_probs import score_model
 
         p = self.params
-        # checkpoints while the unit is computed; its rows (stored by the driver) are the one copy kept
-        checkpoints = self.unit_checkpoints(state, unit, "fmat-log-prob")
-        rows = score_model(
-            state.lm,
-            decode_items(unit.payload),
+        return score_model(
+            model.engine,  # type: ignore[attr-defined]  # the masked kind's MaskedLM
+            items,
             oov=p["oov"],
             weight_decay=p["weight_decay"],
             token_overrides=p["token_overrides"],
-            max_tokens=p["max_tokens"],
+            batch_tokens=p["batch_tokens"],
             namespace=checkpoints,
             warn=False,
         )
-        if checkpoints is not None:
-            checkpoints.discard()
-        return rows
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
         """The table of all units' rows, with one out-of-vocabulary warning per model."""

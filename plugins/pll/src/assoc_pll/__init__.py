@@ -3,8 +3,8 @@
 assoc-pll: pseudo-log-likelihood scoring with masked language models, and the
 Bayes-rule choice model of Watson, Beekhuizen & Stevenson (2023).
 
-Public pieces: :func:`assoc_pll.sentences.score_sentences` (PLL of plain sentences),
-:class:`assoc_pll.scorer.PLLScorer` (scorer ``pll``),
+Public pieces: :class:`assoc_pll.scorer.PLLScorer` (scorer ``pll``; the PLL of plain sentences is
+:func:`assoc.lm.pseudo_log_likelihoods`, shared with the CrowS-Pairs scorer and the masked kind),
 :func:`assoc_pll.posterior.posterior_table` / :func:`assoc_pll.posterior.loglik_table`
 (analyses ``posterior`` and ``loglik``).
 """

@@ -2,7 +2,8 @@
 
 Each query's ``[MASK]`` slot is filled with each variant (a mask-group word or
 phrase) and ``{TARGET}``/``{ATTRIB}`` with their fillers; each resulting sentence
-is one row (``measure = "pll"``). See :mod:`assoc_pll.sentences` for the formula.
+is one row (``measure = "pll"``). The formula is :func:`assoc.lm.pseudo_log_likelihoods`' (the one
+implementation, shared with the masked kind's ``sentence`` requests and CrowS-Pairs' ``all_tokens``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc import MaskItem, Option, StimuliError, fill_mask, split_at_mask
-from assoc.lm import MAX_TOKENS_OPTION, MODEL_OPTIONS, MaskedLMScorer
-
-from .masking import METRICS, TOKEN_SELECTIONS
+from assoc.lm import MODEL_OPTIONS, PLL_METRICS, PLL_TOKEN_SELECTIONS, LMScorer
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from assoc import Stimuli, WorkUnit
-    from assoc.lm import MaskedLMWorker
+    from assoc import Stimuli
+    from assoc.infra import Namespace
+    from assoc.lm import LanguageModel
 
 CITATION = (
     "Salazar, J., Liang, D., Nguyen, T. Q., & Kirchhoff, K. (2020). Masked language model scoring. "
@@ -49,7 +49,7 @@ def sentence_rows(items: Sequence[MaskItem]) -> list[dict[str, Any]]:
     return out
 
 
-class PLLScorer(MaskedLMScorer):
+class PLLScorer(LMScorer):
     """Pseudo-log-likelihood of sentences with the [MASK] slot filled by each variant.
 
     value = PLL(S) = sum_{i in I} log P(s_i | S with s_i masked) (Salazar et al., 2020), I the
@@ -68,6 +68,7 @@ class PLLScorer(MaskedLMScorer):
     measure = "pll"
     requires_models = True
     needs_queries = True
+    model_kinds = ("masked",)
     extra_columns = {
         "design": "design name",
         "mask_group": "group of the variant that fills [MASK]",
@@ -89,7 +90,7 @@ class PLLScorer(MaskedLMScorer):
             "original",
             "masking metric: 'original' masks one token at a time; 'word_l2r' "
             "also masks the later sub-tokens of the same word",
-            choices=METRICS,
+            choices=PLL_METRICS,
         ),
         Option(
             "tokens_scored",
@@ -98,7 +99,7 @@ class PLLScorer(MaskedLMScorer):
             "tokens to score: 'all', 'context' (exclude the variant's tokens: log "
             "P(C|V), as Nangia et al. 2020 and Watson et al. 2023) or 'variant' (the output column of the same "
             "name)",
-            choices=TOKEN_SELECTIONS,
+            choices=PLL_TOKEN_SELECTIONS,
             renamed_from=("tokens",),
         ),
         Option(
@@ -109,7 +110,6 @@ class PLLScorer(MaskedLMScorer):
             choices=("sum", "mean"),
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
-        MAX_TOKENS_OPTION,
         *MODEL_OPTIONS,
     )
 
@@ -126,31 +126,27 @@ class PLLScorer(MaskedLMScorer):
         for text in {item.filling.text for item in items}:
             split_at_mask(text)  # a filler that contains "[MASK]" is caught before any model loads
 
-    def run_unit(self, state: MaskedLMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
-        """One PLL row per filled sentence of the unit."""
-        from assoc.lm import decode_items
-
-        from .sentences import score_sentences
+    def score_items(
+        self, model: LanguageModel, items: list[MaskItem], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
+        """One PLL row per filled sentence of the unit (the per-token detail needs the kind's engine)."""
+        from assoc.lm import pseudo_log_likelihoods
 
         p = self.params
-        items = sentence_rows(decode_items(unit.payload))
-        # checkpoints while the unit is computed; its rows (stored by the driver) are the one copy kept
-        checkpoints = self.unit_checkpoints(state, unit, "pll-log-prob")
-        results = score_sentences(
-            state.lm,
-            [it["row"]["sentence"] for it in items],
-            [it["span"] for it in items],
+        rows = sentence_rows(items)
+        results = pseudo_log_likelihoods(
+            model.engine,  # type: ignore[attr-defined]  # the masked kind's MaskedLM
+            [it["row"]["sentence"] for it in rows],
+            [it["span"] for it in rows],
             metric=p["metric"],
             tokens_scored=p["tokens_scored"],
-            max_tokens=p["max_tokens"],
+            batch_tokens=p["batch_tokens"],
             namespace=checkpoints,
         )
-        if checkpoints is not None:
-            checkpoints.discard()
         records = []
-        for item, result in zip(items, results, strict=True):
+        for item, result in zip(rows, results, strict=True):
             row = {
-                "model": unit.model,
+                "model": model.name,
                 **item["row"],
                 "measure": self.measure,
                 "value": result.pll if p["reduction"] == "sum" else result.mean,

@@ -42,10 +42,6 @@ MAY = (
     "May, C., Wang, A., Bordia, S., Bowman, S. R., & Rudinger, R. (2019). On measuring social biases in sentence "
     "encoders. Proceedings of NAACL-HLT 2019, 622-628. doi:10.18653/v1/N19-1063"
 )
-REIMERS = (
-    "Reimers, N., & Gurevych, I. (2019). Sentence-BERT: Sentence embeddings using Siamese BERT-networks. "
-    "Proceedings of EMNLP-IJCNLP 2019, 3982-3992. doi:10.18653/v1/D19-1410"
-)
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: the attribute_group of every sbert_topwords row
 TOP_WORDS_GROUP = "top_words"
@@ -92,7 +88,8 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         choices=BACKENDS,
         check=check_backend,
     ),
-    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend")),  # its own dtype and backend
+    # its own dtype and backend; no forward-batch token budget (batch_size counts texts)
+    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend", "batch_tokens")),
 )
 TEMPLATE_OPTION = Option(
     "template",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assoc import REQUIRED, Analysis, Option, Requirement, confidence_level, non_negative, positive
+from assoc import REQUIRED, Analysis, Estimate, Headline, Option, Requirement, confidence_level, non_negative, positive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,6 +107,16 @@ class WEATAnalysis(Analysis):
         instead="score targets against two attribute groups (e.g. assoc score --scorer weat)",
     )
     estimate_column = "effect_size"
+    #: d with its bootstrap interval (when n_bootstrap > 0) and permutation p, on n_x + n_y target words.
+    headline = Headline(
+        estimates=(
+            Estimate("effect_size", "effect size d", low="ci_low", high="ci_high", p_value="p_value",
+                     n=("n_x", "n_y"), reference=0.0),
+            Estimate("statistic", "test statistic s(X, Y, A, B)", p_value="p_value", n=("n_x", "n_y"),
+                     headline=False),
+        ),
+        labels=("design", "model", "scorer", "measure", "context", "x", "y", "a", "b"),
+    )  # fmt: skip
     description = (
         "WEAT: test statistic, effect size d and permutation p for targets X, Y and attributes A, B "
         "(any association table)."

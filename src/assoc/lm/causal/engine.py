@@ -18,8 +18,8 @@ Speed, none of which changes a number beyond float32 noise (checked, see below):
   passes over the query. The first continuation token is read from the context pass, so a
   one-token continuation costs no pass of its own;
 * **token-budget batching**: contexts and continuations are sorted by length and cut into
-  batches whose padded size stays under ``max_tokens`` (:func:`assoc.lm.masked.engine.plan_batches`,
-  the masked engine's planner), with padding on the right and an attention mask, so memory is
+  batches whose padded size stays under ``batch_tokens`` (:func:`assoc.lm.batching.plan_batches`,
+  every engine's planner), with padding on the right and an attention mask, so memory is
   bounded whatever the number of options;
 * **LM head at scored positions only**: the vocabulary projection (for GPT-2 small about a third
   of the work per token) runs only where a token is scored, in chunks, so the logits of a batch
@@ -46,18 +46,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError
+from assoc.lm.batching import check_budget, plan_batches, renamed_budget
 from assoc.lm.causal.requests import CausalRequest
-from assoc.lm.masked.engine import _max_length, plan_batches
-from assoc.lm.masked.options import default_max_tokens
-from assoc.lm.models import LoadedLM
+from assoc.lm.loading import LoadedLM
 
 if TYPE_CHECKING:
-    from assoc.infra.cache import Cache
+    pass
 
 #: Picked positions per LM-head call: bounds the float64 logits held at once (rows x vocabulary).
 HEAD_CHUNK = 128
 #: A continuation batch holds its rows' copies of the context keys and values: at most this many
-#: times ``max_tokens`` context tokens, so memory stays bounded by the budget.
+#: times ``batch_tokens`` context tokens, so memory stays bounded by the budget.
 KV_FACTOR = 8
 #: Agreement a fast path must reach with the model's own forward pass, by dtype.
 TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 5e-2, "bfloat16": 5e-2}
@@ -78,26 +77,15 @@ class CausalLM(LoadedLM):
     """
 
     backend = "torch"
+    #: (shared prefix, head only) as decided for this handle's weights; None = not decided yet
+    paths: tuple[bool, bool] | None = None
 
-    def __init__(
-        self,
-        name: str,
-        tokenizer: Any,
-        model: Any,
-        *,
-        device: str,
-        dtype: str,
-        fingerprint: str,
-        shared: bool = False,
-        memo: Cache | None = None,
-    ):
-        super().__init__(
-            name, tokenizer, model, device=device, dtype=dtype, fingerprint=fingerprint, shared=shared, memo=memo
-        )
-        self.max_length = _max_length(tokenizer, model.config)
+    @property
+    def pad_token_id(self) -> int:
+        """What pads a batch on the right (never read: masked out): the pad token, else EOS, else 0."""
+        tokenizer = self.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        self.pad_token_id = int(pad) if pad is not None else 0
-        self.paths: tuple[bool, bool] | None = None  # (shared prefix, head only); None = not decided yet
+        return int(pad) if pad is not None else 0
 
     # -- life cycle (close, with: LoadedLM's) -------------------------------------------
     def __repr__(self) -> str:
@@ -130,22 +118,25 @@ class CausalLM(LoadedLM):
 
     # -- scoring ----------------------------------------------------------------------
     def log_probs(
-        self, requests: Sequence[CausalRequest], *, max_tokens: int | None = None, progress: bool = False
+        self,
+        requests: Sequence[CausalRequest],
+        *,
+        batch_tokens: int | None = None,
+        progress: bool = False,
+        max_tokens: int | None = None,
     ) -> list[np.ndarray]:
         """``log P(continuation[j] | context, continuation[:j])`` for each request, float64 arrays in order.
 
         Requests with the same context share one context pass; equal requests are computed once.
-        Batches stay at or under ``max_tokens`` padded tokens (a single longer sequence runs alone);
-        ``None`` is :func:`assoc.lm.masked.options.default_max_tokens` of the model's device. ``progress``
-        shows a bar over the distinct requests.
+        Batches stay at or under ``batch_tokens`` padded tokens (a single longer sequence runs alone);
+        ``None`` is :func:`assoc.lm.batching.default_batch_tokens` of the model's device (``max_tokens``:
+        its former name, with a :class:`DeprecationWarning`). ``progress`` shows a bar over the distinct
+        requests.
         """
         from assoc.infra.progress import bar
 
         model = self._model()
-        if max_tokens is None:
-            max_tokens = default_max_tokens(self.device)
-        if max_tokens < 1:
-            raise ValueError("max_tokens must be >= 1")
+        budget = check_budget(renamed_budget(batch_tokens, max_tokens), self.device)
         requests = list(requests)
         n_vocab = self.vocab_size
         index: dict[CausalRequest, int] = {}
@@ -160,7 +151,7 @@ class CausalLM(LoadedLM):
             if self.paths is None and any(r.continuation for r in unique):
                 self.paths = self._decide_paths(model, unique)
             shared, head_only = self.paths or (True, True)
-            values = self._compute(model, unique, max_tokens, shared=shared, head_only=head_only, meter=meter)
+            values = self._compute(model, unique, budget, shared=shared, head_only=head_only, meter=meter)
         finally:
             meter.close()
         return [values[index[req]] for req in requests]
@@ -169,7 +160,7 @@ class CausalLM(LoadedLM):
         self,
         model: Any,
         requests: list[CausalRequest],
-        max_tokens: int,
+        batch_tokens: int,
         *,
         shared: bool,
         head_only: bool,
@@ -182,9 +173,9 @@ class CausalLM(LoadedLM):
         todo = [i for i, r in enumerate(requests) if r.continuation]
         with torch.inference_mode():
             if shared:
-                self._shared_prefix(model, requests, todo, out, max_tokens, head_only, torch, meter)
+                self._shared_prefix(model, requests, todo, out, batch_tokens, head_only, torch, meter)
             else:
-                self._whole_sequences(model, requests, todo, out, max_tokens, head_only, torch, meter)
+                self._whole_sequences(model, requests, todo, out, batch_tokens, head_only, torch, meter)
         if meter is not None:
             meter.update(len(requests) - len(todo))
         return out
@@ -195,14 +186,14 @@ class CausalLM(LoadedLM):
         requests: list[CausalRequest],
         todo: list[int],
         out: list[np.ndarray],
-        max_tokens: int,
+        batch_tokens: int,
         head_only: bool,
         torch: Any,
         meter: Any,
     ) -> None:
         """Each request as one row: context + continuation, right-padded; no key/value reuse."""
         order = sorted(todo, key=lambda i: -len(requests[i].input_ids))
-        for start, stop in plan_batches([len(requests[i].input_ids) for i in order], max_tokens):
+        for start, stop in plan_batches([len(requests[i].input_ids) for i in order], batch_tokens):
             batch = order[start:stop]
             seqs = [requests[i].input_ids for i in batch]
             ids, mask = self._padded(seqs, torch)
@@ -228,7 +219,7 @@ class CausalLM(LoadedLM):
         requests: list[CausalRequest],
         todo: list[int],
         out: list[np.ndarray],
-        max_tokens: int,
+        batch_tokens: int,
         head_only: bool,
         torch: Any,
         meter: Any,
@@ -251,7 +242,7 @@ class CausalLM(LoadedLM):
             for i in covered:
                 groups[requests[i].context].remove(i)
         contexts = sorted((c for c in groups if groups[c] or c in inside), key=len, reverse=True)
-        for start, stop in plan_batches([len(c) for c in contexts], max_tokens):
+        for start, stop in plan_batches([len(c) for c in contexts], batch_tokens):
             batch = contexts[start:stop]
             ids, mask = self._padded(batch, torch)
             positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
@@ -281,7 +272,7 @@ class CausalLM(LoadedLM):
             rows.sort(key=lambda row: -len(requests[row[1]].continuation))
             lengths = [len(requests[i].continuation) - 1 for _, i in rows]
             for cstart, cstop in _split_rows(
-                plan_batches(lengths, max_tokens), max(1, KV_FACTOR * max_tokens // ids.shape[1])
+                plan_batches(lengths, batch_tokens), max(1, KV_FACTOR * batch_tokens // ids.shape[1])
             ):
                 part = rows[cstart:cstop]
                 self._continue(model, requests, part, batch, layers, mask, out, head_only, torch)

@@ -1,9 +1,9 @@
-"""Find, identify and load a causal LM (Hugging Face id, local directory, or an in-memory pair).
+"""Load a causal LM (Hugging Face id, local directory, or a pair in memory) as a :class:`CausalLM` handle.
 
-The masked-LM engine's loader is reused: :func:`assoc.lm.models.load_pretrained` (device and dtype,
-the Hub checks, the weights' fingerprint, the error messages) and the per-process model cache's
-memory policy (:mod:`assoc.lm.masked.loading`); only the model class and the checks that it is a
-causal LM differ.
+Loading goes through the one transformers loader (:func:`assoc.lm.loading.load_pretrained`: device
+and dtype, the Hub checks, the weights' fingerprint, the checks of what was loaded, the error
+messages) and the per-process model cache every engine shares (:data:`assoc.lm.model_cache.MODEL_CACHE`);
+only the model class (``AutoModelForCausalLM``) and the handle are this engine's own.
 Nothing here imports torch or transformers at module import time.
 """
 
@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc.errors import ModelError, OptionError
-from assoc.lm.masked.loading import MaskedLMCache, _Entry, in_memory_parts
-from assoc.lm.models import load_pretrained
+from assoc.errors import ModelError
+from assoc.lm.identity import torch_dtype
+from assoc.lm.loading import in_memory_parts, load_pretrained
+from assoc.lm.model_cache import MODEL_CACHE, CachedWeights, ModelKey
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
     from assoc.lm.causal.engine import CausalLM
+
+#: The engine's name in :class:`~assoc.lm.model_cache.ModelKey` (the kind of model it loads).
+ENGINE = "causal"
 
 
 def in_memory_causal_lm(name: str) -> CausalLM | None:
@@ -27,7 +31,7 @@ def in_memory_causal_lm(name: str) -> CausalLM | None:
     """
     from assoc.lm.causal.engine import CausalLM
 
-    parts = in_memory_parts(name, takes="the clm scorer takes a (transformers causal LM, tokenizer) pair")
+    parts = in_memory_parts(name, takes="causal-LM scorers take a (transformers causal LM, tokenizer) pair")
     if parts is None:
         return None
     lm, tokenizer, where = parts
@@ -39,7 +43,7 @@ def load_causal_parts(
 ) -> tuple[Any, Any, str, str]:
     """Load (tokenizer, model, fingerprint, device) of a causal LM or raise :class:`ModelError` naming the problem.
 
-    :func:`assoc.lm.models.load_pretrained` with ``AutoModelForCausalLM``.
+    :func:`assoc.lm.loading.load_pretrained` with ``AutoModelForCausalLM``.
     """
     return load_pretrained(
         model,
@@ -54,61 +58,50 @@ def load_causal_parts(
     )
 
 
-class CausalLMCache(MaskedLMCache):
-    """Loaded causal LMs kept for the life of the process: the masked-LM cache's keys and memory policy.
-
-    Keys, the memory budget per device kind (``ASSOC_MODEL_CACHE_BYTES``), least-recently-used
-    release and thread safety are :class:`assoc.lm.masked.loading.MaskedLMCache`'s; :meth:`get`
-    loads with ``AutoModelForCausalLM`` and returns :class:`~assoc.lm.causal.engine.CausalLM` handles.
-    """
-
-    def get(  # type: ignore[override]  # no backend: causal LMs run on PyTorch
-        self,
-        model: str,
-        *,
-        device: str = "cpu",
-        dtype: str = "float32",
-        revision: str | None = None,
-        memo: Cache | None = None,
-    ) -> CausalLM:
-        """A :class:`~assoc.lm.causal.engine.CausalLM` for ``model``, loaded now or reused from this process."""
-        from assoc.lm.causal.engine import CausalLM
-
-        if not isinstance(model, str) or not model.strip():
-            raise ModelError("model name is empty; give a Hugging Face id or a local directory")
-        loaded = in_memory_causal_lm(model)
-        if loaded is not None:
-            return loaded
-
-        def handle(entry: _Entry, shared: bool) -> CausalLM:
-            return CausalLM(
-                model.strip(),
-                entry.tokenizer,
-                entry.model,
-                device=entry.device,
-                dtype=dtype,
-                fingerprint=entry.fingerprint,
-                shared=shared,
-                memo=memo,
-            )
-
-        return self._handle(model, load_causal_parts, handle, device=device, dtype=dtype, revision=revision, memo=memo)
-
-
-#: The process-wide cache behind :func:`cached_causal_lm`.
-CAUSAL_CACHE = CausalLMCache()
-
-
 def cached_causal_lm(
     model: str, *, device: str = "cpu", dtype: str = "float32", revision: str | None = None, memo: Cache | None = None
 ) -> CausalLM:
-    """Load ``model`` once per process and reuse it (:meth:`CausalLMCache.get` of :data:`CAUSAL_CACHE`)."""
-    return CAUSAL_CACHE.get(model, device=device, dtype=dtype, revision=revision, memo=memo)
+    """Load ``model`` once per process and reuse it (:data:`assoc.lm.model_cache.MODEL_CACHE`).
+
+    Every call returns a fresh :class:`~assoc.lm.causal.engine.CausalLM` around the shared weights (named
+    as the caller wrote the model); closing it drops the handle, never the weights. ``memo``: where facts
+    about the weights are remembered across processes (the run's cache; None: the default cache root).
+    """
+    from assoc.lm.causal.engine import CausalLM
+
+    if not isinstance(model, str) or not model.strip():
+        raise ModelError("model name is empty; give a Hugging Face id or a local directory")
+    loaded = in_memory_causal_lm(model)
+    if loaded is not None:
+        return loaded
+
+    def handle(entry: CachedWeights, shared: bool) -> CausalLM:
+        return CausalLM(
+            model.strip(),
+            entry.tokenizer,
+            entry.model,
+            device=entry.device,
+            dtype=dtype,
+            fingerprint=entry.fingerprint,
+            shared=shared,
+            memo=memo,
+        )
+
+    return MODEL_CACHE.handle(
+        ENGINE, model, load_causal_parts, handle, device=device, dtype=dtype, revision=revision, memo=memo
+    )
 
 
-def release_causal_lms(model: str | None = None, *, device: str | None = None, dtype: str | None = None) -> int:
+def release_causal_lms(
+    model: str | None = None, *, device: str | None = None, dtype: str | None = None, revision: str | None = None
+) -> int:
     """Free the causal LMs this process keeps loaded (all, or those matching the given fields); return how many."""
-    return CAUSAL_CACHE.release(model, device=device, dtype=dtype)
+    return MODEL_CACHE.release(model, engine=ENGINE, device=device, dtype=dtype, revision=revision)
+
+
+def loaded_causal_lms() -> list[ModelKey]:
+    """The causal LMs this process keeps loaded, least recently used first."""
+    return MODEL_CACHE.keys(ENGINE)
 
 
 def load_causal_lm(
@@ -124,8 +117,7 @@ def load_causal_lm(
     loaded = in_memory_causal_lm(model)
     if loaded is not None:
         return loaded
-    if dtype not in ("float32", "float16", "bfloat16"):
-        raise OptionError(f"unknown dtype {dtype!r}; use float32, float16 or bfloat16")
+    torch_dtype(dtype)  # an unknown dtype is refused before anything loads
     tokenizer, lm, fingerprint, resolved = load_causal_parts(
         model, device=device, dtype=dtype, revision=revision, memo=memo
     )

@@ -13,7 +13,7 @@ class CausalRequest:
     (a BOS token, when the policy adds one, is its first token); it is never empty, because a
     causal LM has no distribution for a first token without something before it. The
     properties :attr:`input_ids`, :attr:`position` and :attr:`token_ids` describe the request
-    the way :func:`assoc.lm.masked.compute.cached_log_probs` keys and sorts requests, so that one
+    the way :func:`assoc.lm.compute.cached_log_probs` keys and sorts requests, so that one
     cache -> chunk -> compute loop serves the masked and the causal engine.
     """
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import ModelError
-from assoc.lm.models import hub_fingerprint, local_fingerprint, looks_like_path
+from assoc.lm.identity import hub_fingerprint, local_fingerprint, looks_like_path
 from assoc.lm.remote.store import ResponseStore, make_entry
 
 if TYPE_CHECKING:

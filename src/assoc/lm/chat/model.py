@@ -33,8 +33,8 @@ from assoc.lm.chat.options import CHAT_OPTIONS, PROVIDERS
 from assoc.lm.chat.patterns import refusal_matchers
 from assoc.lm.chat.replies import ChatReplyWarning, Sending, failed_reply, reply_of
 from assoc.lm.chat.runtime import ChatRuntime, fetch, open_runtime, plan
+from assoc.lm.identity import looks_like_path
 from assoc.lm.kinds import LanguageModel
-from assoc.lm.models import looks_like_path
 from assoc.lm.remote.chat_completions import ChatRequest
 from assoc.lm.remote.store import ResponseStore
 from assoc.lm.remote.urls import resolve_base_url

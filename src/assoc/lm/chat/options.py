@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from assoc.components.options import Option, non_negative, positive
 from assoc.lm.chat.patterns import check_patterns
-from assoc.lm.models import DTYPES
+from assoc.lm.identity import DTYPES
 from assoc.lm.remote.options import ENDPOINT_OPTIONS
 
 #: The runtimes of the chat kind.

@@ -2,7 +2,7 @@
 
 Speed comes from these things, none of which changes a number beyond float32 noise:
 rows with identical token sequences run once; rows are sorted by length and split into
-batches of bounded padded size so as to waste the least padding (:func:`plan_batches`);
+batches of bounded padded size so as to waste the least padding (:func:`assoc.lm.batching.plan_batches`);
 padding is on the right with an attention mask (so mask positions keep their indices);
 only the requested positions go through the LM head, which for a BERT-base model is
 about a fifth of the work per position; and, where every encoder layer has the BERT
@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError
+from assoc.lm.batching import check_budget, plan_batches, renamed_budget
+from assoc.lm.identity import is_content_fingerprint
+from assoc.lm.loading import LoadedLM
 from assoc.lm.masked.batch import log_softmax64, padded_batch
-from assoc.lm.masked.options import CPU_BUDGET, GPU_BUDGET, check_backend_settings, default_max_tokens  # noqa: F401 (re-exported)
 from assoc.lm.masked.requests import MaskRequest
-from assoc.lm.models import LoadedLM
+from assoc.lm.options import check_backend_settings
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -72,7 +74,6 @@ class MaskedLM(LoadedLM):
         self.backend = backend  # what runs the forward passes: torch, onnx or onnx-int8 (assoc.lm.masked.onnx)
         self.mask_token: str = tokenizer.mask_token
         self.mask_token_id: int = int(tokenizer.mask_token_id)
-        self.max_length = _max_length(tokenizer, model.config)
         self.pad_token_id = int(tokenizer.pad_token_id) if tokenizer.pad_token_id is not None else 0
         self.added_tokens: dict[int, tuple[str, tuple[int, ...], float]] = {}
         self._head_only_masks = model.base_model is not model
@@ -220,24 +221,27 @@ class MaskedLM(LoadedLM):
 
     # -- scoring ----------------------------------------------------------------------
     def log_probs(
-        self, requests: Sequence[MaskRequest], *, max_tokens: int | None = None, progress: bool = False
+        self,
+        requests: Sequence[MaskRequest],
+        *,
+        batch_tokens: int | None = None,
+        progress: bool = False,
+        max_tokens: int | None = None,
     ) -> list[np.ndarray]:
         """``log softmax(logits)[token_ids]`` at each request's position, as float64 arrays in request order.
 
         The log-softmax runs in float64 over the full output vocabulary (including any
         temporary tokens). Requests sharing ``input_ids`` share one forward row. Rows are
         sorted by length and packed into batches whose padded size (rows x longest row)
-        stays at or under ``max_tokens`` (a single longer row still runs alone), split
-        so as to waste the least padding (:func:`plan_batches`). ``max_tokens=None``
-        is :func:`default_max_tokens` of the model's device.
+        stays at or under ``batch_tokens`` (a single longer row still runs alone), split
+        so as to waste the least padding (:func:`assoc.lm.batching.plan_batches`). ``batch_tokens=None``
+        is :func:`assoc.lm.batching.default_batch_tokens` of the model's device; ``max_tokens`` is its
+        former name (a :class:`DeprecationWarning`).
         """
         from assoc.infra.progress import bar
 
         requests = list(requests)
-        if max_tokens is None:
-            max_tokens = default_max_tokens(self.device)
-        if max_tokens < 1:
-            raise ValueError("max_tokens must be >= 1")
+        budget = check_budget(renamed_budget(batch_tokens, max_tokens), self.device)
         n_vocab = self.vocab_size
         row_of: dict[tuple[int, ...], int] = {}
         targets: dict[tuple[int, int], list[int]] = defaultdict(list)
@@ -256,7 +260,7 @@ class MaskedLM(LoadedLM):
         run_batch = self._batch_runner() if rows else None
         meter = bar(total=len(rows), desc=f"{self.name}", enabled=progress, unit="seq")
         try:
-            for start, stop in plan_batches([len(rows[r]) for r in order], max_tokens):
+            for start, stop in plan_batches([len(rows[r]) for r in order], budget):
                 batch = order[start:stop]
                 picks = [(b, row, pos) for b, row in enumerate(batch) for pos in positions[row]]
                 seqs, batch_picks = [rows[r] for r in batch], [(b, p) for b, _, p in picks]
@@ -276,7 +280,7 @@ class MaskedLM(LoadedLM):
         return results  # type: ignore[return-value]
 
     def attention_received(
-        self, sequences: Sequence[Sequence[int]], *, max_tokens: int | None = None
+        self, sequences: Sequence[Sequence[int]], *, batch_tokens: int | None = None
     ) -> list[np.ndarray]:
         """The attention each position of each unmasked sequence receives, as float64 arrays.
 
@@ -290,8 +294,7 @@ class MaskedLM(LoadedLM):
         import torch
 
         model = self._model()
-        if max_tokens is None:
-            max_tokens = default_max_tokens(self.device)
+        budget = check_budget(batch_tokens, self.device)
         seqs = [tuple(int(i) for i in s) for s in sequences]
         order = sorted(range(len(seqs)), key=lambda k: -len(seqs[k]))
         out: list[np.ndarray | None] = [None] * len(seqs)
@@ -300,7 +303,7 @@ class MaskedLM(LoadedLM):
         if switch:
             model.set_attn_implementation("eager")
         try:
-            for start, stop in plan_batches([len(seqs[k]) for k in order], max_tokens):
+            for start, stop in plan_batches([len(seqs[k]) for k in order], budget):
                 batch = order[start:stop]
                 ids_np, attention_np = padded_batch([seqs[k] for k in batch], self.pad_token_id)
                 ids = torch.from_numpy(ids_np).to(self.device)
@@ -588,14 +591,6 @@ class MaskedLM(LoadedLM):
         return is_content_fingerprint(self.fingerprint)
 
 
-def is_content_fingerprint(fingerprint: str) -> bool:
-    """Whether a weights ``fingerprint`` identifies their content: a sha256 of files or a Hub commit (40 hex digits)."""
-    fingerprint = str(fingerprint)
-    return fingerprint.startswith("sha256:") or (
-        fingerprint.startswith("hf:") and "@" in fingerprint and len(fingerprint.rsplit("@", 1)[1]) == 40
-    )
-
-
 # Outcome of MaskedLM._fast_paths per weights object, for the life of those weights:
 # (packed encoder reproduces the model, oneDNN reproduces it; None = oneDNN not tried).
 _FAST_PATHS_VERIFIED: weakref.WeakKeyDictionary[Any, tuple[bool, bool | None]] = weakref.WeakKeyDictionary()
@@ -708,80 +703,9 @@ def _packed_layers(layers: Any, hidden: Any, valid: Any, sel_b: Any, sel_p: Any,
     raise ValueError("no encoder layers")  # pragma: no cover - _bert_encoder requires at least one
 
 
-# Fixed cost of one forward call (Python, kernel launches, small-matrix inefficiency) in
-# padded-token units: the batch planner accepts this much padding to save one call.
-BATCH_OVERHEAD_TOKENS = 96
-
-
-def plan_batches(
-    lengths: Sequence[int], max_tokens: int, overhead: int = BATCH_OVERHEAD_TOKENS
-) -> list[tuple[int, int]]:
-    """Split rows of non-increasing ``lengths`` into ``[start, stop)`` batches.
-
-    Each batch's padded size (rows x its first, longest row) stays at or under
-    ``max_tokens`` (a single longer row runs alone). Among such splits, the one with the
-    least padded tokens plus ``overhead`` per batch is chosen (dynamic programming), so
-    rows of equal length are not split across batches needlessly and short rows are not
-    padded to a long neighbour's length. Padding is pure waste on a CPU, where a
-    forward pass costs about its number of padded tokens.
-    """
-    n = len(lengths)
-    inf = float("inf")
-    cost = [0.0] + [inf] * n
-    cut = [0] * (n + 1)
-    for stop in range(1, n + 1):
-        # the batch [start, stop) is padded to lengths[start]; grows as start moves left
-        start = stop - 1
-        while start >= 0:
-            padded = (stop - start) * lengths[start]
-            if padded > max_tokens and stop - start > 1:
-                break
-            total = cost[start] + padded + overhead
-            if total <= cost[stop]:  # ties: the bigger batch
-                cost[stop], cut[stop] = total, start
-            start -= 1
-    batches = []
-    stop = n
-    while stop > 0:
-        batches.append((cut[stop], stop))
-        stop = cut[stop]
-    return batches[::-1]
-
-
 def _first_attr(config: Any, *names: str) -> int | None:
     for name in names:
         value = getattr(config, name, None)
         if isinstance(value, int):
             return value
     return None
-
-
-# Families whose position ids start after the padding index, so the last
-# (padding_idx + 1) position embeddings cannot be used.
-_OFFSET_POSITION_TYPES = {
-    "roberta",
-    "xlm-roberta",
-    "camembert",
-    "longformer",
-    "data2vec-text",
-    "xmod",
-    "roberta-prelayernorm",
-    "xlm-roberta-xl",
-    "mpnet",
-    "ibert",
-    "luke",
-    "markuplm",
-}
-
-
-def _max_length(tokenizer: Any, config: Any) -> int:
-    limits = []
-    positions = getattr(config, "max_position_embeddings", None)
-    if isinstance(positions, int) and positions > 0:
-        if getattr(config, "model_type", "") in _OFFSET_POSITION_TYPES and config.pad_token_id is not None:
-            positions -= int(config.pad_token_id) + 1
-        limits.append(positions)
-    tok_limit = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tok_limit, int) and 0 < tok_limit < 1_000_000:
-        limits.append(tok_limit)
-    return min(limits) if limits else 512

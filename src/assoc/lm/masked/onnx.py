@@ -4,7 +4,7 @@
 ``backend="onnx"`` runs them on ONNX Runtime's CPU provider: the whole fill-mask model (encoder
 and LM head) is exported once with ``torch.onnx.export``, with the LM head applied at the
 requested positions only (as the engine does), into the assoc cache; the engine feeds it the
-same batches (`assoc.lm.masked.engine.plan_batches`) and takes the same float64 log-softmax.
+same batches (`assoc.lm.batching.plan_batches`) and takes the same float64 log-softmax.
 On the CPU measured its forward passes were faster than the engine's own PyTorch path, with log
 probabilities within 1e-5 of PyTorch's, which is why it is an option at all; opening the session
 costs a process about as long as loading the model, so small studies in a fresh process gain

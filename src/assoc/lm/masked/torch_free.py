@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assoc.errors import ModelError, OptionError
+from assoc.lm.identity import is_content_fingerprint
 from assoc.lm.masked.batch import padded_batch
-from assoc.lm.masked.engine import MaskedLM, is_content_fingerprint
+from assoc.lm.masked.engine import MaskedLM
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache
@@ -168,12 +169,12 @@ def torch_free_masked_lm(
 
     from assoc.infra.cache import Cache
     from assoc.infra.threads import requested_threads
+    from assoc.lm.identity import looks_like_path, model_fingerprint
     from assoc.lm.masked.fast_tokenizer import FastTokenizer
     from assoc.lm.masked.loading import loaded_masked_lms
     from assoc.lm.masked.onnx import TOKENIZER_FILE, TORCH_FREE_KIND, TORCH_FREE_VERSION, OnnxForward, _check_memo_key
-    from assoc.lm.models import looks_like_path, model_fingerprint
     from assoc.lm.onnx import export_location, inference_session
-    from assoc.scoring.models import in_memory
+    from assoc.models.memory import in_memory
 
     if backend not in ("onnx", "onnx-int8") or str(device).strip().lower() != "cpu" or dtype != "float32":
         return None

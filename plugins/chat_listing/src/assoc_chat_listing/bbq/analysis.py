@@ -35,7 +35,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assoc import Analysis, DataError, Option, Requirement, column_list, confidence_level, non_negative
+from assoc import (
+    Analysis,
+    DataError,
+    Estimate,
+    Headline,
+    Option,
+    Requirement,
+    column_list,
+    confidence_level,
+    non_negative,
+)
 
 from .items import CITATION, read_metadata
 
@@ -120,6 +130,20 @@ class BBQAnalysis(Analysis):
     )
     citation = CITATION
     estimate_column = "bias_score"
+    #: The paper's numbers: the bias score × 100 (its bootstrap interval is of the bias score, hence the scale) and
+    #: the accuracy, per model, category and context condition.
+    headline = Headline(
+        estimates=(
+            Estimate("bias_score_x100", "bias score ×100", low="ci_low", high="ci_high", interval_scale=100.0,
+                     n=("n_scored",), reference=0.0),
+            Estimate("accuracy", "accuracy", low="accuracy_low", high="accuracy_high", n=("n_scored",),
+                     reference=None),
+            Estimate("bias_score", "bias score", low="ci_low", high="ci_high", n=("n_scored",), reference=0.0,
+                     headline=False),
+            Estimate("s_dis", "s_DIS", n=("n_scored",), reference=0.0, headline=False),
+        ),
+        labels=("model", "category", "subcategory", "stereotyped_groups", "question_index", "context_condition"),
+    )  # fmt: skip
     options = (
         Option(
             "convention",

@@ -1,26 +1,43 @@
-"""The one cache -> chunk -> progress -> compute loop of the masked-LM scorers.
+"""The one cache -> chunk -> progress -> compute loop of every engine's log probabilities.
 
-Every masked-LM scorer (fmat, pll, and any third-party one) turns its work into
-:class:`~assoc.lm.masked.MaskRequest` objects and calls :func:`cached_log_probs`: requests
-already in the on-disk cache are read from it, the rest are sorted by length (so a
-chunk holds sequences of similar length and the engine pads little), computed in
-chunks, and each chunk is stored in the cache as soon as it is done, so an
-interrupted run resumes from the last finished chunk.
+Every scorer of a local language model (fmat, pll, clm, crows_pairs, and any third-party one)
+turns its work into engine requests (:class:`~assoc.lm.masked.MaskRequest` for a masked LM,
+:class:`~assoc.lm.causal.CausalRequest` for a causal LM: anything with ``input_ids``,
+``position`` and ``token_ids``, :class:`EngineRequest`) and calls :func:`cached_log_probs`:
+requests already in the on-disk cache are read from it, the rest are sorted by length (so a chunk
+holds sequences of similar length and the engine pads little), computed in chunks, and each chunk
+is stored in the cache as soon as it is done, so an interrupted run resumes from the last finished
+chunk.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from assoc.infra.cache import digest
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache, Namespace
-    from assoc.lm.masked.requests import MaskRequest
 
 
-def request_key(request: MaskRequest) -> str:
+class EngineRequest(Protocol):
+    """What the loop needs of an engine's request: the sequence, where scoring starts, the scored ids."""
+
+    @property
+    def input_ids(self) -> tuple[int, ...]:
+        """The whole token sequence the model reads."""
+
+    @property
+    def position(self) -> int:
+        """Where the scored tokens are read (a masked position, or where a continuation starts)."""
+
+    @property
+    def token_ids(self) -> tuple[int, ...] | None:
+        """The token ids whose log-probabilities are returned (``None``: the whole vocabulary)."""
+
+
+def request_key(request: EngineRequest) -> str:
     """The cache key of one request: a digest of its token sequence, position and scored token ids."""
     token_ids = list(request.token_ids) if request.token_ids is not None else None
     return digest([list(request.input_ids), request.position, token_ids])[:40]
@@ -40,7 +57,7 @@ def engine_parts(lm: Any) -> dict[str, Any]:
 
 
 def model_namespace(cache: Cache, lm: Any, kind: str, version: int, **parts: Any) -> Namespace:
-    """The cache namespace of one masked LM for results of ``kind``.
+    """The cache namespace of one loaded model (an engine's handle) for results of ``kind``.
 
     It holds everything that changes the numbers (:func:`engine_parts`) plus the caller's ``parts``.
     """
@@ -49,11 +66,11 @@ def model_namespace(cache: Cache, lm: Any, kind: str, version: int, **parts: Any
 
 def cached_log_probs(
     lm: Any,
-    requests: Sequence[MaskRequest],
+    requests: Sequence[EngineRequest],
     namespace: Namespace | None,
     *,
     chunk: int,
-    max_tokens: int | None = None,
+    batch_tokens: int | None = None,
     progress: bool = False,
     desc: str = "",
     unit: str = "seq",
@@ -63,15 +80,15 @@ def cached_log_probs(
     Parameters
     ----------
     lm:
-        A loaded :class:`~assoc.lm.masked.MaskedLM`.
+        A loaded engine handle (:class:`~assoc.lm.masked.MaskedLM` or :class:`~assoc.lm.causal.CausalLM`).
     requests:
         The requests; each must name its ``token_ids`` (a cache entry holds one value per id).
     namespace:
         The cache namespace (:func:`model_namespace`) or None for no cache.
     chunk:
         Requests per engine call and per cache pack (the granularity of resuming and progress).
-    max_tokens:
-        The engine's batch budget (None: the device default).
+    batch_tokens:
+        The engine's batch budget in padded tokens (None: the device default).
     progress, desc, unit:
         The progress bar (:func:`assoc.infra.progress.bar`) over the requests that are computed.
 
@@ -97,7 +114,7 @@ def cached_log_probs(
     try:
         for start in range(0, len(todo), chunk):
             part = todo[start : start + chunk]
-            results = lm.log_probs([requests[i] for i in part], max_tokens=max_tokens)
+            results = lm.log_probs([requests[i] for i in part], batch_tokens=batch_tokens)
             fresh = {}
             for i, result in zip(part, results, strict=True):
                 values[i] = [float(v) for v in result]
@@ -112,11 +129,11 @@ def cached_log_probs(
 
 def token_log_probs(
     lm: Any,
-    requests: Sequence[MaskRequest],
+    requests: Sequence[EngineRequest],
     namespace: Namespace | None,
     *,
     chunk: int,
-    max_tokens: int | None = None,
+    batch_tokens: int | None = None,
     progress: bool = False,
     desc: str = "",
     unit: str = "seq",
@@ -127,7 +144,7 @@ def token_log_probs(
     key two requests share gets the value of the later one (callers send each key once).
     """
     values = cached_log_probs(
-        lm, requests, namespace, chunk=chunk, max_tokens=max_tokens, progress=progress, desc=desc, unit=unit
+        lm, requests, namespace, chunk=chunk, batch_tokens=batch_tokens, progress=progress, desc=desc, unit=unit
     )
     out: dict[tuple[tuple[int, ...], int, int], float] = {}
     for request, found in zip(requests, values, strict=True):

@@ -1,0 +1,172 @@
+r"""The ``causal`` model kind: a left-to-right language model (GPT-2, Pythia, Llama, Qwen, ...) as a LanguageModel.
+
+It serves, under the kind's BOS policy ``bos`` (:mod:`assoc.lm.causal.text`), natural logs:
+
+``sentence``
+    :math:`\log P(s) = \sum_{j \ge 1} \log P(x_j \mid x_{<j})` of the text's tokens after the
+    policy's start (``auto``: the BOS token, else EOS, prepended, so every token of the text is
+    scored: lm-evaluation-harness's ``loglikelihood`` with an empty context);
+``continuation``
+    :math:`\log P(c \mid x) = \sum_{j \in c} \log P(x_j \mid x_{<j})` with lm-eval's split of a
+    context/continuation pair: trailing spaces of the context move to the continuation, ``x + c`` is
+    tokenized once and the context's own tokens are cut off its front (``tokens(c) =
+    tokens(x + c)[len(tokens(rstrip(x))):]``); an empty context is scored after the BOS token (else
+    EOS), as lm-eval scores it, whatever the policy;
+``choice``
+    the option of highest normalised ``continuation`` score (:class:`~assoc.lm.kinds.ChoiceByLikelihood`).
+
+A text longer than the model accepts gets no value (status ``too_long``), never a truncated one. The
+engine (:class:`~assoc.lm.causal.engine.CausalLM`) is the kind's ``engine``, for scorers that need
+each token's value (``clm``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from assoc.components.options import Option
+from assoc.errors import OptionError
+from assoc.lm.causal.text import BOS_POLICIES, plan_sentence, special_tokens
+from assoc.lm.local import LocalLanguageModel
+from assoc.lm.options import ModelSettings
+from assoc.lm.requests import LogProb, requests_of_kind, shown_text
+
+if TYPE_CHECKING:
+    from assoc.infra.cache import Cache, Namespace
+    from assoc.lm.causal.requests import CausalRequest
+    from assoc.lm.requests import ContinuationRequest, SentenceRequest
+
+#: The causal kind's own option: what starts every sequence (:mod:`assoc.lm.causal.text`).
+BOS_OPTION = Option(
+    "bos",
+    str,
+    "auto",
+    "start of every sequence: 'auto' (prepend BOS, else EOS: every text token scored, as lm-eval's "
+    "empty context), 'tokenizer' (what the tokenizer adds: minicons' default) or 'none' (first token "
+    "unscored); see docs/clm.md",
+    choices=BOS_POLICIES,
+)
+
+#: Requests per engine call and per checkpoint pack (the grain of resuming).
+CHUNK = 4096
+
+
+class CausalLanguageModel(LocalLanguageModel):
+    """A causal LM opened for requests: the ``causal`` kind (module docstring).
+
+    Attributes
+    ----------
+    engine:
+        The loaded :class:`~assoc.lm.causal.engine.CausalLM`, shared through the process's model cache.
+    bos:
+        The BOS policy of its ``sentence`` and ``continuation`` requests.
+    """
+
+    kind: ClassVar[str] = "causal"
+    options: ClassVar[tuple[Option, ...]] = (BOS_OPTION,)
+    description: ClassVar[str] = "a causal (left-to-right) language model: GPT-2, Pythia, Llama, Qwen, ..."
+    auto_class: ClassVar[str] = "AutoModelForCausalLM"
+    noun: ClassVar[str] = "causal LM"
+
+    def __init__(self, engine: Any, *, batch_tokens: int | None = None, bos: str = "auto"):
+        if bos not in BOS_POLICIES:
+            raise OptionError(f"bos must be one of {', '.join(BOS_POLICIES)}, got {bos!r}")
+        super().__init__(engine, batch_tokens=batch_tokens)
+        self.bos = bos
+
+    @classmethod
+    def check(cls, spec: str, options: Mapping[str, Any]) -> None:
+        """PyTorch only; then the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`)."""
+        backend = ModelSettings.of(options).backend
+        if backend != "torch":
+            raise OptionError(
+                f"model {spec!r} is a causal LM, which runs on PyTorch only: set backend='torch' "
+                f"(got {backend!r}; the ONNX backends run masked LMs)"
+            )
+        super().check(spec, options)
+
+    @classmethod
+    def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> CausalLanguageModel:
+        """The causal LM ``spec`` from the process's model cache."""
+        from assoc.lm.causal.loading import cached_causal_lm
+
+        settings = ModelSettings.of(options)
+        engine = cached_causal_lm(
+            spec, device=settings.device, dtype=settings.dtype, revision=settings.revision, memo=cache
+        )
+        return cls(engine, batch_tokens=settings.batch_tokens, bos=str(options.get("bos", "auto")))
+
+    def describe(self) -> dict[str, Any]:
+        """Kind, fingerprint, device, dtype and the BOS policy."""
+        return {**super().describe(), "bos": self.bos}
+
+    # -- the request kinds ----------------------------------------------------------------------------
+    def sentence(
+        self, requests: Sequence[SentenceRequest], *, checkpoints: Namespace | None = None, progress: bool = False
+    ) -> list[LogProb]:
+        """``log P(text)`` of each request under the BOS policy: every token after the start token."""
+        requests_of_kind(requests, "sentence")
+        lead, trail = special_tokens(self.engine.tokenizer, self.bos)
+        plans = [(r.text, list(plan_sentence(self.engine.tokenizer, lead, trail, r.text).parts)) for r in requests]
+        return self._log_probs(plans, checkpoints, progress)
+
+    def continuation(
+        self, requests: Sequence[ContinuationRequest], *, checkpoints: Namespace | None = None, progress: bool = False
+    ) -> list[LogProb]:
+        """``log P(continuation | context)`` of each request, with lm-eval's context/continuation split."""
+        requests_of_kind(requests, "continuation")
+        tokenizer = self.engine.tokenizer
+        lead, _ = special_tokens(tokenizer, self.bos)
+        first, _ = special_tokens(tokenizer, "auto")  # an empty context: lm-eval's prefix token (BOS, else EOS)
+        plans = []
+        for request in requests:
+            whole = request.context + request.continuation
+            start = lead if request.context else first
+            plan = plan_sentence(tokenizer, start, (), whole, (len(request.context), len(whole)))
+            plans.append((whole, [plan.option] if plan.option is not None else []))
+        return self._log_probs(plans, checkpoints, progress)
+
+    def _log_probs(
+        self, plans: Sequence[tuple[str, list[CausalRequest]]], checkpoints: Namespace | None, progress: bool
+    ) -> list[LogProb]:
+        """Each plan's summed log-probability (:func:`math.fsum` over its requests' tokens), or why there is none."""
+        from assoc.lm.compute import cached_log_probs
+
+        engine = self.engine
+        index: dict[CausalRequest, int] = {}
+        problems: dict[int, LogProb] = {}
+        for number, (text, parts) in enumerate(plans):
+            if not parts:
+                problems[number] = LogProb.missing("no_tokens", f"{shown_text(text)} has no token to score")
+                continue
+            longest = max(len(part.input_ids) for part in parts)
+            if longest > engine.max_length:
+                problems[number] = LogProb.missing(
+                    "too_long",
+                    f"{shown_text(text)} has {longest} tokens, more than model {self.name!r} accepts "
+                    f"({engine.max_length}, special tokens included)",
+                )
+                continue
+            for part in parts:
+                index.setdefault(part, len(index))
+        values = cached_log_probs(
+            engine,
+            list(index),
+            checkpoints,
+            chunk=CHUNK,
+            batch_tokens=self.batch_tokens,
+            progress=progress,
+            desc=f"log P {self.name}",
+        )
+        out = []
+        for number, (_, parts) in enumerate(plans):
+            if number in problems:
+                out.append(problems[number])
+                continue
+            tokens = [token for part in parts for token in part.continuation]
+            scored = [value for part in parts for value in values[index[part]]]
+            names = tuple(str(t) for t in engine.tokenizer.convert_ids_to_tokens(tokens))
+            out.append(LogProb(math.fsum(scored), len(scored), names, tuple(scored)))
+        return out
