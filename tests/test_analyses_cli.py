@@ -163,10 +163,10 @@ def test_analyze_where_validates_the_selected_rows_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(files, "validate_table", counting)
     result = CliRunner().invoke(
-        build_cli(), ["analyze", "standardize", "--table", str(path), "--where", "measure=listed"]
-    )
+        build_cli(), ["analyze", "standardize", "--table", str(path), "--where", "measure=rating"]
+    )  # (listed words are codes, not values to standardise: the guard of every analysis refuses them)
     assert result.exit_code == 0, result.output
-    assert validated == [4]  # once, the four listed rows the analysis reads
+    assert validated == [2]  # once, the two rating rows the analysis reads
 
 
 def test_analyze_and_plot_where_on_the_command_line(tmp_path):
