@@ -69,6 +69,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.chat.choice import match_reply as match_reply
     from assoc.lm.chat.choice import read_choice as read_choice
     from assoc.lm.chat.model import ChatModel as ChatModel
+    from assoc.lm.chat.model import chat_spec as chat_spec
+    from assoc.lm.chat.model import model_name as chat_model_name  # noqa: F401 (re-exported under this name)
     from assoc.lm.chat.options import CHAT_OPTIONS as CHAT_OPTIONS
     from assoc.lm.chat.options import GENERATION_OPTIONS as GENERATION_OPTIONS
     from assoc.lm.chat.options import LOCAL_OPTIONS as LOCAL_CHAT_OPTIONS  # noqa: F401 (re-exported under this name)

@@ -599,7 +599,7 @@ def run_requests(
     store: ResponseStore,
     *,
     route: Route,
-    progress: bool = False,
+    progress: bool | None = False,
     seed: int = 0,
     on_done: Callable[[], None] | None = None,
     desc: str = "chat requests",
@@ -609,7 +609,8 @@ def run_requests(
     Returns a :class:`SendReport` (requests that got no answer are in its ``failed``); raises the
     route's :class:`ServiceError` when the service fails for good (what arrived before is stored).
     ``on_done`` is called after each request is finished (its answer stored, or recorded as failed);
-    ``desc`` names the progress bar; ``seed`` seeds the backoff's jitter.
+    ``desc`` names the progress bar (``progress=None``: shown as the run's ``progress`` setting says);
+    ``seed`` seeds the backoff's jitter.
     """
     from assoc.infra import bar
 
