@@ -35,7 +35,9 @@ SYSTEM = {"role": "system", "content": "Answer the question."}
 def _score(scorer, stimuli, server, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return assoc.score(scorer, stimuli, "test-model", base_url=server.url, progress=False, **FAST_RETRIES, **options)
+        return assoc.score(
+            scorer, stimuli, "test-model", base_url=server.url, progress=False, **FAST_RETRIES, **options
+        )
 
 
 def _choose(server, *requests):
@@ -127,7 +129,9 @@ def test_a_benchmark_adds_its_responder_from_its_tests(server):
         return sentences[choice_index(prompt, len(sentences))]
 
     sentences = ["He was tall.", "He was short.", "He was blue."]
-    user = "Which sentence is the most likely continuation?\n" + "\n".join(f"{i}) {s}" for i, s in enumerate(sentences, 1))
+    user = "Which sentence is the most likely continuation?\n" + "\n".join(
+        f"{i}) {s}" for i, s in enumerate(sentences, 1)
+    )
     request = _ask(user, sentences)
     with responders_added(stereoset=stereoset):
         assert [name for name, _ in responders()][0] == "stereoset"
@@ -168,7 +172,9 @@ def test_the_command_line_server_answers_every_task_and_serves_a_plugins_respond
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "assoc.cli", "chat", "test-server", "--port", str(port)]
     # a session of its own: the command runs the server in a child process, stopped with it
-    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         assert server.stdout is not None
         assert "serving on" in server.stdout.readline().decode()

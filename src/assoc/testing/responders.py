@@ -177,7 +177,7 @@ def either_or(body: Mapping[str, Any]) -> str | None:
 
 
 def open_question(body: Mapping[str, Any]) -> str | None:
-    """``Unknown`` to lm-eval's ``Q: ...`` / ``A:`` question that shows no options (one of BBQ's "unknown" phrasings)."""
+    """``Unknown`` to lm-eval's ``Q: ...`` / ``A:`` question, which shows no options (a BBQ "unknown" phrasing)."""
     prompt = user_message(body).rstrip()
     if not prompt.endswith("\nA:") or "\nQ: " not in prompt:
         return None
@@ -260,4 +260,4 @@ def load_responder(spec: str) -> Responder:
         found = getattr(found, part)
     if not callable(found):
         raise ValueError(f"{spec!r} is not a function")
-    return found  # type: ignore[no-any-return]
+    return found

@@ -169,6 +169,8 @@ class PlannedRequest(ChatRequest):
     def expected_completion_tokens(self) -> float:
         """``max_tokens`` when sent, else four tokens per item the reply lists (50 when the scorer says nothing)."""
         return float(self.params.get("max_tokens") or 4 * int(self.extra.get("n_items", 50) or 50))
+
+
 class ReplyReader:
     """How a chat scorer reads its replies (the per-reply hook), with what it gathers for the run report.
 
@@ -484,8 +486,7 @@ class ChatScorer(LMScorer):
         a unit in the cache counts as one from the cache.
         """
         if self._dry is not None:
-            stored, missing = self._dry
-            return self._dry_run(self._planned or [], stored, missing)
+            return self._dry_run(self._planned or [], *self._dry)
         if self._planned is None:
             raise PluginError(f"scorer {self.name!r}: merge_units() before plan(): nothing is planned")
         stored: dict[str, Any] = {}

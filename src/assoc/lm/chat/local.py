@@ -93,7 +93,8 @@ class LocalChatModel:
         from assoc.lm.loading import open_model
 
         self.name = model
-        opened: Any = open_model(model, {"device": device, "dtype": dtype, "revision": revision}, memo, kinds=["causal"])
+        settings = {"device": device, "dtype": dtype, "revision": revision}
+        opened: Any = open_model(model, settings, memo, kinds=["causal"])
         self.opened = opened
         handle = opened.engine  # the causal kind's loaded CausalLM
         self.device = handle.device

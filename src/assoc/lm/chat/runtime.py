@@ -112,7 +112,7 @@ class TransformersRuntime(ChatRuntime):
         return self._device
 
     def endpoint(self, model: str) -> str:
-        """``transformers:<fingerprint>`` of the weights, with a dtype other than float32 and a device other than the CPU.
+        """``transformers:<fingerprint>`` of the weights, and a dtype other than float32, a device other than the CPU.
 
         :func:`assoc.lm.chat.local.model_endpoint`: the replies of one model on the CPU in float32 keep
         the keys every earlier run wrote.

@@ -71,7 +71,7 @@ class ChatRequest:
         return {"model": self.model, "messages": [dict(m) for m in self.messages], **dict(self.params)}
 
     def about(self) -> dict[str, Any]:
-        """What the request is for, in the records of a failed request (between its model and its sample): ``purpose``."""
+        """What the request is for (``purpose``), in the record of a failed request (between its model and sample)."""
         return dict(self.purpose)
 
     def label(self) -> str:
@@ -79,7 +79,10 @@ class ChatRequest:
         return f"{self.model} / sample {self.sample}"
 
     def expected_completion_tokens(self) -> float:
-        """Tokens the reply may use: ``max_tokens`` when sent, else ``reply_tokens``, else :data:`DEFAULT_COMPLETION_TOKENS`."""
+        """Tokens the reply may use: ``max_tokens`` when sent, else ``reply_tokens``, else the default.
+
+        The default is :data:`DEFAULT_COMPLETION_TOKENS`.
+        """
         return float(self.params.get("max_tokens") or self.reply_tokens or DEFAULT_COMPLETION_TOKENS)
 
     def estimated_tokens(self) -> float:
