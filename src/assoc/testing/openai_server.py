@@ -14,9 +14,9 @@ against it::
         server.max_in_flight                         # most requests it handled at once
 
 Answers (:meth:`ChatServer.answer`), deterministic and parseable for every bundled chat task: the
-responders of :mod:`assoc.testing.responders` answer the tasks they recognise (word association,
+responders of ``assoc.testing.responders`` answer the tasks they recognise (word association,
 lettered and listed options such as BBQ's, yes/no questions, two-way questions, lm-eval's open
-question; a plugin registers more, :func:`assoc.testing.responders.register_responder`); a rating
+question; a plugin registers more, ``assoc.testing.responders.register_responder``); a rating
 prompt (one that mentions a scale) gets a number from 1 to 5 derived from the term; a listing
 prompt ("List N ...", and any other prompt) gets N distinct words chosen from :data:`WORDS` by a
 hash of the term, written in the reply shape ``shape`` (one of :data:`SHAPES`: numbered, bulleted,
