@@ -289,13 +289,13 @@ class ChatScorer(LMScorer):
         return record
 
     def unit_options(self, model: str) -> dict[str, Any]:
-        """The options in the unit cache's key: those that can change a reply beyond the requests themselves.
+        """The options in the unit cache's key: all but those that change neither a request nor its reply.
 
         A unit's payload holds its requests (their cache keys: endpoint, model, messages, sampling
         parameters, sample) and its rows are their replies, so how requests travel (the endpoint's
-        options), where things are stored, the unit size and the options only the reading of replies
-        uses are not keyed; the local model's options are, with ``provider=transformers``
-        (``device`` as resolved).
+        options), where things are stored and the unit size are not keyed: a resumed run may change
+        them and still read its finished units. The local model's options are keyed with
+        ``provider=transformers`` only (``device`` as resolved).
         """
         options = {k: v for k, v in self.params.items() if k not in _NOT_KEYED}
         if self.local():
