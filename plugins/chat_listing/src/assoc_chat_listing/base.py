@@ -59,7 +59,6 @@ from assoc.lm import (
     chat_spec,
     fetch_chat_replies,
     open_chat_runtime,
-    open_model,
     plan_chat_requests,
     public_endpoint,
     refusal_matchers,
@@ -310,7 +309,7 @@ class ChatScorer(LMScorer):
             return {"GPU": 1.0, "CPU": 1.0}
         return {"CPU": 1.0}
 
-    def sending_options(self) -> dict[str, Any]:
+    def open_options(self) -> dict[str, Any]:
         """The options the chat kind opens with: the base URL with its credentials, a local device resolved."""
         options = {**self.params, "base_url": self._base_url}
         if self.local():
@@ -321,7 +320,7 @@ class ChatScorer(LMScorer):
 
     def runtime(self) -> ChatRuntime:
         """What answers: the ``openai`` endpoint (credentials included) or the local ``transformers`` model."""
-        return open_chat_runtime(self.sending_options(), self.run_cache())
+        return open_chat_runtime(self.open_options(), self.run_cache())
 
     def endpoint(self) -> str:
         """The base URL requests go to (option, else $OPENAI_BASE_URL, else the OpenAI API), credentials included."""
@@ -408,17 +407,7 @@ class ChatScorer(LMScorer):
 
     def load_worker(self, model: str) -> LMWorker:
         """Open ``model`` with the one loader as a chat model (nothing is sent or loaded yet)."""
-        cache = self.run_cache()
-        opened = open_model(
-            self.kind_spec(model),
-            self.sending_options(),
-            cache,
-            kinds=self.accepted_kinds(),
-            default_kind=self.default_kind,
-            scorer=self.name,
-            requests=sorted(self.requests),
-        )
-        return LMWorker(opened, cache if cache.enabled else None)
+        return super().load_worker(self.kind_spec(model))
 
     def run_unit(self, state: LMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
         """The replies to the unit's requests, one row each: the stored body, or why there is none.
