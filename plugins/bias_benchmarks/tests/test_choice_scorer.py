@@ -81,7 +81,9 @@ def toy_kinds() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("toy_kinds")
-@pytest.mark.parametrize(("scorer", "stimuli"), [("stereoset", "stereoset"), ("winogender", "winogender"), ("winobias", "winobias")])
+@pytest.mark.parametrize(
+    ("scorer", "stimuli"), [("stereoset", "stereoset"), ("winogender", "winogender"), ("winobias", "winobias")]
+)
 def test_a_kind_registered_by_a_plugin_runs_every_benchmark_unchanged(scorer, stimuli):
     table = assoc.score(scorer, stimuli, ["lengths:toy", "last:toy"], limit=1, progress=False, cache=False)
     scores, choices = table[table["model"] == "lengths:toy"], table[table["model"] == "last:toy"]
@@ -89,7 +91,9 @@ def test_a_kind_registered_by_a_plugin_runs_every_benchmark_unchanged(scorer, st
     assert set(choices["method"]) == {"choice"} and (choices["value"] == 1).all()
     assert len(scores) == len(choices) * len(assoc.Stimuli.load(stimuli).items[0].options)
     for _, row in scores.iterrows():  # what the toy kind answered: minus the scored text's length
-        scored = row["attribute"] if scorer == "stereoset" and row["split"] == "intrasentence" else " " + row["attribute"]
+        scored = (
+            row["attribute"] if scorer == "stereoset" and row["split"] == "intrasentence" else " " + row["attribute"]
+        )
         assert row["value"] == -len(scored)
     for _, row in choices.iterrows():  # the last option shown, read back into the item's order
         assert row["option"] == int(row["options_shown"].split(",")[-1])

@@ -45,7 +45,9 @@ def bert_nsp(root: Path) -> str:
     """A tiny BERT saved from its pre-training class: the checkpoint holds the next-sentence head (as bert-base-*)."""
     from assoc.testing.tiny_mlm import _spread_output_bias, bert_uncased_vocab_file
 
-    tokenizer = transformers.BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=128)
+    tokenizer = transformers.BertTokenizer(
+        vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=128
+    )
     config = transformers.BertConfig(
         vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
         max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id,
@@ -110,10 +112,13 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
     else:
         assert len(table) == 24 and table["value"].notna().all()
         measures = table.groupby("split")["measure"].unique().map(tuple).to_dict()
-        assert measures == {
-            "bert": {"intrasentence": ("mean_token_prob",), "intersentence": ("pll_given_context",)},
-            "gpt2": {"intrasentence": ("log_prob",), "intersentence": ("log_prob_given_context",)},
-        }[kind]
+        assert (
+            measures
+            == {
+                "bert": {"intrasentence": ("mean_token_prob",), "intersentence": ("pll_given_context",)},
+                "gpt2": {"intrasentence": ("log_prob",), "intersentence": ("log_prob_given_context",)},
+            }[kind]
+        )
     provenance = table.assoc.provenance
     assert provenance["options"]["sample"] == 2 and provenance["options"]["sample_seed"] == 1
     assert provenance["run"]["subset"] == {"items": 8, "limit": None, "sample": 2, "sample_seed": 1}
@@ -127,7 +132,9 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
 @cache
 def loaded(folder: str, cls: str, tokenizer: str = "AutoTokenizer") -> tuple:
     """A tokenizer and a model of transformers' classes ``tokenizer`` and ``cls``, loaded once per test session."""
-    return getattr(transformers, tokenizer).from_pretrained(folder), getattr(transformers, cls).from_pretrained(folder).eval()
+    return getattr(transformers, tokenizer).from_pretrained(folder), getattr(transformers, cls).from_pretrained(
+        folder
+    ).eval()
 
 
 def authors_per_token(folder: str, context: str, word: str) -> float:
@@ -138,7 +145,9 @@ def authors_per_token(folder: str, context: str, word: str) -> float:
     probabilities = []
     for k, piece in enumerate(pieces):
         text = context.replace("BLANK", f"{tokenizer.decode(pieces[:k])}{tokenizer.mask_token}")
-        ids = torch.tensor([tokenizer(text, add_special_tokens=True)["input_ids"]])  # encode_plus, gone in transformers 5
+        ids = torch.tensor(
+            [tokenizer(text, add_special_tokens=True)["input_ids"]]
+        )  # encode_plus, gone in transformers 5
         with torch.no_grad():
             output = model(ids)[0].softmax(dim=-1)
         output = output[ids == mask_id]
@@ -165,7 +174,9 @@ def masked_pll(folder: str, text: str, span: tuple[int, int] | None = None) -> f
     encoded = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
     scored = [
         position
-        for position, (special, (start, end)) in enumerate(zip(encoded["special_tokens_mask"], encoded["offset_mapping"]))
+        for position, (special, (start, end)) in enumerate(
+            zip(encoded["special_tokens_mask"], encoded["offset_mapping"])
+        )
         if not special and (span is None or (start < span[1] and end > span[0]))
     ]
     copies = torch.tensor([encoded["input_ids"]] * len(scored))  # one masked copy per scored token, one batch
@@ -177,7 +188,7 @@ def masked_pll(folder: str, text: str, span: tuple[int, int] | None = None) -> f
 
 
 def causal_log_prob(folder: str, text: str, context: str = "") -> float:
-    """log P(text | BOS + context) summed over ``text``'s tokens (lm-eval's split: ``context + text`` tokenized once)."""
+    """log P(text | BOS + context) over ``text``'s tokens (lm-eval's split: ``context + text`` tokenized once)."""
     tokenizer, model = loaded(folder, "AutoModelForCausalLM")
     whole = tokenizer(context + text, add_special_tokens=False)["input_ids"]
     start = len(tokenizer(context.rstrip(), add_special_tokens=False)["input_ids"]) if context else 0

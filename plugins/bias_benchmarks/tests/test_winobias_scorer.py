@@ -103,7 +103,21 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
     with ChatServer(responder=choice_responder(hashed)) as server:
         model = {"bert": bert, "gpt2": gpt2, "chat": "chat:stand-in"}[kind]
         extra = ["-o", f"base_url={server.url}"] if kind == "chat" else []
-        cli("score", "-s", "winobias", "-i", "winobias", "-m", model, "-o", "sample=2", *extra, "--no-progress", "--out", "t.csv")
+        cli(
+            "score",
+            "-s",
+            "winobias",
+            "-i",
+            "winobias",
+            "-m",
+            model,
+            "-o",
+            "sample=2",
+            *extra,
+            "--no-progress",
+            "--out",
+            "t.csv",
+        )
     cli("analyze", "winobias", "-t", "t.csv", "-o", "n_bootstrap=20", "--out", "r.csv")
     table, result = assoc.read_table("t.csv"), pd.read_csv("r.csv")
     expected = assoc.Stimuli.load("winobias").subset(sample=2, seed=0)
@@ -123,7 +137,9 @@ def test_scores_equal_a_forward_pass_and_plls(bert, gpt2, winobias):
         causal = table[(table["item_id"] == item.id) & (table["model_kind"] == "causal")].sort_values("option")
         masked = table[(table["item_id"] == item.id) & (table["model_kind"] == "masked")].sort_values("option")
         assert list(causal["attribute"]) == list(item.options) and set(causal["context"]) == {context}
-        assert list(causal["value"]) == pytest.approx([causal_log_prob(gpt2, " " + o, context) for o in item.options], abs=1e-4)
+        assert list(causal["value"]) == pytest.approx(
+            [causal_log_prob(gpt2, " " + o, context) for o in item.options], abs=1e-4
+        )
         assert list(masked["value"]) == pytest.approx(
             [masked_continuation(bert, context, " " + o) for o in item.options], abs=1e-4
         )

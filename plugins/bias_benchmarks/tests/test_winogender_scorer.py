@@ -110,7 +110,21 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
         model = {"bert": bert, "gpt2": gpt2, "chat": "chat:stand-in"}[kind]
         extra = ["-o", f"base_url={server.url}"] if kind == "chat" else []
         for stimuli, option, out in (("winogender", "limit=4", "referent.csv"), (FIVE, "sample=1", "pronoun.csv")):
-            cli("score", "-s", "winogender", "-i", stimuli, "-m", model, "-o", option, *extra, "--no-progress", "--out", out)
+            cli(
+                "score",
+                "-s",
+                "winogender",
+                "-i",
+                stimuli,
+                "-m",
+                model,
+                "-o",
+                option,
+                *extra,
+                "--no-progress",
+                "--out",
+                out,
+            )
     cli("analyze", "winogender", "-t", "referent.csv", "-o", "n_bootstrap=0", "--out", "accuracy.csv")
     cli("analyze", "winogender_occupations", "-t", "pronoun.csv", "--out", "r.csv")
     referent, pronoun = assoc.read_table("referent.csv"), assoc.read_table("pronoun.csv")

@@ -140,7 +140,7 @@ def table_columns(item_columns: Mapping[str, str]) -> dict[str, str]:
 
 
 def likelihood_method(kind: str) -> str:
-    """The ``method`` of a likelihood kind's scores: ``pll`` for a masked LM (pseudo-log-likelihoods), else ``log_prob``."""
+    """The ``method`` of a likelihood kind's scores: ``pll`` for a masked LM (its PLLs), else ``log_prob``."""
     return "pll" if kind == "masked" else "log_prob"
 
 
@@ -249,7 +249,7 @@ class ChoiceTableScorer(LMScorer):
             texts = form.scored if by_likelihood and form.scored else form.options
             request = ChoiceRequest(
                 prompt=form.prompt,
-                options=tuple(texts[k] for k in order),
+                options=tuple((texts[k],) for k in order),  # one phrasing each
                 messages=(*messages_head, {"role": "user", "content": chat_message(form, order)}),
                 labels=LETTERS[: len(order)],
                 delimiter=form.delimiter,

@@ -157,37 +157,40 @@ def _torch_names(path: Path) -> list[str]:
     return [str(name) for name in state]
 
 
-def _checkpoint_files(spec: str, revision: str | None) -> list[Path]:
-    """The weight files (or their index) of a local folder, or of a Hub model in the local cache."""
-    from assoc.lm.loading import model_folder
-
-    names = ("model.safetensors.index.json", "model.safetensors", "pytorch_model.bin.index.json", "pytorch_model.bin")
-    folder = model_folder(spec)
-    if folder is not None:
-        return [folder / name for name in names if (folder / name).is_file()]
+def model_file(spec: str, name: str, revision: str | None = None) -> Path | None:
+    """The file ``name`` of a local model folder, or of a Hub model in the local Hugging Face cache (no download)."""
+    folder = Path(spec.strip()).expanduser()
+    if folder.is_dir():
+        return folder / name if (folder / name).is_file() else None
     try:
         from huggingface_hub import try_to_load_from_cache
-
-        from assoc.lm.hub import cache_dir
     except ImportError:  # pragma: no cover - transformers installs huggingface_hub
-        return []
-    found = []
-    for name in names:
-        try:
-            cached = try_to_load_from_cache(spec.strip(), name, revision=revision, cache_dir=str(cache_dir()))
-        except ValueError:  # not a Hub id
-            return []
-        if isinstance(cached, str):
-            found.append(Path(cached))
-    return found
+        return None
+    try:
+        cached = try_to_load_from_cache(spec.strip(), name, revision=revision)
+    except ValueError:  # not a Hub id
+        return None
+    return Path(cached) if isinstance(cached, str) else None
+
+
+#: The files a checkpoint's weights may be in, the index of a sharded checkpoint first.
+WEIGHT_FILES = (
+    "model.safetensors.index.json",
+    "model.safetensors",
+    "pytorch_model.bin.index.json",
+    "pytorch_model.bin",
+)
 
 
 def checkpoint_names(spec: str, revision: str | None = None) -> list[str] | None:
     """The tensor names of ``spec``'s checkpoint, from the files' headers (``None``: no weights file found here)."""
-    for path in _checkpoint_files(spec, revision):
+    for name in WEIGHT_FILES:
+        path = model_file(spec, name, revision)
+        if path is None:
+            continue
         if path.name.endswith(".index.json"):
             weight_map = json.loads(path.read_text(encoding="utf-8")).get("weight_map") or {}
-            return [str(name) for name in weight_map]
+            return [str(tensor) for tensor in weight_map]
         if path.suffix == ".safetensors":
             return _safetensors_names(path)
         return _torch_names(path)
@@ -202,17 +205,19 @@ def next_sentence_head(spec: str, revision: str | None = None) -> bool:
     the head's layer and the pooler it reads (:data:`NSP_WEIGHTS`). A model held in memory, or one whose
     files are not here, has none.
     """
-    from assoc.lm.loading import read_config
-    from assoc.models.memory import in_memory
+    from assoc import in_memory
 
     if in_memory(spec) is not None:
         return False
-    config = read_config(spec, revision) or {}
+    config_file = model_file(spec, "config.json", revision)
+    if config_file is None:
+        return False
     try:
         from transformers.models.auto import modeling_auto
     except ImportError:  # pragma: no cover - assoc[mlm] installs transformers
         return False
-    if config.get("model_type") not in modeling_auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES:
+    model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
+    if model_type not in modeling_auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES:
         return False
     names = checkpoint_names(spec, revision)
     return names is not None and all(any(name.endswith(weight) for name in names) for weight in NSP_WEIGHTS)
@@ -246,7 +251,7 @@ def _load_next_sentence(
 
 @dataclass
 class NextSentenceModel:
-    """A next-sentence model (``AutoModelForNextSentencePrediction``) and its tokenizer, from the process's model cache."""
+    """A next-sentence model (``AutoModelForNextSentencePrediction``) and its tokenizer, from the model cache."""
 
     name: str
     tokenizer: Any
@@ -257,7 +262,7 @@ class NextSentenceModel:
     @classmethod
     def open(cls, spec: str, *, device: str, dtype: str, revision: str | None, memo: Any = None) -> NextSentenceModel:
         """Load ``spec`` once per process (:data:`assoc.lm.model_cache.MODEL_CACHE`, engine ``next-sentence``)."""
-        from assoc.lm.model_cache import MODEL_CACHE
+        from assoc.lm import MODEL_CACHE
 
         return MODEL_CACHE.handle(
             NSP_ENGINE,
@@ -294,25 +299,28 @@ class NextSentenceModel:
         """P(IsNext) of each ``(context, sentence)`` pair (module docstring), read from ``checkpoints`` when stored."""
         import torch
 
-        from assoc.infra.cache import digest
-        from assoc.lm.batching import check_budget, plan_batches
+        from assoc.infra import digest
+        from assoc.lm import default_batch_tokens, plan_batches
 
         encoded = [self.encode(context, sentence) for context, sentence in pairs]
         keys = [digest(["is-next", list(ids), list(types)])[:40] for ids, types in encoded]
         out: list[Score | None] = [None] * len(pairs)
         stored = checkpoints.get_many(keys) if checkpoints is not None else {}
         todo = []
-        for i, ((ids, _), key) in enumerate(zip(encoded, keys, strict=True)):
-            if len(ids) > self.max_length:
+        for i, ((sequence, _), key) in enumerate(zip(encoded, keys, strict=True)):
+            if len(sequence) > self.max_length:
                 out[i] = Score(
-                    math.nan, 0, "too_long", f"the pair has {len(ids)} tokens, more than the model takes ({self.max_length})"
+                    math.nan,
+                    0,
+                    "too_long",
+                    f"the pair has {len(sequence)} tokens, more than the model takes ({self.max_length})",
                 )
             elif isinstance(stored.get(key), list) and len(stored[key]) == 1:
-                out[i] = Score(float(stored[key][0]), len(ids))
+                out[i] = Score(float(stored[key][0]), len(sequence))
             else:
                 todo.append(i)
         todo.sort(key=lambda i: -len(encoded[i][0]))
-        budget = check_budget(batch_tokens, self.device)
+        budget = default_batch_tokens(self.device) if batch_tokens is None else int(batch_tokens)
         pad = int(self.tokenizer.pad_token_id or 0)
         for start, stop in plan_batches([len(encoded[i][0]) for i in todo], budget):
             batch = todo[start:stop]
@@ -327,7 +335,9 @@ class NextSentenceModel:
                 mask[row, :n] = 1
             with torch.inference_mode():
                 logits = self.model(
-                    input_ids=ids.to(self.device), token_type_ids=types.to(self.device), attention_mask=mask.to(self.device)
+                    input_ids=ids.to(self.device),
+                    token_type_ids=types.to(self.device),
+                    attention_mask=mask.to(self.device),
                 ).logits
             # the authors' softmax in float32; float64 here so that the probability keeps every digit it has
             probability = torch.softmax(logits.double(), dim=-1)[:, 0].cpu().tolist()

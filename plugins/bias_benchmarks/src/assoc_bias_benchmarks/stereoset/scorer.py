@@ -4,20 +4,19 @@ It writes the benchmark table (:mod:`assoc_bias_benchmarks.choice_table`) that t
 analysis turns into LMS, SS and ICAT. What a model is asked depends on ``method`` (``auto`` picks
 per model kind), recorded in every row's ``method`` and ``measure``:
 
-=============  ===========================  =================================================  ================================================
-``method``     model kinds                  intrasentence item (one sentence, ``BLANK`` filled)  intersentence item (a context, three sentences)
-=============  ===========================  =================================================  ================================================
-``authors``    masked (``auto``'s choice)   the authors' per-token method: the mean            next-sentence prediction, P(IsNext), where the
-                                            probability of the template word's tokens           checkpoint has the head (``nsp_prob``); else the
-                                            (``mean_token_prob``, :mod:`.authors`)              PLL of the sentence given the context
-                                                                                                (``pll_given_context``)
-``likelihood`` masked, causal, server, ...  ``sentence`` request: the PLL (masked,             ``continuation`` request, the sentence after the
-               (``auto`` on non-masked)     ``pll``) or log P (``log_prob``) of the sentence    context and a space: PLL (masked,
-                                                                                               ``pll_given_context``) or log P(sentence |
-                                                                                               context) (``log_prob_given_context``)
-``choice``     every kind (``auto`` on      a ``choice`` request among the three sentences (a chat model's reply read as a letter or a
-               chat models)                 sentence; a likelihood model's argmax of ``continuation``), one choice row per item
-=============  ===========================  =================================================  ================================================
+``authors`` (masked LMs; ``auto``'s choice for them)
+    intrasentence items by the authors' per-token method, the mean probability of the template
+    word's tokens at the mask (``mean_token_prob``, :mod:`.authors`); intersentence items by
+    next-sentence prediction, P(IsNext), where the checkpoint has the head (``nsp_prob``), else by
+    the PLL of the sentence given the context (``pll_given_context``).
+``likelihood`` (every kind serving ``sentence`` and ``continuation``; ``auto``'s choice for causal and served LMs)
+    intrasentence items by a ``sentence`` request, the sentence's PLL (masked: ``pll``) or log P
+    (``log_prob``); intersentence items by a ``continuation`` request, the sentence after the context
+    and a space: the PLL of its tokens with the context visible (``pll_given_context``) or
+    log P(sentence | context) (``log_prob_given_context``).
+``choice`` (every kind; ``auto``'s choice for chat models)
+    a ``choice`` request among the three sentences (a chat model's reply read as a letter or a
+    sentence; a likelihood model's argmax of ``continuation``), one choice row per item.
 
 The recorded ``method`` of ``likelihood`` is ``pll`` for a masked LM and ``log_prob`` for any other
 kind, so that a table holding both is two runs. Every score is "larger is more likely", as the
@@ -63,7 +62,7 @@ QUESTIONS = {
 
 
 class StereoSetScorer(ChoiceTableScorer):
-    """StereoSet's per-sentence scores, or a choice among the three sentences, on every kind of model (module docstring)."""
+    """StereoSet's per-sentence scores, or a choice among its sentences, on every kind of model (module docstring)."""
 
     name = "stereoset"
     description = (
@@ -216,7 +215,10 @@ class StereoSetScorer(ChoiceTableScorer):
                 revision=p["revision"],
                 memo=self.run_cache() if self.run_cache().enabled else None,
             )
-            answers = [score.as_log_prob() for score in nsp.is_next(pairs, checkpoints=checkpoints, batch_tokens=p["batch_tokens"])]
+            answers = [
+                score.as_log_prob()
+                for score in nsp.is_next(pairs, checkpoints=checkpoints, batch_tokens=p["batch_tokens"])
+            ]
             measure = "nsp_prob"
         else:
             answers = model.continuation(
