@@ -12,8 +12,7 @@
 
 from __future__ import annotations
 
-from functools import cache, partial
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 import pytest
@@ -29,19 +28,7 @@ transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("stereoset-models")
-
-
-@pytest.fixture(scope="module")
-def bert(root: Path) -> str:
-    from assoc.testing.tiny_mlm import build_bert_wordpiece
-
-    return str(build_bert_wordpiece(root / "bert"))
-
-
-@pytest.fixture(scope="module")
-def bert_nsp(root: Path) -> str:
+def bert_nsp(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A tiny BERT saved from its pre-training class: the checkpoint holds the next-sentence head (as bert-base-*)."""
     from assoc.testing.tiny_mlm import _spread_output_bias, bert_uncased_vocab_file
 
@@ -57,16 +44,10 @@ def bert_nsp(root: Path) -> str:
     _spread_output_bias(pretraining, 3)
     with torch.no_grad():  # a random head predicts 0.5 everywhere: spread it so sentences differ
         pretraining.cls.seq_relationship.weight.mul_(200.0)
-    pretraining.save_pretrained(root / "bert-nsp")
-    tokenizer.save_pretrained(root / "bert-nsp")
-    return str(root / "bert-nsp")
-
-
-@pytest.fixture(scope="module")
-def gpt2(root: Path) -> str:
-    from assoc.testing.tiny_clm import build_gpt2_bpe
-
-    return str(build_gpt2_bpe(root / "gpt2", positions=256))
+    folder = tmp_path_factory.mktemp("stereoset") / "bert-nsp"
+    pretraining.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
 
 
 @pytest.fixture(scope="module")
@@ -74,32 +55,22 @@ def few() -> assoc.ItemStimuli:
     return assoc.Stimuli.load("stereoset").subset(sample=1, seed=4)
 
 
-def cli(*argv: str) -> str:
-    from click.testing import CliRunner
-
-    from assoc.cli import build_cli
-
-    result = CliRunner().invoke(build_cli(), list(argv), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
 # -- offline, from the command line, on every kind -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["bert", "gpt2", "chat"])
-def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, monkeypatch):
+def test_runs_from_the_command_line_on_each_kind(kind, tiny_bert, tiny_gpt2, run_cli, tmp_path, monkeypatch):
     from assoc.testing.openai_server import ChatServer
 
     monkeypatch.chdir(tmp_path)
     with ChatServer(responder=choice_responder(hashed)) as server:
-        model = {"bert": bert, "gpt2": gpt2, "chat": "chat:stand-in"}[kind]
+        model = {"bert": tiny_bert, "gpt2": tiny_gpt2, "chat": "chat:stand-in"}[kind]
         command = ["score", "-s", "stereoset", "-i", "stereoset", "-m", model, "--no-progress", "--out", "t.csv"]
         command += ["-o", "sample=2", "-o", "sample_seed=1"]
         if kind == "chat":
             command += ["-o", f"base_url={server.url}"]
-        cli(*command)
-        cli("analyze", "stereoset", "-t", "t.csv", "-o", "n_bootstrap=20", "--out", "r.csv")
+        run_cli(*command)
+        run_cli("analyze", "stereoset", "-t", "t.csv", "-o", "n_bootstrap=20", "--out", "r.csv")
     table = assoc.read_table("t.csv")
     result = pd.read_csv("r.csv")
     expected = assoc.Stimuli.load("stereoset").subset(sample=2, seed=1)
@@ -129,15 +100,7 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
 # -- the numbers, against transformers directly ---------------------------------------------------------------
 
 
-@cache
-def loaded(folder: str, cls: str, tokenizer: str = "AutoTokenizer") -> tuple:
-    """A tokenizer and a model of transformers' classes ``tokenizer`` and ``cls``, loaded once per test session."""
-    return getattr(transformers, tokenizer).from_pretrained(folder), getattr(transformers, cls).from_pretrained(
-        folder
-    ).eval()
-
-
-def authors_per_token(folder: str, context: str, word: str) -> float:
+def authors_per_token(loaded, folder: str, context: str, word: str) -> float:
     """``BiasEvaluator.evaluate_intrasentence`` with ``IntrasentenceLoader``, batch size 1, for one sentence."""
     tokenizer, model = loaded(folder, "BertForMaskedLM", "BertTokenizer")  # the authors' tokenizer class
     mask_id = tokenizer.encode(tokenizer.mask_token, add_special_tokens=False)[0]
@@ -155,7 +118,7 @@ def authors_per_token(folder: str, context: str, word: str) -> float:
     return float(sum(probabilities) / len(probabilities))
 
 
-def authors_next_sentence(folder: str, context: str, sentence: str) -> float:
+def authors_next_sentence(loaded, folder: str, context: str, sentence: str) -> float:
     """``evaluate_intersentence`` with ``BertNextSentence`` and ``IntersentenceDataset._tokenize``, for one pair."""
     tokenizer, model = loaded(folder, "BertForNextSentencePrediction", "BertTokenizer")
     first = [tokenizer.convert_tokens_to_ids(t) for t in tokenizer.tokenize(context)]
@@ -168,39 +131,8 @@ def authors_next_sentence(folder: str, context: str, sentence: str) -> float:
     return float(torch.softmax(outputs, dim=1)[0, 0].item())
 
 
-def masked_pll(folder: str, text: str, span: tuple[int, int] | None = None) -> float:
-    """Salazar et al.'s PLL: each token (of ``span`` only, when given) masked in turn, log P of the original token."""
-    tokenizer, model = loaded(folder, "AutoModelForMaskedLM")
-    encoded = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
-    scored = [
-        position
-        for position, (special, (start, end)) in enumerate(
-            zip(encoded["special_tokens_mask"], encoded["offset_mapping"])
-        )
-        if not special and (span is None or (start < span[1] and end > span[0]))
-    ]
-    copies = torch.tensor([encoded["input_ids"]] * len(scored))  # one masked copy per scored token, one batch
-    copies[range(len(scored)), scored] = tokenizer.mask_token_id
-    with torch.no_grad():
-        logits = model(copies).logits[range(len(scored)), scored].double()
-    original = torch.tensor(encoded["input_ids"])[scored]
-    return float(torch.log_softmax(logits, dim=-1)[range(len(scored)), original].sum())
-
-
-def causal_log_prob(folder: str, text: str, context: str = "") -> float:
-    """log P(text | BOS + context) over ``text``'s tokens (lm-eval's split: ``context + text`` tokenized once)."""
-    tokenizer, model = loaded(folder, "AutoModelForCausalLM")
-    whole = tokenizer(context + text, add_special_tokens=False)["input_ids"]
-    start = len(tokenizer(context.rstrip(), add_special_tokens=False)["input_ids"]) if context else 0
-    ids = [tokenizer.bos_token_id, *whole]
-    with torch.no_grad():
-        logits = model(torch.tensor([ids])).logits[0].double()
-    log_sm = torch.log_softmax(logits, dim=-1)
-    return float(sum(log_sm[k, ids[k + 1]] for k in range(start, len(whole))))
-
-
-def test_the_authors_method_equals_their_loop_and_next_sentence_head(bert, bert_nsp, few):
-    assert next_sentence_head(bert_nsp) and not next_sentence_head(bert)
+def test_the_authors_method_equals_their_loop_and_next_sentence_head(tiny_bert, bert_nsp, few, oracle):
+    assert next_sentence_head(bert_nsp) and not next_sentence_head(tiny_bert)
     chosen = few.subset(limit=1)  # one item per bias type: two of each split
     table = assoc.score("stereoset", chosen, [bert_nsp], progress=False, cache=False)
     assert set(table["method"]) == {"authors"}
@@ -210,31 +142,34 @@ def test_the_authors_method_equals_their_loop_and_next_sentence_head(bert, bert_
         context = item.fields["context"]
         if item.derived["split"] == "intrasentence":
             assert set(rows["measure"]) == {"mean_token_prob"}
-            expected = [authors_per_token(bert_nsp, context, w) for w in item.derived["template_words"]]
+            expected = [authors_per_token(oracle.loaded, bert_nsp, context, w) for w in item.derived["template_words"]]
         else:
             assert set(rows["measure"]) == {"nsp_prob"}
-            expected = [authors_next_sentence(bert_nsp, context, s) for s in item.options]
+            expected = [authors_next_sentence(oracle.loaded, bert_nsp, context, s) for s in item.options]
         assert list(rows["value"]) == pytest.approx(expected, rel=1e-5)  # the authors' float32 softmax
         assert len(set(rows["value"])) == 3
 
 
-def test_likelihoods_equal_pll_and_log_p_computed_directly(bert, gpt2, few):
+def test_likelihoods_equal_pll_and_log_p_computed_directly(tiny_bert, tiny_gpt2, few, oracle):
     chosen = few.subset(limit=1)
     intra = next(i for i in chosen.items if i.derived["split"] == "intrasentence")
     inter = next(i for i in chosen.items if i.derived["split"] == "intersentence")
     picked = assoc.ItemStimuli([intra, inter], name="two")
-    masked = assoc.score("stereoset", picked, [bert], method="likelihood", progress=False, cache=False)
-    causal = assoc.score("stereoset", picked, [gpt2], progress=False, cache=False)
+    masked = assoc.score("stereoset", picked, [tiny_bert], method="likelihood", progress=False, cache=False)
+    causal = assoc.score("stereoset", picked, [tiny_gpt2], progress=False, cache=False)
     assert set(masked["method"]) == {"pll"} and set(causal["method"]) == {"log_prob"}
     for table, direct in ((masked, "masked"), (causal, "causal")):
         by_item = {k: part.sort_values("option")["value"].tolist() for k, part in table.groupby("item_id")}
         if direct == "masked":
-            expected_intra = [masked_pll(bert, s) for s in intra.options]
+            expected_intra = [oracle.masked_pll(tiny_bert, s) for s in intra.options]
             context = inter.fields["context"] + " "
-            expected_inter = [masked_pll(bert, context + s, (len(context), len(context + s))) for s in inter.options]
+            expected_inter = [
+                oracle.masked_pll(tiny_bert, context + s, (len(context), len(context + s))) for s in inter.options
+            ]
         else:
-            expected_intra = [causal_log_prob(gpt2, s) for s in intra.options]
-            expected_inter = [causal_log_prob(gpt2, " " + s, inter.fields["context"]) for s in inter.options]
+            expected_intra = [oracle.causal_log_prob(tiny_gpt2, s) for s in intra.options]
+            context = inter.fields["context"]
+            expected_inter = [oracle.causal_log_prob(tiny_gpt2, " " + s, context) for s in inter.options]
         assert by_item[intra.id] == pytest.approx(expected_intra, abs=1e-4)
         assert by_item[inter.id] == pytest.approx(expected_inter, abs=1e-4)
 
@@ -281,24 +216,24 @@ def test_replies_without_a_choice_are_kept_and_counted(few):
 # -- refused before any work ------------------------------------------------------------------------------------
 
 
-def test_a_method_the_kind_cannot_run_is_refused_before_any_work(bert, gpt2, few):
+def test_a_method_the_kind_cannot_run_is_refused_before_any_work(tiny_bert, tiny_gpt2, few):
     with pytest.raises(OptionError, match="method 'authors' reads a masked LM") as caught:
-        assoc.score("stereoset", few, [gpt2], method="authors", progress=False, cache=False)
+        assoc.score("stereoset", few, [tiny_gpt2], method="authors", progress=False, cache=False)
     assert "\n" not in str(caught.value)
     with pytest.raises(OptionError, match="method 'likelihood' sends sentence and continuation"):
         assoc.score("stereoset", few, ["chat:stand-in"], method="likelihood", progress=False, cache=False)
     with pytest.raises(OptionError, match="limit or sample, not both"):
-        assoc.score("stereoset", few, [bert], limit=1, sample=1, progress=False, cache=False)
+        assoc.score("stereoset", few, [tiny_bert], limit=1, sample=1, progress=False, cache=False)
 
 
-def test_item_counts_equal_the_files(gpt2):
+def test_item_counts_equal_the_files(tiny_gpt2):
     """The plan of a whole run holds every item of the bundled file, once, in units of unit_size."""
     scorer = assoc.get_scorer("stereoset")(unit_size=1000, cache=False)
-    units = scorer.plan(assoc.Stimuli.load("stereoset"), [gpt2])
+    units = scorer.plan(assoc.Stimuli.load("stereoset"), [tiny_gpt2])
     assert [unit.size for unit in units] == [1000, 1000, 1000, 1000, 229]
     assert sum(unit.size for unit in units) == 4229  # the development set's items (docs/stereoset.md)
     for name, n in (("stereoset_intrasentence", 2106), ("stereoset_intersentence", 2123)):
-        assert sum(u.size for u in scorer.plan(assoc.Stimuli.load(name), [gpt2])) == n
+        assert sum(u.size for u in scorer.plan(assoc.Stimuli.load(name), [tiny_gpt2])) == n
 
 
 def test_a_second_run_resumes_from_the_cache_without_asking_again(few, tmp_path, monkeypatch):

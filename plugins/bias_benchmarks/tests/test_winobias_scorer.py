@@ -10,9 +10,6 @@
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -28,82 +25,19 @@ DEV = "winobias:pro_type1_dev,anti_type1_dev,pro_type2_dev,anti_type2_dev"
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("winobias-models")
-
-
-@pytest.fixture(scope="module")
-def bert(root: Path) -> str:
-    from assoc.testing.tiny_mlm import build_bert_wordpiece
-
-    return str(build_bert_wordpiece(root / "bert"))
-
-
-@pytest.fixture(scope="module")
-def gpt2(root: Path) -> str:
-    from assoc.testing.tiny_clm import build_gpt2_bpe
-
-    return str(build_gpt2_bpe(root / "gpt2", positions=128))
-
-
-@pytest.fixture(scope="module")
 def winobias() -> assoc.ItemStimuli:
     return assoc.Stimuli.load("winobias")
 
 
-def cli(*argv: str) -> str:
-    from click.testing import CliRunner
-
-    from assoc.cli import build_cli
-
-    result = CliRunner().invoke(build_cli(), list(argv), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-@cache
-def loaded(folder: str, cls: str) -> tuple:
-    return transformers.AutoTokenizer.from_pretrained(folder), getattr(transformers, cls).from_pretrained(folder).eval()
-
-
-def causal_log_prob(folder: str, text: str, context: str) -> float:
-    """log P(text | BOS + context), ``context + text`` tokenized once and the context's tokens cut off its front."""
-    tokenizer, model = loaded(folder, "AutoModelForCausalLM")
-    whole = tokenizer(context + text, add_special_tokens=False)["input_ids"]
-    start = len(tokenizer(context.rstrip(), add_special_tokens=False)["input_ids"])
-    ids = [tokenizer.bos_token_id, *whole]
-    with torch.no_grad():
-        log_sm = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), dim=-1)
-    return float(sum(log_sm[k, ids[k + 1]] for k in range(start, len(whole))))
-
-
-def masked_continuation(folder: str, context: str, continuation: str) -> float:
-    """PLL of the continuation's tokens (those overlapping its characters), each masked in turn, the context visible."""
-    tokenizer, model = loaded(folder, "AutoModelForMaskedLM")
-    text = context + continuation
-    encoded = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
-    scored = [
-        k
-        for k, (special, (start, end)) in enumerate(zip(encoded["special_tokens_mask"], encoded["offset_mapping"]))
-        if not special and start < len(text) and end > len(context)
-    ]
-    copies = torch.tensor([encoded["input_ids"]] * len(scored))
-    copies[range(len(scored)), scored] = tokenizer.mask_token_id
-    with torch.no_grad():
-        logits = model(copies).logits[range(len(scored)), scored].double()
-    original = torch.tensor(encoded["input_ids"])[scored]
-    return float(torch.log_softmax(logits, dim=-1)[range(len(scored)), original].sum())
-
-
 @pytest.mark.parametrize("kind", ["bert", "gpt2", "chat"])
-def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, monkeypatch):
+def test_runs_from_the_command_line_on_each_kind(kind, tiny_bert, tiny_gpt2, run_cli, tmp_path, monkeypatch):
     from assoc.testing.openai_server import ChatServer
 
     monkeypatch.chdir(tmp_path)
     with ChatServer(responder=choice_responder(hashed)) as server:
-        model = {"bert": bert, "gpt2": gpt2, "chat": "chat:stand-in"}[kind]
+        model = {"bert": tiny_bert, "gpt2": tiny_gpt2, "chat": "chat:stand-in"}[kind]
         extra = ["-o", f"base_url={server.url}"] if kind == "chat" else []
-        cli(
+        run_cli(
             "score",
             "-s",
             "winobias",
@@ -118,7 +52,7 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
             "--out",
             "t.csv",
         )
-    cli("analyze", "winobias", "-t", "t.csv", "-o", "n_bootstrap=20", "--out", "r.csv")
+    run_cli("analyze", "winobias", "-t", "t.csv", "-o", "n_bootstrap=20", "--out", "r.csv")
     table, result = assoc.read_table("t.csv"), pd.read_csv("r.csv")
     expected = assoc.Stimuli.load("winobias").subset(sample=2, seed=0)
     assert list(dict.fromkeys(table["item_id"])) == [item.id for item in expected.items]  # 2 per condition
@@ -128,9 +62,11 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
     assert len(both) == 1 and both["gap"].notna().all()
 
 
-def test_scores_equal_a_forward_pass_and_plls(bert, gpt2, winobias):
+def test_scores_equal_a_forward_pass_and_plls(tiny_bert, tiny_gpt2, winobias, oracle):
     items = [winobias.items[0], winobias.items[400]]
-    table = assoc.score("winobias", assoc.ItemStimuli(items, name="two"), [gpt2, bert], progress=False, cache=False)
+    table = assoc.score(
+        "winobias", assoc.ItemStimuli(items, name="two"), [tiny_gpt2, tiny_bert], progress=False, cache=False
+    )
     for item in items:
         context = context_of(item)
         assert context == f"{item.derived['sentence']} ‘{item.derived['pronouns'][0].capitalize()}’ refers to the"
@@ -138,16 +74,20 @@ def test_scores_equal_a_forward_pass_and_plls(bert, gpt2, winobias):
         masked = table[(table["item_id"] == item.id) & (table["model_kind"] == "masked")].sort_values("option")
         assert list(causal["attribute"]) == list(item.options) and set(causal["context"]) == {context}
         assert list(causal["value"]) == pytest.approx(
-            [causal_log_prob(gpt2, " " + o, context) for o in item.options], abs=1e-4
+            [oracle.causal_log_prob(tiny_gpt2, " " + o, context) for o in item.options], abs=1e-4
         )
         assert list(masked["value"]) == pytest.approx(
-            [masked_continuation(bert, context, " " + o) for o in item.options], abs=1e-4
+            [
+                oracle.masked_pll(tiny_bert, context + " " + o, (len(context), len(context) + 1 + len(o)))
+                for o in item.options
+            ],
+            abs=1e-4,
         )
 
 
-def test_the_analysis_of_the_scorers_table_by_hand(gpt2):
+def test_the_analysis_of_the_scorers_table_by_hand(tiny_gpt2):
     dev = assoc.Stimuli.load(DEV).subset(limit=6)
-    table = assoc.score("winobias", dev, [gpt2], progress=False, cache=False)
+    table = assoc.score("winobias", dev, [tiny_gpt2], progress=False, cache=False)
     wide = table.pivot(index="item_id", columns="option", values="value")
     first = table.drop_duplicates("item_id").set_index("item_id").loc[wide.index]
     right = np.where(wide[1] > wide[0], 1, 0) == first["answer"].to_numpy()  # a tie: the first named
@@ -181,8 +121,8 @@ def test_a_chat_model_that_follows_the_stereotype(winobias):
     assert (row["accuracy_pro"], row["accuracy_anti"], row["gap"]) == (1.0, 0.0, 1.0)
 
 
-def test_item_counts_equal_the_files(gpt2):
+def test_item_counts_equal_the_files(tiny_gpt2):
     scorer = assoc.get_scorer("winobias")(cache=False)
-    units = scorer.plan(assoc.Stimuli.load("winobias"), [gpt2])
+    units = scorer.plan(assoc.Stimuli.load("winobias"), [tiny_gpt2])
     assert sum(u.size for u in units) == 3168  # eight files of 396 lines
-    assert sum(u.size for u in scorer.plan(assoc.Stimuli.load(DEV), [gpt2])) == 4 * 396
+    assert sum(u.size for u in scorer.plan(assoc.Stimuli.load(DEV), [tiny_gpt2])) == 4 * 396

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -31,25 +30,6 @@ transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("winogender-models")
-
-
-@pytest.fixture(scope="module")
-def bert(root: Path) -> str:
-    from assoc.testing.tiny_mlm import build_bert_wordpiece
-
-    return str(build_bert_wordpiece(root / "bert"))
-
-
-@pytest.fixture(scope="module")
-def gpt2(root: Path) -> str:
-    from assoc.testing.tiny_clm import build_gpt2_bpe
-
-    return str(build_gpt2_bpe(root / "gpt2", positions=128))
-
-
-@pytest.fixture(scope="module")
 def referent() -> assoc.ItemStimuli:
     return assoc.Stimuli.load("winogender")
 
@@ -59,58 +39,19 @@ def pronouns() -> assoc.ItemStimuli:
     return assoc.Stimuli.load("winogender_pronouns")
 
 
-def cli(*argv: str) -> str:
-    from click.testing import CliRunner
-
-    from assoc.cli import build_cli
-
-    result = CliRunner().invoke(build_cli(), list(argv), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-@cache
-def loaded(folder: str, cls: str) -> tuple:
-    return transformers.AutoTokenizer.from_pretrained(folder), getattr(transformers, cls).from_pretrained(folder).eval()
-
-
-def causal_log_prob(folder: str, text: str, context: str = "") -> float:
-    """log P(text | BOS + context), ``context + text`` tokenized once and the context's tokens cut off its front."""
-    tokenizer, model = loaded(folder, "AutoModelForCausalLM")
-    whole = tokenizer(context + text, add_special_tokens=False)["input_ids"]
-    start = len(tokenizer(context.rstrip(), add_special_tokens=False)["input_ids"]) if context else 0
-    ids = [tokenizer.bos_token_id, *whole]
-    with torch.no_grad():
-        log_sm = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), dim=-1)
-    return float(sum(log_sm[k, ids[k + 1]] for k in range(start, len(whole))))
-
-
-def masked_pll(folder: str, text: str) -> float:
-    """Salazar et al.'s PLL: each non-special token masked in turn, log P of the original token (one batch)."""
-    tokenizer, model = loaded(folder, "AutoModelForMaskedLM")
-    encoded = tokenizer(text, return_special_tokens_mask=True)
-    scored = [k for k, special in enumerate(encoded["special_tokens_mask"]) if not special]
-    copies = torch.tensor([encoded["input_ids"]] * len(scored))
-    copies[range(len(scored)), scored] = tokenizer.mask_token_id
-    with torch.no_grad():
-        logits = model(copies).logits[range(len(scored)), scored].double()
-    original = torch.tensor(encoded["input_ids"])[scored]
-    return float(torch.log_softmax(logits, dim=-1)[range(len(scored)), original].sum())
-
-
 # -- offline, from the command line, on every kind -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["bert", "gpt2", "chat"])
-def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, monkeypatch):
+def test_runs_from_the_command_line_on_each_kind(kind, tiny_bert, tiny_gpt2, run_cli, tmp_path, monkeypatch):
     from assoc.testing.openai_server import ChatServer
 
     monkeypatch.chdir(tmp_path)
     with ChatServer(responder=choice_responder(hashed)) as server:
-        model = {"bert": bert, "gpt2": gpt2, "chat": "chat:stand-in"}[kind]
+        model = {"bert": tiny_bert, "gpt2": tiny_gpt2, "chat": "chat:stand-in"}[kind]
         extra = ["-o", f"base_url={server.url}"] if kind == "chat" else []
         for stimuli, option, out in (("winogender", "limit=4", "referent.csv"), (FIVE, "sample=1", "pronoun.csv")):
-            cli(
+            run_cli(
                 "score",
                 "-s",
                 "winogender",
@@ -125,8 +66,8 @@ def test_runs_from_the_command_line_on_each_kind(kind, bert, gpt2, tmp_path, mon
                 "--out",
                 out,
             )
-    cli("analyze", "winogender", "-t", "referent.csv", "-o", "n_bootstrap=0", "--out", "accuracy.csv")
-    cli("analyze", "winogender_occupations", "-t", "pronoun.csv", "--out", "r.csv")
+    run_cli("analyze", "winogender", "-t", "referent.csv", "-o", "n_bootstrap=0", "--out", "accuracy.csv")
+    run_cli("analyze", "winogender_occupations", "-t", "pronoun.csv", "--out", "r.csv")
     referent, pronoun = assoc.read_table("referent.csv"), assoc.read_table("pronoun.csv")
     assert referent["item_id"].nunique() == 12 and pronoun["item_id"].nunique() == 5  # 4 per gender; 1 per occupation
     method = {"bert": "pll", "gpt2": "log_prob", "chat": "choice"}[kind]
@@ -152,14 +93,14 @@ def lm_eval_documents(items) -> list[dict]:
     ]  # fmt: skip
 
 
-def test_accuracy_equals_lm_evals_task_on_the_scorers_log_likelihoods(gpt2, referent):
+def test_accuracy_equals_lm_evals_task_on_the_scorers_log_likelihoods(tiny_gpt2, referent):
     datasets = pytest.importorskip("datasets")
     lm_eval = pytest.importorskip("lm_eval")
     from lm_eval.api.task import ConfigurableTask
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    chosen = referent.subset(limit=20)  # 20 sentences per pronoun gender
-    table = assoc.score("winogender", chosen, [gpt2], progress=False, cache=False)
+    chosen = referent.subset(limit=10)  # 10 sentences per pronoun gender
+    table = assoc.score("winogender", chosen, [tiny_gpt2], progress=False, cache=False)
     scores = {k: part.sort_values("option") for k, part in table.groupby("item_id")}
     ours = assoc.analyze("winogender", table, n_bootstrap=0).set_index("lm_eval_task")
     documents = lm_eval_documents(chosen.items)
@@ -179,34 +120,42 @@ def test_accuracy_equals_lm_evals_task_on_the_scorers_log_likelihoods(gpt2, refe
         assert ours.loc[config["task"], "n_scored"] == len(accs)
 
 
-def test_log_likelihoods_equal_a_forward_pass_and_plls(gpt2, bert, referent, pronouns):
+def test_log_likelihoods_equal_a_forward_pass_and_plls(tiny_gpt2, tiny_bert, referent, pronouns, oracle):
     items = [referent.items[0], referent.items[5]]
-    table = assoc.score("winogender", assoc.ItemStimuli(items, name="two"), [gpt2, bert], progress=False, cache=False)
+    table = assoc.score(
+        "winogender", assoc.ItemStimuli(items, name="two"), [tiny_gpt2, tiny_bert], progress=False, cache=False
+    )
     for item in items:
         rows = table[(table["item_id"] == item.id) & (table["model_kind"] == "causal")].sort_values("option")
-        expected = [causal_log_prob(gpt2, " " + option, lm_eval_context(item)) for option in item.options]
+        expected = [oracle.causal_log_prob(tiny_gpt2, " " + option, lm_eval_context(item)) for option in item.options]
         assert list(rows["value"]) == pytest.approx(expected, abs=1e-4)
         assert set(rows["measure"]) == {"log_prob_given_context"}
     picked = assoc.ItemStimuli([pronouns.items[3]], name="one")
-    both = assoc.score("winogender", picked, [gpt2, bert], progress=False, cache=False)
+    both = assoc.score("winogender", picked, [tiny_gpt2, tiny_bert], progress=False, cache=False)
     causal = both[both["model_kind"] == "causal"].sort_values("option")
     masked = both[both["model_kind"] == "masked"].sort_values("option")
     assert list(causal["role"]) == ["female", "male", "neutral"] and set(causal["measure"]) == {"log_prob"}
-    assert list(causal["value"]) == pytest.approx([causal_log_prob(gpt2, s) for s in picked.items[0].options], abs=1e-4)
+    assert list(causal["value"]) == pytest.approx(
+        [oracle.causal_log_prob(tiny_gpt2, s) for s in picked.items[0].options], abs=1e-4
+    )
     assert set(masked["measure"]) == {"pll"}
-    assert list(masked["value"]) == pytest.approx([masked_pll(bert, s) for s in picked.items[0].options], abs=1e-4)
+    assert list(masked["value"]) == pytest.approx(
+        [oracle.masked_pll(tiny_bert, s) for s in picked.items[0].options], abs=1e-4
+    )
 
 
 @pytest.mark.slow
-def test_with_the_tokenizers_bos_the_log_likelihoods_are_lm_evals_hflm(gpt2, referent):
+def test_with_the_tokenizers_bos_the_log_likelihoods_are_lm_evals_hflm(tiny_gpt2, referent):
     """lm-eval scores a non-empty context without a start token: bos='tokenizer' is its convention for GPT-2."""
     pytest.importorskip("accelerate")
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
     items = referent.subset(limit=2).items
-    table = assoc.score("winogender", assoc.ItemStimuli(items, name="six"), [gpt2], bos="tokenizer", progress=False)
-    model = HFLM(pretrained=gpt2, device="cpu", batch_size=1)
+    table = assoc.score(
+        "winogender", assoc.ItemStimuli(items, name="six"), [tiny_gpt2], bos="tokenizer", progress=False
+    )
+    model = HFLM(pretrained=tiny_gpt2, device="cpu", batch_size=1)
     requests = [
         Instance(request_type="loglikelihood", doc={}, arguments=(lm_eval_context(item), " " + option), idx=k)
         for item in items
@@ -262,14 +211,14 @@ def test_the_pronoun_blank_and_its_fillers(pronouns):
         assert tuple(blank.replace("_____", f) for f in fillers) == item.options
 
 
-def test_other_benchmarks_items_are_refused_before_any_work(gpt2):
+def test_other_benchmarks_items_are_refused_before_any_work(tiny_gpt2):
     with pytest.raises(StimuliError, match="scorer 'winogender' reads Winogender items"):
-        assoc.score("winogender", "stereoset", [gpt2], progress=False, cache=False)
+        assoc.score("winogender", "stereoset", [tiny_gpt2], progress=False, cache=False)
     with pytest.raises(StimuliError, match="reads benchmark items"):
-        assoc.score("winogender", "caliskan:weat1", [gpt2], progress=False, cache=False)
+        assoc.score("winogender", "caliskan:weat1", [tiny_gpt2], progress=False, cache=False)
 
 
-def test_item_counts_equal_the_files(gpt2):
+def test_item_counts_equal_the_files(tiny_gpt2):
     scorer = assoc.get_scorer("winogender")(cache=False)
-    assert sum(u.size for u in scorer.plan(assoc.Stimuli.load("winogender"), [gpt2])) == 720
-    assert sum(u.size for u in scorer.plan(assoc.Stimuli.load("winogender_pronouns"), [gpt2])) == 240
+    assert sum(u.size for u in scorer.plan(assoc.Stimuli.load("winogender"), [tiny_gpt2])) == 720
+    assert sum(u.size for u in scorer.plan(assoc.Stimuli.load("winogender_pronouns"), [tiny_gpt2])) == 240

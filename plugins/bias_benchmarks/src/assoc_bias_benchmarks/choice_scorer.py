@@ -27,7 +27,7 @@ without a value or a choice by its status, so that nothing is left out without a
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -137,6 +137,11 @@ def chat_message(form: ChoiceForm, order: Sequence[int]) -> str:
 def table_columns(item_columns: Mapping[str, str]) -> dict[str, str]:
     """A benchmark scorer's ``extra_columns``, in order: the choice table's, the benchmark's items', the scorer's."""
     return {**EXTRA_COLUMNS, **item_columns, **SCORER_COLUMNS}
+
+
+def in_item_order(items: Sequence[ChoiceItem], found: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The rows of ``found`` (by item id), in the order of ``items``."""
+    return [row for item in items for row in found[item.id]]
 
 
 def likelihood_method(kind: str) -> str:
@@ -315,6 +320,28 @@ class ChoiceTableScorer(LMScorer):
         for row, answer in zip(rows, answers, strict=True):
             row.update(n_tokens=int(answer.n_tokens), reason=answer.reason, reply="", options_shown="")
         return rows
+
+    def item_rows(
+        self,
+        model: LanguageModel,
+        items: Sequence[ChoiceItem],
+        answers: Sequence[LogProb],
+        *,
+        method: str,
+        measure: str,
+        context: Callable[[ChoiceItem], str] | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each item's option rows (:meth:`score_rows`) by id; ``answers``: one per option of each item in turn."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        at = 0
+        for item in items:
+            mine = answers[at : at + len(item.options)]
+            at += len(item.options)
+            shown = context(item) if context is not None else ""
+            out[item.id] = self.score_rows(model, item, mine, method=method, measure=measure, context=shown)
+        if at != len(answers):
+            raise ValueError(f"{len(answers)} answers for the {at} options of {len(items)} items")
+        return out
 
     # -- the table -----------------------------------------------------------------------------------
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import Option, OptionError
 
-from ..choice_scorer import ChoiceForm, ChoiceTableScorer, likelihood_method, table_columns
+from ..choice_scorer import ChoiceForm, ChoiceTableScorer, in_item_order, likelihood_method, table_columns
 from .authors import AUTHORS_CODE, NextSentenceModel, next_sentence_head, per_token_scores
 from .items import BLANK, CITATION, COLUMNS, ROLES, SPLITS
 
@@ -59,6 +59,11 @@ QUESTIONS = {
     "intrasentence": "Fill in the blank: {blank}\nWhich of these sentences fills the blank best?",
     "intersentence": "{context}\nWhich of these sentences is the most likely to come next?",
 }
+
+
+def context_of(item: ChoiceItem) -> str:
+    """An item's context sentence (of an intrasentence item: the sentence with ``BLANK``)."""
+    return str(item.fields["context"])
 
 
 class StereoSetScorer(ChoiceTableScorer):
@@ -172,19 +177,11 @@ class StereoSetScorer(ChoiceTableScorer):
             [ContinuationRequest(item.fields["context"], " " + s) for item in inter for s in item.options],
             checkpoints=checkpoints,
         )
-        found: dict[str, list[dict[str, Any]]] = {}
-        for k, item in enumerate(intra):
-            found[item.id] = self.score_rows(model, item, sentences[3 * k : 3 * k + 3], method=method, measure=method)
-        for k, item in enumerate(inter):
-            found[item.id] = self.score_rows(
-                model,
-                item,
-                continued[3 * k : 3 * k + 3],
-                method=method,
-                measure=f"{method}_given_context",
-                context=item.fields["context"],
-            )
-        return [row for item in items for row in found[item.id]]
+        found = self.item_rows(model, intra, sentences, method=method, measure=method)
+        found |= self.item_rows(
+            model, inter, continued, method=method, measure=f"{method}_given_context", context=context_of
+        )
+        return in_item_order(items, found)
 
     def authors_rows(
         self, model: LanguageModel, items: list[ChoiceItem], checkpoints: Namespace | None
@@ -202,10 +199,8 @@ class StereoSetScorer(ChoiceTableScorer):
             checkpoints=checkpoints,
             batch_tokens=p["batch_tokens"],
         )
-        found: dict[str, list[dict[str, Any]]] = {}
-        for k, item in enumerate(intra):
-            answers = [score.as_log_prob() for score in scores[3 * k : 3 * k + 3]]
-            found[item.id] = self.score_rows(model, item, answers, method="authors", measure="mean_token_prob")
+        answers = [score.as_log_prob() for score in scores]
+        found = self.item_rows(model, intra, answers, method="authors", measure="mean_token_prob")
         pairs = [(item.fields["context"], s) for item in inter for s in item.options]
         if inter and self._has_head(model.name):
             nsp = NextSentenceModel.open(
@@ -225,16 +220,8 @@ class StereoSetScorer(ChoiceTableScorer):
                 [ContinuationRequest(context, " " + s) for context, s in pairs], checkpoints=checkpoints
             )
             measure = "pll_given_context"
-        for k, item in enumerate(inter):
-            found[item.id] = self.score_rows(
-                model,
-                item,
-                answers[3 * k : 3 * k + 3],
-                method="authors",
-                measure=measure,
-                context=item.fields["context"],
-            )
-        return [row for item in items for row in found[item.id]]
+        found |= self.item_rows(model, inter, answers, method="authors", measure=measure, context=context_of)
+        return in_item_order(items, found)
 
     def _has_head(self, model: str) -> bool:
         """Whether ``model``'s checkpoint has a next-sentence head (decided before any work, or here in a worker)."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import StimuliError
 
-from ..choice_scorer import ChoiceForm, ChoiceTableScorer, likelihood_method, table_columns
+from ..choice_scorer import ChoiceForm, ChoiceTableScorer, in_item_order, likelihood_method, table_columns
 from .items import CITATION, COLUMNS
 
 if TYPE_CHECKING:
@@ -84,17 +84,10 @@ class WinoBiasScorer(ChoiceTableScorer):
             [ContinuationRequest(context_of(item), " " + option) for item in items for option in item.options],
             checkpoints=checkpoints,
         )
-        rows: list[dict[str, Any]] = []
-        for k, item in enumerate(items):
-            rows += self.score_rows(
-                model,
-                item,
-                answers[2 * k : 2 * k + 2],
-                method=method,
-                measure=f"{method}_given_context",
-                context=context_of(item),
-            )
-        return rows
+        measure = f"{method}_given_context"
+        return in_item_order(
+            items, self.item_rows(model, items, answers, method=method, measure=measure, context=context_of)
+        )
 
     def choice_form(self, item: ChoiceItem) -> ChoiceForm:
         """Whom the pronoun refers to, the two occupations shown as ``the <occupation>``."""

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import StimuliError
 
-from ..choice_scorer import ChoiceForm, ChoiceTableScorer, likelihood_method, table_columns
+from ..choice_scorer import ChoiceForm, ChoiceTableScorer, in_item_order, likelihood_method, table_columns
 from .items import CITATION, COLUMNS, GENDERS, REFERENT_ROLES, SOMEONE
 
 if TYPE_CHECKING:
@@ -122,19 +122,10 @@ class WinogenderScorer(ChoiceTableScorer):
         sentences = model.sentence(
             [SentenceRequest(option) for item in pronouns for option in item.options], checkpoints=checkpoints
         )
-        found: dict[str, list[dict[str, Any]]] = {}
-        for k, item in enumerate(referents):
-            found[item.id] = self.score_rows(
-                model,
-                item,
-                continued[2 * k : 2 * k + 2],
-                method=method,
-                measure=f"{method}_given_context",
-                context=lm_eval_context(item),
-            )
-        for k, item in enumerate(pronouns):
-            found[item.id] = self.score_rows(model, item, sentences[3 * k : 3 * k + 3], method=method, measure=method)
-        return [row for item in items for row in found[item.id]]
+        measure = f"{method}_given_context"
+        found = self.item_rows(model, referents, continued, method=method, measure=measure, context=lm_eval_context)
+        found |= self.item_rows(model, pronouns, sentences, method=method, measure=method)
+        return in_item_order(items, found)
 
     def choice_form(self, item: ChoiceItem) -> ChoiceForm:
         """Referent items: whom the pronoun refers to; pronoun items: which pronoun fills the blank."""
