@@ -153,10 +153,10 @@ class ChoiceTableScorer(LMScorer):
     """Base of the StereoSet, Winogender and WinoBias scorers (module docstring).
 
     A subclass sets ``name``, ``description``, ``citation``, ``n_options`` (``None``: any number, two or
-    more), ``likelihood_requests``, ``extra_columns`` (:func:`table_columns` of its benchmark's ``COLUMNS``) and
-    implements
-    :meth:`likelihood_rows` (option rows of a likelihood kind) and :meth:`choice_form` (the chat form of an
-    item); :meth:`check_item` refuses an item it cannot ask, before any model loads.
+    more), ``likelihood_requests`` and ``extra_columns`` (:func:`table_columns` of its benchmark's
+    ``COLUMNS``), and implements :meth:`likelihood_rows` (option rows of a likelihood kind, with
+    :meth:`item_rows`) and :meth:`choice_form` (how an item is asked as a choice); :meth:`check_item`
+    refuses an item it cannot ask, before any model loads.
     """
 
     requests: ClassVar[frozenset[str]] = frozenset({"choice"})
