@@ -35,7 +35,8 @@ the head's probability that the sentence follows the context. It needs a checkpo
 hold the next-sentence head (:func:`next_sentence_head`): the authors' ``bert-*`` checkpoints do
 (they were saved from BERT's pre-training model, whatever class ``config.json`` names), a folder
 saved from a ``BertForMaskedLM`` does not, and the authors' heads for RoBERTa, XLNet and GPT-2
-(``ModelNSP``, trained by them) are not published. Without the head the scorer reads the
+(``ModelNSP``, trained by them) are separate ``.pth`` files (``code/models/download_models.sh``) that
+assoc does not read. Without the head the scorer reads the
 intersentence items as pseudo-log-likelihoods of the sentence given the context (the ``continuation``
 request) and says so in the ``measure`` of those rows.
 """
