@@ -22,7 +22,8 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   (:func:`check_hub_reachable`), token-budget batching (:func:`plan_batches`,
   :func:`default_batch_tokens`), the cached log-probability loop (:func:`cached_log_probs`,
   :func:`token_log_probs`, :func:`model_namespace`), ONNX exports and sessions
-  (:func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`).
+  (:func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`), and
+  the per-process cache of loaded models every engine keeps its weights in (:data:`MODEL_CACHE`).
 * **The local engines**, siblings on those pieces: the masked-LM engine (:class:`MaskedLM`,
   :class:`MaskRequest`, :func:`load_masked_lm`, :func:`cached_masked_lm`, the word-piece helpers, and
   the pseudo-log-likelihood :func:`pseudo_log_likelihoods`) and the causal-LM engine (:class:`CausalLM`,
@@ -127,6 +128,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.masked.words import word_tokens as word_tokens
     from assoc.lm.masked.words import word_tokens_batch as word_tokens_batch
     from assoc.lm.masked.words import word_tokens_many as word_tokens_many
+    from assoc.lm.model_cache import MODEL_CACHE as MODEL_CACHE
     from assoc.lm.onnx import cached_export as cached_export
     from assoc.lm.onnx import check_installed as check_onnx_installed  # noqa: F401 (re-exported under this name)
     from assoc.lm.onnx import export_module as export_module
