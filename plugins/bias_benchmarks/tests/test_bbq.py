@@ -1,6 +1,6 @@
-"""BBQ (Parrish et al., 2022): stimuli, reply matching, the chat_bbq scorer and the bbq analysis.
+"""BBQ (Parrish et al., 2022): stimuli, reply matching, the bbq scorer (chat and causal) and the bbq analysis.
 
-Numbers are checked against the authors' R scripts (run once by tests/data/bbq/make_reference.sh,
+Numbers are checked against the authors' R scripts (run once by tests/data/bbq_six/make_reference.sh,
 their outputs frozen here), against counts made by hand, or against the local test server's own
 choices, never against the code's own output.
 """
@@ -10,23 +10,26 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from assoc_chat_listing.bbq import items as bbq_items
-from assoc_chat_listing.bbq.analysis import BBQAnalysis
-from assoc_chat_listing.bbq.matching import match_authors, match_reply
-from assoc_chat_listing.bbq.scorer import replay_rows
-from assoc_chat_listing.bbq.testing import bbq_responder
+from assoc_bias_benchmarks.bbq import items as bbq_items
+from assoc_bias_benchmarks.bbq.analysis import BBQAnalysis
+from assoc_bias_benchmarks.bbq.items import example_id
+from assoc_bias_benchmarks.bbq.matching import match_authors, match_reply
+from assoc_bias_benchmarks.bbq.scorer import replay_rows
+from assoc_bias_benchmarks.bbq.testing import bbq_responder
 
 import assoc
 from assoc import StimuliError, from_records
 from assoc.testing.openai_server import FAST_RETRIES, ChatServer
 
-HERE = Path(__file__).parent / "data" / "bbq"
+HERE = Path(__file__).parent / "data" / "bbq_six"
+ELEVEN = Path(__file__).parent / "data" / "bbq"
 REPO = Path(__file__).resolve().parents[3]
-SHARED = REPO.parent / "shared" / "benchmarks" / "bbq"
+SHARED = Path(os.environ.get("ASSOC_SHARED_DIR", REPO.parent / "shared")) / "benchmarks" / "bbq"
 FAST = dict(FAST_RETRIES)
 #: The released UnifiedQA answer fields and the names the authors' script gives them.
 FORMATS = {
@@ -54,27 +57,31 @@ def small_dir(tmp_path):
 # -- stimuli ----------------------------------------------------------------------------------------
 
 
-def test_bundled_set_holds_the_six_categories_every_field_kept():
+def test_bundled_set_holds_the_eleven_categories_every_field_kept():
     stimuli = assoc.Stimuli.load("bbq")
-    assert isinstance(stimuli, bbq_items.BBQStimuli)
-    counts = pd.Series([i.category for i in stimuli.items]).value_counts().to_dict()
+    assert isinstance(stimuli, assoc.ItemStimuli)
+    counts = pd.Series([i.group for i in stimuli.items]).value_counts().to_dict()
     # the counts of the data README (nyu-mll/BBQ bea11bd)
-    assert counts == {"Age": 3680, "Disability_status": 1556, "Nationality": 3080, "Physical_appearance": 1576,
-                      "Religion": 1200, "Sexual_orientation": 864}  # fmt: skip
+    assert counts == {"Age": 3680, "Disability_status": 1556, "Gender_identity": 5672, "Nationality": 3080,
+                      "Physical_appearance": 1576, "Race_ethnicity": 6880, "Race_x_SES": 11160,
+                      "Race_x_gender": 15960, "Religion": 1200, "SES": 6864, "Sexual_orientation": 864}  # fmt: skip
     first = json.loads(bundled_lines("Age", 1)[0])
-    assert dict(stimuli.items[0].record) == first
+    assert dict(stimuli.items[0].fields) == first and stimuli.items[0].options == tuple(first[f"ans{i}"] for i in range(3))
+    assert stimuli.items[0].answer == first["label"] and stimuli.items[0].id == "Age/0"
     chosen = assoc.Stimuli.load("bbq:Religion,Age")
     assert [d.name for d in chosen] == ["Religion", "Age"] and len(chosen.items) == 1200 + 3680
     assert chosen.fingerprint() != stimuli.fingerprint()
 
 
 def test_derived_target_loc_equals_the_authors_metadata_script():
-    """The lm-eval rule on data/ gives, example for example, what BBQ_results_metadata.R computes."""
+    """The lm-eval rule on data/ gives, example for example, what BBQ_results_metadata.R computes (six categories)."""
     stimuli = bbq_items.load_bbq()
     authors = bbq_items.read_metadata(HERE / "r_additional_metadata.csv.gz")
-    assert len(stimuli.items) == 11956 and all(i.target_source == "derived" for i in stimuli.items)
-    for item in stimuli.items:
-        assert authors[(item.category, item.example_id)] == (item.target_loc, item.label_type), item.example_id
+    six = [i for i in stimuli.items if (i.group, example_id(i)) in authors]
+    assert len(six) == 11956 and all(i.derived["target_source"] == "derived" for i in six)
+    for item in six:
+        derived = (item.derived["target_loc"], item.derived["label_type"])
+        assert authors[(item.group, example_id(item))] == derived, item.id
 
 
 def test_a_directory_is_read_from_a_spec_with_its_metadata(small_dir):
@@ -86,14 +93,14 @@ def test_a_directory_is_read_from_a_spec_with_its_metadata(small_dir):
         "category,question_index,example_id,target_loc,label_type\nAge,1,0,1,name\nAge,1,1,NA,label\n"
     )
     with_file = assoc.Stimuli.load(f"bbq:{small_dir}")
-    first, second, third = with_file.items[:3]
-    assert (first.target_loc, first.label_type, first.target_source) == (1, "name", "metadata")
-    assert (second.target_loc, second.target_source, second.target_problem) == (
+    first, second, third = (item.derived for item in with_file.items[:3])
+    assert (first["target_loc"], first["label_type"], first["target_source"]) == (1, "name", "metadata")
+    assert (second["target_loc"], second["target_source"], second["target_problem"]) == (
         None,
         "undecidable",
         "NA in the metadata file",
     )
-    assert (third.target_loc, third.target_problem) == (None, "not in the metadata file")
+    assert (third["target_loc"], third["target_problem"]) == (None, "not in the metadata file")
 
 
 @pytest.mark.parametrize(
@@ -180,7 +187,7 @@ def test_a_lone_letter_is_no_option_when_the_prompt_showed_no_letters():
 def test_assoc_matching_reads_the_usual_reply_shapes_and_never_guesses(reply, chosen, status):
     import re
 
-    from assoc_chat_listing.parsing import REFUSAL_PATTERNS
+    from assoc.lm import REFUSAL_PATTERNS
 
     refusal = [re.compile(p, re.IGNORECASE) for p in REFUSAL_PATTERNS]
     options = ("The grandfather", "The grandson", "Unknown")
@@ -203,7 +210,7 @@ def replayed():
     # the stand-in df_bbq.csv of make_reference.sh: always option 0, 1, 2, or option example_id mod 3,
     # given to the script's matching as tolower(option), as the script does
     for name, pick in {"deberta_base": lambda i: 0, "deberta_large": lambda i: 1, "roberta_base": lambda i: 2,
-                       "roberta_large": lambda i: i.example_id % 3}.items():  # fmt: skip
+                       "roberta_large": lambda i: example_id(i) % 3}.items():  # fmt: skip
         rows += replay_rows(stimuli, lambda i, pick=pick: i.options[pick(i)].lower(), model=name)
     table = from_records(rows, scorer="chat_bbq")
     # the script keeps the question-only baseline for ambiguous contexts only
@@ -341,14 +348,14 @@ def test_chat_scorer_reads_the_servers_choices_in_any_option_order(small_dir, st
     for item, row in zip(stimuli.items, table.itertuples()):
         want = min(range(3), key=lambda i: item.options[i].lower())  # the server's pick, in the file's order
         assert row.chosen == want and row.chosen_text == item.options[want]
-        assert row.value == float(want == item.record["label"]) and row.raw_reply
+        assert row.value == float(want == item.fields["label"]) and row.raw_reply
     orders = {tuple(json.loads(o)) for o in table["option_order"]}
     assert len(orders) > 1  # shuffled per example
 
 
 def test_chat_scorer_counts_refusals_and_unparsed_replies_and_survives_faults(small_dir):
     stimuli = bbq_items.load_directory(small_dir)
-    contexts = [f"{i.record['context']}\n{i.record['question']}\n" for i in stimuli.items]
+    contexts = [f"{i.fields['context']}\n{i.fields['question']}\n" for i in stimuli.items]
     assert len(set(contexts[:3])) == 3
     replies = {
         contexts[0]: "I'm sorry, but I can't answer that; it relies on stereotypes.",
@@ -405,8 +412,8 @@ def test_cli_scores_a_directory_and_analyzes_it(small_dir, tmp_path):
     stimuli = bbq_items.load_directory(small_dir)
     # always the third option shown (original order): accuracy is the share of examples labelled 2
     for (category, condition), group in summary.groupby(["category", "context_condition"]):
-        mine = [i for i in stimuli.items if i.category == category and i.record["context_condition"] == condition]
-        assert group["accuracy"].item() == pytest.approx(sum(i.record["label"] == 2 for i in mine) / len(mine))
+        mine = [i for i in stimuli.items if i.group == category and i.fields["context_condition"] == condition]
+        assert group["accuracy"].item() == pytest.approx(sum(i.fields["label"] == 2 for i in mine) / len(mine))
 
 
 # -- local causal LMs: clm_bbq ------------------------------------------------------------------------
@@ -452,7 +459,7 @@ def test_clm_bbq_chooses_the_option_of_highest_loglikelihood_by_hand(six_dir, ti
     stimuli = bbq_items.load_directory(six_dir)
     hand = []
     for item in stimuli.items:
-        prompt = f"{item.record['context']}\n\nQ: {item.record['question']}\nA:"
+        prompt = f"{item.fields['context']}\n\nQ: {item.fields['question']}\nA:"
         hand.append([by_hand(prompt, " " + option) for option in item.options])
     for normalize in ("sum", "char", "byte", "token"):
         table = assoc.score("clm_bbq", stimuli, str(tiny_gpt2), normalize=normalize, progress=False)
@@ -465,21 +472,21 @@ def test_clm_bbq_chooses_the_option_of_highest_loglikelihood_by_hand(six_dir, ti
                 size = {"sum": 1, "char": len(option), "byte": len(option.encode()), "token": n}[normalize]
                 scores.append(ll / size)
             assert row.chosen == max(range(3), key=lambda i: scores[i])
-            assert row.value == float(row.chosen == item.record["label"])
+            assert row.value == float(row.chosen == item.fields["label"])
     result = assoc.analyze("bbq", table, n_bootstrap=0)
     assert result["n_scored"].sum() == 6
 
 
 def test_clm_bbq_lmeval_unknown_takes_the_best_of_ten_phrasings(six_dir, tiny_gpt2, by_hand):
-    from assoc_chat_listing.bbq.causal import LMEVAL_UNKNOWN
+    from assoc_bias_benchmarks.bbq.scorer import LMEVAL_UNKNOWN
 
     stimuli = bbq_items.load_directory(six_dir)
     item = stimuli.items[0]
-    one = bbq_items.BBQStimuli(stimuli.items[:1])
+    one = assoc.ItemStimuli(stimuli.items[:1], name="one")
     table = assoc.score("clm_bbq", one, str(tiny_gpt2), unknown="lmeval", progress=False)
-    prompt = f"{item.record['context']}\n\nQ: {item.record['question']}\nA:"
+    prompt = f"{item.fields['context']}\n\nQ: {item.fields['question']}\nA:"
     best = max(by_hand(prompt, " " + text)[0] for text in LMEVAL_UNKNOWN)
-    assert table.iloc[0][f"ll_ans{item.unknown_loc}"] == pytest.approx(best, abs=1e-4)
+    assert table.iloc[0][f"ll_ans{item.derived['unknown_loc']}"] == pytest.approx(best, abs=1e-4)
 
 
 def test_scores_by_stereotyped_group_count_each_groups_examples():

@@ -10,16 +10,17 @@ import json
 
 import pandas as pd
 import pytest
-from assoc_chat_listing.bbq.analysis import BBQAnalysis
-from assoc_chat_listing.bbq.compare import association_rows
-from assoc_chat_listing.bbq.scorer import replay_rows
+from assoc_bias_benchmarks.bbq.analysis import BBQAnalysis
+from assoc_bias_benchmarks.bbq.compare import association_rows
+from assoc_bias_benchmarks.bbq.items import example_id
+from assoc_bias_benchmarks.bbq.scorer import replay_rows
 
 import assoc
 from assoc import from_records
 
 
 def answer(item):
-    return item.options[(item.example_id * 7 + len(item.record["question"])) % 3]
+    return item.options[(example_id(item) * 7 + len(item.fields["question"])) % 3]
 
 
 OTHER = [0.3, -0.1, 0.2, 0.5, -0.4]  # another method's scores of the same targets
@@ -39,16 +40,16 @@ def members(stimuli, keys, condition):
     return [
         i
         for i in stimuli.items
-        if i.record["context_condition"] == condition
-        and set(keys) & set(i.record["additional_metadata"]["stereotyped_groups"])
+        if i.fields["context_condition"] == condition
+        and set(keys) & set(i.fields["additional_metadata"]["stereotyped_groups"])
     ]
 
 
 def by_hand(items):
     chosen = [i.options.index(answer(i)) for i in items]
-    biased = sum(c == i.target_loc for c, i in zip(chosen, items))
-    counter = sum(c not in (i.target_loc, i.unknown_loc) for c, i in zip(chosen, items))
-    accuracy = sum(c == i.record["label"] for c, i in zip(chosen, items)) / len(items)
+    biased = sum(c == i.derived["target_loc"] for c, i in zip(chosen, items))
+    counter = sum(c not in (i.derived["target_loc"], i.derived["unknown_loc"]) for c, i in zip(chosen, items))
+    accuracy = sum(c == i.fields["label"] for c, i in zip(chosen, items)) / len(items)
     return (biased - counter) / (biased + counter), accuracy
 
 
@@ -116,7 +117,7 @@ def test_convergence_reads_them_as_differences(table):
 
 def test_bootstrap_keeps_examples_of_different_categories_apart(table, monkeypatch):
     """Example ids repeat across categories: pooling categories (by=model) must not merge two examples."""
-    from assoc_chat_listing.bbq import analysis
+    from assoc_bias_benchmarks.bbq import analysis
 
     ids = table["example_id"].astype(int)
     assert table.assign(k=ids).groupby("k")["category"].nunique().max() > 1  # ids do repeat

@@ -13,7 +13,7 @@ from assoc.testing.docs import code_blocks, run_blocks
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "bbq.md"
-HERE = Path(__file__).parent / "data" / "bbq"
+HERE = Path(__file__).parent / "data" / "bbq_six"
 
 
 def test_python_examples_run(tmp_path, monkeypatch):
@@ -26,8 +26,8 @@ def test_python_examples_run(tmp_path, monkeypatch):
     assert len(table) == 120 and (table["chosen"] == 0).all()
     # always option 0: accuracy is the share of examples whose label is 0, counted here from the files
     for row in scores.itertuples():
-        mine = [i for i in few.items if i.record["context_condition"] == row.context_condition]
-        assert row.accuracy == sum(i.record["label"] == 0 for i in mine) / len(mine)
+        mine = [i for i in few.items if i.fields["context_condition"] == row.context_condition]
+        assert row.accuracy == sum(i.fields["label"] == 0 for i in mine) / len(mine)
 
 
 def test_method_comparison_example(tmp_path, monkeypatch):
@@ -84,10 +84,9 @@ def test_replication_table_shows_the_r_scripts_numbers():
 
 
 def test_documented_options_exist():
-    from assoc_chat_listing.bbq.analysis import BBQAnalysis
-    from assoc_chat_listing.bbq.causal import CausalBBQScorer
-    from assoc_chat_listing.bbq.scorer import ChatBBQScorer
+    from assoc_bias_benchmarks.bbq.analysis import BBQAnalysis
+    from assoc_bias_benchmarks.bbq.scorer import BBQScorer
 
-    known = {o.name for cls in (ChatBBQScorer, CausalBBQScorer, BBQAnalysis) for o in cls.options}
+    known = {o.name for cls in (BBQScorer, BBQAnalysis) for o in cls.options}
     used = set(re.findall(r"(?:-o|--option) (\w+)=", PAGE.read_text(encoding="utf-8")))
     assert used and used <= known, used - known

@@ -128,25 +128,34 @@ def bias_counts(codes: np.ndarray, k: int, *, zero_if_unbiased: bool) -> tuple[n
 
 
 def corrected_targets(rows: pd.DataFrame, data: pd.DataFrame) -> list[int]:
-    """``target_loc`` of every row with the intersectional categories' races matched as whole items (``corrected``)."""
+    """``target_loc`` of every row with the intersectional categories' races matched as whole items (``corrected``).
+
+    Computed once per example (:func:`.metadata.intersectional_target_loc` on the row's fields and its template).
+    """
     import json
 
     templates = load_templates([c for c in INTERSECTIONAL if c in set(data["category"])])
+    fields = rows.loc[data.index, ["question_index", "question_polarity", "answer_info", "ans0", "ans1", "ans2"]]
+    found: dict[tuple[str, int], int] = {}
     out = []
-    for index, category, target in zip(data.index, data["category"], data["target_loc"]):
+    for category, example, target, question, polarity, info, *options in zip(
+        data["category"], data["example_id"], data["target_loc"], *(fields[c] for c in fields.columns)
+    ):
         if category not in INTERSECTIONAL:
             out.append(int(target))
             continue
-        row = rows.loc[index]
-        record = {
-            "category": category,
-            "question_polarity": row["question_polarity"],
-            "answer_info": json.loads(str(row["answer_info"])),
-            **{key: str(row[key]) for key in ("ans0", "ans1", "ans2")},
-        }
-        found = templates.get(category, {}).get(str(row["question_index"]))
-        loc = intersectional_target_loc(record, found[0], "corrected")[0] if found else None
-        out.append(-1 if loc is None else loc)
+        key = (str(category), int(example))
+        if key not in found:
+            record = {
+                "category": category,
+                "question_polarity": polarity,
+                "answer_info": json.loads(str(info)),
+                **{f"ans{k}": str(option) for k, option in enumerate(options)},
+            }
+            template = templates.get(str(category), {}).get(str(question))
+            loc = intersectional_target_loc(record, template[0], "corrected")[0] if template else None
+            found[key] = -1 if loc is None else loc
+        out.append(found[key])
     return out
 
 

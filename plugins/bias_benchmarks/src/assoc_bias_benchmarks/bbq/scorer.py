@@ -116,6 +116,11 @@ CHAT_COLUMNS = {
     "sample": "chat models: which repetition of the request (0-based)",
     "response_id": "chat models: key of the stored raw response",
 }
+#: The columns of a dry run's rows (chat models: what would be sent).
+DRY_RUN_COLUMNS = {
+    "task": "dry run: bbq",
+    "estimated_tokens": "dry run: tokens the request is expected to use",
+}
 #: The columns of a likelihood model's rows, in the order of ``clm_bbq``'s table.
 LIKELIHOOD_COLUMNS = {
     "design": "the category",
@@ -297,6 +302,13 @@ CHAT_FORM_OPTIONS: dict[str, Option] = {
             "answers once",
             check=positive,
         ),
+        Option(
+            "dry_run",
+            bool,
+            False,
+            "chat models: print how many requests the study needs (and how many are stored) and send none; "
+            "returns the plan as a table",
+        ),
     )
 }
 LIKELIHOOD_FORM_OPTIONS: dict[str, Option] = {
@@ -387,7 +399,7 @@ class BBQScorer(LMScorer):
     requires_models = True
     default_models = ()
     requests = frozenset({"choice"})
-    extra_columns = {**CHAT_COLUMNS, **LIKELIHOOD_COLUMNS}
+    extra_columns = {**CHAT_COLUMNS, **LIKELIHOOD_COLUMNS, **DRY_RUN_COLUMNS}
     options = (
         *PROMPT_OPTIONS.values(),
         *CHAT_FORM_OPTIONS.values(),
@@ -440,6 +452,18 @@ class BBQScorer(LMScorer):
     def decode(self, payload: Any) -> list[ChoiceItem]:
         """The examples of a unit's payload."""
         return [ChoiceItem.from_record(record) for record in payload]
+
+    def check_models(self, models: Sequence[str]) -> None:
+        """Every model checked before any work; a dry run plans chat models' requests only."""
+        super().check_models(models)
+        if self.setting("dry_run"):
+            for model in models:
+                kind = self.model_kind(model).kind
+                if kind != "chat":
+                    raise OptionError(
+                        f"dry_run counts the requests a study sends to chat models; model {model!r} is a {kind} "
+                        "model, which sends none (drop dry_run, or run the chat models alone)"
+                    )
 
     def unit_namespace(self, model: str) -> Any:
         """No unit cache for a chat model: its replies are stored as they arrive (a failed request is sent again)."""
@@ -516,6 +540,8 @@ class BBQScorer(LMScorer):
         replies = not isinstance(model, ChoiceByLikelihood)
         samples = int(self.setting("samples")) if replies else 1
         planned = [(item, sample, *self.request(item, replies=replies, sample=sample)) for item in items for sample in range(samples)]
+        if replies and self.setting("dry_run"):
+            return self.dry_run_rows(model, [(item, sample, request) for item, sample, request, _ in planned])
         if replies and hasattr(model, "sending"):
             from assoc.lm import ChatSending
 
@@ -575,6 +601,34 @@ class BBQScorer(LMScorer):
         row["normalize"] = self.setting("normalize")
         row["option_order"] = json.dumps(list(order))
         return row
+
+    def dry_run_rows(self, model: Any, planned: Sequence[tuple[ChoiceItem, int, ChoiceRequest]]) -> list[dict[str, Any]]:
+        """The plan of a chat model's requests: one row each, ``value`` 1 when it would be sent, 0 when stored."""
+        from assoc.lm import plan_chat_requests
+
+        asked = [model.request(request.messages, model.sampling(sample), sample) for _, sample, request in planned]
+        stored = plan_chat_requests(asked, model.store).stored
+        template = self.templates(True)
+        rows = []
+        for (item, sample, _), chat in zip(planned, asked, strict=True):
+            characters = sum(len(str(m.get("content", ""))) for m in chat.messages)
+            rows.append(
+                {
+                    "design": item.group,
+                    "model": model.name,
+                    "context": template,
+                    "target_group": item.group,
+                    "target": str(example_id(item)),
+                    "task": "bbq",
+                    "sample": sample,
+                    "response_id": chat.key,
+                    "measure": "dry_run",
+                    "value": 0.0 if chat.key in stored else 1.0,
+                    # a reply names one option: four tokens unless max_tokens says otherwise
+                    "estimated_tokens": characters / 4.0 + float(chat.params.get("max_tokens") or 4),
+                }
+            )
+        return rows
 
     # -- reports and the table --------------------------------------------------------------------------------
     def report_of(self, model: LanguageModel, items: Sequence[ChoiceItem], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -645,8 +699,24 @@ class BBQScorer(LMScorer):
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
         """The table of all units' rows (a chat model's or a likelihood model's columns), with a warning on rows without a choice."""
-        from assoc import from_records
+        import sys
 
+        from assoc import from_records, set_run_report
+
+        if rows and rows[0]["measure"] == "dry_run":
+            to_send = [row for row in rows if row["value"] == 1.0]
+            tokens = sum(float(row["estimated_tokens"]) for row in to_send)
+            names = sorted({str(row["model"]) for row in rows})
+            print(
+                f"{self.name} dry run: {len(rows)} request(s) for {len(names)} model(s) ({', '.join(names)}); "
+                f"{len(rows) - len(to_send)} stored, {len(to_send)} to send (about {tokens:,.0f} tokens at most, "
+                "estimated). Nothing was sent.",
+                file=sys.stderr,
+            )
+            table = from_records(rows, scorer=self.name, measure="dry_run", extra_columns=["design", "task", "sample"])
+            report = {"dry_run": True, "requests": len(rows), "stored": len(rows) - len(to_send),
+                      "to_send": len(to_send), "estimated_tokens": tokens}  # fmt: skip
+            return set_run_report(table, report)
         bad = Counter(row["status"] for row in rows if row["status"] != "ok")
         if bad:
             shown = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
@@ -684,7 +754,7 @@ class ChatBBQScorer(BBQScorer):
     description = "Deprecated: `bbq` with a chat model (--scorer bbq --model chat:<model>); the same table."
     model_kinds = ("chat",)
     default_kind = "chat"
-    extra_columns = CHAT_COLUMNS
+    extra_columns = {**CHAT_COLUMNS, **DRY_RUN_COLUMNS}
     deprecated_for = "--scorer bbq --model chat:<model>"
     options = _options(
         PROMPT_OPTIONS.values(),

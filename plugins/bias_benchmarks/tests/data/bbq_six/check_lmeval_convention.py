@@ -1,12 +1,12 @@
 """Compare the bbq analysis's ``convention="lmeval"`` with lm-evaluation-harness's own BBQ functions.
 
-The test suite runs :func:`compare_with_lmeval` on the bundled six categories with the installed
-lm-eval (``plugins/chat_listing/tests/test_bbq_lmeval.py``; lm-eval 0.4.13 is in the plugin's
+The test suite runs :func:`compare_with_lmeval` on six bundled categories with the installed
+lm-eval (``plugins/bias_benchmarks/tests/test_bbq_lmeval.py``; lm-eval 0.4.13 is in the plugin's
 ``test`` extra). By hand, on any copy of the BBQ files and any lm-eval checkout, from the repository
 root (lm-eval need not be installed: its ``tasks/bbq/utils.py`` is loaded as a file, with a
 stand-in for the ``datasets`` module it imports only for type names)::
 
-    python plugins/chat_listing/tests/data/bbq/check_lmeval_convention.py \\
+    python plugins/bias_benchmarks/tests/data/bbq_six/check_lmeval_convention.py \\
         <lm-eval>/lm_eval/tasks/bbq/utils.py <BBQ>/data
 
 Three answer sets over every example of the given BBQ files: always the first option, option
@@ -25,11 +25,12 @@ import sys
 import types
 
 import pandas as pd
-from assoc_chat_listing.bbq import items
-from assoc_chat_listing.bbq.analysis import BBQAnalysis
-from assoc_chat_listing.bbq.scorer import replay_rows
+from assoc_bias_benchmarks.bbq import items
+from assoc_bias_benchmarks.bbq.analysis import BBQAnalysis
+from assoc_bias_benchmarks.bbq.items import example_id
+from assoc_bias_benchmarks.bbq.scorer import replay_rows
 
-from assoc import from_records
+from assoc import ItemStimuli, from_records
 
 
 class _Docs(list):
@@ -46,23 +47,23 @@ def load_utils(utils_path: str) -> types.ModuleType:
     return lm
 
 
-def compare_with_lmeval(lm: types.ModuleType, stimuli: items.BBQStimuli) -> pd.DataFrame:
+def compare_with_lmeval(lm: types.ModuleType, stimuli: ItemStimuli) -> pd.DataFrame:
     """One row per answer set, category and context: lm-eval's bias score and assoc's ``lmeval`` one."""
     answer_sets = {
         "first": lambda i: i.options[0],
-        "id_mod_3": lambda i: i.options[i.example_id % 3],
-        "every_fifth_unreadable": lambda i: "zzz" if i.example_id % 5 == 0 else i.options[(i.example_id // 5) % 3],
+        "id_mod_3": lambda i: i.options[example_id(i) % 3],
+        "every_fifth_unreadable": lambda i: "zzz" if example_id(i) % 5 == 0 else i.options[(example_id(i) // 5) % 3],
     }
     cells = []
     for name, answer in answer_sets.items():
         table = from_records(replay_rows(stimuli, answer, model=name, mode="assoc"), scorer="chat_bbq")
         ours = BBQAnalysis(convention="lmeval", n_bootstrap=0).run(table).set_index(["category", "context_condition"])
         metrics: dict[str, list] = {}
-        for doc, row in zip(lm.process_docs(_Docs(dict(i.record) for i in stimuli.items)), table.itertuples()):
+        for doc, row in zip(lm.process_docs(_Docs(dict(i.fields) for i in stimuli.items)), table.itertuples()):
             index = -1 if row.chosen < 0 else lm.doc_to_choice(doc).index(doc[f"ans{row.chosen}"])
             for key, value in lm._process_results(doc, index).items():
                 metrics.setdefault(key, []).append(value)
-        for category in sorted({i.category for i in stimuli.items}):
+        for category in sorted({i.group for i in stimuli.items}):
             for condition, key, aggregate in (
                 ("disambig", "disamb_bias_score_", lm.agg_disamb_bias_scores),
                 ("ambig", "amb_bias_score_", lm.agg_amb_bias_scores),
