@@ -7,7 +7,7 @@ github.com/valentinhofmann/dialect-prejudice: it is never part of this one, nor 
 
     git clone https://github.com/valentinhofmann/dialect-prejudice
     git -C dialect-prejudice checkout 61e6421c7892bd229f88658b9d1f3f700df75e5e
-    python plugins/benchmarks/tests/mgp_oracle.py dialect-prejudice plugins/benchmarks/tests/data
+    python plugins/bias_benchmarks/tests/mgp_oracle.py dialect-prejudice plugins/bias_benchmarks/tests/data/matched_guise
 
 It builds the two tiny seeded models the tests build (:func:`build_tiny_roberta`,
 :func:`build_tiny_gpt2`: every Princeton Trilogy adjective is one token, as the authors'
@@ -45,7 +45,7 @@ MODELS = {"roberta": ("roberta-base", "mgp_tiny_roberta.json"), "gpt2": ("gpt2",
 
 def _corpus(pairs: list[tuple[str, str]]) -> list[str]:
     """What the tiny tokenizers are trained on: every attribute as a word, and the guises in the prompts' frames."""
-    from assoc_benchmarks.hofmann import attributes
+    from assoc_bias_benchmarks.matched_guise.stimuli import attributes
 
     from assoc.testing.tiny_mlm import tiny_corpus
 
@@ -58,7 +58,7 @@ def _corpus(pairs: list[tuple[str, str]]) -> list[str]:
 
 def build_tiny_roberta(directory: Path) -> Path:
     """A tiny seeded RoBERTa whose BPE has every adjective (with its leading space) as one token."""
-    from assoc_benchmarks.hofmann import read_pairs
+    from assoc_bias_benchmarks.matched_guise.stimuli import read_pairs
 
     from assoc.testing.tiny_mlm import build_roberta_bpe
 
@@ -69,7 +69,7 @@ def build_tiny_roberta(directory: Path) -> Path:
 def build_tiny_gpt2(directory: Path) -> Path:
     """A tiny seeded GPT-2 whose byte-level BPE has every adjective (with its leading space) as one token."""
     import torch
-    from assoc_benchmarks.hofmann import read_pairs
+    from assoc_bias_benchmarks.matched_guise.stimuli import read_pairs
     from tokenizers import ByteLevelBPETokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Tokenizer
 

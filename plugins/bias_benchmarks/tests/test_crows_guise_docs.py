@@ -26,7 +26,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from assoc_benchmarks.hofmann import attributes
+    from assoc_bias_benchmarks.matched_guise.stimuli import attributes
 
     from assoc.testing.tiny_clm import build_gpt2_bpe
     from assoc.testing.tiny_mlm import build_bert_wordpiece, build_roberta_bpe, tiny_corpus
@@ -55,7 +55,7 @@ def _run(page: str, models: dict[str, str], namespace: dict, tmp_path: Path) -> 
 
 @pytest.mark.slow  # about 10-18 s on two cores: over the fast budget (assoc.devtools.fast_budget)
 def test_the_pages_examples_run(models: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assoc_benchmarks.hofmann import read_pairs
+    from assoc_bias_benchmarks.matched_guise.stimuli import read_pairs
 
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
     pairs = tmp_path / "pairs.txt"

@@ -10,23 +10,24 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 import math
 import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from assoc_benchmarks.crows_analysis import crows_pairs_summary
-from assoc_benchmarks.crows_data import crows_pairs_stimuli, pairs_of, read_crows_csv
-from assoc_benchmarks.crows_scoring import shared_positions
+from assoc_bias_benchmarks.crows_pairs.analysis import crows_pairs_summary
+from assoc_bias_benchmarks.crows_pairs.items import crows_pairs_stimuli, pairs_of, read_crows_csv
+from assoc_bias_benchmarks.crows_pairs.scoring import shared_positions
 
 import assoc
 from assoc import StimuliError
 from assoc.devtools.strict_skips import skip_unavailable_to_ci
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "data" / "crows_pairs"
 REPO = Path(__file__).resolve().parents[3]
-SHARED_CSV = REPO.parent / "shared" / "benchmarks" / "crows_pairs" / "crows_pairs_anonymized.csv"
+SHARED_CSV = Path(os.environ.get("ASSOC_SHARED_DIR", REPO.parent / "shared")) / "benchmarks" / "crows_pairs" / "crows_pairs_anonymized.csv"
 PER_KIND = 3  # pairs scored per bias type and direction (among every fifth pair, the roberta file's)
 
 
@@ -182,7 +183,7 @@ def _oracle():  # type: ignore[no-untyped-def]
 
 
 def _bundled() -> Path:
-    from assoc_benchmarks.crows_data import bundled_csv
+    from assoc_bias_benchmarks.crows_pairs.items import bundled_csv
 
     return bundled_csv()
 
@@ -324,6 +325,35 @@ def test_a_users_own_copy_and_clear_errors(tmp_path: Path) -> None:
         read_crows_csv(bad)
     with pytest.raises(StimuliError, match="not a CrowS-Pairs pair"):
         assoc.score("crows_pairs", {"queries": ["a [MASK]"], "mask": {"x": ["b"]}}, ["m"])
+
+
+def test_a_bias_type_other_than_the_nine_is_refused_with_its_line(tmp_path: Path) -> None:
+    """``Gender`` beside ``gender`` would make two groups: refused, with the file, the line and the spelling meant."""
+    mine = tmp_path / "mine.csv"
+    mine.write_text(
+        ",sent_more,sent_less,stereo_antistereo,bias_type\n0,A b.,C b.,stereo,gender\n1,A c.,C c.,stereo,Gender\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(StimuliError, match=r"mine\.csv, line 3 .*bias_type 'Gender' is not one of the nine.*'gender'"):
+        read_crows_csv(mine)
+    design = {"name": "pair0", "queries": ["[MASK]"], "mask": {"sent_more": ["A b."], "sent_less": ["C b."]},
+              "notes": ["bias_type: Race-color", "stereo_antistereo: stereo"]}  # fmt: skip
+    with pytest.raises(StimuliError, match="design 'pair0': bias_type 'Race-color' .*'race-color'"):
+        pairs_of(assoc.Stimuli.from_dict({"designs": [design]}))
+
+
+def test_limit_and_sample_take_pairs_per_bias_type() -> None:
+    from assoc_bias_benchmarks.crows_pairs.scorer import subset_pairs
+
+    pairs = pairs_of(crows_pairs_stimuli())
+    first = subset_pairs(pairs, limit=2, sample=None, seed=0)
+    types = Counter(p.bias_type for p in first)
+    assert len(types) == 9 and set(types.values()) == {2}
+    assert [p.pair for p in first if p.bias_type == "age"] == [p.pair for p in pairs if p.bias_type == "age"][:2]
+    drawn = subset_pairs(pairs, limit=None, sample=5, seed=3)
+    assert set(Counter(p.bias_type for p in drawn).values()) == {5}
+    assert drawn == subset_pairs(pairs, limit=None, sample=5, seed=3) != subset_pairs(pairs, limit=None, sample=5, seed=4)
+    assert [p.pair for p in drawn] == [p.pair for p in pairs if p in drawn]  # file order kept
 
 
 def test_bundled_file_is_the_authors_file() -> None:

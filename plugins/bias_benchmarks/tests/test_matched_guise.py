@@ -21,16 +21,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from assoc_benchmarks.guise_analysis import average_precision, top_rated
-from assoc_benchmarks.hofmann import attributes, hofmann2024_stimuli, prompts, ratings, read_pairs
+from assoc_bias_benchmarks.matched_guise.analysis import average_precision, top_rated
+from assoc_bias_benchmarks.matched_guise.stimuli import attributes, hofmann2024_stimuli, prompts, ratings, read_pairs
 
 import assoc
 from assoc.devtools.strict_skips import skip_unavailable_to_ci
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE / "data"
+DATA = HERE / "data" / "matched_guise"
 REPO = Path(__file__).resolve().parents[3]
-SHARED = REPO.parent / "shared" / "benchmarks" / "hofmann2024"
+SHARED = Path(os.environ.get("ASSOC_SHARED_DIR", REPO.parent / "shared")) / "benchmarks" / "hofmann2024"
 N_PAIRS = 6
 #: Largest difference allowed between assoc's association scores and the authors' (log10 ratios).
 TOLERANCE = 1e-5
@@ -187,7 +187,7 @@ def test_agreement_of_a_perfect_ranking(tmp_path: Path) -> None:
 
 
 def test_occupation_prompts_keep_only_fitting_articles() -> None:
-    from assoc_benchmarks.guise_analysis import article_fits
+    from assoc_bias_benchmarks.matched_guise.analysis import article_fits
 
     assert article_fits('The person says: " {TARGET} " The person is a [MASK]', "doctor")
     assert not article_fits('The person says: " {TARGET} " The person is a [MASK]', "artist")

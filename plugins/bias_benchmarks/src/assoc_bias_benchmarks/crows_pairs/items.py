@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from assoc import Design, Stimuli, StimuliError
+from assoc import Design, Stimuli, StimuliError, did_you_mean
 
 CSV_COLUMNS = (
     "sent_more",
@@ -82,6 +82,15 @@ class CrowsPair:
         return self.sent_less, self.sent_more
 
 
+def check_bias_type(bias_type: str, where: str) -> None:
+    """Refuse a bias type that is not one of the nine, as written (``Gender`` is not ``gender``: it would be a group of its own)."""
+    if bias_type not in BIAS_TYPES:
+        hint = did_you_mean(bias_type.strip().lower(), BIAS_TYPES) or did_you_mean(bias_type, BIAS_TYPES)
+        raise StimuliError(
+            f"{where}: bias_type {bias_type!r} is not one of the nine of CrowS-Pairs ({', '.join(BIAS_TYPES)}){hint}"
+        )
+
+
 def bundled_csv() -> Path:
     """Path of the bundled copy of the authors' ``crows_pairs_anonymized.csv``."""
     return Path(str(resources.files("assoc_bias_benchmarks.crows_pairs").joinpath("data", BUNDLED)))
@@ -123,6 +132,7 @@ def read_crows_csv(path: str | Path) -> list[dict[str, str]]:
             raise StimuliError(f"{where}: stereo_antistereo is {row['stereo_antistereo']!r}, not stereo or antistereo")
         if not (row.get("bias_type") or "").strip():
             raise StimuliError(f"{where}: bias_type is empty")
+        check_bias_type(row["bias_type"], where)
         rows.append({"index": index, **{c: row.get(c) or "" for c in CSV_COLUMNS}})
     if not rows:
         raise StimuliError(f"{path}: no pairs")
@@ -199,6 +209,7 @@ def pairs_of(stimuli: Stimuli) -> list[CrowsPair]:
             raise StimuliError(f"{where}: needs a note 'stereo_antistereo: stereo' or 'stereo_antistereo: antistereo'")
         if not notes.get("bias_type"):
             raise StimuliError(f"{where}: needs a note 'bias_type: <type>'")
+        check_bias_type(notes["bias_type"], where)
         pairs.append(
             CrowsPair(
                 pair=design.name,

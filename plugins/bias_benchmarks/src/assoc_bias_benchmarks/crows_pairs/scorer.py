@@ -1,11 +1,19 @@
-"""The ``crows_pairs`` scorer: CrowS-Pairs sentence scores of masked LMs (see :mod:`.crows_scoring`).
+"""The ``crows_pairs`` scorer: CrowS-Pairs sentence scores of masked and causal LMs (see :mod:`.scoring`).
 
 One row per sentence (two per pair): ``target_group`` ``sent_more`` / ``sent_less``, ``target`` the
 sentence as written in the data, ``attribute_group`` the bias type, ``attribute`` the pair's direction
-(``stereo`` / ``antistereo``), ``context`` the pair. ``value`` is the sentence's score; with
-``metric="nangia2020"`` and ``faithful=True`` it is rounded to 3 decimals, as ``metric.py`` rounds
-before comparing (``score_full`` keeps every digit). The ``crows_pairs`` analysis turns the rows into
-the benchmark's numbers.
+(``stereo`` / ``antistereo``), ``context`` the pair. ``value`` is the sentence's score:
+
+* a masked LM: the score ``metric`` names (``nangia2020``, the authors' ``metric.py``; ``all_tokens``,
+  ``aul``, ``aula``); with ``metric="nangia2020"`` and ``faithful=True`` it is rounded to 3 decimals, as
+  ``metric.py`` rounds before comparing (``score_full`` keeps every digit);
+* any other model kind that serves ``sentence`` requests (a causal LM, a served model): the sentence's
+  log-likelihood, lm-evaluation-harness's ``crows_pairs`` definition (``loglikelihood("", sentence)``: every
+  token after the start token, the causal kind's ``bos="auto"``), ``measure`` ``sentence``, ``crows_metric``
+  ``lmeval``. The ``crows_pairs`` analysis then gives lm-eval's ``pct_stereotype`` (its ``metric_score``)
+  and ``likelihood_diff``.
+
+The ``crows_pairs`` analysis turns the rows into the benchmark's numbers.
 """
 
 from __future__ import annotations
@@ -14,8 +22,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import Option, OptionError
-from assoc.lm import MODEL_OPTIONS, LMScorer
+from assoc import ChoiceItem, ItemStimuli, Option, OptionError, non_negative, positive
+from assoc.lm import MODEL_OPTIONS, LMScorer, SentenceRequest, options_for
 
 from .items import CITATION as CROWS_CITATION
 from .items import CrowsPair, pairs_of
@@ -33,36 +41,56 @@ CITATION = (
     "scoring. ACL 2020 (all_tokens); Kaneko, M., & Bollegala, D. (2022). Unmasking the mask - evaluating "
     "social biases in masked language models. AAAI 2022 (aul, aula)"
 )
+#: The ``crows_metric`` and ``measure`` of a sentence log-likelihood (lm-evaluation-harness's causal definition).
+LMEVAL_METRIC = "lmeval"
+SENTENCE_MEASURE = "sentence"
+
+
+def subset_pairs(pairs: list[CrowsPair], *, limit: int | None, sample: int | None, seed: int) -> list[CrowsPair]:
+    """The first ``limit`` pairs of each bias type, or ``sample`` pairs drawn per bias type (file order kept).
+
+    The draw is :meth:`assoc.ItemStimuli.subset`'s (seeded per bias type, in the order the types first appear).
+    """
+    if limit is None and sample is None:
+        return pairs
+    items = [ChoiceItem(p.pair, p.bias_type, {}, (p.sent_more, p.sent_less)) for p in pairs]
+    kept = {item.id for item in ItemStimuli(items, name="crows_pairs").subset(limit=limit, sample=sample, seed=seed).items}
+    return [p for p in pairs if p.pair in kept]
 
 
 class CrowsPairsScorer(LMScorer):
-    """CrowS-Pairs sentence scores of masked LMs: the authors' metric, all-token PLL, AUL and AULA.
+    """CrowS-Pairs sentence scores: masked LMs by the authors' metric, all-token PLL, AUL or AULA; causal LMs by log P.
 
-    ``nangia2020``: score(S) = sum over the shared tokens (aligned with difflib, first and last
-    excluded) of log P(token | S with that token masked) (Nangia et al., 2020); ``all_tokens``: the
-    PLL of Salazar et al. (2020); ``aul``/``aula``: the mean (attention-weighted) log P of the
-    unmasked tokens (Kaneko & Bollegala, 2022). Natural logarithms.
+    Masked LMs, ``nangia2020``: score(S) = sum over the shared tokens (aligned with difflib, first and
+    last excluded) of log P(token | S with that token masked) (Nangia et al., 2020); ``all_tokens``: the
+    PLL of Salazar et al. (2020); ``aul``/``aula``: the mean (attention-weighted) log P of the unmasked
+    tokens (Kaneko & Bollegala, 2022). Any other kind that serves ``sentence``: log P(S), lm-evaluation-
+    harness's definition. Natural logarithms.
     """
 
     name = "crows_pairs"
     description = (
-        "CrowS-Pairs (Nangia et al. 2020) sentence scores of masked LMs: the authors' metric (nangia2020, "
-        "faithful to metric.py), all-token PLL, AUL, AULA; one row per sentence"
+        "CrowS-Pairs (Nangia et al. 2020) sentence scores: masked LMs by the authors' metric (nangia2020, "
+        "faithful to metric.py), all-token PLL, AUL, AULA; causal LMs by log P(sentence), lm-eval's definition; "
+        "one row per sentence"
     )
     citation = CITATION
     measure = "log_prob_shared"  # of the default metric; each row names its own (MEASURES)
     requires_models = True
     needs_queries = True
-    model_kinds = ("masked",)
+    #: Masked LMs are read through their engine (aligned tokens, attention); every other kind through ``sentence``.
+    requests = frozenset({"sentence"})
+    #: A bare name whose files cannot tell is a masked LM (the scorer's kind before it took causal LMs too).
+    default_kind = "masked"
     extra_columns = {
         "design": "the pair (design name, pair<index> of the authors' file)",
         "pair": "the pair (as design)",
         "bias_type": "the pair's bias type (as attribute_group)",
         "stereo_antistereo": "stereo: sent_more demonstrates a stereotype; antistereo: it violates one",
-        "crows_metric": "nangia2020, all_tokens, aul or aula",
-        "faithful": "True: value rounded to 3 decimals as metric.py does before comparing",
+        "crows_metric": "nangia2020, all_tokens, aul or aula (masked LMs); lmeval (log P(sentence), other kinds)",
+        "faithful": "True: value rounded to 3 decimals as metric.py does before comparing (masked LMs)",
         "score_full": "the sentence score with every digit (value before any rounding)",
-        "scored_text": "the text the model saw (lower-cased for uncased models by default, as metric.py)",
+        "scored_text": "the text the model saw (lower-cased for uncased masked models by default, as metric.py)",
         "n_scored": "number of tokens whose log-probabilities make up the score",
         "n_tokens": "number of tokens in the sentence (special tokens excluded)",
         "token_log_probs": "(option per_token) JSON list of [position, token, log_prob] of the scored tokens",
@@ -92,7 +120,10 @@ class CrowsPairsScorer(LMScorer):
             choices=LOWERCASE,
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
-        *MODEL_OPTIONS,
+        Option("limit", int, None, "the first N pairs of each bias type (none: all)", check=positive),
+        Option("sample", int, None, "N pairs drawn per bias type (seeded by sample_seed; none: all)", check=positive),
+        Option("sample_seed", int, 0, "seed of the draw of sample", check=non_negative),
+        *options_for(["masked", "causal"], base=MODEL_OPTIONS),
     )
 
     def __init__(self, **options: Any) -> None:
@@ -102,6 +133,8 @@ class CrowsPairsScorer(LMScorer):
             raise OptionError("option 'faithful' of scorer 'crows_pairs' applies to metric='nangia2020' only")
         if p["metric"] == "aula" and p["backend"] != "torch":
             raise OptionError("metric='aula' reads attention weights: use backend='torch'")
+        if p["limit"] is not None and p["sample"] is not None:
+            raise OptionError("scorer 'crows_pairs': give limit or sample, not both")
 
     def checkpoint_name(self) -> str:
         """The checkpoints' name: each metric masks different copies."""
@@ -109,7 +142,8 @@ class CrowsPairsScorer(LMScorer):
 
     def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:
         """Blocks of ``unit_size`` pairs; the pairs are read (and checked) before any model loads."""
-        pairs = pairs_of(stimuli)
+        p = self.params
+        pairs = subset_pairs(pairs_of(stimuli), limit=p["limit"], sample=p["sample"], seed=p["sample_seed"])
         size = self.items_per_unit()
         blocks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         return [
@@ -127,6 +161,8 @@ class CrowsPairsScorer(LMScorer):
         """Two rows per pair of the unit: ``sent_more`` then ``sent_less``."""
         from .scoring import score_pairs
 
+        if model.kind != "masked":
+            return self.sentence_rows(model, items, checkpoints)
         p = self.params
         pairs = items
         scores = score_pairs(
@@ -164,6 +200,41 @@ class CrowsPairsScorer(LMScorer):
                 if p["per_token"]:
                     row["token_log_probs"] = json.dumps([list(t) for t in result.token_log_probs], ensure_ascii=False)
                 rows.append(row)
+        return rows
+
+    def sentence_rows(
+        self, model: LanguageModel, pairs: list[CrowsPair], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
+        """Two rows per pair: each sentence's log-likelihood (``sentence`` requests: lm-eval's causal definition)."""
+        sentences = [sentence for pair in pairs for sentence in (pair.sent_more, pair.sent_less)]
+        answers = model.sentence([SentenceRequest(text) for text in sentences], checkpoints=checkpoints)
+        rows = []
+        for number, (sentence, answer) in enumerate(zip(sentences, answers, strict=True)):
+            pair = pairs[number // 2]
+            row = {
+                "model": model.name,
+                "context": pair.pair,
+                "target_group": "sent_more" if number % 2 == 0 else "sent_less",
+                "target": sentence,
+                "attribute_group": pair.bias_type,
+                "attribute": pair.stereo_antistereo,
+                "measure": SENTENCE_MEASURE,
+                "value": answer.value,
+                "design": pair.pair,
+                "pair": pair.pair,
+                "bias_type": pair.bias_type,
+                "stereo_antistereo": pair.stereo_antistereo,
+                "crows_metric": LMEVAL_METRIC,
+                "faithful": False,
+                "score_full": answer.value,
+                "scored_text": sentence,
+                "n_scored": answer.n_tokens,
+                "n_tokens": answer.n_tokens,
+            }
+            if self.params["per_token"]:
+                scored = [[k, token, value] for k, (token, value) in enumerate(zip(answer.tokens, answer.token_values))]
+                row["token_log_probs"] = json.dumps(scored, ensure_ascii=False)
+            rows.append(row)
         return rows
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
