@@ -130,8 +130,8 @@ def test_choose_on_bbq_items_gives_the_numbers_of_clm_bbq(tmp_path):
     request kinds keeps its numbers."""
     import gzip
 
-    pytest.importorskip("assoc_chat_listing")
-    from assoc_chat_listing.bbq import items as bbq_items
+    pytest.importorskip("assoc_bias_benchmarks")
+    from assoc_bias_benchmarks.bbq import items as bbq_items
 
     from assoc.testing.tiny_clm import build_gpt2_bpe
 
@@ -143,7 +143,7 @@ def test_choose_on_bbq_items_gives_the_numbers_of_clm_bbq(tmp_path):
     stimuli = bbq_items.load_directory(folder)
     table = assoc.score("clm_bbq", stimuli, gpt2, bos="tokenizer", progress=False)
     requests = [
-        ChoiceRequest(f"{i.record['context']}\n\nQ: {i.record['question']}\nA:", tuple((o,) for o in i.options))
+        ChoiceRequest(f"{i.fields['context']}\n\nQ: {i.fields['question']}\nA:", tuple((o,) for o in i.options))
         for i in stimuli.items
     ]
     with open_model(gpt2, {"device": "cpu", "bos": "tokenizer"}) as model:
@@ -215,7 +215,6 @@ def test_a_kind_refuses_a_request_kind_it_does_not_serve_in_one_line(tiny):
         ("clm", "bert", "masked", "causal"),
         ("fmat", "gpt2", "causal", "masked"),
         ("pll", "gpt2", "causal", "masked"),
-        ("crows_pairs", "gpt2", "causal", "masked"),
     ],
 )
 def test_a_model_of_the_wrong_kind_is_refused_before_any_work(tiny, no_loading, scorer, family, is_kind, takes):
@@ -225,6 +224,15 @@ def test_a_model_of_the_wrong_kind_is_refused_before_any_work(tiny, no_loading, 
     message = str(caught.value)
     assert "\n" not in message
     assert f"is a {is_kind} model (config.json: " in message and f"scorer {scorer!r} takes {takes} models" in message
+
+
+def test_a_scorer_of_several_kinds_refuses_a_kind_that_serves_none_of_its_requests(no_loading):
+    """crows_pairs takes every kind that serves sentence (masked, causal): a chat model is refused in one line."""
+    with pytest.raises(ModelError) as caught:
+        assoc.score("crows_pairs", "crows_pairs", ["chat:some-model"], cache=False, progress=False)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "is a chat model" in message and "scorer 'crows_pairs' takes causal or masked models" in message
 
 
 def test_a_wrong_kind_on_the_command_line_is_one_line_before_the_job_size(tiny, tmp_path, monkeypatch):

@@ -744,7 +744,8 @@ def _options(*groups: Sequence[Option], leave_out: Sequence[str] = (), defaults:
     return tuple(chosen.values())
 
 
-_UNIT_SIZE = tuple(option for option in MODEL_OPTIONS if option.name == "unit_size")
+#: The chat kind's providers (chat_bbq's former ``backend`` values).
+PROVIDERS = ("openai", "transformers")
 
 
 class ChatBBQScorer(BBQScorer):
@@ -760,9 +761,20 @@ class ChatBBQScorer(BBQScorer):
         PROMPT_OPTIONS.values(),
         CHAT_FORM_OPTIONS.values(),
         SUBSET_OPTIONS.values(),
-        options_for(["chat"], base=_UNIT_SIZE),
+        options_for(["chat"], base=MODEL_OPTIONS),
         defaults={"prompt": "assoc"},
     )
+
+    def __init__(self, **options: Any) -> None:
+        # chat_bbq's `backend` was the chat provider (openai, transformers): it now means torch/ONNX, as everywhere
+        if options.get("backend") in PROVIDERS and "provider" not in options:
+            warnings.warn(
+                "option 'backend' of chat_bbq is now 'provider' (backend means torch or onnx)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            options["provider"] = options.pop("backend")
+        super().__init__(**options)
 
 
 
