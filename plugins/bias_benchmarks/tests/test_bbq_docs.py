@@ -38,13 +38,13 @@ def test_method_comparison_example(tmp_path, monkeypatch):
     ns = run_blocks(code_blocks(PAGE)[2:], name="docs/bbq.md (comparison)", namespace={"__name__": "docs_bbq_cmp"})
     bbq_table, others, scores, agree = ns["bbq_table"], ns["others"], ns["scores"], ns["agree"]
     groups = {target: [g for g, t in ns["MATCH"].items() if t == target] for target in ns["MATCH"].values()}
-    by_hand: dict[str, dict[str, float]] = {"chat_bbq": {}, "chat_word_association": {}, "clm": {}}
+    by_hand: dict[str, dict[str, float]] = {"bbq": {}, "chat_word_association": {}, "clm": {}}
     for target, keys in groups.items():
         mine = bbq_table[[any(k in json.loads(g) for k in keys) for g in bbq_table["stereotyped_groups"]]]
         assert len(mine) == 40 * len(keys) and set(mine["context_condition"]) == {"disambig"}
         biased = int((mine["chosen"] == mine["target_loc"]).sum())
         counter = int(((mine["chosen"] != mine["target_loc"]) & (mine["chosen"] != mine["unknown_loc"])).sum())
-        by_hand["chat_bbq"][target] = (biased - counter) / (biased + counter)
+        by_hand["bbq"][target] = (biased - counter) / (biased + counter)
         chosen = others[(others["scorer"] == "chat_word_association") & (others["measure"] == "chosen")]
         label = chosen[chosen["target"] == target]
         share = label.groupby("attribute_group")["value"].mean()
@@ -55,7 +55,7 @@ def test_method_comparison_example(tmp_path, monkeypatch):
     for row in scores.itertuples():
         assert row.raw_score == pytest.approx(by_hand[row.method][row.target], abs=1e-9), row
     assert {m: scores[scores.method == m]["rule"].iloc[0] for m in by_hand} == {
-        "chat_bbq": "difference",
+        "bbq": "difference",
         "chat_word_association": "contrast",
         "clm": "contrast",
     }
