@@ -64,9 +64,36 @@ def test_the_pages_examples_run(models: dict[str, str], tmp_path: Path, monkeypa
     _run("crows-pairs.md", models, namespace, tmp_path)
     crows = namespace["crows"]
     overall = crows[crows["bias_type"] == "all"]
-    assert list(overall["crows_metric"]) == ["nangia2020", "clm:sentence"]
+    assert list(overall["crows_metric"]) == ["nangia2020", "lmeval"]
     assert (overall["n_pairs"] == 4).all() and overall["metric_score"].between(0, 100).all()
     both = namespace["both"]
     assert both["association"].notna().all() and set(both["model"]) == {models["roberta-base"], models["gpt2"]}
     _run("matched-guise.md", models, namespace, tmp_path)
     assert len(namespace["scores"]) == 37 and set(namespace["agreement"]["study"]) >= {"katz", "bergsieker"}
+
+
+@pytest.mark.slow  # a tiny BERT and a tiny GPT-2 on 4 pairs each, through the command line
+def test_the_crows_pairs_commands_run(models: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's opening commands run as written, with tiny models for the model names and 4 pairs."""
+    import shlex
+
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
+    lines = [line.split("#")[0].strip() for line in code_blocks(DOCS / "crows-pairs.md", "bash")[0].splitlines()]
+    commands = [line for line in lines if line.startswith("assoc ")]
+    assert len(commands) == 4
+    for command in commands:
+        words = shlex.split(command)[1:]
+        words = [models.get(word, word) for word in words]
+        words = ["crows_pairs:pair33,pair39,pair69,pair103" if w == "crows_pairs" and words[i - 1] == "--stimuli"
+                 else w for i, w in enumerate(words)]  # fmt: skip
+        done = CliRunner().invoke(build_cli(), words)
+        assert done.exit_code == 0, (command, done.output)
+    summary = pd.read_csv(tmp_path / "crows-gpt2-summary.csv")
+    assert set(summary["crows_metric"]) == {"lmeval"} and (summary["n_pairs"] > 0).all()
+    assert set(pd.read_csv(tmp_path / "crows-summary.csv")["crows_metric"]) == {"nangia2020"}
