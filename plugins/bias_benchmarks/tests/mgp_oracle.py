@@ -7,7 +7,8 @@ github.com/valentinhofmann/dialect-prejudice: it is never part of this one, nor 
 
     git clone https://github.com/valentinhofmann/dialect-prejudice
     git -C dialect-prejudice checkout 61e6421c7892bd229f88658b9d1f3f700df75e5e
-    python plugins/bias_benchmarks/tests/mgp_oracle.py dialect-prejudice plugins/bias_benchmarks/tests/data/matched_guise
+    python plugins/bias_benchmarks/tests/mgp_oracle.py dialect-prejudice \\
+        plugins/bias_benchmarks/tests/data/matched_guise
 
 It builds the two tiny seeded models the tests build (:func:`build_tiny_roberta`,
 :func:`build_tiny_gpt2`: every Princeton Trilogy adjective is one token, as the authors'

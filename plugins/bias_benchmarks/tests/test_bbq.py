@@ -66,7 +66,9 @@ def test_bundled_set_holds_the_eleven_categories_every_field_kept():
                       "Physical_appearance": 1576, "Race_ethnicity": 6880, "Race_x_SES": 11160,
                       "Race_x_gender": 15960, "Religion": 1200, "SES": 6864, "Sexual_orientation": 864}  # fmt: skip
     first = json.loads(bundled_lines("Age", 1)[0])
-    assert dict(stimuli.items[0].fields) == first and stimuli.items[0].options == tuple(first[f"ans{i}"] for i in range(3))
+    assert dict(stimuli.items[0].fields) == first and stimuli.items[0].options == tuple(
+        first[f"ans{i}"] for i in range(3)
+    )
     assert stimuli.items[0].answer == first["label"] and stimuli.items[0].id == "Age/0"
     chosen = assoc.Stimuli.load("bbq:Religion,Age")
     assert [d.name for d in chosen] == ["Religion", "Age"] and len(chosen.items) == 1200 + 3680

@@ -22,7 +22,6 @@ from assoc_bias_benchmarks.bbq.analysis import BBQAnalysis
 from assoc_bias_benchmarks.bbq.items import example_id, option_groups
 from assoc_bias_benchmarks.bbq.metadata import intersectional_target_loc, load_templates
 
-
 R = Path(__file__).parent / "data" / "bbq"
 #: The categories the calculate script scored on synthetic answers (no released answers of theirs exist).
 SYNTHETIC = ("Gender_identity", "Race_ethnicity", "Race_x_SES", "Race_x_gender", "SES")
@@ -150,7 +149,7 @@ def compare_cells(result: pd.DataFrame, categories: list[str]) -> pd.DataFrame:
 
 
 def test_intersectional_cells_equal_the_authors_r_script(answers):
-    """Race_x_SES and Race_x_gender, names templates apart: 4 categories x (7 answer sets ambiguous, 6 disambiguated)."""
+    """Race_x_SES and Race_x_gender, names apart: 4 categories x (7 answer sets ambiguous, 6 disambiguated)."""
     categories = ["Race_x_SES", "Race_x_gender"]
     result = BBQAnalysis(n_bootstrap=0).run(answers[answers["category"].isin(categories)])
     merged = compare_cells(result, categories)
@@ -165,7 +164,7 @@ def test_intersectional_cells_equal_the_authors_r_script(answers):
 
 
 def test_the_other_synthetic_categories_equal_the_script_with_its_double_count_of_question_12(answers):
-    """Gender_identity (16 undecidable dropped; question 12 counted twice only with count_duplicates), Race_ethnicity, SES."""
+    """Gender_identity (16 undecidable dropped; question 12 twice with count_duplicates), Race_ethnicity, SES."""
     categories = ["Gender_identity", "Race_ethnicity", "SES"]
     rows = answers[answers["category"].isin(categories)]
     faithful = compare_cells(BBQAnalysis(n_bootstrap=0, count_duplicates=True).run(rows), categories)

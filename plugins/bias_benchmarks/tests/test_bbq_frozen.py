@@ -69,7 +69,13 @@ CHAT = {
         [],
     ),
     "chat_samples": (
-        {"samples": 2, "seed": 1, "option_order": "reversed", "letters": ["X", "Y", "Z"], "system_prompt": "Answer briefly."},
+        {
+            "samples": 2,
+            "seed": 1,
+            "option_order": "reversed",
+            "letters": ["X", "Y", "Z"],
+            "system_prompt": "Answer briefly.",
+        },
         bbq_mixed,
         [],
     ),
@@ -144,7 +150,9 @@ def run_chat(name: str, scorer: str, url: str, cache: Path, stimuli: str, **extr
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = assoc.score(scorer, stimuli, [model], progress=False, **given)
-    said = [f"{type(w.message).__name__}: {w.message}" for w in caught if not issubclass(w.category, DeprecationWarning)]
+    said = [
+        f"{type(w.message).__name__}: {w.message}" for w in caught if not issubclass(w.category, DeprecationWarning)
+    ]
     return table, said
 
 
@@ -214,7 +222,10 @@ def test_causal_tables_are_those_frozen(name: str, scorer: str, tiny_gpt2: Path,
 
 
 def test_the_old_names_say_they_are_deprecated_and_name_the_new_spelling() -> None:
-    for old, new in (("chat_bbq", "--scorer bbq --model chat:<model>"), ("clm_bbq", "--scorer bbq --model <causal LM>")):
+    for old, new in (
+        ("chat_bbq", "--scorer bbq --model chat:<model>"),
+        ("clm_bbq", "--scorer bbq --model <causal LM>"),
+    ):
         with pytest.warns(DeprecationWarning) as caught:
             assoc.get_scorer(old)()
         said = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]

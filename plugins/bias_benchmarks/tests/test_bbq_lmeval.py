@@ -1,8 +1,8 @@
 """The ``lmeval`` convention of the bbq analysis against lm-evaluation-harness's own BBQ functions.
 
 lm-eval 0.4.13 (the ``test`` extra of this plugin and of plugins/clm) computes the bias scores of
-three answer sets over every example of the six categories of the snapshot the convention was first checked on with its ``process_docs``,
-``_process_results``, ``agg_disamb_bias_scores`` and ``agg_amb_bias_scores``; assoc's
+three answer sets over every example of the six categories the convention was first checked on, with
+its ``process_docs``, ``_process_results``, ``agg_disamb_bias_scores`` and ``agg_amb_bias_scores``; assoc's
 ``BBQAnalysis(convention="lmeval")`` must give the same 36 numbers. With ``ASSOC_STRICT_SKIPS=1``
 a missing lm-eval fails this test instead of skipping it.
 """

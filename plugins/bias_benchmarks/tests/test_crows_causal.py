@@ -1,4 +1,4 @@
-"""CrowS-Pairs on causal LMs (the crows_pairs scorer, and clm) + the crows_pairs analysis against lm-eval's own functions.
+"""CrowS-Pairs on causal LMs (crows_pairs, and clm) + the crows_pairs analysis against lm-eval's own functions.
 
 lm-eval's ``crows_pairs_english`` task asks ``loglikelihood("", sentence)`` for ``sent_more`` and
 ``sent_less`` (``doc_to_text: ""``, ``target_delimiter: ""``) and reduces each pair with

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import csv
 import json
-from collections import Counter
 import math
 import os
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +27,12 @@ from assoc.devtools.strict_skips import skip_unavailable_to_ci
 
 DATA = Path(__file__).resolve().parent / "data" / "crows_pairs"
 REPO = Path(__file__).resolve().parents[3]
-SHARED_CSV = Path(os.environ.get("ASSOC_SHARED_DIR", REPO.parent / "shared")) / "benchmarks" / "crows_pairs" / "crows_pairs_anonymized.csv"
+SHARED_CSV = (
+    Path(os.environ.get("ASSOC_SHARED_DIR", REPO.parent / "shared"))
+    / "benchmarks"
+    / "crows_pairs"
+    / "crows_pairs_anonymized.csv"
+)
 PER_KIND = 3  # pairs scored per bias type and direction (among every fifth pair, the roberta file's)
 
 
@@ -352,7 +357,9 @@ def test_limit_and_sample_take_pairs_per_bias_type() -> None:
     assert [p.pair for p in first if p.bias_type == "age"] == [p.pair for p in pairs if p.bias_type == "age"][:2]
     drawn = subset_pairs(pairs, limit=None, sample=5, seed=3)
     assert set(Counter(p.bias_type for p in drawn).values()) == {5}
-    assert drawn == subset_pairs(pairs, limit=None, sample=5, seed=3) != subset_pairs(pairs, limit=None, sample=5, seed=4)
+    assert (
+        drawn == subset_pairs(pairs, limit=None, sample=5, seed=3) != subset_pairs(pairs, limit=None, sample=5, seed=4)
+    )
     assert [p.pair for p in drawn] == [p.pair for p in pairs if p in drawn]  # file order kept
 
 

@@ -269,7 +269,9 @@ def load_items(
     for path, number, record in read:
         category, example = str(record["category"]), int(record["example_id"])
         if (category, example) in seen:
-            raise StimuliError(f"{path}, line {number}: {category} example {example} is also at {seen[category, example]}")
+            raise StimuliError(
+                f"{path}, line {number}: {category} example {example} is also at {seen[category, example]}"
+            )
         seen[category, example] = f"{path}, line {number}"
         derived_loc, derived_type, problem = target_of(record, known)
         rows = metadata_rows(category, str(record["question_index"]), known)

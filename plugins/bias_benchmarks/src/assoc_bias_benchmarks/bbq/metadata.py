@@ -155,7 +155,9 @@ def find_templates(directory: str | Path) -> Path | None:
     return None
 
 
-def load_templates(categories: Sequence[str], directory: str | Path | None = None) -> dict[str, dict[str, list[Template]]]:
+def load_templates(
+    categories: Sequence[str], directory: str | Path | None = None
+) -> dict[str, dict[str, list[Template]]]:
     """The templates of ``categories``: from ``directory`` (the authors' layout) where it has them, else bundled."""
     out: dict[str, dict[str, list[Template]]] = {}
     bundled = bundled_templates_directory()
@@ -178,6 +180,7 @@ def metadata_rows(category: str, question_index: str, templates: Templates) -> i
     ``Relevant_social_values`` and ``Proper_nouns_only``).
     """
     rows = templates.get(category, {}).get(str(question_index), ())
+    keys: set[tuple[str, ...]]
     if category in INTERSECTIONAL:
         keys = {(t.known_stereotyped_race, t.known_stereotyped_var2, t.relevant_social_values, t.proper_nouns_only)
                 for t in rows}  # fmt: skip

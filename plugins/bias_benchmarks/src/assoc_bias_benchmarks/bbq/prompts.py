@@ -98,7 +98,7 @@ def presented_order(order: str | Sequence[int], *, seed: int, category: str, exa
 
 
 def shown_letters(template: str, letters: Sequence[str]) -> list[str]:
-    """The letters a filled ``template`` shows: none when it lists no lettered options (``lmeval``, ``options_text``)."""
+    """The letters a filled ``template`` shows: none when it lists no lettered options."""
     if "{A}" in template:
         return list(letters)
     return list(letters) if "{options}" in template and template != TEMPLATES["options_text"] else []

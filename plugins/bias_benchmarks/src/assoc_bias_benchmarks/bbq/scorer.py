@@ -44,7 +44,7 @@ import json
 import re
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import ChoiceItem, Option, OptionError, StimuliError, non_negative, positive, require_items
@@ -128,7 +128,10 @@ LIKELIHOOD_COLUMNS = {
     **{k: v for k, v in CHOICE_COLUMNS.items() if k != "raw_reply"},
     **{f"ll_ans{i}": f"likelihood models: log P(option {i} | prompt) (a masked LM: its PLL)" for i in range(3)},
     **{f"n_tokens_ans{i}": f"likelihood models: tokens of option {i}'s continuation" for i in range(3)},
-    **{f"score_ans{i}": f"likelihood models: option {i}'s score under normalize (the argmax is chosen)" for i in range(3)},
+    **{
+        f"score_ans{i}": f"likelihood models: option {i}'s score under normalize (the argmax is chosen)"
+        for i in range(3)
+    },
     "normalize": "likelihood models: sum, char, byte or token",
     "option_order": "JSON list: the original option at each position",
 }
@@ -447,7 +450,10 @@ class BBQScorer(LMScorer):
         """Blocks of ``unit_size`` examples, each example as its record (every field and what was derived)."""
         items = list(self.examples(stimuli))
         size = self.items_per_unit()
-        return [([item.record() for item in items[i : i + size]], len(items[i : i + size])) for i in range(0, len(items), size)]
+        return [
+            ([item.record() for item in items[i : i + size]], len(items[i : i + size]))
+            for i in range(0, len(items), size)
+        ]
 
     def decode(self, payload: Any) -> list[ChoiceItem]:
         """The examples of a unit's payload."""
@@ -539,7 +545,11 @@ class BBQScorer(LMScorer):
         """One row per example (and sample, for a chat model) of the unit."""
         replies = not isinstance(model, ChoiceByLikelihood)
         samples = int(self.setting("samples")) if replies else 1
-        planned = [(item, sample, *self.request(item, replies=replies, sample=sample)) for item in items for sample in range(samples)]
+        planned = [
+            (item, sample, *self.request(item, replies=replies, sample=sample))
+            for item in items
+            for sample in range(samples)
+        ]
         if replies and self.setting("dry_run"):
             return self.dry_run_rows(model, [(item, sample, request) for item, sample, request, _ in planned])
         if replies and hasattr(model, "sending"):
@@ -583,7 +593,9 @@ class BBQScorer(LMScorer):
             **choice_columns(item, chosen, answer.status, rule, answer.reply),
         }
 
-    def likelihood_row(self, model: LanguageModel, item: ChoiceItem, order: Sequence[int], answer: Choice) -> dict[str, Any]:
+    def likelihood_row(
+        self, model: LanguageModel, item: ChoiceItem, order: Sequence[int], answer: Choice
+    ) -> dict[str, Any]:
         """The row of a likelihood model: each option's log-likelihood, tokens and score; the argmax."""
         position = {original: shown for shown, original in enumerate(order)}
         chosen = None if answer.index is None else int(order[answer.index])
@@ -602,7 +614,9 @@ class BBQScorer(LMScorer):
         row["option_order"] = json.dumps(list(order))
         return row
 
-    def dry_run_rows(self, model: Any, planned: Sequence[tuple[ChoiceItem, int, ChoiceRequest]]) -> list[dict[str, Any]]:
+    def dry_run_rows(
+        self, model: Any, planned: Sequence[tuple[ChoiceItem, int, ChoiceRequest]]
+    ) -> list[dict[str, Any]]:
         """The plan of a chat model's requests: one row each, ``value`` 1 when it would be sent, 0 when stored."""
         from assoc.lm import plan_chat_requests
 
@@ -631,11 +645,13 @@ class BBQScorer(LMScorer):
         return rows
 
     # -- reports and the table --------------------------------------------------------------------------------
-    def report_of(self, model: LanguageModel, items: Sequence[ChoiceItem], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def report_of(
+        self, model: LanguageModel, items: Sequence[ChoiceItem], rows: Sequence[dict[str, Any]]
+    ) -> dict[str, Any]:
         """A chat unit's report: what was sent (the chat kind's account), replies by status and category."""
         by_category: dict[str, Counter[str]] = {}
-        problems = []
-        missing = []
+        problems: list[dict[str, Any]] = []
+        missing: list[dict[str, Any]] = []
         for row in rows:
             by_category.setdefault(row["category"], Counter())[row["status"]] += 1
             if row["status"] != "ok" and len(problems) < 20:
@@ -698,7 +714,7 @@ class BBQScorer(LMScorer):
         }
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
-        """The table of all units' rows (a chat model's or a likelihood model's columns), with a warning on rows without a choice."""
+        """The table of all units' rows (a chat or a likelihood model's columns), warning of rows without a choice."""
         import sys
 
         from assoc import from_records, set_run_report
@@ -733,7 +749,9 @@ class BBQScorer(LMScorer):
 # -- the deprecated names -------------------------------------------------------------------------------
 
 
-def _options(*groups: Sequence[Option], leave_out: Sequence[str] = (), defaults: dict[str, Any] | None = None) -> tuple[Option, ...]:
+def _options(
+    *groups: Iterable[Option], leave_out: Sequence[str] = (), defaults: dict[str, Any] | None = None
+) -> tuple[Option, ...]:
     chosen: dict[str, Option] = {}
     for group in groups:
         for option in group:
@@ -777,7 +795,6 @@ class ChatBBQScorer(BBQScorer):
         super().__init__(**options)
 
 
-
 class CausalBBQScorer(BBQScorer):
     """``clm_bbq``: the ``bbq`` scorer on causal LMs (deprecated name; the same table as before)."""
 
@@ -795,4 +812,3 @@ class CausalBBQScorer(BBQScorer):
         leave_out=("letters",),
         defaults={"prompt": "lmeval"},
     )
-

@@ -1,6 +1,8 @@
-"""CrowS-Pairs (Nangia, Vania, Bhalerao & Bowman, 2020): the pairs (``items``), the ``crows_pairs`` scorer
-(``scorer``, on masked LMs with the authors' metric, PLL, AUL, AULA, and on causal LMs with lm-evaluation-harness's
-sentence log-likelihoods; ``scoring``) and the ``crows_pairs`` analysis (``analysis``). See ``docs/crows-pairs.md``.
+"""CrowS-Pairs (Nangia, Vania, Bhalerao & Bowman, 2020): the pairs, the crows_pairs scorer and its analysis.
+
+The pairs (``items``), the ``crows_pairs`` scorer (``scorer``: masked LMs with the authors' metric, PLL,
+AUL, AULA, in ``scoring``; causal LMs with lm-evaluation-harness's sentence log-likelihoods) and the
+``crows_pairs`` analysis (``analysis``). See ``docs/crows-pairs.md``.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ class CrowsPair:
 
 
 def check_bias_type(bias_type: str, where: str) -> None:
-    """Refuse a bias type that is not one of the nine, as written (``Gender`` is not ``gender``: it would be a group of its own)."""
+    """Refuse a bias type that is not one of the nine as written (``Gender`` beside ``gender``: two groups)."""
     if bias_type not in BIAS_TYPES:
         hint = did_you_mean(bias_type.strip().lower(), BIAS_TYPES) or did_you_mean(bias_type, BIAS_TYPES)
         raise StimuliError(
@@ -199,7 +199,8 @@ def pairs_of(stimuli: Stimuli) -> list[CrowsPair]:
         if tuple(design.queries) != ("[MASK]",) or set(design.mask) != {"sent_more", "sent_less"}:
             raise StimuliError(
                 f"{where} is not a CrowS-Pairs pair: it needs the query '[MASK]' and the mask groups sent_more and "
-                "sent_less (load the pairs with assoc_bias_benchmarks.crows_pairs.crows_pairs_stimuli or --stimuli crows_pairs)"
+                "sent_less (load the pairs with assoc_bias_benchmarks.crows_pairs.crows_pairs_stimuli or "
+                "--stimuli crows_pairs)"
             )
         if any(len(design.mask[g]) != 1 for g in ("sent_more", "sent_less")):
             raise StimuliError(f"{where}: sent_more and sent_less must hold one sentence each")

@@ -54,7 +54,9 @@ def subset_pairs(pairs: list[CrowsPair], *, limit: int | None, sample: int | Non
     if limit is None and sample is None:
         return pairs
     items = [ChoiceItem(p.pair, p.bias_type, {}, (p.sent_more, p.sent_less)) for p in pairs]
-    kept = {item.id for item in ItemStimuli(items, name="crows_pairs").subset(limit=limit, sample=sample, seed=seed).items}
+    kept = {
+        item.id for item in ItemStimuli(items, name="crows_pairs").subset(limit=limit, sample=sample, seed=seed).items
+    }
     return [p for p in pairs if p.pair in kept]
 
 

@@ -26,11 +26,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import assoc
-from assoc.testing.openai_server import FAST_RETRIES, ChatServer
-
 from assoc_chat_listing.bbq import items as bbq_items
 from assoc_chat_listing.bbq.testing import bbq_responder, read_options
+
+import assoc
+from assoc.testing.openai_server import FAST_RETRIES, ChatServer
 
 
 def _digest(text: str) -> int:
@@ -56,13 +56,20 @@ def bbq_mixed(body: dict[str, Any]) -> str:
 SCENARIOS: dict[str, dict[str, Any]] = {
     "chat_samples": {
         "scorer": "chat_bbq",
-        "options": {"samples": 2, "seed": 1, "option_order": "reversed", "letters": ["X", "Y", "Z"],
-                    "system_prompt": "Answer briefly."},
+        "options": {
+            "samples": 2,
+            "seed": 1,
+            "option_order": "reversed",
+            "letters": ["X", "Y", "Z"],
+            "system_prompt": "Answer briefly.",
+        },
     },
     "clm_sum": {"scorer": "clm_bbq", "options": {}},
     "clm_char_lmeval": {"scorer": "clm_bbq", "options": {"normalize": "char", "unknown": "lmeval"}},
-    "clm_token_auto": {"scorer": "clm_bbq", "options": {"normalize": "token", "bos": "auto",
-                                                        "prompt": "{context} {question} Answer:"}},
+    "clm_token_auto": {
+        "scorer": "clm_bbq",
+        "options": {"normalize": "token", "bos": "auto", "prompt": "{context} {question} Answer:"},
+    },
 }
 
 
@@ -95,23 +102,35 @@ def main(out: Path) -> None:
             keys: dict[str, str] = {}
             if scenario["scorer"] == "chat_bbq":
                 with ChatServer(responder=bbq_mixed) as server:
-                    options = {**FAST_RETRIES, "concurrency": 1, "base_url": server.url,
-                               "cache_dir": str(work / name), **scenario["options"]}
+                    options = {
+                        **FAST_RETRIES,
+                        "concurrency": 1,
+                        "base_url": server.url,
+                        "cache_dir": str(work / name),
+                        **scenario["options"],
+                    }
                     table = assoc.score("chat_bbq", stimuli, ["test-model"], progress=False, **options)
                     scorer = assoc.get_scorer("chat_bbq")(**options)
                     for request in scorer.build_requests(assoc.Stimuli.load(stimuli), ["test-model"]):
-                        identity = {"model": request.model, "messages": [dict(m) for m in request.messages],
-                                    "params": dict(request.params), "sample": request.sample}
-                        keys[request.key] = "key-" + hashlib.sha256(
-                            json.dumps(identity, sort_keys=True).encode()
-                        ).hexdigest()[:16]
+                        identity = {
+                            "model": request.model,
+                            "messages": [dict(m) for m in request.messages],
+                            "params": dict(request.params),
+                            "sample": request.sample,
+                        }
+                        keys[request.key] = (
+                            "key-" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+                        )
                     url = server.url
             else:
                 table = assoc.score("clm_bbq", stimuli, [model], progress=False, **scenario["options"])
                 url = None
             data = [[plain(v) for v in row] for row in table.itertuples(index=False, name=None)]
-            result = {"columns": [str(c) for c in table.columns], "dtypes": [str(t) for t in table.dtypes],
-                      "data": data}
+            result = {
+                "columns": [str(c) for c in table.columns],
+                "dtypes": [str(t) for t in table.dtypes],
+                "data": data,
+            }
             text = json.dumps(result, ensure_ascii=False)
             for key, canonical in keys.items():
                 text = text.replace(key, canonical)
