@@ -524,3 +524,25 @@ def test_a_model_whose_kind_does_not_serve_the_scorers_requests_is_refused_befor
         ModelError, match=r"is a masked model \(config.json: BertForMaskedLM\); scorer 'replies' takes chat"
     ):
         assoc.score("replies", STIMULI, [tiny["bert"]], cache=False, progress=False)
+
+
+def test_a_choice_request_carries_its_sample_and_how_a_reply_is_read():
+    """``sample``, ``matching`` and ``fallback_texts`` survive a payload; the chat kind reads a reply in that mode."""
+    from assoc.lm import Reply, read_choice
+    from assoc.lm.requests import as_record, from_record
+
+    options = (("The grandfather",), ("The grandson",), ("Unknown", "not known"))
+    asked = ChoiceRequest("p", options, labels=("A", "B", "C"), sample=2, matching="authors",
+                          fallback_texts=("grandfather", "grandson", "Unknown"))  # fmt: skip
+    assert from_record(ChoiceRequest, json.loads(json.dumps(as_record(asked)))) == asked
+    for bad, message in (({"matching": "mine"}, "matching"), ({"fallback_texts": ("a",)}, "fallback texts"),
+                         ({"sample": -1}, "sample")):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            ChoiceRequest("p", options, **bad)
+    # "the grandson is" matches no option exactly: the authors' two-word fallback finds "grandson" (one word: none),
+    # so no option; assoc's reading finds the option's text in it
+    reply = Reply("It was the grandson, I think.", raw={"choices": []})
+    assert read_choice(asked, reply).index is None
+    assert read_choice(ChoiceRequest("p", options, labels=("A", "B", "C")), reply).index == 1
+    exact = Reply("the grandson.", raw={"choices": []})
+    assert read_choice(asked, exact).index == 1 and read_choice(asked, exact).reason == "exact"

@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from assoc_bias_benchmarks.bbq import items as bbq_items
 from assoc_bias_benchmarks.bbq.testing import bbq_responder, read_options
@@ -230,3 +231,26 @@ def test_the_old_names_say_they_are_deprecated_and_name_the_new_spelling() -> No
             assoc.get_scorer(old)()
         said = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
         assert any(new in message and "\n" not in message for message in said), said
+
+
+def test_one_run_of_a_chat_model_and_a_causal_lm_caches_each_its_own_way(tiny_gpt2: Path, tmp_path: Path, monkeypatch):
+    """Both kinds in one run: each model's rows as its kind's own run gives them; run again, the causal LM's units
+    come from the unit cache (its engine is not called) and the chat model's replies from its response store."""
+    from assoc.lm.causal.engine import CausalLM
+
+    stimuli = f"bbq:{bbq_directory(tmp_path / 'bbq')}"
+    models = ["test-model=chat:test-model", f"gpt2={tiny_gpt2}"]
+    options = {**FAST_RETRIES, "cache_dir": str(tmp_path / "cache"), "progress": False}
+    causal = assoc.score("bbq", stimuli, [f"gpt2={tiny_gpt2}"], cache=False, progress=False)
+    with ChatServer(responder=bbq_responder(lambda shown: 1)) as server:
+        both = assoc.score("bbq", stimuli, models, base_url=server.url, **options)
+        chat = assoc.score("bbq", stimuli, models[:1], base_url=server.url, **{**options, "cache": False})
+        sent = len(server.chat_requests())
+        monkeypatch.setattr(CausalLM, "log_probs", lambda *a, **k: pytest.fail("a cached unit was computed again"))
+        again = assoc.score("bbq", stimuli, models, base_url=server.url, **options)
+        assert len(server.chat_requests()) == sent  # every reply from the store
+    assert list(both["model"].unique()) == ["test-model", "gpt2"] and len(both) == 40
+    for alone in (chat, causal):
+        mine = both[both["model"] == alone["model"].iloc[0]].reset_index(drop=True)[list(alone.columns)]
+        pd.testing.assert_frame_equal(mine, alone, check_dtype=False)
+    pd.testing.assert_frame_equal(again, both)
