@@ -2,7 +2,7 @@
 # Regenerates the frozen outputs of the BBQ authors' R scripts that the tests compare assoc with
 # (tests need no R). Usage, from the repository root:
 #
-#   plugins/chat_listing/tests/data/bbq/make_reference.sh ../shared/benchmarks/bbq
+#   plugins/bias_benchmarks/tests/data/bbq_six/make_reference.sh ../shared/benchmarks/bbq
 #
 # The argument is a copy of nyu-mll/BBQ (commit bea11bd) laid out as the authors' repository, with
 # data/*.jsonl[.gz], results/UnifiedQA/preds_*.jsonl[.gz], templates/ and analysis_scripts/*.R.
