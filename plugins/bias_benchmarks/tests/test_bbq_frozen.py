@@ -9,7 +9,6 @@ never the code under test. The chat scenarios run against the local test server 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
@@ -20,8 +19,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from assoc_bias_benchmarks.bbq import items as bbq_items
-from assoc_bias_benchmarks.bbq.testing import bbq_responder, read_options
+from assoc_bias_benchmarks.bbq.testing import bbq_responder, example_directory, read_options
 
 import assoc
 from assoc.testing.openai_server import FAST_RETRIES, ChatServer
@@ -90,12 +88,7 @@ CAUSAL = {
 
 def bbq_directory(folder: Path) -> Path:
     """A BBQ directory of 12 Age and 8 Religion examples (the first lines of the bundled files)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for category, n in (("Age", 12), ("Religion", 8)):
-        with gzip.open(bbq_items.bundled_directory() / f"{category}.jsonl.gz", "rt", encoding="utf-8") as handle:
-            lines = [next(handle) for _ in range(n)]
-        (folder / f"{category}.jsonl").write_text("".join(lines), encoding="utf-8")
-    return folder
+    return example_directory(folder, {"Age": 12, "Religion": 8})
 
 
 def plain(value: Any) -> Any:

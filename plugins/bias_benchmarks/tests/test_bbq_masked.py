@@ -7,11 +7,11 @@ whose characters overlap the option, each masked in turn in one forward pass, th
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import pytest
 from assoc_bias_benchmarks.bbq import items as bbq_items
+from assoc_bias_benchmarks.bbq.testing import example_directory
 
 import assoc
 
@@ -52,11 +52,7 @@ def pll_by_hand(model_dir: Path):
 
 
 def test_bbq_on_a_masked_lm_chooses_the_option_of_highest_pll(tiny_bert: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "bbq"
-    folder.mkdir()
-    with gzip.open(bbq_items.bundled_directory() / "Religion.jsonl.gz", "rt", encoding="utf-8") as handle:
-        (folder / "Religion.jsonl").write_text("".join(next(handle) for _ in range(4)), encoding="utf-8")
-    stimuli = bbq_items.load_directory(folder)
+    stimuli = bbq_items.load_directory(example_directory(tmp_path / "bbq", {"Religion": 4}))
     table = assoc.score("bbq", stimuli, [str(tiny_bert)], cache=False, progress=False)
     assert len(table) == 4 and (table["status"] == "ok").all() and set(table["rule"]) == {"argmax"}
     score = pll_by_hand(tiny_bert)

@@ -9,7 +9,6 @@ was never interrupted.
 
 from __future__ import annotations
 
-import gzip
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from assoc_bias_benchmarks.bbq import items as bbq_items
+from assoc_bias_benchmarks.bbq.testing import example_directory
 
 import assoc
 
@@ -54,12 +53,8 @@ assoc.score("bbq", {stimuli!r}, [{model!r}], cache_dir={cache!r}, unit_size=4, p
 
 
 def bbq_directory(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for category, n in (("Age", 12), ("Religion", 8)):
-        with gzip.open(bbq_items.bundled_directory() / f"{category}.jsonl.gz", "rt", encoding="utf-8") as handle:
-            lines = [next(handle) for _ in range(n)]
-        (folder / f"{category}.jsonl").write_text("".join(lines), encoding="utf-8")
-    return folder
+    """A BBQ directory of 12 Age and 8 Religion examples (the first lines of the bundled files)."""
+    return example_directory(folder, {"Age": 12, "Religion": 8})
 
 
 def run_child(script: str, sleep: float) -> subprocess.Popen[bytes]:

@@ -106,7 +106,7 @@ def test_a_clm_table_of_other_stimuli_is_refused(tiny_gpt2: Path) -> None:
 
 def test_a_users_crows_pairs_csv_scores_and_analyses_from_the_command_line(tiny_gpt2: Path, tmp_path: Path) -> None:
     """Issue 46: ``--stimuli crows_pairs:my.csv`` read the file (it printed 14 kB of design names)."""
-    from assoc_benchmarks.crows_data import bundled_csv
+    from assoc_bias_benchmarks.crows_pairs.items import bundled_csv
     from click.testing import CliRunner
 
     from assoc.cli import build_cli

@@ -47,9 +47,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc import ChoiceItem, Option, OptionError, StimuliError, non_negative, positive, require_items
+from assoc import ChoiceItem, Option, OptionError, StimuliError, positive, require_items
 from assoc.lm import MODEL_OPTIONS, ChatReplyWarning, ChoiceByLikelihood, ChoiceRequest, LMScorer, options_for
 
+from ..subsets import SUBSET_OPTIONS, check_subset, subset_of
 from . import prompts
 from .items import CATEGORIES, CITATION, example_id, option_groups, option_texts
 from .matching import MODES, UNKNOWN_PHRASES, Match, match_authors, match_reply
@@ -262,87 +263,69 @@ def _template_check(value: str) -> str:
     return value
 
 
-PROMPT_OPTIONS: dict[str, Option] = {
-    option.name: option
-    for option in (
-        Option(
-            "prompt",
-            str,
-            "auto",
-            "template: auto (assoc for chat models, lmeval for likelihood models), assoc (lettered options), "
-            "lmeval (lm-eval's '{context}\\n\\nQ: {question}\\nA:', no options shown), options_text, or a text "
-            "with {context} and {question} (and {options}, or {A}, {B}, {C})",
-            check=_template_check,
-        ),
-        Option(
-            "option_order",
-            object,
-            "original",
-            "original, shuffled, reversed or a permutation such as [2, 0, 1] (the order shown and scored)",
-            check=prompts.check_order,
-        ),
-        Option("letters", list, list(prompts.LETTERS), "the three option labels shown", check=prompts.check_letters),
-        Option("prompt_seed", int, 0, "seed of the shuffled option order (per example)"),
-    )
-}
-CHAT_FORM_OPTIONS: dict[str, Option] = {
-    option.name: option
-    for option in (
-        Option(
-            "matching",
-            str,
-            "assoc",
-            "chat models: how replies are read as options: assoc (letters, option texts, unknown phrasings) or "
-            "authors (the authors' R rules: exact match after their string fixes, then the two-word fallback)",
-            choices=MODES,
-        ),
-        Option("system_prompt", str, "", "chat models: system message ('' for none)"),
-        Option(
-            "samples",
-            int,
-            1,
-            "chat models: requests per example (repetitions, each its own stored reply); a likelihood model "
-            "answers once",
-            check=positive,
-        ),
-        Option(
-            "dry_run",
-            bool,
-            False,
-            "chat models: print how many requests the study needs (and how many are stored) and send none; "
-            "returns the plan as a table",
-        ),
-    )
-}
-LIKELIHOOD_FORM_OPTIONS: dict[str, Option] = {
-    option.name: option
-    for option in (
-        Option("delimiter", str, " ", "likelihood models: text between the prompt and each option (lm-eval's)"),
-        Option(
-            "normalize",
-            str,
-            "sum",
-            "likelihood models: score compared: sum (lm-eval acc), char (acc_norm), byte (acc_bytes) or token",
-            choices=NORMALIZE,
-        ),
-        Option(
-            "unknown",
-            str,
-            "option",
-            "likelihood models: option (the unknown option as written) or lmeval (the best of lm-eval's ten "
-            "unknown phrasings)",
-            choices=("option", "lmeval"),
-        ),
-    )
-}
-SUBSET_OPTIONS: dict[str, Option] = {
-    option.name: option
-    for option in (
-        Option("limit", int, None, "the first N examples of each category (none: all)", check=positive),
-        Option("sample", int, None, "N examples drawn per category (seeded by sample_seed; none: all)", check=positive),
-        Option("sample_seed", int, 0, "seed of the draw of sample", check=non_negative),
-    )
-}
+PROMPT_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "prompt",
+        str,
+        "auto",
+        "template: auto (assoc for chat models, lmeval for likelihood models), assoc (lettered options), "
+        "lmeval (lm-eval's '{context}\\n\\nQ: {question}\\nA:', no options shown), options_text, or a text "
+        "with {context} and {question} (and {options}, or {A}, {B}, {C})",
+        check=_template_check,
+    ),
+    Option(
+        "option_order",
+        object,
+        "original",
+        "original, shuffled, reversed or a permutation such as [2, 0, 1] (the order shown and scored)",
+        check=prompts.check_order,
+    ),
+    Option("letters", list, list(prompts.LETTERS), "the three option labels shown", check=prompts.check_letters),
+    Option("prompt_seed", int, 0, "seed of the shuffled option order (per example)"),
+)
+CHAT_FORM_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "matching",
+        str,
+        "assoc",
+        "chat models: how replies are read as options: assoc (letters, option texts, unknown phrasings) or "
+        "authors (the authors' R rules: exact match after their string fixes, then the two-word fallback)",
+        choices=MODES,
+    ),
+    Option("system_prompt", str, "", "chat models: system message ('' for none)"),
+    Option(
+        "samples",
+        int,
+        1,
+        "chat models: requests per example (repetitions, each its own stored reply); a likelihood model answers once",
+        check=positive,
+    ),
+    Option(
+        "dry_run",
+        bool,
+        False,
+        "chat models: print how many requests the study needs (and how many are stored) and send none; "
+        "returns the plan as a table",
+    ),
+)
+LIKELIHOOD_FORM_OPTIONS: tuple[Option, ...] = (
+    Option("delimiter", str, " ", "likelihood models: text between the prompt and each option (lm-eval's)"),
+    Option(
+        "normalize",
+        str,
+        "sum",
+        "likelihood models: score compared: sum (lm-eval acc), char (acc_norm), byte (acc_bytes) or token",
+        choices=NORMALIZE,
+    ),
+    Option(
+        "unknown",
+        str,
+        "option",
+        "likelihood models: option (the unknown option as written) or lmeval (the best of lm-eval's ten "
+        "unknown phrasings)",
+        choices=("option", "lmeval"),
+    ),
+)
 
 
 #: The options a request is built from.
@@ -404,10 +387,10 @@ class BBQScorer(LMScorer):
     requests = frozenset({"choice"})
     extra_columns = {**CHAT_COLUMNS, **LIKELIHOOD_COLUMNS, **DRY_RUN_COLUMNS}
     options = (
-        *PROMPT_OPTIONS.values(),
-        *CHAT_FORM_OPTIONS.values(),
-        *LIKELIHOOD_FORM_OPTIONS.values(),
-        *SUBSET_OPTIONS.values(),
+        *PROMPT_OPTIONS,
+        *CHAT_FORM_OPTIONS,
+        *LIKELIHOOD_FORM_OPTIONS,
+        *SUBSET_OPTIONS,
         *_causal_bos(options_for(["masked", "causal", "chat"], base=MODEL_OPTIONS)),
     )
     #: What this scorer's name is deprecated for (the aliases), shown once per construction.
@@ -429,8 +412,7 @@ class BBQScorer(LMScorer):
         self._base_url: str | None = self.params.get("base_url")
         if self._base_url is not None:
             self.params["base_url"] = safe_url(self._base_url)
-        if self.params.get("limit") is not None and self.params.get("sample") is not None:
-            raise OptionError(f"scorer {self.name!r}: give limit or sample, not both")
+        check_subset(self.params, self.name)
         self._report: dict[str, Any] | None = None
 
     # -- stimuli and units ------------------------------------------------------------------------------
@@ -443,7 +425,7 @@ class BBQScorer(LMScorer):
         p = self.params
         chosen = stimuli
         if p.get("limit") is not None or p.get("sample") is not None:
-            chosen = stimuli.subset(limit=p.get("limit"), sample=p.get("sample"), seed=p.get("sample_seed", 0))  # type: ignore[attr-defined]
+            chosen = stimuli.subset(**subset_of(p))  # type: ignore[attr-defined]
         return require_bbq(chosen, self.name)
 
     def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:
@@ -776,9 +758,9 @@ class ChatBBQScorer(BBQScorer):
     extra_columns = {**CHAT_COLUMNS, **DRY_RUN_COLUMNS}
     deprecated_for = "--scorer bbq --model chat:<model>"
     options = _options(
-        PROMPT_OPTIONS.values(),
-        CHAT_FORM_OPTIONS.values(),
-        SUBSET_OPTIONS.values(),
+        PROMPT_OPTIONS,
+        CHAT_FORM_OPTIONS,
+        SUBSET_OPTIONS,
         options_for(["chat"], base=MODEL_OPTIONS),
         defaults={"prompt": "assoc"},
     )
@@ -805,9 +787,9 @@ class CausalBBQScorer(BBQScorer):
     extra_columns = LIKELIHOOD_COLUMNS
     deprecated_for = "--scorer bbq --model <causal LM>"
     options = _options(
-        PROMPT_OPTIONS.values(),
-        LIKELIHOOD_FORM_OPTIONS.values(),
-        SUBSET_OPTIONS.values(),
+        PROMPT_OPTIONS,
+        LIKELIHOOD_FORM_OPTIONS,
+        SUBSET_OPTIONS,
         _causal_bos(options_for(["causal"], base=MODEL_OPTIONS)),
         leave_out=("letters",),
         defaults={"prompt": "lmeval"},

@@ -1,17 +1,20 @@
-"""Answers to BBQ prompts for the local test server (``assoc.testing.openai_server.ChatServer``).
+"""Answers to BBQ prompts for the local test server (``assoc.testing.openai_server.ChatServer``), and small copies.
 
 :func:`bbq_responder` is a ``responder`` (request body -> reply text): it reads the options back
 from a prompt of the ``assoc`` template (lines ``<letter>. <option>``), lets ``pick`` choose one
 from the options' texts, and writes the reply in one of several styles. :func:`stereotype_responder`
 is a stand-in model with a planted stereotype of a given strength per stereotyped group.
+:func:`example_directory` writes a small BBQ directory (the first examples of bundled categories).
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -101,3 +104,16 @@ def stereotype_responder(
         return letters[options.index(item.options[chosen])]
 
     return respond
+
+
+def example_directory(folder: str | Path, counts: Mapping[str, int]) -> Path:
+    """A BBQ directory in ``folder``: the first ``counts[category]`` examples of bundled categories, as written."""
+    from .items import bundled_directory
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for category, n in counts.items():
+        with gzip.open(bundled_directory() / f"{category}.jsonl.gz", "rt", encoding="utf-8") as handle:
+            lines = [next(handle) for _ in range(n)]
+        (out / f"{category}.jsonl").write_text("".join(lines), encoding="utf-8")
+    return out

@@ -22,9 +22,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assoc import ChoiceItem, ItemStimuli, Option, OptionError, non_negative, positive
+from assoc import ChoiceItem, ItemStimuli, Option, OptionError
 from assoc.lm import MODEL_OPTIONS, LMScorer, SentenceRequest, options_for
 
+from ..subsets import SUBSET_OPTIONS, check_subset, subset_of
 from .items import CITATION as CROWS_CITATION
 from .items import CrowsPair, pairs_of
 from .scoring import LOWERCASE, MEASURES, METRICS, NANGIA_DECIMALS
@@ -122,9 +123,7 @@ class CrowsPairsScorer(LMScorer):
             choices=LOWERCASE,
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log-probability"),
-        Option("limit", int, None, "the first N pairs of each bias type (none: all)", check=positive),
-        Option("sample", int, None, "N pairs drawn per bias type (seeded by sample_seed; none: all)", check=positive),
-        Option("sample_seed", int, 0, "seed of the draw of sample", check=non_negative),
+        *SUBSET_OPTIONS,
         *options_for(["masked", "causal"], base=MODEL_OPTIONS),
     )
 
@@ -135,8 +134,7 @@ class CrowsPairsScorer(LMScorer):
             raise OptionError("option 'faithful' of scorer 'crows_pairs' applies to metric='nangia2020' only")
         if p["metric"] == "aula" and p["backend"] != "torch":
             raise OptionError("metric='aula' reads attention weights: use backend='torch'")
-        if p["limit"] is not None and p["sample"] is not None:
-            raise OptionError("scorer 'crows_pairs': give limit or sample, not both")
+        check_subset(p, self.name)
 
     def checkpoint_name(self) -> str:
         """The checkpoints' name: each metric masks different copies."""
@@ -145,7 +143,7 @@ class CrowsPairsScorer(LMScorer):
     def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:
         """Blocks of ``unit_size`` pairs; the pairs are read (and checked) before any model loads."""
         p = self.params
-        pairs = subset_pairs(pairs_of(stimuli), limit=p["limit"], sample=p["sample"], seed=p["sample_seed"])
+        pairs = subset_pairs(pairs_of(stimuli), **subset_of(p))
         size = self.items_per_unit()
         blocks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         return [
