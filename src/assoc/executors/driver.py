@@ -35,16 +35,16 @@ if TYPE_CHECKING:
 
 
 def unit_namespaces(scorer: Scorer, units: Sequence[WorkUnit]) -> dict[str, Namespace]:
-    """The unit-cache namespace of each model of ``units`` (empty when the scorer caches nothing).
+    """The unit-cache namespace of each model of ``units`` whose units the scorer caches (empty: none).
 
-    See :meth:`assoc.scoring.scorer.Scorer.unit_namespace`.
+    See :meth:`assoc.scoring.scorer.Scorer.unit_namespace`: a model without one (a chat model, whose
+    replies its own response store keeps) has its units computed on every run.
     """
     out = {}
     for model in dict.fromkeys(unit.model for unit in units):
         namespace = scorer.unit_namespace(model)
-        if namespace is None:
-            return {}
-        out[model] = namespace
+        if namespace is not None:
+            out[model] = namespace
     return out
 
 

@@ -156,7 +156,7 @@ class Scorer(Component):
         return cache if cache.enabled else None
 
     def unit_namespace(self, model: str) -> Namespace | None:
-        """The unit-cache namespace of ``model`` (None when the scorer caches nothing).
+        """The unit-cache namespace of ``model`` (None when the scorer caches nothing, or nothing of ``model``).
 
         A namespace holds everything that changes a unit's rows: the scorer, its cache version,
         its options (except where the cache lives) and the model's identity.

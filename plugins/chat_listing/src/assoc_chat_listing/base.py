@@ -1,6 +1,6 @@
 """The base of the chat scorers: an ``LMScorer`` whose work units send ``generate`` requests to the chat kind.
 
-Every chat scorer (``chat_listing``, ``chat_word_association``, ``chat_bbq``) is a :class:`ChatScorer`:
+Every chat scorer (``chat_listing``, ``chat_word_association``) is a :class:`ChatScorer`:
 it builds its requests (:meth:`ChatScorer.build_requests`, :class:`PlannedRequest`: the chat request
 and what it is for), and reads each reply with its :class:`ReplyReader` (the per-reply hook: the
 listing and rating parse, the word-association parse, the BBQ choice). Everything else is written

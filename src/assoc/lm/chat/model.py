@@ -258,7 +258,10 @@ class ChatModel(LanguageModel):
     def choose(
         self, requests: Sequence[ChoiceRequest], *, checkpoints: Namespace | None = None, progress: bool = False
     ) -> list[Choice]:
-        """The option each request's chat form gets as a reply (:func:`assoc.lm.chat.choice.read_choice`)."""
+        """The option each request's chat form gets as a reply (:func:`assoc.lm.chat.choice.read_choice`).
+
+        Each request is its own stored reply per ``sample`` (sent with the seed + ``sample`` when a seed is set).
+        """
         requests_of_kind(requests, "choice")
         for request in requests:
             if not request.messages:
@@ -266,8 +269,8 @@ class ChatModel(LanguageModel):
                     f"choice request {request.key!r} has no chat form (messages): a chat model answers a "
                     "question it is asked; build the request with its messages"
                 )
-        params = self.sampling()
-        replies = self.replies([self.request(r.messages, params) for r in requests], progress=progress)
+        asked = [self.request(r.messages, self.sampling(r.sample), r.sample) for r in requests]
+        replies = self.replies(asked, progress=progress)
         refusal = refusal_matchers(_option(self.settings, "refusal_patterns"))
         return [read_choice(request, reply, refusal) for request, reply in zip(requests, replies, strict=True)]
 
