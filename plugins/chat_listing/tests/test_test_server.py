@@ -65,16 +65,6 @@ def test_word_association_replies_pair_every_word(server):
     assert d["n_scored"].sum() == 24
 
 
-def test_bbq_prompts_of_every_template_name_one_option(server, tmp_path):
-    # chat_bbq moves to the bias-benchmarks plugin (as an alias of bbq); its three templates' prompts stay
-    from . import frozen
-
-    stimuli = frozen.bbq_directory(tmp_path / "bbq")
-    for template in ("assoc", "options_text", "lmeval"):
-        table = _score("chat_bbq", stimuli, server, prompt=template)
-        assert table.attrs["assoc"]["run"]["replies"] == {"ok": 20}, template
-
-
 def test_the_benchmarks_choices_are_read_as_options(server):
     """StereoSet's three sentences, a Winogender/WinoBias referent, a DiscrimEval decision: each reply names one."""
     stereoset = _ask(
