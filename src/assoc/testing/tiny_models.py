@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-#: What ``assoc models tiny --kind`` builds.
 TINY_KINDS = ("bert", "gpt2", "llama")
+"""What ``assoc models tiny --kind`` builds."""
 
-#: Positions (the longest sequence, special tokens included) of each kind's tiny model: enough for the
-#: longest prompt of every bundled benchmark in that kind's tokenizer (``tests/test_tiny_models.py``).
 TINY_POSITIONS: Mapping[str, int] = MappingProxyType({"bert": 512, "gpt2": 2048, "llama": 2048})
+"""Positions (the longest sequence, special tokens included) of each kind's tiny model: enough for the longest
+item of every bundled stimuli set in that kind's tokenizer (``tests/test_tiny_models.py`` measures them)."""
 
 
 def build_tiny(
