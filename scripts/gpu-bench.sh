@@ -4,7 +4,7 @@
 # process. Nothing is downloaded. Writes docs/benchmarks/gpu.md and benchmarks/results/gpu.json (or where
 # --docs-dir and --results-dir say). Arguments go to `python -m benchmarks gpu`:
 #
-#   scripts/gpu-bench.sh --quick                      # about 3 minutes on a GPU machine (16 cores for the CPU reference)
+#   scripts/gpu-bench.sh --quick                      # well within 10 minutes on a GPU machine (not yet timed)
 #   scripts/gpu-bench.sh                              # the full workloads
 #   scripts/gpu-bench.sh --device cpu --quick --tiny  # a dry run of every step without a GPU (figures mean nothing)
 #
