@@ -19,7 +19,8 @@ import assoc
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = ROOT / "scripts" / "setup.sh"
-DEFAULT_TORCH = re.search(r"TORCH_VERSION=\$\{TORCH_VERSION:-([0-9.]+)\}", SETUP.read_text(encoding="utf-8")).group(1)  # type: ignore[union-attr]
+#: the torch release `make setup` pins (scripts/setup.sh's TORCH_VERSION default)
+DEFAULT_TORCH = re.findall(r"TORCH_VERSION=\$\{TORCH_VERSION:-([0-9.]+)\}", SETUP.read_text(encoding="utf-8"))[0]
 
 
 def setup_script(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
