@@ -221,7 +221,7 @@ def test_an_unknown_design_of_a_large_set_is_one_short_line_with_a_suggestion():
 
 
 def test_a_users_crows_pairs_csv_is_read_from_the_command_line(tmp_path, monkeypatch):
-    from assoc_benchmarks.crows_data import bundled_csv
+    from assoc_bias_benchmarks.crows_pairs.items import bundled_csv
 
     lines = bundled_csv().read_text(encoding="utf-8").splitlines(keepends=True)
     mine = tmp_path / "my.csv"
