@@ -4,9 +4,10 @@ A plugin that runs a language model imports from here (``from assoc.lm import LM
 the modules below, which may move (:doc:`the plugin API <plugin-api>`). The layer, top to bottom:
 
 * **Requests and model kinds** (:mod:`assoc.lm.requests`, :mod:`assoc.lm.kinds`): what a scorer asks of
-  a model (``continuation``, ``sentence``, ``choice``, ``generate``: :class:`ContinuationRequest`,
-  :class:`SentenceRequest`, :class:`ChoiceRequest`, :class:`GenerateRequest` and their answers
-  :class:`LogProb`, :class:`Choice`, :class:`Reply`) and the kinds of model that answer
+  a model (``continuation``, ``sentence``, ``choice``, ``generate``, ``embedding``: :class:`ContinuationRequest`,
+  :class:`SentenceRequest`, :class:`ChoiceRequest`, :class:`GenerateRequest`, :class:`EmbeddingRequest` and
+  their answers :class:`LogProb`, :class:`Choice`, :class:`Reply`, :class:`Embedding`; the poolings
+  :data:`POOLINGS`) and the kinds of model that answer
   (:class:`LanguageModel`, :class:`ChoiceByLikelihood`; the core's :class:`MaskedLanguageModel`,
   :class:`CausalLanguageModel` and :class:`ChatModel`; plugins register more with the
   ``register_model_kinds`` hook).
@@ -21,7 +22,9 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   :func:`local_fingerprint`, :func:`hub_fingerprint`, :func:`weights_fingerprint`), the Hub check
   (:func:`check_hub_reachable`), token-budget batching (:func:`plan_batches`,
   :func:`default_batch_tokens`), the cached log-probability loop (:func:`cached_log_probs`,
-  :func:`token_log_probs`, :func:`model_namespace`), ONNX exports and sessions
+  :func:`token_log_probs`, :func:`model_namespace`), embeddings in context from hidden states
+  (:func:`hidden_state_embeddings`, :func:`cached_embeddings`, :func:`check_layers`,
+  :func:`n_hidden_layers`), ONNX exports and sessions
   (:func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`).
 * **The local engines**, siblings on those pieces: the masked-LM engine (:class:`MaskedLM`,
   :class:`MaskRequest`, :func:`load_masked_lm`, :func:`cached_masked_lm`, the word-piece helpers, and
@@ -87,6 +90,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.chat.runtime import open_runtime as open_chat_runtime  # noqa: F401 (re-exported under this name)
     from assoc.lm.chat.runtime import plan as plan_chat_requests  # noqa: F401 (re-exported under this name)
     from assoc.lm.compute import cached_log_probs as cached_log_probs
+    from assoc.lm.embedding import cached_embeddings as cached_embeddings
+    from assoc.lm.embedding import check_layers as check_layers
+    from assoc.lm.embedding import hidden_state_embeddings as hidden_state_embeddings
+    from assoc.lm.embedding import n_hidden_layers as n_hidden_layers
     from assoc.lm.compute import model_namespace as model_namespace
     from assoc.lm.compute import token_log_probs as token_log_probs
     from assoc.lm.hub import check_hub_reachable as check_hub_reachable
@@ -146,7 +153,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.requests import REQUEST_KINDS as REQUEST_KINDS
     from assoc.lm.requests import Choice as Choice
     from assoc.lm.requests import ChoiceRequest as ChoiceRequest
+    from assoc.lm.requests import POOLINGS as POOLINGS
+    from assoc.lm.requests import SPAN_POOLINGS as SPAN_POOLINGS
     from assoc.lm.requests import ContinuationRequest as ContinuationRequest
+    from assoc.lm.requests import Embedding as Embedding
+    from assoc.lm.requests import EmbeddingRequest as EmbeddingRequest
     from assoc.lm.requests import GenerateRequest as GenerateRequest
     from assoc.lm.requests import LogProb as LogProb
     from assoc.lm.requests import Reply as Reply
