@@ -42,9 +42,6 @@ KNOWN = {
     "chat_listing": "ChatScorer runs all its requests in score() (it landed before LMScorer); to move onto units",
     "chat_word_association": "ChatScorer (as chat_listing)",
     "chat_bbq": "ChatScorer (as chat_listing), then bench-plugin's `bbq` scorer replaces it",
-    "sbert_topwords": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
-    "sbert_cosine": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
-    "sbert_valence": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
 }
 
 

@@ -21,7 +21,7 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   :func:`torch_dtype`, :data:`DTYPES`, :func:`looks_like_path`, :func:`model_fingerprint`,
   :func:`local_fingerprint`, :func:`hub_fingerprint`, :func:`weights_fingerprint`), the Hub check
   (:func:`check_hub_reachable`), token-budget batching (:func:`plan_batches`,
-  :func:`default_batch_tokens`), the cached log-probability loop (:func:`cached_log_probs`,
+  :func:`default_batch_tokens`, :func:`max_length`), the cached log-probability loop (:func:`cached_log_probs`,
   :func:`token_log_probs`, :func:`model_namespace`), embeddings in context from hidden states
   (:func:`hidden_state_embeddings`, :func:`cached_embeddings`, :func:`check_layers`,
   :func:`n_hidden_layers`), ONNX exports and sessions
@@ -55,6 +55,7 @@ from assoc.infra.importhooks import public_face as _public_face
 # imported on first use; __all__ lists them (assoc.infra.importhooks.public_face).
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.batching import default_batch_tokens as default_batch_tokens
+    from assoc.lm.batching import max_length as max_length
     from assoc.lm.batching import plan_batches as plan_batches
     from assoc.lm.causal.engine import CausalLM as CausalLM
     from assoc.lm.causal.kind import BOS_OPTION as BOS_OPTION
@@ -163,6 +164,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.requests import Reply as Reply
     from assoc.lm.requests import SentenceRequest as SentenceRequest
     from assoc.lm.requests import requests_of_kind as requests_of_kind
+    from assoc.lm.requests import shown_text as shown_text
     from assoc.lm.scorer import LMScorer as LMScorer
     from assoc.lm.scorer import LMWorker as LMWorker
     from assoc.lm.scorer import decode_items as decode_items
