@@ -202,7 +202,11 @@ def hidden_state_embeddings(
     check_layers(requests, n_hidden_layers(model), name)
     budget = check_budget(batch_tokens, device)
     base = getattr(model, "base_model", model)
-    # Encode every distinct (text, special tokens) once.
+    # Encode every distinct (text, special tokens) once. A text longer than the model accepts gets no
+    # vector (status too_long, below): the tokenizer's own warning about it says nothing more.
+    warned = getattr(tokenizer, "deprecation_warnings", None)
+    if isinstance(warned, dict):
+        warned["sequence-length-is-longer-than-the-specified-maximum"] = True
     sequences: dict[tuple[str, bool], int] = {}
     encoded: list[tuple[list[int], list[tuple[int, int]], list[int]]] = []
     for request in requests:
