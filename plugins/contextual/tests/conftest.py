@@ -1,4 +1,4 @@
-"""Shared fixtures: a tiny BERT and a tiny GPT-2 (random weights, built once), the real MiniLM, SEAT's files, corpora."""
+"""Shared fixtures: a tiny BERT and a tiny GPT-2 (random weights, built once), MiniLM, SEAT's files, helpers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from assoc.testing.fixtures import isolated_cache  # noqa: F401 (a cache per test)
 
 REPO = Path(__file__).resolve().parents[3]
-# May et al.'s CC BY-NC files in ../shared beside the repository (a git worktree elsewhere points ASSOC_SHARED_DIR at it)
+# May et al.'s CC BY-NC files in ../shared beside the repository (a git worktree elsewhere: ASSOC_SHARED_DIR)
 SEAT = Path(os.environ.get("ASSOC_SHARED_DIR", REPO.parent / "shared")) / "benchmarks" / "seat" / "tests"
 MINILM = "all-MiniLM-L6-v2"
 

@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from assoc_contextual import template_corpus, write_template_corpus
+from assoc_contextual.corpus import find_contexts, read_corpus, short_sen
 
 import assoc
 from assoc.errors import DataError
 from assoc.lm import Embedding, LanguageModel
 from assoc.testing.conformance import check_analysis, check_scorer
-from assoc_contextual import template_corpus, write_template_corpus
-from assoc_contextual.corpus import find_contexts, read_corpus, short_sen
 
 from .conftest import MINILM, REPO, words_of
 
@@ -37,7 +37,10 @@ REFS = REPO / "tests" / "data" / "refs" / "ceat"
 WEAT6 = {
     "name": "weat6",
     "target": {"Male names": ["John", "Paul", "Mike", "Kevin"], "Female names": ["Amy", "Joan", "Lisa", "Sarah"]},
-    "attribute": {"Career": ["executive", "salary", "office", "career"], "Family": ["home", "parents", "family", "wedding"]},
+    "attribute": {
+        "Career": ["executive", "salary", "office", "career"],
+        "Family": ["home", "parents", "family", "wedding"],
+    },
 }
 
 
@@ -93,9 +96,7 @@ def test_a_bad_corpus_is_one_line_naming_the_file_and_place(tmp_path):
 
 def test_words_are_found_whole_first_match_in_corpus_order():
     corpus = list(
-        enumerate(
-            ["prose and roses", "A rose, a rose.", "her hat", "he and her", "Rose is here", "the rose"], start=1
-        )
+        enumerate(["prose and roses", "A rose, a rose.", "her hat", "he and her", "Rose is here", "the rose"], start=1)
     )
     found = find_contexts(corpus, ["rose", "he", "her", "Rose"])
     assert [(c.line, c.start) for c in found["rose"]] == [(2, 2), (6, 4)]  # not in prose/roses; first match
@@ -140,7 +141,11 @@ def test_the_template_corpus_is_seeded_and_avoids_the_weat_words():
     assert first == template_corpus(words, per_word=5, shared=2, noise=2, seed=1) != template_corpus(words, seed=2)
     found = find_contexts(enumerate(first, 1), words)
     assert all(len(found[w]) >= 5 for w in words) and len(first) == 19
-    caliskan = {w for name in ("weat1", "weat3", "weat6", "weat7", "weat8") for w in words_of(assoc.Stimuli.load(f"caliskan:{name}"))}
+    caliskan = {
+        w
+        for name in ("weat1", "weat3", "weat6", "weat7", "weat8")
+        for w in words_of(assoc.Stimuli.load(f"caliskan:{name}"))
+    }
     plain = template_corpus(["XYZ"], per_word=200, shared=0, noise=50, seed=0)
     assert not find_contexts(enumerate(plain, 1), sorted(caliskan)) or all(
         not contexts for contexts in find_contexts(enumerate(plain, 1), sorted(caliskan)).values()
@@ -154,7 +159,9 @@ def test_a_word_without_enough_contexts_is_refused_by_name_before_any_model_load
         raise AssertionError("a model was opened")
 
     monkeypatch.setattr(loading, "open_model", no_loading)
-    with pytest.raises(DataError, match=r"3 word\(s\) have fewer than min_contexts=7 contexts .*: 'Lisa' \(6\), 'home' \(6\)"):
+    with pytest.raises(
+        DataError, match=r"3 word\(s\) have fewer than min_contexts=7 contexts .*: 'Lisa' \(6\), 'home' \(6\)"
+    ):
         assoc.score("ceat", WEAT6, [tiny["bert"]], corpus=str(corpus), min_contexts=7, progress=False)
     missing = {**WEAT6, "attribute": {"Career": ["executive", "aster"], "Family": ["home", "family"]}}
     with pytest.raises(DataError, match=r"'aster' \(0\)"):
@@ -361,9 +368,7 @@ def test_contexts_a_model_cannot_read_whole_are_left_out(tiny, tmp_path):
 
 
 def test_conformance(tiny, corpus):
-    table = check_scorer(
-        "ceat", WEAT6, [tiny["bert"]], {"corpus": str(corpus), "n_samples": 4}, expect_rows=4 * 8 * 8
-    )
+    table = check_scorer("ceat", WEAT6, [tiny["bert"]], {"corpus": str(corpus), "n_samples": 4}, expect_rows=4 * 8 * 8)
     check_analysis("ceat", table)
 
 
@@ -374,7 +379,12 @@ def test_intersectional_stimuli_are_ceat_pys_groups_11_to_14():
     assert [d.name for d in stimuli.designs] == ["I1", "I2", "I3", "I4"]
     for design in stimuli.designs:
         test = CEAT_INTERSECTIONAL_TESTS[design.name]
-        assert [tuple(g) for g in (*design.target.values(), *design.attribute.values())] == [test.x, test.y, test.a, test.b]
+        assert [tuple(g) for g in (*design.target.values(), *design.attribute.values())] == [
+            test.x,
+            test.y,
+            test.a,
+            test.b,
+        ]
 
 
 @pytest.mark.slow  # importing fairlms imports torch, transformers and datasets
@@ -386,11 +396,11 @@ def test_fairlms_ceat_equals_assoc_on_whole_context_cls_embeddings(corpus):
     vectors of a random tiny BERT are so alike (cosines 0.99999) that float32 cosines lose the differences."""
     pytest.importorskip("fairlms")
     import transformers
+    from assoc_sbert_topwords.models import resolve_model
     from fairlms.definition.encoder_only.intrinsic_bias.similarity_based.ceat.ceat import compute_ceat
 
     from assoc.lm import EmbeddingRequest, open_model
     from assoc.stats import ceat_effect_sizes, random_effects
-    from assoc_sbert_topwords.models import resolve_model
 
     folder = str(resolve_model(MINILM)[1])
 
@@ -409,7 +419,10 @@ def test_fairlms_ceat_equals_assoc_on_whole_context_cls_embeddings(corpus):
     )
     opened = open_model(MINILM, {"device": "cpu"}, None, kinds=["sentence"])
     vectors = [
-        [np.vstack([a.vector for a in opened.embed([EmbeddingRequest(t, None, "cls") for t in found_set[w]])]) for w in found_set]
+        [
+            np.vstack([a.vector for a in opened.embed([EmbeddingRequest(t, None, "cls") for t in found_set[w]])])
+            for w in found_set
+        ]
         for found_set in contexts
     ]
     rng = np.random.default_rng(9)  # fairlms: per trial, per word of T1, T2, A1, A2, integers(0, n, size=1)

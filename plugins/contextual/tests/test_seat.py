@@ -1,4 +1,4 @@
-"""The ``seat`` scorer and analysis, code against code: sent-bias's weat.py formulas, transformers used directly, fairlms.
+"""The ``seat`` scorer and analysis, code against code: sent-bias's weat.py formulas, transformers directly, fairlms.
 
 May et al.'s test files are read from the shared copy (CC BY-NC 4.0, never in the repository). On a
 tiny BERT, a tiny GPT-2 and the real all-MiniLM-L6-v2, with the paper's pooling conventions:
@@ -111,9 +111,14 @@ def test_effect_size_equals_weat_py_and_encodings_equal_transformers(tiny, seat_
     # weat6: 16 targets, C(16, 8) = 12,870 partitions <= n_samples: sent-bias's exact p, counted by brute force
     if test == "weat6":
         assert result["p_method"] == "exact" and result["n_permutations"] == math.comb(16, 8)
-        s = [np.mean([cosine(w, t) for t in ours[2]]) - np.mean([cosine(w, t) for t in ours[3]]) for w in ours[0] + ours[1]]
+        s = [
+            np.mean([cosine(w, t) for t in ours[2]]) - np.mean([cosine(w, t) for t in ours[3]])
+            for w in ours[0] + ours[1]
+        ]
         observed = sum(s[:8])
-        count = sum(1 for chosen in itertools.combinations(range(16), 8) if sum(s[i] for i in chosen) >= observed - 1e-12)
+        count = sum(
+            1 for chosen in itertools.combinations(range(16), 8) if sum(s[i] for i in chosen) >= observed - 1e-12
+        )
         assert result["p_value"] == count / math.comb(16, 8)
 
 

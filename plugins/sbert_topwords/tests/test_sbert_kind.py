@@ -25,9 +25,9 @@ def opened():
 
 
 def test_a_registered_name_and_a_folder_are_the_sentence_kind(opened):
-    from assoc.lm.loading import resolve_kind
-
     from assoc_sbert_topwords.models import resolve_model
+
+    from assoc.lm.loading import resolve_kind
 
     assert opened.kind == "sentence" and "sentence" in assoc.plugins.model_kinds()
     _, folder = resolve_model(MODEL)

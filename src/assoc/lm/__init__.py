@@ -13,7 +13,7 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   ``register_model_kinds`` hook).
 * **The one loader** (:mod:`assoc.lm.loading`): :func:`open_model` (kind resolved from the spec's
   prefix, else the model's ``config.json``, else the scorer's default; checks before any work), and
-  :func:`check_model`, its first half.
+  :func:`check_model`, its first half; :func:`registered_kinds`, the kinds the core and the plugins registered.
 * **The scorer base** (:mod:`assoc.lm.scorer`): :class:`LMScorer` (work units, the one loader, the model
   options, checkpoints and resume) and its worker :class:`LMWorker`; the options :data:`MODEL_OPTIONS`,
   :data:`ENDPOINT_OPTIONS` and :func:`options_for`.
@@ -91,12 +91,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.chat.runtime import open_runtime as open_chat_runtime  # noqa: F401 (re-exported under this name)
     from assoc.lm.chat.runtime import plan as plan_chat_requests  # noqa: F401 (re-exported under this name)
     from assoc.lm.compute import cached_log_probs as cached_log_probs
+    from assoc.lm.compute import model_namespace as model_namespace
+    from assoc.lm.compute import token_log_probs as token_log_probs
     from assoc.lm.embedding import cached_embeddings as cached_embeddings
     from assoc.lm.embedding import check_layers as check_layers
     from assoc.lm.embedding import hidden_state_embeddings as hidden_state_embeddings
     from assoc.lm.embedding import n_hidden_layers as n_hidden_layers
-    from assoc.lm.compute import model_namespace as model_namespace
-    from assoc.lm.compute import token_log_probs as token_log_probs
     from assoc.lm.hub import check_hub_reachable as check_hub_reachable
     from assoc.lm.identity import DTYPES as DTYPES
     from assoc.lm.identity import hub_fingerprint as hub_fingerprint
@@ -112,6 +112,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.loading import check_model as check_model
     from assoc.lm.loading import load_pretrained as load_pretrained
     from assoc.lm.loading import open_model as open_model
+    from assoc.lm.loading import registered_kinds as registered_kinds
     from assoc.lm.masked.engine import MaskedLM as MaskedLM
     from assoc.lm.masked.kind import MaskedLanguageModel as MaskedLanguageModel
     from assoc.lm.masked.loading import cached_masked_lm as cached_masked_lm
@@ -151,11 +152,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.remote.urls import public_endpoint as public_endpoint
     from assoc.lm.remote.urls import resolve_base_url as resolve_base_url
     from assoc.lm.remote.urls import safe_url as safe_url
+    from assoc.lm.requests import POOLINGS as POOLINGS
     from assoc.lm.requests import REQUEST_KINDS as REQUEST_KINDS
+    from assoc.lm.requests import SPAN_POOLINGS as SPAN_POOLINGS
     from assoc.lm.requests import Choice as Choice
     from assoc.lm.requests import ChoiceRequest as ChoiceRequest
-    from assoc.lm.requests import POOLINGS as POOLINGS
-    from assoc.lm.requests import SPAN_POOLINGS as SPAN_POOLINGS
     from assoc.lm.requests import ContinuationRequest as ContinuationRequest
     from assoc.lm.requests import Embedding as Embedding
     from assoc.lm.requests import EmbeddingRequest as EmbeddingRequest

@@ -244,21 +244,26 @@ def hidden_state_embeddings(
         for start, stop in plan_batches([len(encoded[s][0]) for s in order], budget):
             batch = order[start:stop]
             width = len(encoded[batch[0]][0])
-            ids = torch.full((len(batch), width), int(pad), dtype=torch.long)
+            input_ids = torch.full((len(batch), width), int(pad), dtype=torch.long)
             mask = torch.zeros((len(batch), width), dtype=torch.long)
             for row, s in enumerate(batch):
                 sequence = encoded[s][0]
-                ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+                input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
                 mask[row, : len(sequence)] = 1
             hidden = base(
-                input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True, return_dict=True
+                input_ids=input_ids.to(device),
+                attention_mask=mask.to(device),
+                output_hidden_states=True,
+                return_dict=True,
             ).hidden_states
             for row, s in enumerate(batch):
                 tokens = tokenizer.convert_ids_to_tokens(encoded[s][0])
                 for number, positions in wanted[s]:
                     request = requests[number]
                     index = torch.tensor(positions, device=hidden[0].device)
-                    stacked = torch.stack([hidden[layer][row].index_select(0, index).float() for layer in request.layers])
+                    stacked = torch.stack(
+                        [hidden[layer][row].index_select(0, index).float() for layer in request.layers]
+                    )
                     vector = stacked.mean(dim=1).mean(dim=0).cpu().numpy().astype(np.float32)
                     if not np.all(np.isfinite(vector)):
                         raise ModelError(

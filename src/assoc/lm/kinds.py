@@ -192,7 +192,7 @@ class LanguageModel(ABC):
     def embed(
         self, requests: Sequence[EmbeddingRequest], *, checkpoints: Namespace | None = None, progress: bool = False
     ) -> list[Embedding]:
-        """A vector of each request's word (or text) in its context (see :class:`~assoc.lm.requests.EmbeddingRequest`)."""
+        """A vector of each request's word (or text) in its context (:class:`~assoc.lm.requests.EmbeddingRequest`)."""
         raise refuse(self.name, self.kind, "embedding", sorted(self.serves))
 
     # -- life ---------------------------------------------------------------------------------------

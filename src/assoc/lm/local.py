@@ -87,9 +87,10 @@ class LocalLanguageModel(ChoiceByLikelihood, LanguageModel):
     def embed(
         self, requests: Sequence[EmbeddingRequest], *, checkpoints: Namespace | None = None, progress: bool = False
     ) -> list[Embedding]:
-        """Each request's pooled hidden states (:func:`assoc.lm.embedding.hidden_state_embeddings`), each text encoded once.
+        """Each request's pooled hidden states (:func:`assoc.lm.embedding.hidden_state_embeddings`).
 
-        PyTorch only (an ONNX export has no hidden states); checkpoints hold finished chunks of vectors.
+        Each distinct text is encoded once; PyTorch only (an ONNX export has no hidden states); the
+        checkpoints hold finished chunks of vectors.
         """
         from assoc.errors import OptionError
         from assoc.lm.embedding import cached_embeddings, check_layers, hidden_state_embeddings, n_hidden_layers

@@ -27,9 +27,9 @@ from assoc.stimuli.design import split_at_mask as split_at_mask
 from assoc.stimuli.items import ChoiceItem as ChoiceItem
 from assoc.stimuli.items import ItemStimuli as ItemStimuli
 from assoc.stimuli.items import require_items as require_items
+from assoc.stimuli.seat import load_seat_tests as load_seat_tests
 from assoc.stimuli.sets import BundleResolver as BundleResolver
 from assoc.stimuli.sets import Stimuli as Stimuli
-from assoc.stimuli.seat import load_seat_tests as load_seat_tests
 from assoc.stimuli.sets import set_bundle_resolver as set_bundle_resolver
 
 __getattr__, __dir__ = _public_face(globals())

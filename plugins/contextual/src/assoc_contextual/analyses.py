@@ -71,7 +71,9 @@ _GROUP_OPTIONS = (
 )
 
 
-def units(table: pd.DataFrame, by: Sequence[str] | None, *, leave_out: Sequence[str] = ()) -> Iterator[tuple[dict[str, str], pd.DataFrame]]:
+def units(
+    table: pd.DataFrame, by: Sequence[str] | None, *, leave_out: Sequence[str] = ()
+) -> Iterator[tuple[dict[str, str], pd.DataFrame]]:
     """The table's rows with target and attribute groups, one part per combination of the ``by`` columns."""
     columns = [c for c in DEFAULT_BY if c in table.columns and c not in leave_out] if by is None else list(by)
     missing = [c for c in columns if c not in table.columns]
@@ -88,7 +90,9 @@ def units(table: pd.DataFrame, by: Sequence[str] | None, *, leave_out: Sequence[
         yield dict(zip(columns, map(str, values))), part
 
 
-def pick(groups: list[str], first: str | None, second: str | None, kind: str, labels: tuple[str, str], where: str) -> tuple[str, str]:
+def pick(
+    groups: list[str], first: str | None, second: str | None, kind: str, labels: tuple[str, str], where: str
+) -> tuple[str, str]:
     """The two groups playing X/Y or A/B: named, or the only two there are (in table order)."""
     if first is None and second is None:
         if len(groups) != 2:
@@ -175,9 +179,16 @@ class SEATAnalysis(Analysis):
     options = (
         *_GROUP_OPTIONS,
         _by_option(),
-        Option("n_samples", int, 100_000, "sent-bias's n_samples: exact up to this many partitions, else this many "
-               "minus one shuffles (+1)", check=positive),  # fmt: skip
-        Option("seed", int, 1111, "seed of sent-bias's shuffles (its scripts: 1111) and of assoc's p", check=non_negative),
+        Option(
+            "n_samples",
+            int,
+            100_000,
+            "sent-bias's n_samples: exact up to this many partitions, else this many minus one shuffles (+1)",
+            check=positive,
+        ),  # fmt: skip
+        Option(
+            "seed", int, 1111, "seed of sent-bias's shuffles (its scripts: 1111) and of assoc's p", check=non_negative
+        ),
         Option("parametric", bool, False, "sent-bias's --parametric: a normal fitted to n_samples shuffles"),
         Option(
             "sampler",

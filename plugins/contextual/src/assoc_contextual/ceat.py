@@ -191,7 +191,9 @@ class CEATScorer(EmbeddingScorer):
         report = getattr(self, "_reports", {}).pop(unit.key, None)
         return {"ceat_draws": report} if report is not None else None
 
-    def score_items(self, model: LanguageModel, items: list[Any], checkpoints: Namespace | None) -> list[dict[str, Any]]:
+    def score_items(
+        self, model: LanguageModel, items: list[Any], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
         """Encode every context once, draw the samples, and one row per sample and pair (or group)."""
         import numpy as np
 
@@ -221,7 +223,8 @@ class CEATScorer(EmbeddingScorer):
             if len(good) < p["min_contexts"]:
                 raise DataError(
                     f"ceat: model {model.name!r}, test {design!r}: word {word!r} has {len(good)} context(s) the model "
-                    f"can read, fewer than min_contexts={p['min_contexts']} ({len(contexts[word]) - len(good)} left out: "
+                    f"can read, fewer than min_contexts={p['min_contexts']} "
+                    f"({len(contexts[word]) - len(good)} left out: "
                     f"{dropped[-1] if dropped else 'none'})"
                 )
             kept[word] = good
@@ -246,12 +249,13 @@ def check_context_counts(
 ) -> None:
     """Refuse, naming every such word with its count, the words with fewer than ``minimum`` contexts."""
     short = [(word, len(contexts[word])) for word in dict.fromkeys(words) if len(contexts[word]) < minimum]
+    case = ", case as written" if match_case else ""
     if short:
         listed = ", ".join(f"{word!r} ({count})" for word, count in short[:20])
         more = f" and {len(short) - 20} more" if len(short) > 20 else ""
         raise DataError(
             f"ceat: {len(short)} word(s) have fewer than min_contexts={minimum} contexts in corpus {corpus!r}: "
-            f"{listed}{more}; give a corpus where they occur (as whole words{', case as written' if match_case else ''}), lower "
+            f"{listed}{more}; give a corpus where they occur (as whole words{case}), lower "
             "min_contexts, or leave them out of the stimuli"
         )
 
@@ -309,4 +313,3 @@ def _rows(
                         "attribute_context": other.text,
                         "attribute_context_line": other.line,
                     }
-

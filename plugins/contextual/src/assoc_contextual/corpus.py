@@ -88,7 +88,9 @@ def _jsonl_texts(path: Path, column: str) -> Iterator[tuple[int, str]]:
         try:
             record = json.loads(line)
         except ValueError as exc:
-            raise DataError(f"corpus file {path}, line {number}: not JSON ({exc.args[0] if exc.args else exc})") from None
+            raise DataError(
+                f"corpus file {path}, line {number}: not JSON ({exc.args[0] if exc.args else exc})"
+            ) from None
         if isinstance(record, dict):
             if column not in record:
                 raise DataError(

@@ -58,7 +58,7 @@ class EmbeddingScorer(LMScorer):
 
     def accepted_kinds(self) -> list[str]:
         """Every registered kind that serves ``embedding``; ``sentence`` first (its folders hold a BERT config too)."""
-        from assoc.lm.loading import registered_kinds
+        from assoc.lm import registered_kinds
 
         return accepted_embedding_kinds(registered_kinds())
 
@@ -128,7 +128,9 @@ class SEATScorer(EmbeddingScorer):
         """One unit per test (design): its four sets; its size is the number of examples."""
         return [(sets, sum(len(words) for _, _, words in sets["sets"])) for sets in design_sets(stimuli)]
 
-    def score_items(self, model: LanguageModel, items: list[Any], checkpoints: Namespace | None) -> list[dict[str, Any]]:
+    def score_items(
+        self, model: LanguageModel, items: list[Any], checkpoints: Namespace | None
+    ) -> list[dict[str, Any]]:
         """Encode the test's distinct examples once, then the cosine of every (target, attribute) pair."""
         import numpy as np
 
@@ -179,4 +181,3 @@ class SEATScorer(EmbeddingScorer):
     def checkpoint_name(self) -> str:
         """Where a unit's vectors are checkpointed while it is computed."""
         return f"{self.name}-embedding"
-

@@ -186,7 +186,9 @@ class SentenceTransformerModel(LanguageModel):
                     f"model {self.name!r}: pooling hidden states runs on PyTorch only (backend='torch'); "
                     f"backend {self.encoder.backend!r} gives the sentence pooling only"
                 )
-            check_layers([r for r in requests if r.pooling != "sentence"], n_hidden_layers(self._transformer()), self.name)
+            check_layers(
+                [r for r in requests if r.pooling != "sentence"], n_hidden_layers(self._transformer()), self.name
+            )
         return cached_embeddings(requests, checkpoints, self._compute, progress=progress, desc=f"embedding {self.name}")
 
     def _transformer(self) -> Any:

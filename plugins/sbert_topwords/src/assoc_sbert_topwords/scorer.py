@@ -159,7 +159,7 @@ class _SBERTScorer(LMScorer):
     model_kinds = ("sentence",)
 
     def open(self, model: str) -> SentenceEncoder:
-        """Open ``model`` with the one loader (``assoc.lm.open_model``, the ``sentence`` kind) and the encoder options."""
+        """Open ``model`` by the one loader (``assoc.lm.open_model``), as a model of the ``sentence`` kind."""
         from assoc.lm import open_model
 
         opened = open_model(
@@ -321,7 +321,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
             given=top_k,
         )
 
-    def load_worker(self, model: str) -> EncoderWorker:
+    def load_worker(self, model: str) -> EncoderWorker:  # type: ignore[override]
         """Load ``model`` and embed the vocabulary once (from the disk cache when present)."""
         from .encoding import vocabulary_embeddings
         from .ranking import unit_rows
@@ -598,7 +598,11 @@ class SBERTValenceScorer(_SBERTScorer):
         }
         return [
             WorkUnit(
-                key=f"{model}#valence", model=model, payload=payload, size=len(terms), resources=self.unit_resources(model)
+                key=f"{model}#valence",
+                model=model,
+                payload=payload,
+                size=len(terms),
+                resources=self.unit_resources(model),
             )
             for model in models
         ]
