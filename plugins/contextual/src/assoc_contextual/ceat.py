@@ -7,7 +7,8 @@ word with fewer than ``min_contexts`` is refused by name. Then, per model (one w
 
 1. every context of every word is encoded once, by ``embedding`` requests (the word's last
    sub-token at its first match, last layer, no special tokens: ``ceat.py``'s BERT and GPT-2; all
-   options), in batches of the token budget, checkpointed as they are done;
+   options; a whole-context pooling embeds the context instead, as fairlms does), in batches of the
+   token budget, checkpointed as they are done;
 2. ``n_samples`` samples draw one context per word, with replacement, in ``ceat.py``'s order and
    stream (:func:`assoc.stats.ceat_draws`: per sample, per word of X, Y, A, B,
    ``RandomState(seed).randint(0, n_contexts)``), so the samples are ``ceat_meta``'s after
@@ -30,8 +31,8 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc import REQUIRED, DataError, Option, OptionError, positive
-from assoc.lm import MODEL_OPTIONS
+from assoc import REQUIRED, DataError, Option, positive
+from assoc.lm import MODEL_OPTIONS, SPAN_POOLINGS
 
 from .corpus import Context, find_contexts, read_corpus
 from .embedding import SETTINGS_COLUMNS, EmbeddingSettings, embedding_options, resolve_pooling, unit_rows
@@ -117,7 +118,8 @@ class CEATScorer(EmbeddingScorer):
         *embedding_options(
             pooling_default="auto",
             special_tokens_default=False,
-            pooling_help="auto: last (the word's last sub-token, ceat.py's)",
+            pooling_help="auto: last (the word's last sub-token, ceat.py's); cls, mean_all, last_token and sentence "
+            "embed the whole context, not the word (fairlms's CEAT)",
         ),
         *MODEL_OPTIONS,
     )
@@ -127,15 +129,6 @@ class CEATScorer(EmbeddingScorer):
     def settings(self, model: LanguageModel) -> EmbeddingSettings:
         """The settings of this run for ``model`` (``pooling="auto"``: the word's last sub-token)."""
         return EmbeddingSettings.of(self.params, resolve_pooling(self.params["pooling"], model.kind, {}, "last"))
-
-    def check_stimuli(self, stimuli: Stimuli) -> None:
-        """Two target and two attribute groups per design, and options that can be honoured."""
-        super().check_stimuli(stimuli)
-        if self.params["pooling"] in ("cls", "mean_all", "last_token", "sentence"):
-            raise OptionError(
-                f"ceat: pooling {self.params['pooling']!r} does not read the word: a CEAT embeds each word in its "
-                "context (first, last or mean of the word's sub-tokens)"
-            )
 
     # -- before any model loads --------------------------------------------------------------------------
     def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:
@@ -206,7 +199,9 @@ class CEATScorer(EmbeddingScorer):
         sets = [(role, group, list(words)) for role, group, words in payload["sets"]]
         contexts = {word: [Context(*c) for c in found] for word, found in payload["contexts"].items()}
         order = list(contexts)
-        requests = [settings.request(c.text, c.span) for word in order for c in contexts[word]]
+        # a whole-context pooling (cls, mean_all, last_token, sentence: fairlms's CEAT) reads no span
+        reads_word = settings.pooling in SPAN_POOLINGS
+        requests = [settings.request(c.text, c.span if reads_word else None) for word in order for c in contexts[word]]
         answers = iter(model.embed(requests, checkpoints=checkpoints))
         kept: dict[str, list[int]] = {}
         vectors: dict[str, Any] = {}
