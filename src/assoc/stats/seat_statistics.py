@@ -142,9 +142,7 @@ def seat(
     Bryson & Narayanan (2017, *Science* 356:183) for the WEAT effect size and test; Phipson &
     Smyth (2010) for the +1 of the sampled p.
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise OptionError(f"n_samples must be a positive integer, not {n_samples!r}")
-    check_sampler(sampler, seed)
+    _check_options(n_samples, sampler, seed)
     blocks = {"x": x, "y": y, "a": a, "b": b}
     arrays = {name: _encodings(values, name) for name, values in blocks.items()}
     widths = {arr.shape[1] for arr in arrays.values()}
@@ -204,9 +202,7 @@ def seat_from_similarities(
     -------
         :class:`SEATResult`.
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise OptionError(f"n_samples must be a positive integer, not {n_samples!r}")
-    check_sampler(sampler, seed)
+    _check_options(n_samples, sampler, seed)
     blocks = {"x_a": x_a, "x_b": x_b, "y_a": y_a, "y_b": y_b}
     sims = {name: np.asarray(values, dtype=np.float64) for name, values in blocks.items()}
     for name, arr in sims.items():
@@ -269,6 +265,13 @@ def seat_from_similarities(
         sampler=sampler,
         weat=assoc_weat,
     )
+
+
+def _check_options(n_samples: object, sampler: Sampler, seed: int | None) -> None:
+    """Refuse an ``n_samples`` that is not a positive integer, and a sampler that cannot take ``seed``."""
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+        raise OptionError(f"n_samples must be a positive integer, not {n_samples!r}")
+    check_sampler(sampler, seed)
 
 
 def _encodings(values: object, name: str) -> np.ndarray:

@@ -151,6 +151,13 @@ def _groups(rows: pd.DataFrame, column: str) -> list[str]:
     return [str(g) for g in dict.fromkeys(rows[column])]
 
 
+def roles(rows: pd.DataFrame, params: dict[str, Any], where: str) -> tuple[str, str, str, str]:
+    """X, Y, A, B of a unit: the options ``x``, ``y``, ``a``, ``b``, or its two target and two attribute groups."""
+    x, y = pick(_groups(rows, "target_group"), params["x"], params["y"], "target", ("x", "y"), where)
+    a, b = pick(_groups(rows, "attribute_group"), params["a"], params["b"], "attribute", ("a", "b"), where)
+    return x, y, a, b
+
+
 class SEATAnalysis(Analysis):
     """SEAT: sent-bias's effect size and p-value, with assoc's WEAT p beside them (module docstring)."""
 
@@ -220,8 +227,7 @@ class SEATAnalysis(Analysis):
         out = []
         for key, rows in units(table, p["by"]):
             where = _where(key)
-            x, y = pick(_groups(rows, "target_group"), p["x"], p["y"], "target", ("x", "y"), where)
-            a, b = pick(_groups(rows, "attribute_group"), p["a"], p["b"], "attribute", ("a", "b"), where)
+            x, y, a, b = roles(rows, p, where)
             x_a, x_b, y_a, y_b = similarity_blocks(rows, x, y, a, b, where)
             result = seat_from_similarities(
                 x_a,
@@ -347,8 +353,7 @@ class CEATAnalysis(Analysis):
         out = []
         for key, rows in units(table, p["by"], leave_out=("sample",)):
             where = _where(key)
-            x, y = pick(_groups(rows, "target_group"), p["x"], p["y"], "target", ("x", "y"), where)
-            a, b = pick(_groups(rows, "attribute_group"), p["a"], p["b"], "attribute", ("a", "b"), where)
+            x, y, a, b = roles(rows, p, where)
             es, v, n_x, n_y = sample_effect_sizes(rows, x, y, a, b, where)
             bad = np.flatnonzero(~np.isfinite(es) | ~(v > 0))
             if bad.size:
