@@ -28,7 +28,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         name="crows",
         title="CrowS-Pairs (nangia2020)",
         sides=[
-            Side("assoc", "assoc `assoc_benchmarks.crows_scoring.score_pairs` (metric nangia2020)"),
+            Side("assoc", "assoc `assoc_bias_benchmarks.crows_pairs.scoring.score_pairs` (metric nangia2020)"),
             Side("loop", "metric.py's loop: one unbatched forward pass per masked shared token"),
         ],
         contests=[Contest("assoc", "loop", "loop / assoc")],
@@ -77,12 +77,12 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     import torch
 
     set_threads(threads)
-    from assoc_benchmarks.crows_data import crows_pairs_stimuli, pairs_of
+    from assoc_bias_benchmarks.crows_pairs.items import crows_pairs_stimuli, pairs_of
 
     pairs = pairs_of(crows_pairs_stimuli())[: spec["pairs"]]
     if side == "assoc":
         import transformers  # noqa: F401 - the same library code as the loop's side before the clock
-        from assoc_benchmarks.crows_scoring import score_pairs
+        from assoc_bias_benchmarks.crows_pairs.scoring import score_pairs
 
         from assoc.lm import load_masked_lm
 

@@ -60,7 +60,7 @@ def test_new_paths_import_without_warnings() -> None:
         "import assoc.infra.cache, assoc.executors.driver, assoc.analysis.catalog, assoc.lm.causal\n"
         "for plugin in ('assoc_fmat.plugin', 'assoc_weat.plugin', 'assoc_pll.plugin',\n"
         "               'assoc_sbert_topwords.plugin', 'assoc_chat_listing.plugin', 'assoc_clm.plugin',\n"
-        "               'assoc_benchmarks.plugin'):\n"
+        "               'assoc_bias_benchmarks.plugin'):\n"
         "    __import__(plugin)\n"
         "assoc.plugins.registry()\n"
     )

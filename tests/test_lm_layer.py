@@ -130,8 +130,8 @@ def test_choose_on_bbq_items_gives_the_numbers_of_clm_bbq(tmp_path):
     request kinds keeps its numbers."""
     import gzip
 
-    pytest.importorskip("assoc_chat_listing")
-    from assoc_chat_listing.bbq import items as bbq_items
+    pytest.importorskip("assoc_bias_benchmarks")
+    from assoc_bias_benchmarks.bbq import items as bbq_items
 
     from assoc.testing.tiny_clm import build_gpt2_bpe
 
@@ -143,7 +143,7 @@ def test_choose_on_bbq_items_gives_the_numbers_of_clm_bbq(tmp_path):
     stimuli = bbq_items.load_directory(folder)
     table = assoc.score("clm_bbq", stimuli, gpt2, bos="tokenizer", progress=False)
     requests = [
-        ChoiceRequest(f"{i.record['context']}\n\nQ: {i.record['question']}\nA:", tuple((o,) for o in i.options))
+        ChoiceRequest(f"{i.fields['context']}\n\nQ: {i.fields['question']}\nA:", tuple((o,) for o in i.options))
         for i in stimuli.items
     ]
     with open_model(gpt2, {"device": "cpu", "bos": "tokenizer"}) as model:
@@ -215,7 +215,6 @@ def test_a_kind_refuses_a_request_kind_it_does_not_serve_in_one_line(tiny):
         ("clm", "bert", "masked", "causal"),
         ("fmat", "gpt2", "causal", "masked"),
         ("pll", "gpt2", "causal", "masked"),
-        ("crows_pairs", "gpt2", "causal", "masked"),
     ],
 )
 def test_a_model_of_the_wrong_kind_is_refused_before_any_work(tiny, no_loading, scorer, family, is_kind, takes):
@@ -225,6 +224,15 @@ def test_a_model_of_the_wrong_kind_is_refused_before_any_work(tiny, no_loading, 
     message = str(caught.value)
     assert "\n" not in message
     assert f"is a {is_kind} model (config.json: " in message and f"scorer {scorer!r} takes {takes} models" in message
+
+
+def test_a_scorer_of_several_kinds_refuses_a_kind_that_serves_none_of_its_requests(no_loading):
+    """crows_pairs takes every kind that serves sentence (masked, causal): a chat model is refused in one line."""
+    with pytest.raises(ModelError) as caught:
+        assoc.score("crows_pairs", "crows_pairs", ["chat:some-model"], cache=False, progress=False)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "is a chat model" in message and "scorer 'crows_pairs' takes causal or masked models" in message
 
 
 def test_a_wrong_kind_on_the_command_line_is_one_line_before_the_job_size(tiny, tmp_path, monkeypatch):
@@ -518,3 +526,25 @@ def test_a_model_whose_kind_does_not_serve_the_scorers_requests_is_refused_befor
         ModelError, match=r"is a masked model \(config.json: BertForMaskedLM\); scorer 'replies' takes chat"
     ):
         assoc.score("replies", STIMULI, [tiny["bert"]], cache=False, progress=False)
+
+
+def test_a_choice_request_carries_its_sample_and_how_a_reply_is_read():
+    """``sample``, ``matching`` and ``fallback_texts`` survive a payload; the chat kind reads a reply in that mode."""
+    from assoc.lm import Reply, read_choice
+    from assoc.lm.requests import as_record, from_record
+
+    options = (("The grandfather",), ("The grandson",), ("Unknown", "not known"))
+    asked = ChoiceRequest("p", options, labels=("A", "B", "C"), sample=2, matching="authors",
+                          fallback_texts=("grandfather", "grandson", "Unknown"))  # fmt: skip
+    assert from_record(ChoiceRequest, json.loads(json.dumps(as_record(asked)))) == asked
+    for bad, message in (({"matching": "mine"}, "matching"), ({"fallback_texts": ("a",)}, "fallback texts"),
+                         ({"sample": -1}, "sample")):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            ChoiceRequest("p", options, **bad)
+    # "the grandson is" matches no option exactly: the authors' two-word fallback finds "grandson" (one word: none),
+    # so no option; assoc's reading finds the option's text in it
+    reply = Reply("It was the grandson, I think.", raw={"choices": []})
+    assert read_choice(asked, reply).index is None
+    assert read_choice(ChoiceRequest("p", options, labels=("A", "B", "C")), reply).index == 1
+    exact = Reply("the grandson.", raw={"choices": []})
+    assert read_choice(asked, exact).index == 1 and read_choice(asked, exact).reason == "exact"

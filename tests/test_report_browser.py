@@ -85,7 +85,7 @@ def study(tmp_path_factory, chromium):
     bbq_dir.mkdir()
     by_category: dict[str, list] = {}
     for item in assoc.Stimuli.load("bbq:Age,Religion").items:  # every field of every example is kept as written
-        by_category.setdefault(item.record["category"], []).append(item.record)
+        by_category.setdefault(item.fields["category"], []).append(dict(item.fields))
     for category, examples in by_category.items():
         lines = [json.dumps(r) for r in examples[:6]]
         (bbq_dir / f"{category}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")

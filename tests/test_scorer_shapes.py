@@ -38,10 +38,6 @@ LOADERS = frozenset(
 #: Scorers that break the rule today, each with the branch or issue that brings it into line. An entry
 #: that no longer breaks the rule fails the test too: delete it when its branch lands.
 KNOWN = {
-    "clm_bbq": "the bench-plugin branch replaces it by the `bbq` scorer on LMScorer (issue 41, item 3)",
-    "chat_listing": "ChatScorer runs all its requests in score() (it landed before LMScorer); to move onto units",
-    "chat_word_association": "ChatScorer (as chat_listing)",
-    "chat_bbq": "ChatScorer (as chat_listing), then bench-plugin's `bbq` scorer replaces it",
 }
 
 

@@ -41,6 +41,8 @@ def test_designs_follow_the_known_group_order_and_select_keeps_items() -> None:
     stimuli = ItemStimuli([item(1, "SES"), item(2, "Age"), item(3, "SES")], name="bbq", groups=("Age", "SES"))
     assert [d.name for d in stimuli.designs] == ["Age", "SES"]
     assert [i.id for i in stimuli.select(["SES"]).items] == ["1", "3"]
+    picked = stimuli.select(["SES", "Age"])  # a selection keeps the order it was given in (bbq:SES,Age)
+    assert [d.name for d in picked.designs] == ["SES", "Age"] and [i.id for i in picked.items] == ["1", "3", "2"]
 
 
 def test_limit_takes_the_first_items_of_each_group() -> None:

@@ -16,7 +16,6 @@ and the cache directory.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
@@ -32,8 +31,6 @@ try:  # after issue 41: the server lives in the core
 except ImportError:  # the code the outputs were frozen from
     from assoc.testing.openai_server import FAST_RETRIES, ChatServer  # type: ignore[no-redef]
 
-from assoc_chat_listing.bbq import items as bbq_items
-from assoc_chat_listing.bbq.testing import bbq_responder, read_options
 from assoc_chat_listing.word_association.testing import association_responder
 
 FROZEN = Path(__file__).parent / "data" / "frozen"
@@ -90,35 +87,8 @@ def wa_mixed(body: dict[str, Any]) -> str:
     return full
 
 
-def bbq_mixed(body: dict[str, Any]) -> str:
-    """BBQ replies of every reading: letters, texts, sentences, a refusal, ambiguous and unreadable replies."""
-    prompt = _user(body)
-    letters, options = read_options(prompt)
-    pick = _digest(prompt) % 3
-    kind = _digest("kind" + prompt) % 8
-    if kind == 0:
-        return "I'm sorry, I can't answer questions that rely on stereotypes."
-    if kind == 1:
-        return f"Either {options[0]} or {options[1]}."
-    if kind == 2:
-        return "Hmm, hard to say."
-    style = ("letter", "paren", "sentence", "text", "bold", "letter")[kind - 3 if kind >= 3 else 0]
-    return bbq_responder(lambda shown: pick, style=style)(body)
-
-
-def bbq_texts(body: dict[str, Any]) -> str:
-    """Replies to the ``options_text`` template: an option's text, as the authors' model wrote answers."""
-    prompt = _user(body)
-    options = [line[2:] for line in prompt.splitlines() if line.startswith("- ")]
-    pick = _digest(prompt) % 3
-    text = options[pick]
-    return {0: text, 1: text.lower() + ".", 2: f"{text} is the answer", 3: "unknown"}[_digest("t" + prompt) % 4]
-
-
 RESPONDERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "wa_mixed": wa_mixed,
-    "bbq_mixed": bbq_mixed,
-    "bbq_texts": bbq_texts,
 }
 
 LISTING_REPLIES = {
@@ -131,7 +101,7 @@ LISTING_REPLIES = {
     "who are engineers": "Somewhere between 2 and 4.",
 }
 
-#: name -> scorer, stimuli ("bbq" for the small BBQ directory), models, options, server settings.
+#: name -> scorer, stimuli, models, options, server settings (the BBQ scenarios moved to plugins/bias_benchmarks).
 SCENARIOS: dict[str, dict[str, Any]] = {
     "listing_both": {
         "scorer": "chat_listing",
@@ -171,33 +141,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "options": {"samples": 3, "max_tokens": 200},
         "server": {"responder": "wa_mixed", "faults": [{"times": 1, "status": 400}]},
     },
-    "bbq": {
-        "scorer": "chat_bbq",
-        "stimuli": "bbq",
-        "models": ["test-model"],
-        "options": {"seed": 5},
-        "server": {"responder": "bbq_mixed", "faults": [{"times": 1, "status": 422}]},
-    },
-    "bbq_authors": {
-        "scorer": "chat_bbq",
-        "stimuli": "bbq",
-        "models": ["test-model"],
-        "options": {"matching": "authors", "option_order": "shuffled", "prompt": "options_text", "prompt_seed": 3},
-        "server": {"responder": "bbq_texts"},
-    },
 }
 #: The scenarios whose responses make up the frozen cache (run without faults, against CACHE_URL).
-CACHED = ("listing_both", "word_association", "bbq")
-
-
-def bbq_directory(folder: Path) -> str:
-    """A BBQ directory of 12 Age and 8 Religion examples (the first lines of the bundled files); its spec."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for category, n in (("Age", 12), ("Religion", 8)):
-        with gzip.open(bbq_items.bundled_directory() / f"{category}.jsonl.gz", "rt", encoding="utf-8") as handle:
-            lines = [next(handle) for _ in range(n)]
-        (folder / f"{category}.jsonl").write_text("".join(lines), encoding="utf-8")
-    return f"bbq:{folder}"
+CACHED = ("listing_both", "word_association")
 
 
 def make_server(settings: dict[str, Any], *, port: int = 0, faults: bool = True) -> ChatServer:
@@ -216,8 +162,8 @@ def make_server(settings: dict[str, Any], *, port: int = 0, faults: bool = True)
 
 
 def stimuli_of(scenario: dict[str, Any], workdir: Path) -> Any:
-    """The scenario's stimuli argument (the BBQ directory is written under ``workdir``)."""
-    return bbq_directory(workdir / "bbq") if scenario["stimuli"] == "bbq" else scenario["stimuli"]
+    """The scenario's stimuli argument."""
+    return scenario["stimuli"]
 
 
 def run(

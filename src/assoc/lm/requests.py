@@ -60,6 +60,10 @@ REQUEST_KIND_TEXT = {
 #: (acc_bytes) per UTF-8 byte, ``token`` per scored token.
 NORMALIZATIONS = ("sum", "char", "byte", "token")
 
+#: How a chat model's reply to a ``choice`` request is read as an option (:mod:`assoc.lm.chat.choice`): assoc's
+#: reading of chat replies, or the BBQ authors' R rules.
+CHOICE_MATCHING = ("assoc", "authors")
+
 #: The statuses of a result with a value.
 OK = "ok"
 
@@ -159,6 +163,17 @@ class ChoiceRequest:
         How a likelihood model compares options (:data:`NORMALIZATIONS`).
     key:
         The item's identity in messages and reports (a benchmark's example id).
+    sample:
+        Which repetition of the request this is: a chat model answers each with a reply of its own (its own
+        stored response, the sampling seed + ``sample`` when a seed is set); a likelihood model's answer is
+        the same for every sample.
+    matching:
+        How a chat model's reply is read as an option (:data:`CHOICE_MATCHING`): ``assoc`` (labels, option
+        texts and their other phrasings, refusals) or ``authors`` (the BBQ authors' R rules:
+        :func:`assoc.lm.chat.choice.match_authors`).
+    fallback_texts:
+        ``authors`` matching: each option's key text, whose first two words the authors' fallback looks for
+        in the reply (BBQ's ``answer_info`` texts); empty: the options' texts.
     """
 
     kind: ClassVar[str] = "choice"
@@ -170,6 +185,9 @@ class ChoiceRequest:
     delimiter: str = " "
     normalize: str = "sum"
     key: str = ""
+    sample: int = 0
+    matching: str = "assoc"
+    fallback_texts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _require_text(self, "prompt", allow_empty=True)
@@ -186,6 +204,15 @@ class ChoiceRequest:
             raise ValueError(f"ChoiceRequest {self.key!r}: {len(self.labels)} labels for {len(options)} options")
         if self.normalize not in NORMALIZATIONS:
             raise ValueError(f"ChoiceRequest {self.key!r}: normalize must be one of {NORMALIZATIONS}")
+        if self.matching not in CHOICE_MATCHING:
+            raise ValueError(f"ChoiceRequest {self.key!r}: matching must be one of {CHOICE_MATCHING}")
+        object.__setattr__(self, "fallback_texts", tuple(self.fallback_texts))
+        if self.fallback_texts and len(self.fallback_texts) != len(options):
+            raise ValueError(
+                f"ChoiceRequest {self.key!r}: {len(self.fallback_texts)} fallback texts for {len(options)} options"
+            )
+        if isinstance(self.sample, bool) or not isinstance(self.sample, int) or self.sample < 0:
+            raise ValueError(f"ChoiceRequest {self.key!r}: sample must be a non-negative integer, got {self.sample!r}")
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -237,7 +264,11 @@ class Choice:
 class GenerateRequest:
     """Ask a chat model for a reply to ``messages`` with sampling ``params`` (temperature, max_tokens, seed).
 
-    ``sample`` numbers repetitions of the same request (each is its own stored reply).
+    ``sample`` numbers repetitions of the same request (each is its own stored reply). Two fields
+    describe the request without being sent or changing its reply (they are not compared): ``purpose``
+    says what it is for (a term and a task: named in the record of a request that gets no answer), and
+    ``reply_tokens`` how many tokens its reply is expected to use when ``params`` set no ``max_tokens``
+    (what a ``tokens_per_minute`` limit counts; ``None``: the engine's default).
     """
 
     kind: ClassVar[str] = "generate"
@@ -245,12 +276,15 @@ class GenerateRequest:
     messages: tuple[Mapping[str, Any], ...]
     params: Mapping[str, Any] = field(default_factory=dict)
     sample: int = 0
+    purpose: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    reply_tokens: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not self.messages:
             raise ValueError("GenerateRequest.messages is empty")
         object.__setattr__(self, "messages", tuple(dict(m) for m in self.messages))
         object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "purpose", dict(self.purpose))
 
 
 @dataclass(frozen=True)
@@ -427,6 +461,7 @@ def from_record(cls: type, record: Mapping[str, Any]) -> Any:
     if cls is ChoiceRequest:
         values["options"] = tuple(tuple(o) for o in values.get("options", ()))
         values["labels"] = tuple(values.get("labels", ()))
+        values["fallback_texts"] = tuple(values.get("fallback_texts", ()))
     if cls is Choice:
         values["scores"] = tuple(values.get("scores", ()))
         values["phrasing"] = tuple(values.get("phrasing", ()))

@@ -156,9 +156,17 @@ class ItemStimuli(Stimuli):
         designs = [Design(name=g, target={g: (g,)}, description=f"{label} {g}: {counts[g]} items") for g in order]
         super().__init__(designs, name=name, description=description, meta=meta)
 
-    def _with(self, items: Iterable[ChoiceItem], name: str, meta: Mapping[str, Any] | None = None) -> ItemStimuli:
+    def _with(
+        self,
+        items: Iterable[ChoiceItem],
+        name: str,
+        meta: Mapping[str, Any] | None = None,
+        first: Sequence[str] = (),
+    ) -> ItemStimuli:
+        # the groups ``first`` lead the design order (a selection keeps the order it was given in)
+        groups = [*first, *(g for g in self.groups if g not in first)]
         return ItemStimuli(
-            items, name=name or self.name, description=self.description, meta=meta or self.meta, groups=self.groups
+            items, name=name or self.name, description=self.description, meta=meta or self.meta, groups=groups
         )
 
     def select(self, names: Iterable[str], name: str = "") -> ItemStimuli:
@@ -168,7 +176,7 @@ class ItemStimuli(Stimuli):
         for group in wanted:
             if group not in present:
                 raise UnknownNameError(f"group of {self.name or 'stimuli'}", group, present)
-        return self._with([i for group in wanted for i in self.items if i.group == group], name)
+        return self._with([i for group in wanted for i in self.items if i.group == group], name, first=wanted)
 
     def subset(self, *, limit: int | None = None, sample: int | None = None, seed: int = 0) -> ItemStimuli:
         """A stated subset: the first ``limit`` items of each group, or ``sample`` items drawn per group.

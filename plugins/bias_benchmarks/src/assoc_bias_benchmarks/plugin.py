@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from assoc import RegisterAnalysis, RegisterScorer, RegisterStimuli
 
 #: The benchmark subpackages, in the order ``assoc scorers`` lists them.
-BENCHMARKS: tuple[str, ...] = ("stereoset", "winogender", "winobias", "holistic_bias", "discrim_eval")
+BENCHMARKS: tuple[str, ...] = (
+    "bbq",
+    "crows_pairs",
+    "matched_guise",
+    "stereoset",
+    "winogender",
+    "winobias",
+    "holistic_bias",
+    "discrim_eval",
+)
 
 
 def _registry(benchmark: str) -> Any:

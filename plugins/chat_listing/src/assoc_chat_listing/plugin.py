@@ -18,45 +18,30 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_scorers(register: RegisterScorer) -> None:
-    """Register the ``chat_listing``, ``chat_word_association``, ``chat_bbq`` and ``clm_bbq`` scorers."""
+    """Register the ``chat_listing`` and ``chat_word_association`` scorers."""
     from .scorer import ChatListingScorer
 
     register(ChatListingScorer)
     from .word_association.scorer import ChatWordAssociationScorer
 
     register(ChatWordAssociationScorer)
-    from .bbq.scorer import ChatBBQScorer
-
-    register(ChatBBQScorer)
-    from .bbq.causal import CausalBBQScorer
-
-    register(CausalBBQScorer)
 
 
 @hookimpl
 def register_analyses(register: RegisterAnalysis) -> None:
-    """Register the ``word_association`` (LLM Word Association Test) and ``bbq`` (BBQ bias scores) analyses."""
+    """Register the ``word_association`` (LLM Word Association Test) analysis."""
     from .word_association.analyses import WordAssociationAnalysis
 
     register(WordAssociationAnalysis)
-    from .bbq.analysis import BBQAnalysis
-
-    register(BBQAnalysis)
 
 
 @hookimpl
 def register_stimuli(register: RegisterStimuli) -> None:
-    """Register the Bai et al. (2025) stimuli (``bai2025``, ``bai2025_synonym``) and ``bbq`` (Parrish et al., 2022)."""
-    from .bbq.items import load_bbq
+    """Register the Bai et al. (2025) stimuli (``bai2025``, ``bai2025_synonym``)."""
     from .word_association.bundled import load_bai2025, load_bai2025_synonym
 
     register("bai2025", load_bai2025, "Bai et al. (2025) LLM Word Association Test: 21 stereotypes")
     register("bai2025_synonym", load_bai2025_synonym, "Bai et al. (2025): the synonym variant's words and labels")
-    register(
-        "bbq",
-        load_bbq,
-        "BBQ (Parrish et al., 2022): six of eleven categories bundled; bbq:<directory> reads the authors' JSONL files",
-    )
 
 
 @hookimpl

@@ -164,7 +164,7 @@ class _SBERTScorer(LMScorer):
 
         opened = open_model(
             model,
-            self.params,
+            self.open_options(),
             self.run_cache(),
             kinds=self.accepted_kinds(),
             scorer=self.name,

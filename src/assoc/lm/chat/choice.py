@@ -32,9 +32,11 @@ options, step by step:
    lower-cased, found as a regular expression in the lower-cased reply: the first option that is;
 5. else no option (the script drops the example).
 
-:func:`read_choice` reads the reply to a :class:`~assoc.lm.requests.ChoiceRequest` in ``assoc``
-mode: the options as the request shows them (each option's first phrasing), its labels, and each
-option's other phrasings as its other names.
+:func:`read_choice` reads the reply to a :class:`~assoc.lm.requests.ChoiceRequest` in the request's
+``matching`` mode: ``assoc`` with the options as the request shows them (each option's first phrasing),
+its labels and each option's other phrasings as its other names (and the refusal patterns);
+``authors`` with the options' texts and the request's ``fallback_texts`` (no refusal patterns: the
+authors' script has none).
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assoc.lm.remote.chat_completions import model_refusal
-from assoc.lm.requests import Choice, ChoiceRequest, Reply
+from assoc.lm.requests import CHOICE_MATCHING, Choice, ChoiceRequest, Reply
 
-MODES = ("assoc", "authors")
+MODES = CHOICE_MATCHING
 
 
 @dataclass(frozen=True)
@@ -200,22 +202,26 @@ NO_CHOICE = {
 
 
 def read_choice(request: ChoiceRequest, reply: Reply, refusal: Sequence[re.Pattern[str]] = ()) -> Choice:
-    """The :class:`~assoc.lm.requests.Choice` a chat reply to ``request``'s chat form makes (``assoc`` mode).
+    """The :class:`~assoc.lm.requests.Choice` a chat reply to ``request``'s chat form makes.
 
-    A reply without an answer (``failed``) keeps its status and reason; a reply naming no option is a
-    ``refusal`` when the server refused (its content filter, OpenAI's ``refusal``), ``truncated``
-    when it was cut at ``max_tokens``, else what :func:`match_reply` says.
+    Read in the request's ``matching`` mode (module docstring). A reply without an answer (``failed``)
+    keeps its status and reason; a reply naming no option is a ``refusal`` when the server refused (its
+    content filter, OpenAI's ``refusal``), ``truncated`` when it was cut at ``max_tokens``, else what
+    :func:`match_reply` (:func:`match_authors`) says.
     """
     if reply.status == "failed" or (reply.text is None and not reply.raw):
         return Choice(None, "failed", reply=reply.text or "", reason=reply.reason, response_id=reply.response_id)
     text = reply.text
-    found = match_reply(
-        text,
-        request.texts,
-        request.labels,
-        alternatives=[phrasings[1:] for phrasings in request.options],
-        refusal=refusal,
-    )
+    if request.matching == "authors":
+        found = match_authors(text, request.texts, request.fallback_texts or request.texts)
+    else:
+        found = match_reply(
+            text,
+            request.texts,
+            request.labels,
+            alternatives=[phrasings[1:] for phrasings in request.options],
+            refusal=refusal,
+        )
     if found.chosen is not None:
         return Choice(found.chosen, "ok", reply=text or "", reason=found.rule, response_id=reply.response_id)
     status = found.status
