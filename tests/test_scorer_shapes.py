@@ -37,11 +37,7 @@ LOADERS = frozenset(
 
 #: Scorers that break the rule today, each with the branch or issue that brings it into line. An entry
 #: that no longer breaks the rule fails the test too: delete it when its branch lands.
-KNOWN = {
-    "sbert_topwords": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
-    "sbert_cosine": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
-    "sbert_valence": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
-}
+KNOWN = {}
 
 
 def calls_a_loader(cls: type) -> bool:

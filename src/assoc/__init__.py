@@ -95,6 +95,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.stimuli import MaskItem as MaskItem
     from assoc.stimuli import Stimuli as Stimuli
     from assoc.stimuli import fill_mask as fill_mask
+    from assoc.stimuli import load_seat_tests as load_seat_tests
     from assoc.stimuli import require_items as require_items
     from assoc.stimuli import split_at_mask as split_at_mask
     from assoc.table import concat_tables as concat_tables

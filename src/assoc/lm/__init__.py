@@ -4,15 +4,16 @@ A plugin that runs a language model imports from here (``from assoc.lm import LM
 the modules below, which may move (:doc:`the plugin API <plugin-api>`). The layer, top to bottom:
 
 * **Requests and model kinds** (:mod:`assoc.lm.requests`, :mod:`assoc.lm.kinds`): what a scorer asks of
-  a model (``continuation``, ``sentence``, ``choice``, ``generate``: :class:`ContinuationRequest`,
-  :class:`SentenceRequest`, :class:`ChoiceRequest`, :class:`GenerateRequest` and their answers
-  :class:`LogProb`, :class:`Choice`, :class:`Reply`) and the kinds of model that answer
+  a model (``continuation``, ``sentence``, ``choice``, ``generate``, ``embedding``: :class:`ContinuationRequest`,
+  :class:`SentenceRequest`, :class:`ChoiceRequest`, :class:`GenerateRequest`, :class:`EmbeddingRequest` and
+  their answers :class:`LogProb`, :class:`Choice`, :class:`Reply`, :class:`Embedding`; the poolings
+  :data:`POOLINGS`) and the kinds of model that answer
   (:class:`LanguageModel`, :class:`ChoiceByLikelihood`; the core's :class:`MaskedLanguageModel`,
   :class:`CausalLanguageModel` and :class:`ChatModel`; plugins register more with the
   ``register_model_kinds`` hook).
 * **The one loader** (:mod:`assoc.lm.loading`): :func:`open_model` (kind resolved from the spec's
   prefix, else the model's ``config.json``, else the scorer's default; checks before any work), and
-  :func:`check_model`, its first half.
+  :func:`check_model`, its first half; :func:`registered_kinds`, the kinds the core and the plugins registered.
 * **The scorer base** (:mod:`assoc.lm.scorer`): :class:`LMScorer` (work units, the one loader, the model
   options, checkpoints and resume) and its worker :class:`LMWorker`; the options :data:`MODEL_OPTIONS`,
   :data:`ENDPOINT_OPTIONS` and :func:`options_for`.
@@ -20,8 +21,10 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   :func:`torch_dtype`, :data:`DTYPES`, :func:`looks_like_path`, :func:`model_fingerprint`,
   :func:`local_fingerprint`, :func:`hub_fingerprint`, :func:`weights_fingerprint`), the Hub check
   (:func:`check_hub_reachable`), token-budget batching (:func:`plan_batches`,
-  :func:`default_batch_tokens`), the cached log-probability loop (:func:`cached_log_probs`,
-  :func:`token_log_probs`, :func:`model_namespace`), ONNX exports and sessions
+  :func:`default_batch_tokens`, :func:`max_length`), the cached log-probability loop (:func:`cached_log_probs`,
+  :func:`token_log_probs`, :func:`model_namespace`), embeddings in context from hidden states
+  (:func:`hidden_state_embeddings`, :func:`cached_embeddings`, :func:`check_layers`,
+  :func:`n_hidden_layers`), ONNX exports and sessions
   (:func:`check_onnx_installed`, :func:`cached_export`, :func:`export_module`, :func:`inference_session`), and
   the per-process cache of loaded models every engine keeps its weights in (:data:`MODEL_CACHE`).
 * **The local engines**, siblings on those pieces: the masked-LM engine (:class:`MaskedLM`,
@@ -54,6 +57,7 @@ from assoc.infra.importhooks import public_face as _public_face
 # imported on first use; __all__ lists them (assoc.infra.importhooks.public_face).
 if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.batching import default_batch_tokens as default_batch_tokens
+    from assoc.lm.batching import max_length as max_length
     from assoc.lm.batching import plan_batches as plan_batches
     from assoc.lm.causal.engine import CausalLM as CausalLM
     from assoc.lm.causal.kind import BOS_OPTION as BOS_OPTION
@@ -93,6 +97,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.compute import cached_log_probs as cached_log_probs
     from assoc.lm.compute import model_namespace as model_namespace
     from assoc.lm.compute import token_log_probs as token_log_probs
+    from assoc.lm.embedding import cached_embeddings as cached_embeddings
+    from assoc.lm.embedding import check_layers as check_layers
+    from assoc.lm.embedding import hidden_state_embeddings as hidden_state_embeddings
+    from assoc.lm.embedding import n_hidden_layers as n_hidden_layers
     from assoc.lm.hub import check_hub_reachable as check_hub_reachable
     from assoc.lm.identity import DTYPES as DTYPES
     from assoc.lm.identity import hub_fingerprint as hub_fingerprint
@@ -108,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.loading import check_model as check_model
     from assoc.lm.loading import load_pretrained as load_pretrained
     from assoc.lm.loading import open_model as open_model
+    from assoc.lm.loading import registered_kinds as registered_kinds
     from assoc.lm.masked.engine import MaskedLM as MaskedLM
     from assoc.lm.masked.kind import MaskedLanguageModel as MaskedLanguageModel
     from assoc.lm.masked.loading import cached_masked_lm as cached_masked_lm
@@ -148,15 +157,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.remote.urls import public_endpoint as public_endpoint
     from assoc.lm.remote.urls import resolve_base_url as resolve_base_url
     from assoc.lm.remote.urls import safe_url as safe_url
+    from assoc.lm.requests import POOLINGS as POOLINGS
     from assoc.lm.requests import REQUEST_KINDS as REQUEST_KINDS
+    from assoc.lm.requests import SPAN_POOLINGS as SPAN_POOLINGS
     from assoc.lm.requests import Choice as Choice
     from assoc.lm.requests import ChoiceRequest as ChoiceRequest
     from assoc.lm.requests import ContinuationRequest as ContinuationRequest
+    from assoc.lm.requests import Embedding as Embedding
+    from assoc.lm.requests import EmbeddingRequest as EmbeddingRequest
     from assoc.lm.requests import GenerateRequest as GenerateRequest
     from assoc.lm.requests import LogProb as LogProb
     from assoc.lm.requests import Reply as Reply
     from assoc.lm.requests import SentenceRequest as SentenceRequest
     from assoc.lm.requests import requests_of_kind as requests_of_kind
+    from assoc.lm.requests import shown_text as shown_text
     from assoc.lm.scorer import LMScorer as LMScorer
     from assoc.lm.scorer import LMWorker as LMWorker
     from assoc.lm.scorer import decode_items as decode_items

@@ -35,6 +35,8 @@ from assoc.lm.requests import (
     Choice,
     ChoiceRequest,
     ContinuationRequest,
+    Embedding,
+    EmbeddingRequest,
     GenerateRequest,
     LogProb,
     Reply,
@@ -186,6 +188,12 @@ class LanguageModel(ABC):
     ) -> list[Reply]:
         """A reply to each request's conversation."""
         raise refuse(self.name, self.kind, "generate", sorted(self.serves))
+
+    def embed(
+        self, requests: Sequence[EmbeddingRequest], *, checkpoints: Namespace | None = None, progress: bool = False
+    ) -> list[Embedding]:
+        """A vector of each request's word (or text) in its context (:class:`~assoc.lm.requests.EmbeddingRequest`)."""
+        raise refuse(self.name, self.kind, "embedding", sorted(self.serves))
 
     # -- life ---------------------------------------------------------------------------------------
     def close(self) -> None:  # noqa: B027 - optional hook

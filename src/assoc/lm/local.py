@@ -8,7 +8,7 @@ and :mod:`assoc.lm.causal.kind` add only what is theirs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.lm.compute import engine_parts
@@ -18,7 +18,8 @@ from assoc.lm.loading import auto_class_of, check_model_folder, object_auto_clas
 from assoc.lm.options import ModelSettings
 
 if TYPE_CHECKING:
-    from assoc.infra.cache import Cache
+    from assoc.infra.cache import Cache, Namespace
+    from assoc.lm.requests import Embedding, EmbeddingRequest
 
 
 class LocalLanguageModel(ChoiceByLikelihood, LanguageModel):
@@ -29,12 +30,13 @@ class LocalLanguageModel(ChoiceByLikelihood, LanguageModel):
     (:func:`assoc.lm.loading.check_model_folder`), its identity is its weights' fingerprint, its handle
     wraps a loaded engine (``engine``: a :class:`~assoc.lm.masked.MaskedLM`, a
     :class:`~assoc.lm.causal.CausalLM`) from the process's model cache, and it serves ``continuation``,
-    ``sentence`` and (through :class:`ChoiceByLikelihood`) ``choice``. A subclass sets :attr:`auto_class`
+    ``sentence``, (through :class:`ChoiceByLikelihood`) ``choice``, and ``embedding`` (its hidden states,
+    :mod:`assoc.lm.embedding`: the same code for every local kind). A subclass sets :attr:`auto_class`
     and :attr:`noun`, implements ``open`` and the request methods, and adds its own checks and options.
     """
 
     local: ClassVar[bool] = True
-    serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice"})
+    serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice", "embedding"})
     #: The transformers auto class that loads the kind (``"AutoModelForMaskedLM"``, ...).
     auto_class: ClassVar[str] = ""
     #: What the kind is called in messages (``"masked LM"``).
@@ -81,6 +83,38 @@ class LocalLanguageModel(ChoiceByLikelihood, LanguageModel):
     def cache_parts(self) -> dict[str, Any]:
         """The engine's numbers' dependencies: weights' fingerprint, dtype, device type, a backend other than torch."""
         return engine_parts(self.engine)
+
+    def embed(
+        self, requests: Sequence[EmbeddingRequest], *, checkpoints: Namespace | None = None, progress: bool = False
+    ) -> list[Embedding]:
+        """Each request's pooled hidden states (:func:`assoc.lm.embedding.hidden_state_embeddings`).
+
+        Each distinct text is encoded once; PyTorch only (an ONNX export has no hidden states); the
+        checkpoints hold finished chunks of vectors.
+        """
+        from assoc.errors import OptionError
+        from assoc.lm.embedding import cached_embeddings, check_layers, hidden_state_embeddings, n_hidden_layers
+
+        engine = self.engine
+        if getattr(engine, "backend", "torch") != "torch" or getattr(engine, "model", None) is None:
+            raise OptionError(
+                f"model {self.name!r}: embedding requests read hidden states, which run on PyTorch only "
+                "(backend='torch')"
+            )
+        check_layers(requests, n_hidden_layers(engine.model), self.name)  # before any work
+
+        def compute(part: list[EmbeddingRequest]) -> list[Embedding]:
+            return hidden_state_embeddings(
+                engine.model,
+                engine.tokenizer,
+                part,
+                name=self.name,
+                max_length=engine.max_length,
+                device=str(engine.device),
+                batch_tokens=self.batch_tokens,
+            )
+
+        return cached_embeddings(requests, checkpoints, compute, progress=progress, desc=f"embedding {self.name}")
 
     def close(self) -> None:
         """Drop the engine's handle (shared weights stay in the process's model cache)."""

@@ -23,6 +23,12 @@ manner of lm-evaluation-harness's ``loglikelihood`` / ``loglikelihood_rolling`` 
     option (refusals, unreadable and ambiguous replies kept with their reason, never guessed).
 ``generate`` (:class:`GenerateRequest` -> :class:`Reply`)
     A chat model's reply to a conversation.
+``embedding`` (:class:`EmbeddingRequest` -> :class:`Embedding`)
+    A vector for a word or span in a context, or for a whole text: the hidden states of a layer (or
+    the mean of several layers) pooled over some of the text's token positions,
+    :math:`e = \frac{1}{|L|\,|P|} \sum_{l \in L} \sum_{p \in P} h_l(p)` (``pooling`` picks the
+    positions ``P``: the span's first, last or every sub-token, the first position (``[CLS]``), every
+    position, the last position), or a sentence encoder's own sentence embedding (``pooling="sentence"``).
 
 Requests and results are frozen, hashable where their fields are, and JSON-compatible through
 :func:`as_record` / :func:`from_record`, so that a work unit's payload and a cache entry can hold
@@ -38,7 +44,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 #: The request kinds, in the order of the module docstring.
-REQUEST_KINDS = ("continuation", "sentence", "choice", "generate")
+REQUEST_KINDS = ("continuation", "sentence", "choice", "generate", "embedding")
 
 #: What each request kind asks, in one phrase (messages and docs).
 REQUEST_KIND_TEXT = {
@@ -46,6 +52,7 @@ REQUEST_KIND_TEXT = {
     "sentence": "log P(sentence)",
     "choice": "a choice among options",
     "generate": "a reply to a conversation",
+    "embedding": "a vector of a word or text in context",
 }
 
 #: How a ``choice`` request compares its options' ``continuation`` scores (lm-eval's metrics in brackets):
@@ -299,12 +306,120 @@ class Reply:
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: Which token positions an :class:`EmbeddingRequest` pools (the mean of the hidden states there):
+#:
+#: * ``first``, ``last``, ``mean``: the first, the last or every sub-token of the request's ``span`` (the
+#:   word; without a span, the text's own tokens, never a special token);
+#: * ``cls``: the first position of the sequence as encoded (BERT's ``[CLS]``, RoBERTa's ``<s>``; a model
+#:   that adds no special token: the text's first token);
+#: * ``mean_all``: every position, special tokens included (the attention-mask mean of fairlms and of
+#:   sentence-transformers' mean pooling);
+#: * ``last_token``: the last position (a decoder's last token, OpenAI GPT's in May et al. 2019);
+#: * ``sentence``: a sentence encoder's own embedding (its pooling module and normalisation): the
+#:   ``sentence`` kind only.
+POOLINGS = ("first", "last", "mean", "cls", "mean_all", "last_token", "sentence")
+#: The poolings that read the request's span (the word's sub-tokens).
+SPAN_POOLINGS = ("first", "last", "mean")
+
+
+@dataclass(frozen=True)
+class EmbeddingRequest:
+    """Ask for a vector of ``text`` (or of the word at ``span`` in it), pooled from a model's hidden states.
+
+    Attributes
+    ----------
+    text:
+        The context as the model reads it (any lower-casing or prefix space already applied).
+    span:
+        ``(start, end)`` character offsets of the word in ``text`` (``text[start:end]``), read by the
+        poolings ``first``, ``last`` and ``mean``; ``None``: the whole text's own tokens.
+    pooling:
+        Which positions are pooled (:data:`POOLINGS`).
+    layers:
+        The hidden states averaged: indices into the model's hidden states, 0 the embedding layer's
+        output, 1 .. L the layers' outputs, negative from the end (``-1``: the last layer, ``(-4, -3, -2,
+        -1)``: the mean of the last four). Cosines are the same for the mean and the sum of layers.
+    special_tokens:
+        Whether the text is encoded with the tokenizer's special tokens (``[CLS] ... [SEP]``; False:
+        sent-bias's BERT and ``ceat.py``'s BERT read the text without them).
+    """
+
+    kind: ClassVar[str] = "embedding"
+
+    text: str
+    span: tuple[int, int] | None = None
+    pooling: str = "mean"
+    layers: tuple[int, ...] = (-1,)
+    special_tokens: bool = True
+
+    def __post_init__(self) -> None:
+        _require_text(self, "text")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"EmbeddingRequest.pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
+        if self.span is not None:
+            span = tuple(int(i) for i in self.span)
+            if len(span) != 2 or not 0 <= span[0] < span[1] <= len(self.text):
+                raise ValueError(
+                    f"EmbeddingRequest.span {self.span!r} is not a non-empty character range of {shown_text(self.text)}"
+                )
+            object.__setattr__(self, "span", span)
+        layers = (self.layers,) if isinstance(self.layers, int) else tuple(int(i) for i in self.layers)
+        if not layers:
+            raise ValueError("EmbeddingRequest.layers is empty")
+        object.__setattr__(self, "layers", layers)
+        object.__setattr__(self, "special_tokens", bool(self.special_tokens))
+
+    @property
+    def word(self) -> str:
+        """The text of the span (the whole text without one)."""
+        return self.text if self.span is None else self.text[self.span[0] : self.span[1]]
+
+
+@dataclass(frozen=True, eq=False)
+class Embedding:
+    """The answer to an ``embedding`` request.
+
+    Attributes
+    ----------
+    vector:
+        The pooled vector (a 1-D float32 ``numpy`` array; ``None`` unless ``status`` is ``"ok"``).
+    n_tokens:
+        How many token positions were pooled.
+    tokens:
+        The pooled tokens as the tokenizer writes them.
+    status:
+        ``"ok"``, or why there is none (``"too_long"``: more tokens than the model accepts;
+        ``"no_tokens"``: the span covers no token).
+    reason:
+        One line saying what happened when ``status`` is not ``"ok"``.
+    """
+
+    vector: Any
+    n_tokens: int
+    tokens: tuple[str, ...] = ()
+    status: str = OK
+    reason: str = ""
+
+    @classmethod
+    def missing(cls, status: str, reason: str) -> Embedding:
+        """An answer without a vector: the status and its reason."""
+        if status == OK:
+            raise ValueError("a missing Embedding needs a status other than 'ok'")
+        return cls(None, 0, status=status, reason=reason)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the answer has a vector."""
+        return self.status == OK
+
+
 #: request class of each kind
 REQUEST_TYPES: dict[str, type] = {
     "continuation": ContinuationRequest,
     "sentence": SentenceRequest,
     "choice": ChoiceRequest,
     "generate": GenerateRequest,
+    "embedding": EmbeddingRequest,
 }
 
 
@@ -351,6 +466,16 @@ def from_record(cls: type, record: Mapping[str, Any]) -> Any:
         values["scores"] = tuple(values.get("scores", ()))
         values["phrasing"] = tuple(values.get("phrasing", ()))
         values["log_probs"] = tuple(from_record(LogProb, r) for r in values.get("log_probs", ()))
+    if cls is EmbeddingRequest and values.get("span") is not None:
+        values["span"] = tuple(values["span"])
+    if cls is EmbeddingRequest and "layers" in values:
+        values["layers"] = tuple(values["layers"])
+    if cls is Embedding:
+        import numpy as np
+
+        values["tokens"] = tuple(values.get("tokens", ()))
+        vector = values.get("vector")
+        values["vector"] = None if vector is None else np.asarray(vector, dtype=np.float32)
     if cls is LogProb:
         values["tokens"] = tuple(values.get("tokens", ()))
         values["token_values"] = tuple(float(v) for v in values.get("token_values", ()))
@@ -359,6 +484,8 @@ def from_record(cls: type, record: Mapping[str, Any]) -> Any:
 
 
 def _plain(value: Any) -> Any:
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # a numpy array or scalar (an Embedding's vector)
+        return value.tolist()
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):

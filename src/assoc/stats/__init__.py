@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.stats.reliability import cronbach_alpha as cronbach_alpha
     from assoc.stats.seat_statistics import SEATResult as SEATResult
     from assoc.stats.seat_statistics import seat as seat
+    from assoc.stats.seat_statistics import seat_from_similarities as seat_from_similarities
     from assoc.stats.standardize import zscore as zscore
     from assoc.stats.standardize import zscore_within as zscore_within
 

@@ -142,9 +142,7 @@ def seat(
     Bryson & Narayanan (2017, *Science* 356:183) for the WEAT effect size and test; Phipson &
     Smyth (2010) for the +1 of the sampled p.
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise OptionError(f"n_samples must be a positive integer, not {n_samples!r}")
-    check_sampler(sampler, seed)
+    _check_options(n_samples, sampler, seed)
     blocks = {"x": x, "y": y, "a": a, "b": b}
     arrays = {name: _encodings(values, name) for name, values in blocks.items()}
     widths = {arr.shape[1] for arr in arrays.values()}
@@ -155,6 +153,70 @@ def seat(
     sim_a = cosine_matrix(targets, arrays["a"])
     sim_b = cosine_matrix(targets, arrays["b"])
     n_x = arrays["x"].shape[0]
+    return seat_from_similarities(
+        sim_a[:n_x],
+        sim_b[:n_x],
+        sim_a[n_x:],
+        sim_b[n_x:],
+        n_samples=n_samples,
+        parametric=parametric,
+        seed=seed,
+        sampler=sampler,
+        alternative=alternative,
+        exact_limit=exact_limit,
+        n_resamples=n_resamples,
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+    )
+
+
+def seat_from_similarities(
+    x_a: np.ndarray,
+    x_b: np.ndarray,
+    y_a: np.ndarray,
+    y_b: np.ndarray,
+    *,
+    n_samples: int = 100_000,
+    parametric: bool = False,
+    seed: int | None = None,
+    sampler: Sampler = "legacy-shuffle",
+    alternative: Alternative = "greater",
+    exact_limit: int = 100_000,
+    n_resamples: int = 100_000,
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+) -> SEATResult:
+    """:func:`seat` from the cosines of the encodings rather than the encodings themselves.
+
+    Parameters
+    ----------
+    x_a, x_b, y_a, y_b
+        ``cos(x, a)`` for every x in X (rows) and a in A (columns), and likewise for X with B, Y with
+        A and Y with B: the cosines of an association table's (target, attribute) rows (the ``seat``
+        scorer's). ``s(w) = mean_a cos(w, a) - mean_b cos(w, b)`` is computed from them as from the
+        encodings, so the numbers are :func:`seat`'s.
+    n_samples, parametric, seed, sampler, alternative, exact_limit, n_resamples, n_bootstrap, confidence
+        As for :func:`seat`.
+
+    Returns
+    -------
+        :class:`SEATResult`.
+    """
+    _check_options(n_samples, sampler, seed)
+    blocks = {"x_a": x_a, "x_b": x_b, "y_a": y_a, "y_b": y_b}
+    sims = {name: np.asarray(values, dtype=np.float64) for name, values in blocks.items()}
+    for name, arr in sims.items():
+        if arr.ndim != 2 or 0 in arr.shape:
+            raise DataError(f"cosines {name} must be a non-empty 2-D array (targets × attributes), got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise DataError(f"cosines {name} contain {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s)")
+    if sims["x_a"].shape[0] != sims["x_b"].shape[0] or sims["y_a"].shape[0] != sims["y_b"].shape[0]:
+        raise DataError("cosines x_a and x_b (and y_a and y_b) need one row per target word each")
+    if sims["x_a"].shape[1] != sims["y_a"].shape[1] or sims["x_b"].shape[1] != sims["y_b"].shape[1]:
+        raise DataError("cosines x_a and y_a (and x_b and y_b) need one column per attribute word each")
+    sim_a = np.concatenate([sims["x_a"], sims["y_a"]])
+    sim_b = np.concatenate([sims["x_b"], sims["y_b"]])
+    n_x = sims["x_a"].shape[0]
     assoc_weat = weat(
         sim_a[:n_x],
         sim_b[:n_x],
@@ -203,6 +265,13 @@ def seat(
         sampler=sampler,
         weat=assoc_weat,
     )
+
+
+def _check_options(n_samples: object, sampler: Sampler, seed: int | None) -> None:
+    """Refuse an ``n_samples`` that is not a positive integer, and a sampler that cannot take ``seed``."""
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+        raise OptionError(f"n_samples must be a positive integer, not {n_samples!r}")
+    check_sampler(sampler, seed)
 
 
 def _encodings(values: object, name: str) -> np.ndarray:

@@ -6,6 +6,7 @@
   or a bundled name).
 * `assoc.stimuli.items`: benchmark items, `ChoiceItem` (an item as written, with its options) and
   `ItemStimuli` (a benchmark's items as stimuli, with seeded subsets); `require_items`.
+* `assoc.stimuli.seat`: May et al.'s SEAT test files read from the user's copy (`load_seat_tests`).
 
 This package re-exports their public names (``from assoc.stimuli import Design, Stimuli``).
 """
@@ -26,6 +27,7 @@ from assoc.stimuli.design import split_at_mask as split_at_mask
 from assoc.stimuli.items import ChoiceItem as ChoiceItem
 from assoc.stimuli.items import ItemStimuli as ItemStimuli
 from assoc.stimuli.items import require_items as require_items
+from assoc.stimuli.seat import load_seat_tests as load_seat_tests
 from assoc.stimuli.sets import BundleResolver as BundleResolver
 from assoc.stimuli.sets import Stimuli as Stimuli
 from assoc.stimuli.sets import set_bundle_resolver as set_bundle_resolver

@@ -1,7 +1,8 @@
 """Entry point of the ``sbert_topwords`` plugin.
 
-Registers the scorers ``sbert_topwords``, ``sbert_cosine`` and ``sbert_valence``, the bundled stimuli
-``nicolas2024`` and the ``assoc sbert`` commands. Imports nothing heavy (sentence-transformers is
+Registers the scorers ``sbert_topwords``, ``sbert_cosine`` and ``sbert_valence``, the model kind
+``sentence`` (sentence-transformers models, for every scorer that sends ``embedding`` requests), the
+bundled stimuli ``nicolas2024`` and the ``assoc sbert`` commands. Imports nothing heavy (sentence-transformers is
 loaded only when a model is).
 """
 
@@ -14,7 +15,7 @@ from assoc import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from assoc import RegisterScorer, RegisterStimuli
+    from assoc import RegisterModelKind, RegisterScorer, RegisterStimuli
 
 
 @hookimpl
@@ -25,6 +26,14 @@ def register_scorers(register: RegisterScorer) -> None:
     register(SBERTTopWordsScorer)
     register(SBERTCosineScorer)
     register(SBERTValenceScorer)
+
+
+@hookimpl
+def register_model_kinds(register: RegisterModelKind) -> None:
+    """Register the ``sentence`` model kind (:class:`~assoc_sbert_topwords.kind.SentenceTransformerModel`)."""
+    from .kind import SentenceTransformerModel
+
+    register(SentenceTransformerModel)
 
 
 @hookimpl

@@ -7,9 +7,11 @@
 * ``sbert_valence``: the cosine of each term with a general-valence vector, mean(positive) - mean(negative)
   (Nicolas & Caliskan, 2024).
 
-All three describe their work as units (:mod:`assoc.scoring.units`), so they run on any executor: per model one
-worker state (the loaded model; for ``sbert_topwords`` also the vocabulary, embedded once or read from
-the disk cache), then independent units (``sbert_topwords``: blocks of terms).
+All three are ``assoc.lm.LMScorer`` unit scorers (:mod:`assoc.scoring.units`), so they run on any executor:
+every model is checked before any work and opened by the one loader (``assoc.lm.open_model``) as a model
+of the ``sentence`` kind (:mod:`assoc_sbert_topwords.kind`); per model one worker state (the loaded
+model; for ``sbert_topwords`` also the vocabulary, embedded once or read from the disk cache), then
+independent units (``sbert_topwords``: blocks of terms).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc import DataError, Option, Scorer, StimuliError, WorkUnit, positive
-from assoc.lm import MODEL_OPTIONS
+from assoc import DataError, Option, StimuliError, WorkUnit, positive
+from assoc.lm import MODEL_OPTIONS, LMScorer
 
+from .kind import SENTENCE_OPTIONS
 from .onnx import BACKENDS, check_backend
 from .templates import check_template
 
@@ -63,14 +66,7 @@ def _word_list(value: list) -> list:
 
 
 ENCODER_OPTIONS: tuple[Option, ...] = (
-    Option("batch_size", int, 64, "texts per forward pass of the encoder", check=positive),
-    Option(
-        "normalize",
-        bool,
-        True,
-        "unit-length embeddings (sentence-transformers normalize_embeddings); changes "
-        "the valence vector (a mean of unit vectors), not cosines",
-    ),
+    *SENTENCE_OPTIONS,  # batch_size, normalize: the sentence kind's own
     Option(
         "dtype",
         str,
@@ -88,8 +84,9 @@ ENCODER_OPTIONS: tuple[Option, ...] = (
         choices=BACKENDS,
         check=check_backend,
     ),
-    # its own dtype and backend; no forward-batch token budget (batch_size counts texts)
-    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend", "batch_tokens")),
+    # its own dtype and backend; batch_tokens is the budget of the sentence kind's hidden-state poolings
+    # (these scorers embed whole texts in batches of batch_size)
+    *(option for option in MODEL_OPTIONS if option.name not in ("dtype", "backend")),
 )
 TEMPLATE_OPTION = Option(
     "template",
@@ -152,41 +149,33 @@ class EncoderWorker:
         self.encoder.model = None
 
 
-class _SBERTScorer(Scorer):
+class _SBERTScorer(LMScorer):
+    """What the three scorers share: models of the ``sentence`` kind, opened by the one loader."""
+
     default_models = (DEFAULT_MODEL,)
     requires_models = True
     needs_queries = False
+    requests = frozenset({"embedding"})
+    model_kinds = ("sentence",)
 
     def open(self, model: str) -> SentenceEncoder:
-        """Load ``model`` with the encoder options."""
-        from .encoding import open_encoder
+        """Open ``model`` by the one loader (``assoc.lm.open_model``), as a model of the ``sentence`` kind."""
+        from assoc.lm import open_model
 
-        p = self.params
-        return open_encoder(
+        opened = open_model(
             model,
-            device=p["device"],
-            dtype=p["dtype"],
-            revision=p["revision"],
-            batch_size=p["batch_size"],
-            normalize=p["normalize"],
-            memo=self.run_cache(),
-            backend=p["backend"],
+            self.open_options(),
+            self.run_cache(),
+            kinds=self.accepted_kinds(),
+            scorer=self.name,
+            requests=sorted(self.requests),
         )
+        encoder: SentenceEncoder = opened.encoder  # type: ignore[attr-defined]
+        return encoder
 
-    def load_worker(self, model: str) -> EncoderWorker:
+    def load_worker(self, model: str) -> EncoderWorker:  # type: ignore[override]
         """Load ``model`` once per worker."""
         return EncoderWorker(self.open(model))
-
-    def model_fingerprint(self, model: str) -> str:
-        """The identity of the model's files (a registered name resolves to its directory), without loading it."""
-        from .models import fingerprint, resolve_model
-
-        name, directory = resolve_model(model)
-        return fingerprint(name, directory, self.params["revision"], self.run_cache())
-
-    def unit_resources(self) -> dict[str, float]:
-        """What one worker needs: a GPU when the device is CUDA, else one CPU."""
-        return {"GPU": 1.0, "CPU": 1.0} if str(self.params["device"]).startswith("cuda") else {"CPU": 1.0}
 
     def texts(self, words: Sequence[str]) -> list[str]:
         """The texts embedded for ``words`` (the template filled in, when given)."""
@@ -293,6 +282,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
         from .ranking import block_rows
 
         self.check_stimuli(stimuli)
+        self.check_models(models)
         terms = stimulus_terms(stimuli, scorer=self.name)
         vocabulary = self.load_vocabulary()
         if vocabulary.n_duplicates:
@@ -302,13 +292,12 @@ class SBERTTopWordsScorer(_SBERTScorer):
         self._check_table_fits(len(terms) * len(models), len(vocabulary))
         step = max(1, min(TERMS_PER_UNIT, block_rows(len(vocabulary), self.params["max_block_mb"] * 2**20)))
         blocks = [terms[i : i + step] for i in range(0, len(terms), step)]
-        resources = self.unit_resources()
         return [
             WorkUnit(
                 key=f"{model}#{i}",
                 model=model,
                 size=len(block),
-                resources=resources,
+                resources=self.unit_resources(model),
                 payload={"vocabulary": vocabulary.digest, "terms": [[t.design, t.group, t.text] for t in block]},
             )
             for model in models
@@ -332,7 +321,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
             given=top_k,
         )
 
-    def load_worker(self, model: str) -> EncoderWorker:
+    def load_worker(self, model: str) -> EncoderWorker:  # type: ignore[override]
         """Load ``model`` and embed the vocabulary once (from the disk cache when present)."""
         from .encoding import vocabulary_embeddings
         from .ranking import unit_rows
@@ -391,7 +380,7 @@ class SBERTTopWordsScorer(_SBERTScorer):
             ]
         return out
 
-    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:  # type: ignore[override]
         """The rows of one block of terms: one row per kept word."""
         terms = [Term(*item) for item in unit.payload["terms"]]
         found = self.top_words(state, _unique([t.text for t in terms]))
@@ -467,6 +456,7 @@ class SBERTCosineScorer(_SBERTScorer):
     def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
         """One unit per model and design: its target and attribute groups."""
         self.check_stimuli(stimuli)
+        self.check_models(models)
         designs = []
         for design in stimuli.designs:
             target, attribute = design.embedding_groups()
@@ -477,20 +467,19 @@ class SBERTCosineScorer(_SBERTScorer):
                     "attribute": [[g, list(ws)] for g, ws in attribute.items()],
                 }
             )
-        resources = self.unit_resources()
         return [
             WorkUnit(
                 key=f"{model}#{d['design']}#{i}",
                 model=model,
                 payload=d,
-                resources=resources,
+                resources=self.unit_resources(model),
                 size=sum(len(ws) for _, ws in d["target"]) * sum(len(ws) for _, ws in d["attribute"]),
             )
             for model in models
             for i, d in enumerate(designs)
         ]
 
-    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:  # type: ignore[override]
         """Cosine of every (target, attribute) pair of one design: cos(t, a) = t.a / (|t| |a|)."""
         import numpy as np
 
@@ -598,6 +587,7 @@ class SBERTValenceScorer(_SBERTScorer):
     def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
         """One unit per model: the valence words and every term."""
         self.check_stimuli(stimuli)
+        self.check_models(models)
         positive, negative, source = self.valence_words()
         terms = stimulus_terms(stimuli, scorer=self.name)
         payload = {
@@ -608,12 +598,16 @@ class SBERTValenceScorer(_SBERTScorer):
         }
         return [
             WorkUnit(
-                key=f"{model}#valence", model=model, payload=payload, size=len(terms), resources=self.unit_resources()
+                key=f"{model}#valence",
+                model=model,
+                payload=payload,
+                size=len(terms),
+                resources=self.unit_resources(model),
             )
             for model in models
         ]
 
-    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+    def run_unit(self, state: EncoderWorker, unit: WorkUnit) -> list[dict[str, Any]]:  # type: ignore[override]
         """Valence of every term: cos(t, mean(positive) - mean(negative))."""
         payload = unit.payload
         terms = [Term(*item) for item in payload["terms"]]
