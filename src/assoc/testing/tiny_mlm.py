@@ -67,21 +67,24 @@ def bert_uncased_vocab_file() -> Path:
 
 
 def build_bert_wordpiece(
-    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0
+    directory: str | os.PathLike[str], *, hidden: int = 32, layers: int = 2, seed: int = 0, positions: int = 128
 ) -> Path:
-    """Tiny BERT (random weights) with the real uncased WordPiece vocabulary (30,522 tokens)."""
+    """Tiny BERT (random weights) with the real uncased WordPiece vocabulary (30,522 tokens).
+
+    ``positions``: the longest input in tokens (128; a benchmark of long prompts needs more, up to BERT's 512).
+    """
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
     out = Path(directory)
-    tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=128)
+    tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab_file()), do_lower_case=True, model_max_length=positions)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
         num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=hidden * 2,
-        max_position_embeddings=128,
+        max_position_embeddings=positions,
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
