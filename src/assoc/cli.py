@@ -907,9 +907,9 @@ def _warn_broken(reg: Any) -> None:
 
 def _add_benchmark_commands() -> None:
     """``assoc benchmark list`` and ``assoc benchmark run`` (:mod:`assoc.benchmark.cli`), with the executor options."""
-    from assoc.benchmark.cli import benchmark_group
+    from assoc.benchmark.cli import CommandParts, benchmark_group
 
-    cli.add_command(benchmark_group(_ScoringCommand, _threads_option))
+    cli.add_command(benchmark_group(CommandParts(_ScoringCommand, _threads_option, _threads, _executor, _echo_table)))
 
 
 _add_benchmark_commands()

@@ -1,19 +1,31 @@
 """The ``assoc benchmark`` commands: ``list`` the registered benchmarks, ``run`` them on models.
 
-:func:`benchmark_group` builds the group; :mod:`assoc.cli` adds it (handing over its scoring command class, so
-``run`` takes ``--executor`` and every executor's options as ``assoc score`` does). Only click is imported here.
+:func:`benchmark_group` builds the group; :mod:`assoc.cli` adds it, handing over what its scoring commands share
+(:class:`CommandParts`: the command class that adds ``--executor`` and every executor's options, ``--threads``,
+the executor's context, the table printer), so that ``run`` takes them as ``assoc score`` does and this module
+never imports :mod:`assoc.cli`. Only click is imported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
 
-def benchmark_group(scoring_command: type[click.Command], threads_option: Callable[[Any], Any]) -> click.Group:
-    """The ``benchmark`` group, its ``run`` command of class ``scoring_command`` (the executor options)."""
+class CommandParts(NamedTuple):
+    """What the core's scoring commands share, handed over by :mod:`assoc.cli`."""
+
+    scoring_command: type[click.Command]  # adds --executor and each executor's options
+    threads_option: Callable[[Any], Any]  # the --threads option
+    threads: Callable[[str | None], Any]  # --threads parsed
+    executor: Callable[[str, Any], Any]  # the executor's context manager, from --executor and its options
+    echo_table: Callable[[Any], None]  # a table printed for reading
+
+
+def benchmark_group(parts: CommandParts) -> click.Group:
+    """The ``benchmark`` group: ``list`` and ``run`` (of the scoring command class: the executor options)."""
 
     @click.group(name="benchmark")
     def group() -> None:
@@ -25,7 +37,7 @@ def benchmark_group(scoring_command: type[click.Command], threads_option: Callab
         for line in benchmark_lines():
             click.echo(line)
 
-    @group.command(name="run", cls=scoring_command)
+    @group.command(name="run", cls=parts.scoring_command)
     @click.option(
         "--model",
         "-m",
@@ -66,7 +78,7 @@ def benchmark_group(scoring_command: type[click.Command], threads_option: Callab
     @click.option("--report/--no-report", default=True, show_default=True, help="Write report.html and card.md.")
     @click.option("--title", default=None, help="The report's title.")
     @click.option("--progress/--no-progress", default=None, help="Progress lines and bars (default: on).")
-    @threads_option
+    @parts.threads_option
     def run_command(
         models: tuple[str, ...],
         benchmarks: tuple[str, ...],
@@ -88,14 +100,13 @@ def benchmark_group(scoring_command: type[click.Command], threads_option: Callab
         Running the same command again resumes: what is done is read back, nothing is computed twice.
         """
         from assoc.benchmark.run import run_benchmarks
-        from assoc.cli import _echo_table, _executor, _threads
         from assoc.plugins import manager
 
-        chosen_threads = _threads(threads)
+        chosen_threads = parts.threads(threads)
         names = list(benchmarks) or list(manager.benchmarks())
         scorer_given = parse_options(options, names, "scorer", "--option")
         analysis_given = parse_options(analysis_options, names, "analysis", "--analysis-option")
-        with _executor(executor, executor_options) as runner:
+        with parts.executor(executor, executor_options) as runner:
             done = run_benchmarks(
                 list(models),
                 list(benchmarks) or None,
@@ -115,7 +126,7 @@ def benchmark_group(scoring_command: type[click.Command], threads_option: Callab
             ["benchmark", "model", "estimate", "row", "value", "low", "high", "n"]
         ]
         if len(shown):
-            _echo_table(shown)
+            parts.echo_table(shown)
         for benchmark, skipped in done.skipped.items():
             for model, why in skipped.items():
                 click.echo(f"skipped: {benchmark} on {model}: {why}", err=True)
@@ -138,6 +149,7 @@ def parse_options(pairs: Sequence[str], benchmarks: Sequence[str], kind: str, fl
     A pair without a benchmark goes to every chosen benchmark whose scorer (analysis) declares the key; one that no
     chosen benchmark's declares, or that names a benchmark not chosen, is an :class:`~assoc.errors.OptionError`.
     """
+    from assoc.benchmark.run import analysis_of, scorer_of
     from assoc.components.options import parse_cli_options
     from assoc.errors import OptionError
     from assoc.plugins import manager
@@ -145,7 +157,7 @@ def parse_options(pairs: Sequence[str], benchmarks: Sequence[str], kind: str, fl
     declared: dict[str, Any] = {}
     for name in benchmarks:
         benchmark = manager.get_benchmark(name)
-        declared[name] = benchmark.scorer_class() if kind == "scorer" else benchmark.analysis_class()
+        declared[name] = scorer_of(benchmark) if kind == "scorer" else analysis_of(benchmark)
     out: dict[str, dict[str, Any]] = {name: {} for name in benchmarks}
     for pair in pairs:
         key, sep, _ = pair.partition("=")
@@ -176,6 +188,7 @@ def _names(options: Sequence[Any]) -> set[str]:
 
 def benchmark_lines() -> list[str]:
     """One line per registered benchmark: its parts, the request kinds it sends and the model kinds that serve them."""
+    from assoc.benchmark.run import request_kinds
     from assoc.errors import AssocError
     from assoc.lm.loading import registered_kinds
     from assoc.plugins import manager
@@ -184,7 +197,7 @@ def benchmark_lines() -> list[str]:
     lines = []
     for name, benchmark in manager.benchmarks().items():
         try:
-            alternatives = benchmark.request_kinds()
+            alternatives = request_kinds(benchmark)
         except AssocError as exc:
             lines.append(f"{name}: unavailable ({exc})")
             continue

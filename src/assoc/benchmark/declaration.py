@@ -4,8 +4,10 @@ A plugin registers its benchmarks with the ``register_benchmarks`` hook
 (:func:`assoc.plugins.hookspecs.register_benchmarks`): each names, by their registered names, the scorer
 that scores a model on it, the stimuli it runs by default and the analysis that turns the scorer's table
 into its numbers. The request kinds it needs are its scorer's (``LMScorer.requests``, or its alternatives
-``request_sets``): one place says what a benchmark asks of a model, so a model kind added later (a served
-model) runs every benchmark whose requests it serves, and the declaration never disagrees with the scorer.
+``request_sets``; :func:`assoc.benchmark.run.request_kinds`): one place says what a benchmark asks of a
+model, so a model kind added later (a served model) runs every benchmark whose requests it serves, and the
+declaration never disagrees with the scorer. This module imports nothing of assoc but its errors (the
+hook specifications name the class).
 """
 
 from __future__ import annotations
@@ -13,13 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assoc.errors import PluginError
-
-if TYPE_CHECKING:
-    from assoc.analysis.base import Analysis
-    from assoc.scoring.scorer import Scorer
 
 #: A benchmark's name: what ``--benchmark`` takes and what names its files (no dots: ``NAME.option=value``).
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
@@ -68,29 +66,6 @@ class Benchmark:
                 raise PluginError(f"benchmark {self.name!r}: {attribute} must be a mapping of option names to values")
         object.__setattr__(self, "scorer_options", dict(self.scorer_options))
         object.__setattr__(self, "analysis_options", dict(self.analysis_options))
-
-    def scorer_class(self) -> type[Scorer]:
-        """The registered scorer class (an :class:`~assoc.errors.UnknownNameError` when it is not installed)."""
-        from assoc.plugins.manager import get_scorer
-
-        return get_scorer(self.scorer)
-
-    def analysis_class(self) -> type[Analysis]:
-        """The registered analysis class (an :class:`~assoc.errors.UnknownNameError` when it is not installed)."""
-        from assoc.plugins.manager import get_analysis
-
-        return get_analysis(self.analysis)
-
-    def request_kinds(self) -> tuple[frozenset[str], ...]:
-        """What the benchmark asks of a model, as alternatives (its scorer's); ``()`` for a scorer of no request kind.
-
-        ``(frozenset({"sentence"}),)``: every model must serve ``sentence``;
-        ``(frozenset({"continuation"}), frozenset({"generate"}))``: one or the other, the first preferred.
-        """
-        from assoc.lm.scorer import LMScorer
-
-        cls = self.scorer_class()
-        return cls.request_alternatives() if issubclass(cls, LMScorer) else ()
 
     def describe(self) -> dict[str, Any]:
         """What provenance and listings record of the benchmark (its fields)."""

@@ -38,6 +38,7 @@ from assoc.errors import AssocError, ModelError, OptionError, UnknownNameError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from assoc.analysis.base import Analysis
     from assoc.benchmark.declaration import Benchmark
     from assoc.executors import Executor
     from assoc.infra.threads import ThreadSetting
@@ -280,6 +281,31 @@ def run_benchmarks(
 # -- before any work ----------------------------------------------------------------------------------------
 
 
+def scorer_of(benchmark: Benchmark) -> type[Scorer]:
+    """The benchmark's registered scorer class (an :class:`~assoc.errors.UnknownNameError` when not installed)."""
+    from assoc.plugins.manager import get_scorer
+
+    return get_scorer(benchmark.scorer)
+
+
+def analysis_of(benchmark: Benchmark) -> type[Analysis]:
+    """The benchmark's registered analysis class (an :class:`~assoc.errors.UnknownNameError` when not installed)."""
+    from assoc.plugins.manager import get_analysis
+
+    return get_analysis(benchmark.analysis)
+
+
+def request_kinds(benchmark: Benchmark) -> tuple[frozenset[str], ...]:
+    """What the benchmark asks of a model, as alternatives (its scorer's); ``()`` for a scorer of no request kind.
+
+    ``(frozenset({"sentence"}),)``: every model must serve ``sentence``;
+    ``(frozenset({"continuation"}), frozenset({"generate"}))``: one or the other, the first preferred
+    (:meth:`assoc.lm.LMScorer.request_alternatives`).
+    """
+    alternatives = getattr(scorer_of(benchmark), "request_alternatives", None)
+    return tuple(alternatives()) if callable(alternatives) else ()
+
+
 def _benchmarks(names: Sequence[str] | None) -> list[Benchmark]:
     """The benchmarks asked for (each once, in the order given), or every registered one."""
     from assoc.plugins import manager
@@ -364,7 +390,7 @@ def _check_used(common: Mapping[str, Any], plans: Sequence[_Plan], kind: str, wh
 
 
 def _component(benchmark: Benchmark, kind: str) -> Any:
-    return benchmark.scorer_class() if kind == "scorer" else benchmark.analysis_class()
+    return scorer_of(benchmark) if kind == "scorer" else analysis_of(benchmark)
 
 
 def _plan(
@@ -377,8 +403,8 @@ def _plan(
     """Check one benchmark before any work: its scorer, options, stimuli and analysis; who runs it, who is skipped."""
     from assoc.stimuli.sets import Stimuli
 
-    scorer_cls = benchmark.scorer_class()
-    analysis_cls = benchmark.analysis_class()
+    scorer_cls = scorer_of(benchmark)
+    analysis_cls = analysis_of(benchmark)
     declared = _declared(scorer_cls)
     options = {k: v for k, v in scorer_given[None].items() if k in declared}
     options.update(benchmark.scorer_options)
@@ -435,7 +461,7 @@ def _refusal(scorer: Scorer, model: _Model) -> str:
 
 def _key(plan: _Plan, subset: Mapping[str, Any]) -> str:
     """What a benchmark's files depend on: its declaration, options, stimuli and models (their weights' identity)."""
-    scorer = plan.benchmark.scorer_class()(**plan.scorer_options)
+    scorer = scorer_of(plan.benchmark)(**plan.scorer_options)
     record = {
         "version": RUN_VERSION,
         "benchmark": plan.benchmark.describe(),

@@ -42,10 +42,9 @@ from .items import CITATION as DISCRIM_EVAL_CITATION
 from .items import CONTINUATIONS, FIELDS, answer_mass, chat_prompt, lmeval_context, logit_yes, read_reply
 
 if TYPE_CHECKING:
-    from assoc import Stimuli
+    from assoc import Stimuli, WorkUnit
     from assoc.infra import Namespace
     from assoc.lm import LanguageModel
-    from assoc.scoring import WorkUnit
 
 CITATION = (
     f"{DISCRIM_EVAL_CITATION}; Gao, L., et al. (2024). A framework for few-shot language model evaluation "

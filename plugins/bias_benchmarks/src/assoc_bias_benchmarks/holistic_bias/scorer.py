@@ -129,11 +129,11 @@ class HolisticBiasScorer(LMScorer):
     # -- models -------------------------------------------------------------------------------------
     def check_models(self, models: Sequence[str]) -> None:
         """Every model before any work; a model whose kind gives no sentence log-likelihood (chat) in one line."""
-        from assoc.lm.loading import resolve_kind
+        from assoc.lm import check_model
 
         for model in models:
             try:
-                kind = resolve_kind(model, scorer=self.name)
+                kind = check_model(model, self.params, scorer=self.name)  # its kind among every registered kind
             except ModelError:
                 continue  # the checks below say what is wrong with it
             if self.requests_for(kind) is None:
