@@ -52,8 +52,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where the tests run: `assoc --help` registers this module's analysis
+    import numpy as np
 
 #: The authors' significance threshold (``p < 0.05``).
 ALPHA = 0.05
@@ -83,6 +85,7 @@ def pairwise_tests(values: Mapping[str, np.ndarray]) -> PairTests:
     chooses the method for all pairs at once. Otherwise (which the authors' code cannot run: it stacks
     the arrays) each pair is tested alone, with the method scipy chooses for that pair.
     """
+    import numpy as np
     from scipy.stats import mannwhitneyu
 
     names = sorted(values)
@@ -118,6 +121,8 @@ def adjusted_p_values(p_values: np.ndarray, method: str) -> np.ndarray:
     ``fdr_bh``; the tests compare the two), which is not called here because it runs the garbage
     collector on every call (about 80 ms: a model's 338 families would take half a minute).
     """
+    import numpy as np
+
     if method not in ("holm", "fdr_bh"):
         raise ValueError(f"unknown correction {method!r} (holm or fdr_bh)")
     p_values = np.asarray(p_values, dtype=float)
