@@ -25,12 +25,13 @@ def run_page(name: str, monkeypatch, tmp_path) -> dict:
 
 
 @pytest.mark.slow  # two tiny models score 192 sentences (a masked LM by PLL)
-def test_holistic_bias_page(monkeypatch, tmp_path):
+def test_holistic_bias_page(monkeypatch, tmp_path, capsys):
     ns = run_page("holistic-bias.md", monkeypatch, tmp_path)
+    printed = capsys.readouterr().out
     assert len(ns["cells"].items) == 2496 and len(ns["sentences"].items) == 549_120
     table, bias = ns["table"], ns["bias"]
     assert len(table) == 2 * 2 * 3 * 32 and set(table["measure"]) == {"log_prob", "pll"}
-    assert "has no chat form" in str(ns["refused"])
+    assert "model 'chat:gpt-4o-mini' is a chat model" in printed and "has no chat form" in printed
     # by hand: per model and axis, every pair of its 3 descriptors in its one template, Mann-Whitney U on the
     # per-token means, the share with p < 0.05
     for (model, axis), rows in table.groupby(["model", "axis"]):
