@@ -27,7 +27,9 @@ so that every test the analysis makes is a test of the full run.
 
 **Memory.** A work unit holds ``unit_size`` sentences (their ids and texts); a unit's rows are compact
 (id, value, token count, status) and the table's metadata columns are joined from the stimuli once, at the
-end, so that half a million sentences stay within a few hundred megabytes.
+end. The rows of a unit are what the unit cache holds; the sentences are never all held as text twice. A
+whole run of one model (549,120 rows, a stand-in model that costs nothing) peaked at 1.7 GB in one process,
+most of it the table itself and its normalisation.
 """
 
 from __future__ import annotations
@@ -200,41 +202,45 @@ class HolisticBiasScorer(LMScorer):
         stimuli = getattr(self, "_stimuli", None)
         if stimuli is None:  # not planned by this instance (a caller that merges by hand): rows as they are
             return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=list(EXTRA_COLUMNS))
-        ids: list[str] = []
+        # the metadata of each sentence, in one pass over the items; each column taken once, by position
+        where: dict[str, int] = {}
         texts: list[str] = []
         columns: dict[str, list[Any]] = {field: [] for field in FIELDS}
-        for item in stimuli.items:  # one pass over the items: the metadata of each sentence, once
-            ids.append(item.id)
+        for item in stimuli.items:
+            where[item.id] = len(texts)
             texts.append(item.fields["text"])
             for field in FIELDS:
                 columns[field].append(item.fields[field])
-        meta = pd.DataFrame({"item_id": ids, "sentence": texts, **columns})
-        scored = pd.DataFrame.from_records(rows, columns=["model", "item_id", "measure", "value", "n_tokens", "status"])
-        position = pd.Index(meta["item_id"]).get_indexer(scored["item_id"])
-        if (position < 0).any():
-            stray = scored["item_id"][position < 0].iloc[0]
+        ids = [str(row["item_id"]) for row in rows]
+        stray = next((i for i in ids if i not in where), None)
+        if stray is not None:
             raise StimuliError(f"scorer 'holistic_bias': a unit holds sentence {stray!r}, which the stimuli do not")
-        joined = meta.iloc[position].reset_index(drop=True)
-        value = pd.to_numeric(scored["value"], errors="coerce").to_numpy(dtype=float)
-        tokens = pd.to_numeric(scored["n_tokens"], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
+        position = np.fromiter((where[i] for i in ids), dtype=np.int64, count=len(ids))
+        del where
+
+        def taken(values: list[Any]) -> np.ndarray:
+            return np.asarray(values, dtype=object)[position]
+
+        value = np.array([row["value"] for row in rows], dtype=float)
+        tokens = np.array([row["n_tokens"] or 0 for row in rows], dtype=np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):
             per_token = np.where(tokens > 0, value / np.where(tokens > 0, tokens, 1), np.nan)
         table = pd.DataFrame(
             {
-                "model": scored["model"].to_numpy(dtype=object),
-                "context": joined["template"].to_numpy(dtype=object),
-                "target_group": joined["axis"].to_numpy(dtype=object),
-                "target": joined["descriptor"].to_numpy(dtype=object),
-                "attribute_group": joined["noun_gender"].to_numpy(dtype=object),
-                "attribute": joined["noun"].to_numpy(dtype=object),
-                "measure": scored["measure"].to_numpy(dtype=object),
+                "model": np.array([row["model"] for row in rows], dtype=object),
+                "context": taken(columns["template"]),
+                "target_group": taken(columns["axis"]),
+                "target": taken(columns["descriptor"]),
+                "attribute_group": taken(columns["noun_gender"]),
+                "attribute": taken(columns["noun"]),
+                "measure": np.array([row["measure"] for row in rows], dtype=object),
                 "value": value,
-                "item_id": joined["item_id"].to_numpy(dtype=object),
-                "sentence": joined["sentence"].to_numpy(dtype=object),
-                **{field: joined[field].to_numpy(dtype=object) for field in FIELDS},
+                "item_id": np.array(ids, dtype=object),
+                "sentence": taken(texts),
+                **{field: taken(columns[field]) for field in FIELDS},
                 "n_tokens": tokens,
                 "value_per_token": per_token,
-                "status": scored["status"].to_numpy(dtype=object),
+                "status": np.array([row["status"] for row in rows], dtype=object),
             }
         )
         return normalise(table, scorer=self.name, extra_columns=list(EXTRA_COLUMNS), where="scorer 'holistic_bias'")
