@@ -18,10 +18,9 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def run_page(name: str, monkeypatch, tmp_path) -> dict:
+    """The page's Python blocks, in order, in a fresh folder: the names they defined."""
     monkeypatch.chdir(tmp_path)
-    blocks = code_blocks(DOCS / name)
-    assert blocks, f"{name} has no Python example"
-    return run_blocks(blocks, name=f"docs/{name}", namespace={"__name__": f"docs_{name}"})
+    return run_blocks(code_blocks(DOCS / name), name=f"docs/{name}", namespace={"__name__": "docs_example"})
 
 
 @pytest.mark.slow  # two tiny models score 192 sentences (a masked LM by PLL)

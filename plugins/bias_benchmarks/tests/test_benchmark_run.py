@@ -37,17 +37,17 @@ def server():
         yield running
 
 
+def run_chat(server: ChatServer, out: Path, **more):
+    """Our two benchmarks on the stand-in chat model, on 100 prompts (or sentences) of each."""
+    options = {"base_url": server.url}
+    return assoc.run_benchmarks(
+        ["bot=chat:tiny"], OURS, out=out, sample=100, options=options, analysis_options=FAST_FIT, progress=False, **more
+    )
+
+
 def test_a_chat_model_runs_what_it_can_and_skips_the_rest_with_the_reason(server, tmp_path):
     out = tmp_path / "run"
-    done = assoc.run_benchmarks(
-        ["bot=chat:tiny"],
-        OURS,
-        out=out,
-        sample=100,
-        options={"base_url": server.url},
-        analysis_options=FAST_FIT,
-        progress=False,
-    )
+    done = run_chat(server, out)
     assert list(done.skipped) == ["holistic_bias"] and "has no chat form" in done.skipped["holistic_bias"]["bot"]
     assert done.failed == {} and done.reused == [] and done.report_error == ""
     assert sorted(p.name for p in (out / "tables").iterdir()) == ["discrim_eval.parquet"]
@@ -70,16 +70,7 @@ def test_a_chat_model_runs_what_it_can_and_skips_the_rest_with_the_reason(server
 
     sent = len(server.chat_requests())
     assert sent == 100
-    again = assoc.run_benchmarks(
-        ["bot=chat:tiny"],
-        OURS,
-        out=out,
-        sample=100,
-        options={"base_url": server.url},
-        analysis_options=FAST_FIT,
-        report=False,
-        progress=False,
-    )
+    again = run_chat(server, out, report=False)
     assert again.reused == ["discrim_eval"] and len(server.chat_requests()) == sent  # read back: nothing sent
     pd.testing.assert_frame_equal(again.summary, done.summary)
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assoc.errors import AssocError, ModelError, OptionError, UnknownNameError
+from assoc.reporting.headlines import HEADLINE_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,22 +55,7 @@ SUMMARY = "summary.csv"
 REPORT = "report.html"
 CARD = "card.md"
 #: The columns of the summary: the headline table's (``benchmark`` for its ``source``), then what became of it.
-SUMMARY_COLUMNS = (
-    "benchmark",
-    "analysis",
-    "estimate",
-    "column",
-    "model",
-    "row",
-    "value",
-    "low",
-    "high",
-    "p_value",
-    "n",
-    "reference",
-    "status",
-    "reason",
-)
+SUMMARY_COLUMNS = ("benchmark", *HEADLINE_COLUMNS[1:], "status", "reason")
 #: The scorer options that take a subset: a scorer that declares them cuts its own stimuli (``docs/benchmarks-run.md``).
 SUBSET_OPTIONS = ("limit", "sample", "sample_seed")
 
