@@ -1,8 +1,10 @@
-"""The Python examples of docs/stereoset.md, docs/winogender.md, docs/winobias.md and docs/choice-table.md run as
-written, offline, and their numbers are recounted from the tables they build."""
+"""The examples of docs/stereoset.md, docs/winogender.md, docs/winobias.md and docs/choice-table.md run as written,
+offline (each page's ``assoc`` command lines, then its Python blocks), and their numbers are recounted from the
+tables they build."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +17,23 @@ from assoc.testing.docs import code_blocks, run_blocks
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
+def run_commands(name: str) -> list[str]:
+    """The page's ``assoc`` command lines (its bash blocks), run as printed through the command's entry point."""
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    commands = [line for block in code_blocks(DOCS / name, "bash") for line in block.splitlines()]
+    commands = [line for line in commands if line.startswith("assoc ")]
+    for command in commands:
+        result = CliRunner().invoke(build_cli(), shlex.split(command, comments=True)[1:], prog_name="assoc")
+        assert result.exit_code == 0, f"docs/{name}: {command}\n{result.output}"
+    return commands
+
+
 def run_page(name: str, monkeypatch, tmp_path) -> dict:
     monkeypatch.chdir(tmp_path)
+    run_commands(name)
     blocks = code_blocks(DOCS / name)
     assert blocks, f"{name} has no Python example"
     return run_blocks(blocks, name=f"docs/{name}", namespace={"__name__": f"docs_{name}"})
@@ -28,6 +45,7 @@ def test_choice_table_page(monkeypatch, tmp_path):
     assert list(table["option"]) == [0, 1, 1] and list(table["role"]) == ["occupation", "participant", "participant"]
 
 
+@pytest.mark.slow  # builds two tiny models and scores with them
 def test_stereoset_page(monkeypatch, tmp_path):
     ns = run_page("stereoset.md", monkeypatch, tmp_path)
     table, result = ns["table"], ns["result"]
@@ -47,8 +65,15 @@ def test_stereoset_page(monkeypatch, tmp_path):
         assert row["icat"] == pytest.approx(lms * min(ss, 100 - ss) / 50, abs=1e-10)
         assert row["ss_low"] <= row["ss"] <= row["ss_high"]
     assert len(ns["few"].items) == 120
+    # the scorer's section: ten items per bias type on each kind, each run its own method
+    likelihood, chat = ns["likelihood"], ns["chat"]
+    assert likelihood.groupby("model")["item_id"].nunique().to_dict() == {"bert": 40, "gpt2": 40}
+    assert set(likelihood.groupby("model")["method"].unique().map(tuple)) == {("authors",), ("log_prob",)}
+    assert chat["item_id"].nunique() == len(chat) == 40 and set(chat["method"]) == {"choice"}
+    assert set(ns["scores"]["split"]) == {"intrasentence", "intersentence", "overall"}
 
 
+@pytest.mark.slow  # builds two tiny models and scores with them
 def test_winogender_page(monkeypatch, tmp_path):
     ns = run_page("winogender.md", monkeypatch, tmp_path)
     first = ns["winogender"].items[1]
@@ -65,8 +90,14 @@ def test_winogender_page(monkeypatch, tmp_path):
         assert row["r"] == pytest.approx(r, abs=1e-12)
         assert same[same["y"] == criterion]["r"].iloc[0] == pytest.approx(r, abs=1e-12)
     assert np.allclose(values.set_index("target").loc[mean.index, "value"], mean)
+    # the scorer's section: a stand-in chat model that always picks "she"/"her" when shown
+    referent, pronoun, likelihood = ns["referent"], ns["pronoun"], ns["likelihood"]
+    assert referent["item_id"].nunique() == 15 and set(pronoun["role"]) == {"female"} and len(pronoun) == 60
+    assert (ns["shares"]["value"] == 1.0).all()
+    assert set(likelihood["method"]) == {"pll", "log_prob"} and likelihood["item_id"].nunique() == 15
 
 
+@pytest.mark.slow  # builds two tiny models and scores with them
 def test_winobias_page(monkeypatch, tmp_path):
     ns = run_page("winobias.md", monkeypatch, tmp_path)
     first = ns["winobias"].items[0]
@@ -85,3 +116,7 @@ def test_winobias_page(monkeypatch, tmp_path):
         )
         assert (row["accuracy_pro"], row["accuracy_anti"], row["gap"]) == pytest.approx((pro, anti, pro - anti))
         assert row["gap_low"] <= row["gap"] <= row["gap_high"]
+    # the scorer's section: a stand-in chat model that names the first occupation shown
+    chat, likelihood = ns["chat"], ns["likelihood"]
+    assert chat["item_id"].nunique() == len(chat) == 40 and (chat["status"] == "ok").all()
+    assert likelihood.groupby("model")["item_id"].nunique().to_dict() == {"bert": 40, "gpt2": 40}

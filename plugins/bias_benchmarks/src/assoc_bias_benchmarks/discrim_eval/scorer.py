@@ -110,9 +110,20 @@ class DiscrimEvalScorer(LMScorer):
     )
 
     def __init__(self, **options: Any) -> None:
+        from assoc.lm import safe_url
+
         super().__init__(**options)
         subset_of(self.params)  # limit and sample together: refused before any work
         self._counts: Counter[str] | None = None
+        # Credentials written into base_url are sent but never kept where they could be stored or printed:
+        # params (and so provenance) hold the URL without them, as the chat scorers do.
+        self._base_url: str | None = self.params["base_url"]
+        if self._base_url is not None:
+            self.params["base_url"] = safe_url(self._base_url)
+
+    def open_options(self) -> dict[str, Any]:
+        """The options a model is opened with: the base URL with its credentials."""
+        return {**self.params, "base_url": self._base_url}
 
     # -- units ----------------------------------------------------------------------------------------
     def unit_blocks(self, stimuli: Stimuli, models: Sequence[str]) -> list[tuple[Any, int]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCORERS: tuple[str, ...] = ()
+SCORERS: tuple[str, ...] = ("stereoset.scorer:StereoSetScorer",)
 ANALYSES: tuple[str, ...] = ("stereoset.analysis:StereoSetAnalysis",)
 STIMULI: tuple[tuple[str, str, str], ...] = (
     (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCORERS: tuple[str, ...] = ()
+SCORERS: tuple[str, ...] = ("winobias.scorer:WinoBiasScorer",)
 ANALYSES: tuple[str, ...] = ("winobias.analysis:WinoBiasAnalysis",)
 STIMULI: tuple[tuple[str, str, str], ...] = (
     (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCORERS: tuple[str, ...] = ()
+SCORERS: tuple[str, ...] = ("winogender.scorer:WinogenderScorer",)
 ANALYSES: tuple[str, ...] = (
     "winogender.analysis:WinogenderAnalysis",
     "winogender.analysis:WinogenderOccupationsAnalysis",
