@@ -5,7 +5,8 @@ one) on a set of models of any kind, and writes into one folder:
 
 * ``tables/<benchmark>.parquet``: each benchmark's association table (every model that ran it), as
   ``assoc score`` writes it;
-* ``results/<benchmark>.parquet``: its analysis, as ``assoc analyze`` writes it;
+* ``results/<benchmark>.jsonl``: its analysis, as ``assoc analyze`` writes it (JSON Lines: a result's columns
+  may mix numbers and text, ``1``, ``2`` and ``all``, which Parquet cannot hold), with its provenance beside it;
 * ``summary.csv``: one table of headline numbers per benchmark, model and headline row, with intervals,
   read through each analysis's ``headline`` declaration (:func:`assoc.reporting.headlines.headline_table`,
   what ``assoc report`` reads), and a row per benchmark a model could not run (``status`` ``skipped``, with
@@ -227,7 +228,7 @@ def run_benchmarks(
         if plan.skipped:
             done.skipped[name] = dict(plan.skipped)
         entry = entries.get(name)
-        table_path, result_path = folder / "tables" / f"{name}.parquet", folder / "results" / f"{name}.parquet"
+        table_path, result_path = folder / "tables" / f"{name}.parquet", folder / "results" / f"{name}.jsonl"
         if not plan.models:
             entries[name] = _entry(plan, "skipped", reason="no model of the run can run it")
             _say(f"{name}: skipped (no model of the run can run it)", show)
@@ -518,7 +519,7 @@ def _entry(plan: _Plan, status: str, *, reason: str = "") -> dict[str, Any]:
         "models": [m.shown for m in plan.models],
         "skipped": plan.skipped,
         "table": f"tables/{name}.parquet" if plan.models else None,
-        "result": f"results/{name}.parquet" if status == "done" else None,
+        "result": f"results/{name}.jsonl" if status == "done" else None,
     }
 
 

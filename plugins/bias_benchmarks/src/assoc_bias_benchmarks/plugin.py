@@ -68,7 +68,7 @@ def declared(benchmark: str) -> dict[str, Any] | None:
         return dict(given)
     if not registry.SCORERS:
         return None
-    scorers = [_resolve(where).name for where in registry.SCORERS]
+    scorers = {_resolve(where).name: _resolve(where) for where in registry.SCORERS}
     analyses = [_resolve(where).name for where in registry.ANALYSES]
     stimuli = [name for name, _, _ in registry.STIMULI]
     if not analyses or not stimuli:
@@ -77,7 +77,14 @@ def declared(benchmark: str) -> dict[str, Any] | None:
     def pick(names: list[str]) -> str:
         return benchmark if benchmark in names else names[0]
 
-    return {"name": benchmark, "scorer": pick(scorers), "stimuli": pick(stimuli), "analysis": pick(analyses)}
+    scorer = pick(list(scorers))
+    return {
+        "name": benchmark,
+        "scorer": scorer,
+        "stimuli": pick(stimuli),
+        "analysis": pick(analyses),
+        "description": str(getattr(scorers[scorer], "description", "")),
+    }
 
 
 @hookimpl

@@ -1,25 +1,17 @@
-"""The seeded subset options every benchmark's scorer offers: ``limit``, ``sample`` and ``sample_seed``.
+"""The seeded subset every benchmark's scorer offers: the options ``limit``, ``sample`` and ``sample_seed``.
 
-A scorer that declares :data:`SUBSET_OPTIONS` takes a stated subset of its stimuli before any model loads:
-``limit=N`` the first N, ``sample=N`` N drawn without replacement with ``numpy.random.default_rng(sample_seed)``,
-each as the benchmark defines a subset (:meth:`assoc.ItemStimuli.subset` per group, unless the benchmark
-needs more: HolisticBias keeps whole cells). ``assoc benchmark run --sample N`` passes them to every scorer
-that declares them (``docs/benchmarks-run.md``). The seed is ``sample_seed``, not ``seed``: a chat model's
-``seed`` is the API's sampling seed.
+A scorer that declares them takes a stated subset of its stimuli before any model loads: ``limit=N`` the first
+N, ``sample=N`` N drawn without replacement with ``numpy.random.default_rng(sample_seed)``, each as the
+benchmark defines a subset (:meth:`assoc.ItemStimuli.subset` per group for most: the options are
+:data:`assoc_bias_benchmarks.choice_scorer.SUBSET_OPTIONS`; HolisticBias keeps whole cells). ``assoc benchmark
+run --sample N`` passes them to every scorer that declares all three (``docs/benchmarks-run.md``). The seed is
+``sample_seed``, not ``seed``: a chat model's ``seed`` is the API's sampling seed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-from assoc import Option, positive
-
-SUBSET_OPTIONS: tuple[Option, ...] = (
-    Option("limit", int, None, "take the first N items of each group (a stated subset)", check=positive),
-    Option("sample", int, None, "take N items of each group drawn at random, seeded by sample_seed", check=positive),
-    Option("sample_seed", int, 0, "seed of the sample (numpy.random.default_rng)"),
-)
 
 
 def subset_of(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,8 @@ from assoc import Option, StimuliError, positive
 from assoc.lm import BOS_OPTION as CAUSAL_BOS_OPTION
 from assoc.lm import LMScorer, options_for
 
-from ..sampling import SUBSET_OPTIONS, subset_of
+from ..choice_scorer import SUBSET_OPTIONS
+from ..sampling import subset_of
 from .items import CITATION as DISCRIM_EVAL_CITATION
 from .items import CONTINUATIONS, FIELDS, answer_mass, chat_prompt, lmeval_context, logit_yes, read_reply
 

@@ -37,10 +37,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc import ModelError, StimuliError
+from assoc import ModelError, Option, StimuliError, positive
 from assoc.lm import LMScorer, options_for
 
-from ..sampling import SUBSET_OPTIONS, subset_of
+from ..sampling import subset_of
 from .sentences import CITATION as HOLISTIC_BIAS_CITATION
 from .stimuli import cell_subset
 
@@ -83,6 +83,25 @@ EXTRA_COLUMNS = {
     "value_per_token": "value / n_tokens: the per-token mean log-likelihood (the authors' measure ranks it)",
     "status": "ok, or why the sentence has no value (too_long, no_tokens, failed, ...)",
 }
+#: The seeded subset, of whole cells (:func:`assoc_bias_benchmarks.holistic_bias.stimuli.pick_cells`).
+SUBSET_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "limit",
+        int,
+        None,
+        "about N sentences per axis, as whole cells: the first descriptors, every sentence of each in the first "
+        "templates (N // 32 descriptor-template blocks, at least 2 descriptors)",
+        check=positive,
+    ),
+    Option(
+        "sample",
+        int,
+        None,
+        "about N sentences per axis, as whole cells: descriptors and templates drawn, seeded by sample_seed",
+        check=positive,
+    ),
+    Option("sample_seed", int, 0, "seed of the draw of `sample` (numpy's default_rng, per axis)"),
+)
 NO_CHAT_FORM = (
     "scorer 'holistic_bias': model {model!r} is a {kind} model, which gives no sentence log-likelihoods "
     "(it serves {serves}); HolisticBias's Likelihood Bias has no chat form, and the paper's measures of "
