@@ -301,6 +301,44 @@ def test_hook_register_model_kinds(registered: Callable[[object], None]) -> None
         assert [a.value for a in model.sentence([SentenceRequest("abc")])] == [-3.0]
 
 
+def test_hook_register_benchmarks(registered: Callable[[object], None], tmp_path: Path) -> None:
+    class Total(assoc.Analysis):
+        name = "hook_bench_total"
+        description = "the sum of the values"
+        citation = "none"
+        estimate_column = "value"
+
+        def run(self, table: Any) -> Any:
+            return table.groupby("model", as_index=False)["value"].sum()
+
+    class Plugin:
+        @assoc.hookimpl
+        def register_scorers(self, register: hookspecs.RegisterScorer) -> None:
+            register(Lengths)
+
+        @assoc.hookimpl
+        def register_analyses(self, register: hookspecs.RegisterAnalysis) -> None:
+            register(Total)
+
+        @assoc.hookimpl
+        def register_stimuli(self, register: hookspecs.RegisterStimuli) -> None:
+            register("hook_bench_words", lambda: assoc.Stimuli.from_dict(STIMULI, name="hook_bench_words"), "")
+
+        @assoc.hookimpl
+        def register_benchmarks(self, register: hookspecs.RegisterBenchmark) -> None:
+            register(assoc.Benchmark("hook_bench", "hook_lengths", "hook_bench_words", "hook_bench_total", "lengths"))
+
+    registered(Plugin())
+    assert assoc.benchmarks()["hook_bench"] == "lengths"
+    from assoc.benchmark.run import request_kinds
+
+    assert request_kinds(assoc.plugins.get_benchmark("hook_bench")) == ()  # its scorer sends no request kind
+    done = assoc.run_benchmarks(["len"], ["hook_bench"], out=tmp_path / "run", progress=False, report=False)
+    summary = done.summary[["benchmark", "model", "value", "status"]]
+    assert summary.values.tolist() == [["hook_bench", "len", -3.0, "ok"]]
+    assert (tmp_path / "run" / "tables" / "hook_bench.parquet").is_file()
+
+
 def test_hook_register_commands(registered: Callable[[object], None]) -> None:
     class Plugin:
         @assoc.hookimpl

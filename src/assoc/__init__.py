@@ -46,11 +46,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.analysis import Requirement as Requirement
     from assoc.api import analyses as analyses
     from assoc.api import analyze as analyze
+    from assoc.api import benchmarks as benchmarks
     from assoc.api import check_outputs as check_outputs
     from assoc.api import compare as compare
     from assoc.api import score as score
     from assoc.api import scorers as scorers
     from assoc.api import stimuli_sets as stimuli_sets
+    from assoc.benchmark import Benchmark as Benchmark
+    from assoc.benchmark import BenchmarkRun as BenchmarkRun
+    from assoc.benchmark import run_benchmarks as run_benchmarks
     from assoc.components import CACHE_OPTIONS as CACHE_OPTIONS
     from assoc.components import REQUIRED as REQUIRED
     from assoc.components import Option as Option
@@ -74,6 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.infra import atomic_write as atomic_write
     from assoc.infra import check_output_file as check_output_file
     from assoc.plugins import RegisterAnalysis as RegisterAnalysis
+    from assoc.plugins import RegisterBenchmark as RegisterBenchmark
     from assoc.plugins import RegisterExecutor as RegisterExecutor
     from assoc.plugins import RegisterModelKind as RegisterModelKind
     from assoc.plugins import RegisterScorer as RegisterScorer

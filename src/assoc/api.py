@@ -1,4 +1,4 @@
-"""The Python API: ``assoc.score``, ``assoc.compare``, ``assoc.analyze``, ``assoc.scorers``, ``assoc.analyses``."""
+"""The Python API: ``assoc.score``, ``compare``, ``analyze``, ``scorers``, ``analyses``, ``benchmarks``."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ def stimuli_sets() -> dict[str, str]:
     """Bundled stimuli sets: name -> description."""
     reg = plugins.registry()
     return {name: entry.description for name, entry in sorted(reg.stimuli.items())}
+
+
+def benchmarks() -> dict[str, str]:
+    """Registered benchmarks (what ``assoc benchmark run`` runs): name -> one-line description."""
+    return {name: benchmark.description for name, benchmark in plugins.benchmarks().items()}
 
 
 def _resolve_models(scorer_cls: Any, models: Any) -> tuple[list[str], dict[str, ModelName]]:

@@ -707,6 +707,7 @@ def plugins_command() -> None:
             ("stimuli", info.stimuli),
             ("executors", info.executors),
             ("model kinds", info.model_kinds),
+            ("benchmarks", info.benchmarks),
         ):
             if names:
                 provides.append(f"{label}: {', '.join(names)}")
@@ -1086,6 +1087,14 @@ def _warn_broken(reg: Any) -> None:
         )
 
 
+def _add_benchmark_commands() -> None:
+    """``assoc benchmark list`` and ``assoc benchmark run`` (:mod:`assoc.benchmark.cli`), with the executor options."""
+    from assoc.benchmark.cli import CommandParts, benchmark_group
+
+    cli.add_command(benchmark_group(CommandParts(_ScoringCommand, _threads_option, _threads, _executor, _echo_table)))
+
+
+_add_benchmark_commands()
 _COMMANDS_ADDED = False
 
 

@@ -96,8 +96,14 @@ class LMScorer(Scorer):
         The request kinds the scorer sends (:data:`assoc.lm.requests.REQUEST_KINDS`); a model whose kind
         does not serve one of them is refused before any work. Scorers that work on a kind's engine
         directly (fmat's word pieces) name the kinds they take in ``model_kinds`` instead.
+    request_sets:
+        Alternatives to ``requests`` for a scorer that asks different kinds of model differently, in order of
+        preference: a model's kind must serve one of the sets, and the scorer sends it the first set it serves
+        (:meth:`requests_for`; DiscrimEval sends ``continuation`` to a likelihood model, else ``generate``).
+        Empty (the default): ``requests`` alone.
     model_kinds:
-        The model kinds the scorer accepts (``None``: every registered kind that serves ``requests``).
+        The model kinds the scorer accepts (``None``: every registered kind that serves ``requests``, or one
+        of ``request_sets``).
     default_kind:
         The kind of a bare spec whose files cannot tell (``None``: the scorer's one kind, if it takes one).
 
@@ -108,18 +114,36 @@ class LMScorer(Scorer):
     """
 
     requests: ClassVar[frozenset[str]] = frozenset()
+    request_sets: ClassVar[tuple[frozenset[str], ...]] = ()
     model_kinds: ClassVar[tuple[str, ...] | None] = None
     default_kind: ClassVar[str | None] = None
     options: ClassVar[tuple[Option, ...]] = MODEL_OPTIONS
 
     # -- models -------------------------------------------------------------------------------------
+    @classmethod
+    def request_alternatives(cls) -> tuple[frozenset[str], ...]:
+        """The request kinds the scorer may send a model, as alternatives: ``request_sets``, else ``(requests,)``."""
+        return tuple(frozenset(s) for s in cls.request_sets) or (frozenset(cls.requests),)
+
+    def requests_for(self, kind: type[LanguageModel]) -> frozenset[str] | None:
+        """The request kinds this scorer sends a model of ``kind``: the first alternative it serves (None: none)."""
+        for wanted in self.request_alternatives():
+            if set(wanted) <= set(kind.serves):
+                return frozenset(wanted)
+        return None
+
     def accepted_kinds(self) -> list[str]:
-        """The model kinds this scorer takes: ``model_kinds``, else every registered kind serving ``requests``."""
+        """The model kinds this scorer takes: ``model_kinds``, else every registered kind serving its requests."""
         if self.model_kinds is not None:
             return list(self.model_kinds)
         from assoc.lm.loading import registered_kinds
 
-        return [name for name, kind in registered_kinds().items() if set(self.requests) <= set(kind.serves)]
+        return [name for name, kind in registered_kinds().items() if self.requests_for(kind) is not None]
+
+    def model_requests(self, model: str) -> list[str]:
+        """The request kinds sent to ``model`` (what its kind must serve): the alternative its kind serves."""
+        wanted = self.requests_for(self.model_kind(model))
+        return sorted(wanted if wanted is not None else self.requests)
 
     def model_kind(self, model: str) -> type[LanguageModel]:
         """The kind of ``model`` (:func:`assoc.lm.loading.resolve_kind`), refused in one line when not accepted."""
@@ -138,7 +162,7 @@ class LMScorer(Scorer):
                 kinds=self.accepted_kinds(),
                 default_kind=self.default_kind,
                 scorer=self.name,
-                requests=sorted(self.requests),
+                requests=self.model_requests(model),
             )
 
     def resolved_device(self) -> str:
@@ -264,7 +288,7 @@ class LMScorer(Scorer):
             kinds=self.accepted_kinds(),
             default_kind=self.default_kind,
             scorer=self.name,
-            requests=sorted(self.requests),
+            requests=self.model_requests(model),
         )
         return LMWorker(opened, cache if cache.enabled else None)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from assoc.infra.importhooks import public_face as _public_face
 from assoc.plugins.hookspecs import RegisterAnalysis as RegisterAnalysis
+from assoc.plugins.hookspecs import RegisterBenchmark as RegisterBenchmark
 from assoc.plugins.hookspecs import RegisterExecutor as RegisterExecutor
 from assoc.plugins.hookspecs import RegisterModelKind as RegisterModelKind
 from assoc.plugins.hookspecs import RegisterScorer as RegisterScorer
@@ -23,9 +24,11 @@ from assoc.plugins.manager import ENV_ALLOWLIST as ENV_ALLOWLIST
 from assoc.plugins.manager import PluginInfo as PluginInfo
 from assoc.plugins.manager import PluginRegistry as PluginRegistry
 from assoc.plugins.manager import Registered as Registered
+from assoc.plugins.manager import benchmarks as benchmarks
 from assoc.plugins.manager import executor_names as executor_names
 from assoc.plugins.manager import failed_plugins as failed_plugins
 from assoc.plugins.manager import get_analysis as get_analysis
+from assoc.plugins.manager import get_benchmark as get_benchmark
 from assoc.plugins.manager import get_executor as get_executor
 from assoc.plugins.manager import get_executor_class as get_executor_class
 from assoc.plugins.manager import get_model_kind as get_model_kind

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import click
 
     from assoc.analysis.base import Analysis
+    from assoc.benchmark.declaration import Benchmark
     from assoc.executors.base import Executor
     from assoc.lm.kinds import LanguageModel
     from assoc.scoring.scorer import Scorer
@@ -82,6 +83,13 @@ class RegisterModelKind(Protocol):
 
     def __call__(self, kind: type[LanguageModel], /) -> None:
         """Register one `assoc.lm.LanguageModel` subclass under its ``kind`` name."""
+
+
+class RegisterBenchmark(Protocol):
+    """The ``register`` callable passed to [`register_benchmarks`][assoc.plugins.hookspecs.register_benchmarks]."""
+
+    def __call__(self, benchmark: Benchmark, /) -> None:
+        """Register one [`Benchmark`][assoc.Benchmark] under its ``name``."""
 
 
 @hookspec
@@ -141,6 +149,18 @@ def register_model_kinds(register: RegisterModelKind) -> None:
     The one loader (`assoc.lm.open_model`) finds a model's kind among the registered ones, and
     ``assoc plugins`` lists them. The core registers ``masked``, ``causal`` and ``chat`` this way. Kind names
     and prefixes are unique across plugins.
+    """
+
+
+@hookspec
+def register_benchmarks(register: RegisterBenchmark) -> None:
+    """Register benchmarks: what ``assoc benchmark run`` (`assoc.run_benchmarks`) runs on every model.
+
+    Called once when plugins load, after the other registering hooks. Call ``register(Benchmark(name,
+    scorer, stimuli, analysis, description))`` for each benchmark: it names, by their registered names,
+    the scorer that scores a model on it, its default stimuli and the analysis whose headline numbers
+    summarise it (``docs/benchmarks-run.md``). The request kinds it needs are its scorer's, so a model kind
+    its scorer does not take is listed as skipped. Names are unique across plugins.
     """
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import click
 
     from assoc.analysis.base import Analysis
+    from assoc.benchmark.declaration import Benchmark
     from assoc.executors.base import Executor
     from assoc.lm.kinds import LanguageModel
     from assoc.scoring.scorer import Scorer
@@ -56,11 +57,12 @@ class PluginInfo:
     stimuli: list[str] = field(default_factory=list)
     executors: list[str] = field(default_factory=list)
     model_kinds: list[str] = field(default_factory=list)
+    benchmarks: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Registered:
-    """One registered component (scorer, analysis, executor or model-kind class, or stimuli loader) and its origin."""
+    """One registered component (scorer, analysis, executor, model kind, stimuli loader, benchmark), its origin."""
 
     name: str
     obj: Any
@@ -80,6 +82,7 @@ class PluginRegistry:
         self.stimuli: dict[str, Registered] = {}
         self.executors: dict[str, Registered] = {}
         self.model_kinds: dict[str, Registered] = {}
+        self.benchmarks: dict[str, Registered] = {}
         # (kind, name) -> the plugins that register it, for names registered by more than one plugin
         self.clashes: dict[tuple[str, str], list[str]] = {}
         self.clash_messages: list[str] = []  # one line per clash, for listings and warnings
@@ -161,11 +164,26 @@ class PluginRegistry:
             self.pm.unregister(name=name)
         # Rebuild every registry from the remaining plugins: a name that clashed may now be unique.
         for info in self.infos.values():
-            for listed in (info.scorers, info.analyses, info.stimuli, info.executors, info.model_kinds):
+            for listed in (
+                info.scorers,
+                info.analyses,
+                info.stimuli,
+                info.executors,
+                info.model_kinds,
+                info.benchmarks,
+            ):
                 listed.clear()
             if info.status == "failed" and info.error.startswith(_REGISTERING_HOOKS):
                 info.status, info.error = "loaded", ""  # judged again below
-        for registered in (self.scorers, self.analyses, self.stimuli, self.executors, self.model_kinds, self.clashes):
+        for registered in (
+            self.scorers,
+            self.analyses,
+            self.stimuli,
+            self.executors,
+            self.model_kinds,
+            self.benchmarks,
+            self.clashes,
+        ):
             registered.clear()
         self._collect()
 
@@ -184,6 +202,7 @@ class PluginRegistry:
             ("register_stimuli", self.stimuli, "stimuli set"),
             ("register_executors", self.executors, "executor"),
             ("register_model_kinds", self.model_kinds, "model kind"),
+            ("register_benchmarks", self.benchmarks, "benchmark"),
         ):
             hook = getattr(self.pm.hook, hook_name)
             for impl in hook.get_hookimpls():
@@ -208,6 +227,8 @@ class PluginRegistry:
                             raise PluginError(f"stimuli set {name!r}: loader must be callable")
                     elif _kind == "model kind":
                         name, target, text = _model_kind(obj, _registry, _plugin)
+                    elif _kind == "benchmark":
+                        name, target, text = _benchmark(obj)
                     else:
                         name, target = getattr(obj, "name", ""), obj
                         text = getattr(obj, "description", "")
@@ -230,6 +251,7 @@ class PluginRegistry:
                             "stimuli set": _info.stimuli,
                             "executor": _info.executors,
                             "model kind": _info.model_kinds,
+                            "benchmark": _info.benchmarks,
                         }
                         listed[_kind].append(name)
 
@@ -277,6 +299,7 @@ _REGISTERING_HOOKS = (
     "register_stimuli",
     "register_executors",
     "register_model_kinds",
+    "register_benchmarks",
 )
 
 
@@ -311,6 +334,15 @@ def _model_kind(obj: Any, registered: dict[str, Registered], plugin: str) -> tup
                 f"(plugin {other.plugin!r})"
             )
     return name, obj, str(obj.description or "")
+
+
+def _benchmark(obj: Any) -> tuple[str, Any, str]:
+    """(name, benchmark, description) of a benchmark being registered; a :class:`PluginError` when it is none."""
+    from assoc.benchmark.declaration import Benchmark
+
+    if not isinstance(obj, Benchmark):
+        raise PluginError(f"benchmark {obj!r} is not an assoc.Benchmark")
+    return obj.name, obj, obj.description
 
 
 def _unsupported_marker(impl: Any, hook_name: str, info: PluginInfo | None) -> bool:
@@ -480,6 +512,21 @@ def model_kinds() -> dict[str, type[LanguageModel]]:
 def get_model_kind(name: str) -> type[LanguageModel]:
     """The model kind registered as ``name``."""
     return _lookup(registry().model_kinds, "model kind", name)
+
+
+def benchmarks() -> dict[str, Benchmark]:
+    """The registered benchmarks (:func:`assoc.plugins.hookspecs.register_benchmarks`), by name, in registration order.
+
+    A benchmark two plugins register is left out (using it is an error: :func:`get_benchmark`).
+    """
+    reg = registry()
+    clashed = {name for (kind, name) in reg.clashes if kind == "benchmark"}
+    return {name: entry.obj for name, entry in reg.benchmarks.items() if name not in clashed}
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The benchmark registered as ``name``."""
+    return _lookup(registry().benchmarks, "benchmark", name)
 
 
 def get_stimuli_loader(name: str) -> Callable[[], Stimuli]:

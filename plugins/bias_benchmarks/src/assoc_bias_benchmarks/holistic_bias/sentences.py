@@ -452,6 +452,32 @@ class SentenceIndex(Sequence[Sentence]):
         template = self.dataset.templates_for(phrase)[offset]
         return Sentence(self._numbers[j] + offset + 1, template.fill(phrase), phrase, template)
 
+    def cells_of(self, positions: Any) -> tuple[list[str], Any, Any]:
+        """The descriptor and template of each sentence at ``positions`` (a numpy array), without making sentences.
+
+        Returns ``(descriptors, descriptor_codes, template_codes)``: the distinct descriptors of the
+        selection (in the order of their first noun phrase), and for each position the index of its
+        descriptor in that list and of its template in the dataset's templates (file order).
+        """
+        import numpy as np
+
+        positions = np.asarray(positions, dtype=np.int64)
+        starts = np.asarray(self._starts, dtype=np.int64)
+        phrase = np.searchsorted(starts, positions, side="right") - 1
+        offset = positions - starts[phrase]
+        order = {t.text: k for k, t in enumerate(self.dataset.templates)}
+        with_noun = np.array([order[t.text] for t in self.dataset._with_noun], dtype=np.int64)
+        without = np.array([order[t.text] for t in self.dataset._without_noun] or [-1], dtype=np.int64)
+        has_noun = np.array([p.has_noun for p in self._phrases], dtype=bool)[phrase]
+        templates = np.where(
+            has_noun,
+            with_noun[np.minimum(offset, with_noun.size - 1)],
+            without[np.minimum(offset, without.size - 1)],
+        )
+        codes: dict[str, int] = {}
+        of_phrase = np.array([codes.setdefault(p.descriptor, len(codes)) for p in self._phrases], dtype=np.int64)
+        return list(codes), of_phrase[phrase], templates
+
     def axes(self) -> dict[str, tuple[int, int]]:
         """Per axis, the positions ``[start, stop)`` of its sentences (contiguous: the phrases are sorted by axis)."""
         out: dict[str, tuple[int, int]] = {}

@@ -188,6 +188,23 @@ class HolisticBiasStimuli(Stimuli):
         }
         return self._with(picked, self.name, {**self.meta, "subset": taken})
 
+    def cells(self, *, limit: int | None = None, sample: int | None = None, seed: int = 0) -> HolisticBiasStimuli:
+        """A subset of whole cells, so that the Likelihood Bias stays defined (:func:`pick_cells`)."""
+        import numpy as np
+
+        positions = self._positions()
+        descriptors, descriptor_codes, template_codes = self.index.cells_of(positions)
+        group_of = {axis: k for k, axis in enumerate(self.groups)}
+        axis_codes = np.array([group_of.get(a, -1) for a in self._axes], dtype=np.int64)[self._codes()]
+        templates = [t.text for t in self.index.dataset.templates]
+        keep, taken = pick_cells(
+            axis_codes, descriptor_codes, template_codes, self.groups, descriptors, templates,
+            limit=limit, sample=sample, seed=seed,
+        )  # fmt: skip
+        if keep is None:
+            return self
+        return self._with(positions[keep], self.name, {**self.meta, "subset": taken})
+
     def fingerprint(self) -> str:
         """SHA-256 of the dataset's four files, the selection and the sentence numbers taken.
 
@@ -199,6 +216,124 @@ class HolisticBiasStimuli(Stimuli):
         positions = self.items.positions
         hasher.update(b"all" if positions is None else positions.astype("<i8").tobytes())
         return hasher.hexdigest()
+
+
+def pick_cells(
+    axis_codes: np.ndarray,
+    descriptor_codes: np.ndarray,
+    template_codes: np.ndarray,
+    axes: Sequence[str],
+    descriptors: Sequence[str],
+    templates: Sequence[str],
+    *,
+    limit: int | None,
+    sample: int | None,
+    seed: int,
+) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """Which sentences a subset of whole cells keeps: a boolean mask, and the record of what was taken.
+
+    The Likelihood Bias compares, in each axis and template, every pair of descriptors over all their
+    sentences, so a subset keeps **whole descriptors in whole templates**: per axis (in ``axes`` order), ``k_d``
+    of its descriptors and ``k_t`` of its templates, and every sentence of those descriptors in those
+    templates (all their nouns). With ``size`` = ``limit`` or ``sample`` (sentences per axis), ``b`` the
+    axis's mean number of sentences per descriptor and template (32 in the authors' selection: one per
+    noun) and ``slots = max(2, size // b)``: ``k_d = min(descriptors, slots)`` and ``k_t = min(templates,
+    max(1, slots // k_d))``. ``limit`` takes the first descriptors (generator order) and the first templates
+    (file order); ``sample`` draws both without replacement, seeded (``numpy.random.default_rng(seed)``,
+    per axis in order: descriptors, then templates), kept in generator order. So each test the subset
+    makes is the very test of the full run (the same sentences), and an axis's fraction is that of a
+    random set of its descriptor pairs and templates: unbiased for the axis's fraction of the full run.
+    ``sample=200`` keeps 6 descriptors in one template per axis (192 sentences, 15 pairs).
+
+    Returns ``(None, {})`` when neither ``limit`` nor ``sample`` is given.
+    """
+    import math
+
+    import numpy as np
+
+    from assoc import StimuliError
+
+    if limit is not None and sample is not None:
+        raise StimuliError("give limit or sample, not both")
+    if limit is None and sample is None:
+        return None, {}
+    size = limit if limit is not None else sample
+    if size is None or isinstance(size, bool) or size < 1:
+        raise StimuliError(f"limit and sample must be positive, got {size!r}")
+    rng = np.random.default_rng(seed) if sample is not None else None
+    keep = np.zeros(axis_codes.size, dtype=bool)
+    kept_descriptors: dict[str, list[str]] = {}
+    kept_templates: dict[str, list[str]] = {}
+    for code, axis in enumerate(axes):
+        members = axis_codes == code
+        if not members.any():
+            continue
+        in_axis = descriptor_codes[members]
+        found, first = np.unique(in_axis, return_index=True)
+        own_descriptors = found[np.argsort(first, kind="stable")]
+        own_templates = np.unique(template_codes[members])
+        block = math.ceil(int(members.sum()) / (own_descriptors.size * own_templates.size))
+        slots = max(2, size // block)
+        k_d = min(own_descriptors.size, slots)
+        k_t = min(own_templates.size, max(1, slots // k_d))
+        if rng is None:
+            chosen_d, chosen_t = own_descriptors[:k_d], own_templates[:k_t]
+        else:
+            chosen_d = own_descriptors[np.sort(rng.choice(own_descriptors.size, size=k_d, replace=False))]
+            chosen_t = own_templates[np.sort(rng.choice(own_templates.size, size=k_t, replace=False))]
+        keep |= members & np.isin(descriptor_codes, chosen_d) & np.isin(template_codes, chosen_t)
+        kept_descriptors[axis] = [descriptors[d] for d in chosen_d.tolist()]
+        kept_templates[axis] = [templates[t] for t in chosen_t.tolist()]
+    taken = {
+        "by": "cells",
+        "limit": limit,
+        "sample": sample,
+        "seed": seed if sample is not None else None,
+        "items": int(keep.sum()),
+        "descriptors": kept_descriptors,
+        "templates": kept_templates,
+    }
+    return keep, taken
+
+
+def cell_subset(stimuli: Stimuli, *, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Stimuli:
+    """``stimuli`` cut to whole cells (:func:`pick_cells`): HolisticBias sentences, lazy or held as items.
+
+    :class:`HolisticBiasStimuli` cut themselves without making a sentence; any other item stimuli whose
+    items have HolisticBias's fields (``axis`` as the group, ``descriptor``, ``template``) are cut from
+    their fields.
+    """
+    import numpy as np
+
+    from assoc import ItemStimuli
+
+    if limit is None and sample is None:
+        return stimuli
+    if isinstance(stimuli, HolisticBiasStimuli):
+        return stimuli.cells(limit=limit, sample=sample, seed=seed)
+    items = list(getattr(stimuli, "items", ()))
+    groups = list(getattr(stimuli, "groups", ())) or list(dict.fromkeys(i.group for i in items))
+    for item in items:
+        missing = [f for f in ("descriptor", "template") if f not in item.fields]
+        if missing:
+            raise StimuliError(f"{item.where}: a HolisticBias sentence has the field(s) {', '.join(missing)}")
+    descriptors: dict[str, int] = {}
+    templates: dict[str, int] = {}
+    axis_codes = np.array([groups.index(i.group) for i in items], dtype=np.int64)
+    descriptor_codes = np.array([descriptors.setdefault(str(i.fields["descriptor"]), len(descriptors)) for i in items])
+    template_codes = np.array([templates.setdefault(str(i.fields["template"]), len(templates)) for i in items])
+    keep, taken = pick_cells(
+        axis_codes, descriptor_codes, template_codes, groups, list(descriptors), list(templates),
+        limit=limit, sample=sample, seed=seed,
+    )  # fmt: skip
+    assert keep is not None
+    return ItemStimuli(
+        [item for item, kept in zip(items, keep.tolist()) if kept],
+        name=stimuli.name,
+        description=stimuli.description,
+        meta={**stimuli.meta, "subset": taken},
+        groups=groups,
+    )
 
 
 def load(source: str | None, selection: str, name: str) -> HolisticBiasStimuli:
