@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from assoc.errors import ModelError
+from assoc.errors import ModelError, TooLongError
 from assoc.lm.batching import max_length
 from assoc.lm.identity import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
 
@@ -249,6 +249,29 @@ class LoadedLM:
             raise ModelError(f"model {self.name!r} was closed")
         return self.model
 
+    def too_long(self, input_ids: Sequence[int], text: str | None = None) -> TooLongError:
+        """The error for the sequence ``input_ids``, longer than the model accepts, naming its text (shortened).
+
+        ``text``: the text as the caller wrote it; else decoded from the tokens. The error carries the
+        text, its length and the model's limit (:class:`~assoc.errors.TooLongError`), so that a scorer
+        can name its item; scorers that keep such items check lengths first (:mod:`assoc.lm.statuses`).
+        """
+        from assoc.lm.statuses import too_long_reason
+
+        if text is None:
+            try:
+                text = str(self.tokenizer.decode(list(input_ids), skip_special_tokens=True))
+            except Exception:  # noqa: BLE001 - a message must not fail: fall back to the length alone
+                text = ""
+        return TooLongError(
+            f"{too_long_reason(text, len(input_ids), self.name, self.max_length)}: cutting it would score another "
+            "text; shorten it",
+            text=text,
+            n_tokens=len(input_ids),
+            max_length=self.max_length,
+            model=self.name,
+        )
+
     def _refuse_bad_ids(self, input_ids: Sequence[int], token_ids: Sequence[int] | None, n_vocab: int) -> None:
         """Raise :class:`ModelError` for a sequence longer than the model accepts or a token id outside its vocabulary.
 
@@ -256,10 +279,7 @@ class LoadedLM:
         read (None: the whole vocabulary, nothing to check).
         """
         if len(input_ids) > self.max_length:
-            raise ModelError(
-                f"a sequence of {len(input_ids)} tokens is longer than model {self.name!r} "
-                f"accepts ({self.max_length} tokens including special tokens)"
-            )
+            raise self.too_long(input_ids)
         if token_ids is not None and any(not 0 <= t < n_vocab for t in token_ids):
             raise ModelError(f"token id outside the vocabulary of {self.name!r} (size {n_vocab})")
 
