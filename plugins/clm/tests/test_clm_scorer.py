@@ -119,7 +119,7 @@ def test_an_option_with_nothing_before_it_has_no_value_never_a_partial_sum(causa
     assert len(causal_lms["gpt2"].tokenizer("He", add_special_tokens=False)["input_ids"]) == 2
     row = score_items(causal_lms["gpt2"], items, bos="none")[0]
     # nothing before the option and no BOS: its first token starts the sequence, unscored, so log P(O | P) has no
-    # value (it used to be log P of its second token alone, n_option_tokens 1); the sentence is scored as bos='none' says
+    # value (it used to be log P of its second token alone, n_option_tokens 1); the sentence is scored as bos says
     assert row["n_option_tokens"] == 0 and math.isnan(row["option_log_prob"])
     assert row["option_status"] == "no_start_token" and row["sentence_status"] == "ok"
     assert row["n_tokens"] == len(causal_lms["gpt2"].tokenizer("He works.", add_special_tokens=False)["input_ids"]) - 1
