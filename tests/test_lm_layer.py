@@ -165,10 +165,12 @@ def test_a_text_too_long_for_the_model_gets_no_value_and_says_why(tiny):
     assert "tokens, more than model" in long.reason
     assert choice.index is None and choice.status == "too_long"
     # what a benchmark needs to name its item: the key it sent (its example id), the text, its length in tokens
-    assert (
-        named.reason.startswith("item 'ex-7': 'nurse nurse nurse")
-        and " has 201 tokens, more than model" in named.reason
+    import re
+
+    found = re.search(
+        r"^item 'ex-7': 'nurse nurse .+ has (\d+) tokens, more than model .+ accepts \(64, ", named.reason
     )
+    assert found and int(found.group(1)) > 200
 
 
 # -- the masked kind -----------------------------------------------------------------------------------
