@@ -313,8 +313,7 @@ class LoadedLM:
             except Exception:  # noqa: BLE001 - a message must not fail: fall back to the length alone
                 text = ""
         return TooLongError(
-            f"{too_long_reason(text, len(input_ids), self.name, self.max_length)}: cutting it would score another "
-            "text; shorten it",
+            f"{too_long_reason(text, len(input_ids), self.name, self.max_length)}; shorten it",
             text=text,
             n_tokens=len(input_ids),
             max_length=self.max_length,
