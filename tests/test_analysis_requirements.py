@@ -55,7 +55,11 @@ def base_table() -> pd.DataFrame:
 
 
 def meeting(cls: type, table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` adjusted to meet ``cls.requires``: its scorer and measure, where it names them."""
+    """``table`` adjusted to meet ``cls.requires``: its scorer and measure, where it names them.
+
+    A required column the table lacks is added empty, or numbered row by row when it is one of the
+    columns that identify a row (`Requirement.keys`), so that no two rows share a key.
+    """
     req = cls.requires
     out = table.copy()
     if req.scorers is not None:
@@ -64,7 +68,7 @@ def meeting(cls: type, table: pd.DataFrame) -> pd.DataFrame:
         out["measure"] = req.measures[0]
     for column in req.columns:
         if column not in out.columns:
-            out[column] = ""
+            out[column] = [str(i) for i in range(len(out))] if column in req.keys else ""
     return out
 
 
@@ -256,3 +260,144 @@ def test_an_analysis_that_picks_its_rows_reads_a_compare_table():
         check_requirement(
             assoc.get_analysis("stereotype")(dictionary={"W": {"a1": 1.0}}), listing, installed_scorers=installed
         )
+
+
+# -- one guard for every analysis: repeated rows, codes and conventions (issue 46 item 2) --------------
+
+ALL_ANALYSES = sorted(plugins.registry().analyses)  # the example plugin's too: every analysis passes the guard
+
+
+def _checked(name: str) -> tuple[type, assoc.Analysis, pd.DataFrame]:
+    """The class, an instance and a table that meets its requirement (checked: the guard is no blanket refusal)."""
+    cls = assoc.get_analysis(name)
+    analysis = cls(**required_options(cls))
+    good = meeting(cls, base_table())
+    check_requirement(analysis, good, installed_scorers=set(plugins.registry().scorers))
+    return cls, analysis, good
+
+
+#: Analyses whose rows need not be unique, and why: their estimates do not move when every row repeats.
+REPEATS_ARE_DATA = {
+    "stereotype": "a response repeated is data: SADCAT counts each; the option deduplicate removes them"
+}
+
+
+@pytest.mark.parametrize("name", ALL_ANALYSES)
+def test_every_analysis_refuses_a_table_concatenated_with_itself(name):
+    cls, _, good = _checked(name)
+    if not cls.requires.keys:
+        assert name in REPEATS_ARE_DATA, f"{name} says which columns identify a row, or why rows may repeat"
+        once = assoc.analyze(name, good, **required_options(cls))
+        twice = assoc.analyze(name, pd.concat([good, good]), **required_options(cls))
+        assert np.allclose(once["value"], twice["value"], equal_nan=True)  # shares and means: the same estimates
+        return
+    with pytest.raises(TableError) as caught:
+        assoc.analyze(name, pd.concat([good, good]), **required_options(cls))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"analysis {name!r} needs one row per ")
+    assert f"{len(good):,} of {2 * len(good):,} rows that repeat another row's" in message
+
+
+@pytest.mark.parametrize("name", ALL_ANALYSES)
+def test_every_analysis_refuses_a_table_of_a_measure_it_cannot_mean_anything_on(name):
+    cls, _, good = _checked(name)
+    req = cls.requires
+    assert req.measures is not None or req.not_measures, f"{name} declares the measures it reads or refuses"
+    wrong = "some_other_measure" if req.measures is not None else req.not_measures[0]
+    with pytest.raises(TableError) as caught:
+        assoc.analyze(name, good.assign(measure=wrong), **required_options(cls))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"analysis {name!r} needs ")
+    assert f"holds measure {wrong}" in message
+
+
+CONVENTIONAL = sorted(name for name in ALL_ANALYSES if assoc.get_analysis(name).requires.conventions)
+
+
+def test_the_analyses_of_sums_of_log_probabilities_declare_the_reduction():
+    assert {"crows_pairs", "lpr", "posterior", "loglik", "matched_guise"} <= set(CONVENTIONAL)
+
+
+@pytest.mark.parametrize("name", CONVENTIONAL)
+def test_every_analysis_refuses_a_table_made_under_another_convention(name):
+    from assoc.table import make_provenance, set_provenance
+
+    cls, _, good = _checked(name)
+    setting, allowed = next(iter(cls.requires.conventions.items()))
+    run = make_provenance(kind="score", scorer=str(good["scorer"].iloc[0]), options={setting: "something_else"})
+    with pytest.raises(TableError, match=f"was made with {setting}=something_else .scorer .*'s option"):
+        assoc.analyze(name, set_provenance(good.copy(), run), **required_options(cls))
+    # the same setting as a column, and inside a concatenation's and an analysis' records of their inputs
+    with pytest.raises(TableError, match=f"was made with {setting}=something_else .column {setting}."):
+        assoc.analyze(name, good.assign(**{setting: "something_else"}), **required_options(cls))
+    nested = {"kind": "analysis", "input": {"kind": "combined", "runs": [run]}}
+    with pytest.raises(TableError, match=f"{setting}=something_else"):
+        assoc.analyze(name, set_provenance(good.copy(), nested), **required_options(cls))
+    fine = make_provenance(kind="score", scorer=str(good["scorer"].iloc[0]), options={setting: allowed[0]})
+    check_requirement(cls(**required_options(cls)), set_provenance(good.copy(), fine), installed_scorers=set())
+
+
+def test_rows_that_differ_in_a_column_are_not_repeats_and_nan_keys_are_alike():
+    table = base_table()
+    analysis = assoc.get_analysis("icc")()
+    check_requirement(analysis, table)  # the values differ, the keys do not repeat
+    two_runs = pd.concat([table, table.assign(model=table["model"] + "-b")], ignore_index=True)
+    check_requirement(analysis, two_runs)
+    # a repeated key with NaN in an extra column is a repeat (NaN is alike NaN here, as in pandas' duplicated)
+    with_nan = table.assign(extra=np.nan)
+    with pytest.raises(TableError, match="1 of 129 rows"):
+        check_requirement(analysis, pd.concat([with_nan, with_nan.iloc[:1].assign(value=9.0)]))
+
+
+def test_case_1_bbq_counts_a_duplicated_table_twice_today_and_is_refused():
+    """Issue 46 case 1: ``assoc.analyze("bbq", pd.concat([t, t]))``."""
+    bbq = assoc.get_analysis("bbq")
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in range(40):
+        label, target, chosen = (int(v) for v in rng.integers(0, 3, 3))
+        rows.append({
+            "model": "m", "category": "Age", "example_id": n, "context_condition": "disambig",
+            "question_polarity": "neg", "label": label, "label_type": "label", "target_loc": target % 2,
+            "chosen": chosen, "chosen_group": "unknown" if chosen == 2 else "g", "unknown_loc": 2, "status": "ok",
+            "measure": "correct", "value": float(chosen == label), "target_group": "Age", "target": str(n),
+        })  # fmt: skip
+    table = assoc.from_records(rows, scorer="chat_bbq")
+    once = bbq(n_bootstrap=0).run(table)
+    # Today's behaviour, without the guard: every count doubles (the examples are counted twice)
+    twice = bbq(n_bootstrap=0).run(pd.concat([table, table]))
+    assert once["n_examples"].item() == 40 and twice["n_examples"].item() == 80
+    assert twice["neg_target"].item() == 2 * once["neg_target"].item()
+    with pytest.raises(TableError) as caught:
+        assoc.analyze("bbq", pd.concat([table, table]), n_bootstrap=0)
+    assert "40 of 80 rows that repeat another row's key (e.g. 2 rows with model='m', example_id=0" in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from assoc.testing.tiny_clm import build_gpt2_bpe
+
+    return build_gpt2_bpe(tmp_path_factory.mktemp("guard-clm") / "gpt2", seed=0, positions=256)
+
+
+def test_case_2_a_clm_table_of_mean_log_probabilities_is_not_read_as_sentence_log_probabilities(tiny_gpt2):
+    """Issue 46 case 2: a ``clm`` table made with ``reduction=mean`` passed ``crows_pairs``."""
+    stimuli = assoc.Stimuli.load("crows_pairs").select(["pair0", "pair100", "pair200", "pair300"])
+    summed = assoc.score("clm", stimuli, [str(tiny_gpt2)], measure="sentence", cache=False, progress=False)
+    mean = assoc.score(
+        "clm", stimuli, [str(tiny_gpt2)], measure="sentence", reduction="mean", cache=False, progress=False
+    )
+    # the mean per token is the sum divided by the tokens scored (by hand): another number than log P(sentence)
+    per_token = summed["value"] / summed["n_tokens"]
+    assert np.allclose(mean["value"], per_token) and not np.allclose(mean["value"], summed["value"])
+    # Today's behaviour, without the guard: the analysis reads it as sentence log probabilities
+    crows = assoc.get_analysis("crows_pairs")
+    silent = crows(by_bias_type=False).run(mean)
+    assert silent["crows_metric"].item() == "clm:sentence"
+    with pytest.raises(TableError) as caught:
+        assoc.analyze("crows_pairs", mean)
+    message = str(caught.value)
+    assert "was made with reduction=mean (scorer clm's option, in the provenance)" in message
+    assert "reads reduction sum" in message and "\n" not in message
+    assert len(assoc.analyze("crows_pairs", summed, by_bias_type=False)) == 1

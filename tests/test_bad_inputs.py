@@ -207,3 +207,34 @@ def test_corrupt_provenance_in_a_parquet_file_warns_and_keeps_the_table(tmp_path
     with pytest.warns(UserWarning, match=r"provenance in .*t\.parquet is not valid JSON"):
         back = read_table(tmp_path / "t.parquet")
     assert back["value"].tolist() == table["value"].tolist() and back.attrs == {}
+
+
+# -- name:selection of a bundled set (issue 46, "Messages") ------------------------------------------------
+
+
+def test_an_unknown_design_of_a_large_set_is_one_short_line_with_a_suggestion():
+    result = _cli("stimuli", "crows_pairs:pair12x")
+    assert result.exit_code == 2
+    message = result.output.strip()
+    assert message.count("\n") == 0 and len(message) < 400  # it listed 1,508 names (14 kB)
+    assert "did you mean 'pair12'?" in message and "1,508 in all" in message and "assoc stimuli crows_pairs" in message
+
+
+def test_a_users_crows_pairs_csv_is_read_from_the_command_line(tmp_path, monkeypatch):
+    from assoc_benchmarks.crows_data import bundled_csv
+
+    lines = bundled_csv().read_text(encoding="utf-8").splitlines(keepends=True)
+    mine = tmp_path / "my.csv"
+    mine.write_text("".join(lines[:4]), encoding="utf-8")  # the header and the first three pairs
+    monkeypatch.chdir(tmp_path)
+    listed = _cli("stimuli", "crows_pairs:my.csv")
+    assert listed.exit_code == 0, listed.output
+    assert [line.split(":")[0] for line in listed.output.splitlines()] == ["pair0", "pair1", "pair2"]
+    loaded = assoc.Stimuli.load(f"crows_pairs:{mine}")
+    assert loaded.meta["source"] == str(mine) and len(loaded) == 3
+    missing = _cli("stimuli", "crows_pairs:mine.csv")
+    assert missing.exit_code == 2 and "CrowS-Pairs file not found: mine.csv" in missing.output
+    assert missing.output.count("\n") == 1
+    not_a_reader = _cli("stimuli", "caliskan:my.csv")
+    assert not_a_reader.exit_code == 2 and "does not read a copy of yours" in not_a_reader.output
+    assert not_a_reader.output.count("\n") == 1

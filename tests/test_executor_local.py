@@ -99,6 +99,24 @@ def test_units_report_what_they_did_and_units_from_the_cache_report_nothing(unit
     assert again.drop(columns=[]).equals(more)
 
 
+def test_an_incomplete_unit_is_not_cached_and_runs_again(units_plugin):
+    """Scorer.unit_complete: the rows of an incomplete unit enter the table, and the next run computes it again."""
+    first = assoc.score("length_units", STIMULI, ["m1"], per_unit=4, incomplete="c")
+    assert units_plugin("unit") == ["m1#0", "m1#1", "m1#2"]  # m1#1 holds the pairs of target "c"
+    again = assoc.score("length_units", STIMULI, ["m1"], per_unit=4, incomplete="c")
+    assert units_plugin("unit") == ["m1#0", "m1#1", "m1#2", "m1#1"]
+    assert again.attrs["assoc"]["executor"]["units_from_cache"] == 2
+    assert again.drop(columns=[]).equals(first)
+
+
+def test_merge_units_gets_the_rows_and_the_reports_of_the_units_computed(units_plugin):
+    """Scorer.merge_units: every unit's rows (computed or cached) and the reports of this run's units."""
+    table = assoc.score("length_units", STIMULI, ["m1"], per_unit=4, report=True, count_in_merge=True)
+    assert table.attrs["assoc"]["run"] == {"rows": 9, "reports": 3}
+    more = assoc.score("length_units", STIMULI, ["m1", "m2"], per_unit=4, report=True, count_in_merge=True)
+    assert more.attrs["assoc"]["run"] == {"rows": 18, "reports": 3}  # m1's three units came from the cache
+
+
 def test_a_failing_model_keeps_the_finished_units(units_plugin, monkeypatch):
     monkeypatch.setenv("ASSOC_TEST_FAIL_MODEL", "m2")
     with pytest.raises(OSError, match="cannot open model m2") as caught:

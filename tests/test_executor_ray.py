@@ -275,3 +275,21 @@ def test_sbert_topwords_gives_the_local_table(ray_session, monkeypatch):
     remote = assoc.score("sbert_topwords", terms, ["all-MiniLM-L6-v2"], executor="ray", **options)
     assert remote.attrs["assoc"]["executor"]["units"] == 3 and len(local) == 15
     assert_same_table(local, remote)
+
+
+def test_chat_listing_gives_the_local_table_and_run_report(ray_session):
+    """A chat scorer's units (blocks of requests) on Ray: the same table, warnings aside the same run report."""
+    import warnings
+
+    from assoc.testing.openai_server import EXAMPLE_STIMULI, FAST_RETRIES, ChatServer
+
+    with ChatServer() as server, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        options = {"base_url": server.url, "task": "both", "n_items": 4, "unit_size": 3, "cache": False}
+        local = assoc.score("chat_listing", EXAMPLE_STIMULI, ["m1", "m2"], **options, **FAST_RETRIES)
+        remote = assoc.score("chat_listing", EXAMPLE_STIMULI, ["m1", "m2"], executor="ray", **options, **FAST_RETRIES)
+    assert remote.attrs["assoc"]["executor"]["units"] == 8  # ten requests a model, in units of three
+    volatile = ("seconds_sending", "seconds_waiting_to_retry")
+    runs = [{k: v for k, v in t.attrs["assoc"].pop("run").items() if k not in volatile} for t in (local, remote)]
+    assert runs[0] == runs[1] and runs[0]["sent"] == 20
+    assert_same_table(local, remote)

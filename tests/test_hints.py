@@ -71,7 +71,8 @@ def _listing_and_rating_table() -> pd.DataFrame:
 def test_stereotype_on_listing_and_ratings_names_the_where_that_fixes_it(tmp_path):
     dictionary = pd.DataFrame({"word": ["caring", "cold", "smart"], "dimension": "Warmth", "direction": [1, -1, 1]})
     table = _listing_and_rating_table()
-    with pytest.raises(DataError, match=r"several measures \(listed, rating\).*--where measure=listed"):
+    # the guard of every analysis: ratings are no listed words
+    with pytest.raises(DataError, match=r"holds measure rating .keep the others' rows: --where measure=listed"):
         assoc.analyze("stereotype", table, dictionary=dictionary)
     # the hint, followed as printed, runs
     assoc.write_table(table, tmp_path / "chat.csv")

@@ -39,9 +39,6 @@ LOADERS = frozenset(
 #: that no longer breaks the rule fails the test too: delete it when its branch lands.
 KNOWN = {
     "clm_bbq": "the bench-plugin branch replaces it by the `bbq` scorer on LMScorer (issue 41, item 3)",
-    "chat_listing": "ChatScorer runs all its requests in score() (it landed before LMScorer); to move onto units",
-    "chat_word_association": "ChatScorer (as chat_listing)",
-    "chat_bbq": "ChatScorer (as chat_listing), then bench-plugin's `bbq` scorer replaces it",
     "sbert_topwords": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
     "sbert_cosine": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",
     "sbert_valence": "sentence encoders are no request kind yet: issue 43 adds the `embedding` kind",

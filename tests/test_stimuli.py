@@ -242,3 +242,29 @@ def test_names_sort_naturally():
         r"weat8, weat9, weat10\)",
     ):
         assoc.Stimuli.load("caliskan:weat99")
+
+
+def test_a_loader_that_cannot_read_the_users_path_is_one_line(tmp_path):
+    """``name:<path>``: an OS error of the loader (its file missing, unreadable) is one StimuliError line."""
+    import assoc
+
+    def load_copy(source=None):
+        with open(source or "bundled.csv", encoding="utf-8") as handle:  # no check of its own
+            handle.read()
+        return Stimuli([Design(name="d1", target={"t": ["x"]})], name="own")
+
+    class Plugin:
+        @assoc.hookimpl
+        def register_stimuli(self, register):
+            register("raw", load_copy, "reads a copy, raw")
+
+    assoc.plugins.register(Plugin(), name="stimuli-oserror-test")
+    try:
+        with pytest.raises(StimuliError, match=r"'raw:missing.csv': there is no file or folder 'missing.csv'"):
+            Stimuli.load("raw:missing.csv")
+        folder = tmp_path / "a_folder"
+        folder.mkdir()
+        with pytest.raises(StimuliError, match=r"cannot read .*a_folder.*Is a directory"):
+            Stimuli.load(f"raw:{folder}")
+    finally:
+        assoc.plugins.unregister("stimuli-oserror-test")

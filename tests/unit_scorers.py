@@ -52,6 +52,8 @@ class LengthUnits(Scorer):
         Option("fail_flag", str, None, "with fail_model: raise only while this file exists"),
         Option("numpy_values", bool, False, "values as numpy float32 scalars (as numpy-based scorers return them)"),
         Option("report", bool, False, "report each unit computed (Scorer.unit_report): its pairs, per model"),
+        Option("incomplete", str, None, "a target whose units are not complete (Scorer.unit_complete): never cached"),
+        Option("count_in_merge", bool, False, "merge_units writes the run report: rows and units' reports it got"),
         Option(
             "die_at",
             str,
@@ -112,6 +114,16 @@ class LengthUnits(Scorer):
         if not self.params["report"]:
             return None
         return {"units": 1, "pairs": len(unit.payload), "by_model": {unit.model: len(unit.payload)}, "last": unit.key}
+
+    def unit_complete(self, rows: list[dict[str, Any]]) -> bool:
+        return all(row["target"] != self.params["incomplete"] for row in rows)
+
+    def merge_units(self, rows: list[dict[str, Any]], models: Any, reports: list[dict[str, Any]]) -> Any:
+        if not self.params["count_in_merge"]:
+            return super().merge_units(rows, models, reports)
+        from assoc import set_run_report
+
+        return set_run_report(self.merge(rows, models), {"rows": len(rows), "reports": len(reports)})
 
 
 @hookimpl

@@ -97,6 +97,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.stimuli import fill_mask as fill_mask
     from assoc.stimuli import require_items as require_items
     from assoc.stimuli import split_at_mask as split_at_mask
+    from assoc.table import concat_tables as concat_tables
     from assoc.table import from_records as from_records
     from assoc.table import get_provenance as get_provenance
     from assoc.table import normalise as normalise

@@ -289,13 +289,14 @@ def _check_cache_dir(instance: Any) -> None:
 def expected_nan_values(provenance: Mapping[str, Any]) -> int | None:
     """How many NaN values the scorer runs behind a table reported (None: no record of a run).
 
-    A score table's run report counts them (:data:`NAN_VALUES_KEY`); a compare table adds up its runs.
+    A score table's run report counts them (:data:`NAN_VALUES_KEY`); a compare table and a concatenation of
+    tables (``--table`` repeated) add up their runs.
     """
     kind = provenance.get("kind")
     if kind == "score":
         run = provenance.get("run")
         return int(run.get(NAN_VALUES_KEY, 0)) if isinstance(run, Mapping) else 0
-    if kind == "compare" and isinstance(provenance.get("runs"), list):
+    if kind in ("compare", "combined") and isinstance(provenance.get("runs"), list):
         counts = [expected_nan_values(p) if isinstance(p, Mapping) else None for p in provenance["runs"]]
         return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
     return None

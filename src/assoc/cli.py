@@ -501,8 +501,8 @@ def _where_option(command: Any) -> Any:
     )(command)
 
 
-def _selected(table_path: str, where: tuple[str, ...]) -> Any:
-    """The table at ``table_path``, reduced to the rows ``--where`` selects.
+def _selected(table: Any, where: tuple[str, ...], *, label: str = "") -> Any:
+    """The table (a path, or the DataFrame of several ``--table``), reduced to the rows ``--where`` selects.
 
     Not validated here: ``analyze`` validates the rows it runs on once (``api.analyze``), and ``plot``
     reads any table.
@@ -510,7 +510,8 @@ def _selected(table_path: str, where: tuple[str, ...]) -> Any:
     from assoc.table.files import read_table
     from assoc.table.selection import parse_where, select_rows
 
-    return select_rows(read_table(table_path), parse_where(where), where=f"table {table_path!r}")
+    frame = read_table(table) if isinstance(table, str) else table
+    return select_rows(frame, parse_where(where), where=f"table {label or table!r}")
 
 
 @cli.command()
@@ -518,31 +519,73 @@ def _selected(table_path: str, where: tuple[str, ...]) -> Any:
 @click.option(
     "--table",
     "-t",
-    "table_path",
+    "table_paths",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="Input table (.csv, .parquet or .jsonl).",
+    multiple=True,
+    metavar="FILE",
+    help="Input table (.csv, .parquet or .jsonl); repeat it, or give a pattern ('runs/*.parquet'), to analyse "
+    "several runs of one study as one table (they must share scorer, measures, columns and options).",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Analysis option; repeatable.")
 @_where_option
-@click.option("--out", help="Output table (.csv, .parquet or .jsonl). Default: print.")
-def analyze(name: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str | None) -> None:
-    """Run the analysis NAME on an association table."""
+@click.option("--out", help="Output table (.csv, .parquet or .jsonl) with every column. Default: print a short view.")
+@click.option("--full", is_flag=True, help="Print every column of the result, not the short view.")
+def analyze(
+    name: str,
+    table_paths: tuple[str, ...],
+    options: tuple[str, ...],
+    where: tuple[str, ...],
+    out: str | None,
+    full: bool,
+) -> None:
+    """Run the analysis NAME on an association table (or several runs of one study, --table repeated).
+
+    Prints a short view (what each row is, estimate, interval, p, n); --out writes the full result.
+    """
     import warnings
 
     from assoc import api, plugins
     from assoc.components.options import parse_cli_options
+    from assoc.table.combine import concat_tables, expand_paths
 
     api.check_outputs(out, "--out")
     analysis_cls = plugins.get_analysis(name)
     given = parse_cli_options(analysis_cls.options, options, owner=f"analysis {name!r}")
-    table: Any = _selected(table_path, where) if where else table_path
+    paths = expand_paths(table_paths)
+    # several tables of one study as one (validated once, by api.analyze, as one table is)
+    table: Any = paths[0] if len(paths) == 1 else concat_tables(paths, validate=False)
+    if where:
+        table = _selected(table, where, label=" + ".join(paths))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = api.analyze(name, table, **given)
     for warning in caught:
         click.echo(f"warning: {warning.message}", err=True)
-    _save_or_print(result, out)
+    if out or full:
+        _save_or_print(result, out)
+        return
+    from assoc.table.views import short_view
+
+    view = short_view(result)
+    _echo_table(view)
+    if len(view.columns) < len(result.columns):
+        click.echo(
+            f"(a short view: {len(view.columns)} of the result's {len(result.columns)} columns; --full prints them "
+            "all, --out FILE writes them)",
+            err=True,
+        )
+
+
+@cli.command(name="show")
+@click.argument("table_path", metavar="TABLE", type=click.Path(dir_okay=False))
+def show_command(table_path: str) -> None:
+    """Print what made TABLE (its provenance: scorer or analysis, models, options, run report) and its rows."""
+    from assoc.table.files import as_table
+    from assoc.table.views import overview
+
+    table = as_table(table_path, validate=False, where=f"table {table_path!r}")
+    for line in overview(table, table_path):
+        click.echo(line)
 
 
 @cli.command(name="report")
@@ -798,6 +841,138 @@ def models_tiny(
     click.echo(f"tiny masked LM (seed {seed}) in {path}: use --model {directory}", err=True)
 
 
+@cli.group(name="cache", invoke_without_command=True)
+@click.option(
+    "--cache-dir", default=None, metavar="DIR", help="The cache root (default: $ASSOC_CACHE_DIR, else the user cache)."
+)
+@click.pass_context
+def cache_group(ctx: click.Context, cache_dir: str | None) -> None:
+    """The result cache: what it holds (assoc cache, assoc cache show) and clearing it (assoc cache clear).
+
+    \b
+    assoc cache                              # size per kind, scorer and model; totals
+    assoc cache clear --scorer fmat          # the cached results of one scorer (asks first; --yes does not)
+    assoc cache clear --model tiny-a --older-than 30d
+    assoc cache clear --yes                  # everything (live runs' work is left alone)
+    """  # noqa: D301 (click's \b paragraph marker)
+    ctx.obj = {"cache_dir": cache_dir}
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(cache_show)
+
+
+def _the_cache(ctx: click.Context) -> Any:
+    from assoc.infra.cache import Cache
+
+    chosen = (ctx.obj or {}).get("cache_dir")
+    return Cache(chosen)
+
+
+@cache_group.command(name="show")
+@click.pass_context
+def cache_show(ctx: click.Context) -> None:
+    """Size of the cache per kind of result, scorer and model, with totals."""
+    cache = _the_cache(ctx)
+    areas = cache.usage()
+    total = sum(a.bytes for a in areas)
+    click.echo(f"cache: {cache.root}  {_human_size(total)} in all")
+    if not areas:
+        click.echo("empty")
+        return
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for area in areas:
+        key = (area.kind, area.scorer, area.model)
+        entry = groups.setdefault(key, [0, 0, 0])
+        entry[0] += area.bytes
+        entry[1] += area.items
+        entry[2] += 1
+    rows = sorted(groups.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    widths = [
+        max(len(h), *(len(_shorten(k[i], 48)) for k, _ in rows)) for i, h in enumerate(("kind", "scorer", "model"))
+    ]
+    click.echo(f"{'kind':<{widths[0]}}  {'scorer':<{widths[1]}}  {'model':<{widths[2]}}  {'size':>9}  {'items':>6}")
+    for (kind, scorer, model), (size, items, _) in rows:
+        click.echo(
+            f"{kind:<{widths[0]}}  {scorer:<{widths[1]}}  {_shorten(model, 48):<{widths[2]}}  "
+            f"{_human_size(size):>9}  {items:>6}"
+        )
+    for label, index in (("kind", 0), ("scorer", 1), ("model", 2)):
+        totals: dict[str, int] = {}
+        for key, (size, _, _) in groups.items():
+            if key[index]:
+                totals[key[index]] = totals.get(key[index], 0) + size
+        if totals:
+            shown = sorted(totals.items(), key=lambda kv: -kv[1])
+            click.echo(f"by {label}: " + "; ".join(f"{_shorten(k, 48)} {_human_size(v)}" for k, v in shown))
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
+
+
+def _seconds(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``2w`` or a number of days, as seconds; one clear line otherwise."""
+    import re
+
+    from assoc.errors import OptionError
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
+    if not found:
+        raise OptionError(f"--older-than {text!r}: give an age such as 30d, 12h, 90m or 2w")
+    unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "": 86400}[found.group(2)]
+    return float(found.group(1)) * unit
+
+
+@cache_group.command(name="clear")
+@click.option("--scorer", "-s", default=None, help="Only the results of this scorer.")
+@click.option("--model", "-m", default=None, help="Only the results of this model (as given to --model).")
+@click.option("--older-than", default=None, metavar="AGE", help="Only results written before AGE ago: 30d, 12h, 2w.")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def cache_clear(
+    ctx: click.Context, scorer: str | None, model: str | None, older_than: str | None, dry_run: bool, yes: bool
+) -> None:
+    """Remove cached results: everything, or those of a scorer, a model or an age (a live run's work stays)."""
+    cache = _the_cache(ctx)
+    age = _seconds(older_than) if older_than is not None else None
+    planned = cache.clear(scorer=scorer, model=model, older_than=age, dry_run=True)
+    what = ", ".join(
+        part
+        for part in (
+            f"scorer {scorer}" if scorer else "",
+            f"model {model}" if model else "",
+            f"older than {older_than}" if older_than else "",
+        )
+        if part
+    )
+    summary = f"{planned.files:,} files, {_human_size(planned.bytes)} of {cache.root}" + (f" ({what})" if what else "")
+    if dry_run or not planned.files:
+        click.echo(
+            f"would remove {summary}"
+            if dry_run
+            else f"nothing to remove in {cache.root}" + (f" ({what})" if what else "")
+        )
+        return
+    if not yes and not click.confirm(f"remove {summary}?", default=False):
+        click.echo("nothing removed")
+        return
+    done = cache.clear(scorer=scorer, model=model, older_than=age)
+    click.echo(f"removed {done.files:,} files, {_human_size(done.bytes)}")
+    if done.busy:
+        click.echo(
+            f"left {len(done.busy)} namespace(s) that a live run is computing in; clear again when it ends", err=True
+        )
+
+
 PLOT_KINDS = ("estimates", "scores", "agreement", "convergence")
 
 
@@ -849,15 +1024,19 @@ def _plot_options() -> dict[str, tuple[Any, ...]]:
 @click.option(
     "--table",
     "-t",
-    "table_path",
+    "table_paths",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="A score table or an analysis result (.csv, .parquet or .jsonl).",
+    multiple=True,
+    metavar="FILE",
+    help="A score table or an analysis result (.csv, .parquet or .jsonl); repeat it (or give a pattern) for "
+    "several tables of one study, drawn as one.",
 )
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Plot option; repeatable.")
 @_where_option
 @click.option("--out", required=True, help="Figure file (.png, .pdf or .svg).")
-def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tuple[str, ...], out: str) -> None:
+def plot_command(
+    kind: str, table_paths: tuple[str, ...], options: tuple[str, ...], where: tuple[str, ...], out: str
+) -> None:
     """Draw a figure of a table: estimates, scores, agreement or convergence.
 
     estimates: forest plot of an analysis result; scores: values by group; agreement:
@@ -870,6 +1049,7 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     from assoc.components.options import parse_cli_options, validate_options
     from assoc.errors import OptionError
     from assoc.infra.io import check_output_file
+    from assoc.table.combine import concat_tables, expand_paths
     from assoc.table.files import read_table
 
     if Path(out).suffix.lower() not in plotting.FIGURE_FORMATS:
@@ -880,7 +1060,10 @@ def plot_command(kind: str, table_path: str, options: tuple[str, ...], where: tu
     params = validate_options(spec, given, f"plot {kind!r}")
     if kind == "estimates" and "reference" not in given:
         params["reference"] = "auto"  # the analysis's own reference line; reference=null draws none
-    table = _selected(table_path, where) if where else read_table(table_path)
+    paths = expand_paths(table_paths)
+    table = read_table(paths[0]) if len(paths) == 1 else concat_tables(paths, validate=False)
+    if where:
+        table = _selected(table, where, label=" + ".join(paths))
     if kind == "estimates":
         fig = plotting.plot_estimates(table, **params)
     elif kind == "scores":

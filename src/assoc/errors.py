@@ -24,6 +24,10 @@ class OptionError(AssocError, ValueError):
     """An option of a scorer or analysis is unknown or has a bad value."""
 
 
+#: The most known names an :class:`UnknownNameError` lists (a bundled set may have thousands of designs).
+MAX_NAMES_LISTED = 12
+
+
 class UnknownNameError(AssocError, LookupError):
     """A scorer, analysis, stimuli set or design name is not known."""
 
@@ -33,7 +37,9 @@ class UnknownNameError(AssocError, LookupError):
         close = closest_name(name, known)
         if close:
             message += f"; did you mean {close!r}?"
-        if known:
+        if len(known) > MAX_NAMES_LISTED:  # a set of 1,508 designs: a few names, never kilobytes
+            message += f" (available: {', '.join(known[:MAX_NAMES_LISTED])}, ... {len(known):,} in all)"
+        elif known:
             message += f" (available: {', '.join(known)})"
         else:
             message += f" (no {kind}s are installed)"

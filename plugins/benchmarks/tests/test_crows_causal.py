@@ -69,3 +69,30 @@ def test_a_clm_table_of_other_stimuli_is_refused(tiny_gpt2: Path) -> None:
     option = assoc.score("clm", stimuli, [str(tiny_gpt2)], measure="option", cache=False)
     with pytest.raises(TableError, match="measure=sentence"):
         assoc.analyze("crows_pairs", pd.DataFrame(option))
+
+
+def test_a_users_crows_pairs_csv_scores_and_analyses_from_the_command_line(tiny_gpt2: Path, tmp_path: Path) -> None:
+    """Issue 46: ``--stimuli crows_pairs:my.csv`` read the file (it printed 14 kB of design names)."""
+    from assoc_benchmarks.crows_data import bundled_csv
+    from click.testing import CliRunner
+
+    from assoc.cli import build_cli
+
+    lines = bundled_csv().read_text(encoding="utf-8").splitlines(keepends=True)
+    mine = tmp_path / "my.csv"
+    mine.write_text("".join(lines[:6]), encoding="utf-8")  # the header and five pairs
+    out = tmp_path / "t.csv"
+    scored = CliRunner().invoke(
+        build_cli(),
+        ["score", "--scorer", "clm", "--stimuli", f"crows_pairs:{mine}", "--model", str(tiny_gpt2),
+         "-o", "cache=false", "--no-progress", "--out", str(out)],
+    )  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    table = assoc.read_table(out)
+    assert sorted(set(table["design"])) == [f"pair{i}" for i in range(5)]
+    summary = CliRunner().invoke(
+        build_cli(),
+        ["analyze", "crows_pairs", "--table", str(out), "-o", f"stimuli={mine}", "-o", "by_bias_type=false"],
+    )
+    assert summary.exit_code == 0, summary.output
+    assert "estimate" in summary.output.splitlines()[0]

@@ -103,11 +103,7 @@ def run(model_dir, **options):
             "chat_listing",
             study,
             model_dir,
-            backend="transformers",
-            task="both",
-            device="cpu",
-            max_tokens=12,
-            **options,
+            **{"backend": "transformers", "task": "both", "device": "cpu", "max_tokens": 12, **options},
         )
 
 
@@ -220,3 +216,50 @@ def test_the_old_spelling_backend_still_chooses_the_provider():
     ):
         scorer = assoc.get_scorer("chat_listing")(backend="transformers")
     assert scorer.params["provider"] == "transformers"
+
+
+def test_the_local_model_opens_through_the_one_loader_and_its_device_keys_units_and_provenance(tiny_chat_model):
+    """device=auto is resolved once (the CPU here, CUDA on a GPU machine) into provenance and the unit cache's key:
+    a run with device=auto and one with the device it resolved to share their units."""
+    import torch
+
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    auto = run(tiny_chat_model, device="auto")
+    (record,) = auto.attrs["assoc"]["model_names"]
+    assert (record["kind"], record["provider"], record["device"]) == ("chat", "transformers", expected)
+    assert record["fingerprint"].startswith("transformers:" + _directory_sha256(tiny_chat_model))
+    named = run(tiny_chat_model, device=expected)
+    assert named.attrs["assoc"]["executor"]["units_from_cache"] == named.attrs["assoc"]["executor"]["units"] == 1
+    assert named.drop(columns=[]).equals(auto)
+
+
+def test_a_reply_of_another_device_or_dtype_has_another_key(tiny_chat_model):
+    """The CPU's float32 replies keep their keys; a GPU's (other kernels, other random numbers) and another dtype's
+    are other replies."""
+    from assoc.lm.chat.local import model_endpoint
+
+    base = "transformers:" + _directory_sha256(tiny_chat_model)
+    assert model_endpoint(tiny_chat_model, device="cpu") == base
+    assert model_endpoint(tiny_chat_model, device="cuda:1") == f"{base}:cuda"
+    assert model_endpoint(tiny_chat_model, dtype="bfloat16", device="cuda") == f"{base}:bfloat16:cuda"
+    assert model_endpoint(tiny_chat_model, dtype="float16", device="cpu") == f"{base}:float16"
+
+
+def test_the_loaders_checks_refuse_a_local_model_before_any_work(tiny_chat_model, tmp_path):
+    """A folder without its tokenizer, or a masked LM, is refused in one line before anything loads."""
+    import shutil
+
+    from assoc.errors import ModelError
+    from assoc.testing.tiny_mlm import build_bert_wordpiece
+
+    bare = tmp_path / "no-tokenizer"
+    shutil.copytree(tiny_chat_model, bare)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (bare / name).unlink(missing_ok=True)
+    with pytest.raises(ModelError, match=r"provider=transformers.*no tokenizer vocabulary"):
+        run(str(bare))
+    bert = build_bert_wordpiece(tmp_path / "bert")
+    with pytest.raises(ModelError, match=r"provider=transformers.*is a masked model"):
+        run(str(bert))
+    with pytest.raises(assoc.errors.OptionError, match="one of 'torch'"):
+        run(tiny_chat_model, provider="transformers", backend="onnx")

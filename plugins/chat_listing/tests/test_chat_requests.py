@@ -231,13 +231,19 @@ def test_finished_study_reruns_offline_from_the_cache(server):
 
 def test_corrupt_cache_entry_is_requested_again(server, tmp_path):
     first = score(server)
-    packs = sorted((tmp_path / "cache").rglob("pack-*.json"))
+    # the response store's packs (the unit cache's namespaces hold finished units, not responses)
+    packs = sorted(
+        pack
+        for pack in (tmp_path / "cache").rglob("pack-*.json")
+        if '"backend"' in (pack.parent / "namespace.json").read_text()
+    )
     assert packs
     lost = len(json.loads(packs[0].read_text())["entries"])
     packs[0].write_text(packs[0].read_text()[:-40] + "garbage")
     server.reset()
     with pytest.warns(CacheWarning, match="corrupt"):
-        again = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, **FAST)
+        # another unit size: other units, so the finished unit's cached replies are not read back
+        again = assoc.score("chat_listing", STIMULI, "gpt-4o-mini", base_url=server.url, unit_size=2, **FAST)
     assert len(server.chat_requests()) == lost >= 1  # exactly the corrupt pack's requests are sent again
     assert first[["target", "attribute"]].equals(again[["target", "attribute"]])
 

@@ -79,9 +79,32 @@ def test_split_zip_reassembled_in_order(tmp_path):
     assert (target / "modules.json").read_text() == "[]"
     assert (target / "model.safetensors").read_bytes() == bytes(range(256)) * 400
     assert not list((tmp_path / "models").glob(".mpnet.*")), "the temporary directory is removed"
-    # second call: already complete, nothing redone
-    (target / "marker").write_text("x")
-    assert models.assemble_split_zip(parts, target) == target and (target / "marker").exists()
+    # second call: already complete, nothing redone (the same files, not rewritten)
+    before = (target / "model.safetensors").stat()
+    assert models.assemble_split_zip(parts, target) == target
+    after = (target / "model.safetensors").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_reassembled_model_changed_in_place_is_assembled_again(tmp_path):
+    """Issue 46 item 3: a cached artefact is checked against its content, not its size and modification time."""
+    import os
+    import warnings
+
+    parts = _fake_split_zip(tmp_path)
+    target = models.assemble_split_zip(parts, tmp_path / "models" / "mpnet")
+    weights = target / "model.safetensors"
+    status = weights.stat()
+    damaged = bytearray(weights.read_bytes())
+    damaged[100] ^= 0xFF
+    weights.write_bytes(bytes(damaged))
+    os.utime(weights, ns=(status.st_atime_ns, status.st_mtime_ns))  # same size, same modification time
+    assert weights.stat().st_size == status.st_size and weights.stat().st_mtime_ns == status.st_mtime_ns
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = models.assemble_split_zip(parts, target)
+    assert (again / "model.safetensors").read_bytes() == bytes(range(256)) * 400
+    assert any("no longer holds the content recorded" in str(w.message) for w in caught)
 
 
 def test_split_zip_damaged_or_out_of_order(tmp_path):

@@ -66,6 +66,8 @@ class ConvergenceAnalysis(Analysis):
         "same targets",
         at_least={"methods": 2},
         instead="score the stimuli with several scorers: assoc compare -s weat -s fmat ...",
+        # its reductions read listed words (their share in each group) and chat_word_association's choices
+        not_measures=("dry_run",),
     )
     #: Each pair of methods' r, the ICC across methods and each method's r with a criterion, with their intervals.
     headline = Headline(

@@ -95,6 +95,11 @@ class StereotypeAnalysis(Analysis):
         scorers=("chat_listing", "sbert_topwords"),
         at_least={"word": 1},
         instead="score with chat_listing or sbert_topwords; a WEAT or FMAT table is analysed with weat or lpr",
+        # listed words are its input; ratings (a chat_listing table with task=both) hold no word
+        not_measures=("rating", "dry_run", "pairs_parsed", "chosen"),
+        # a response repeated is data (SADCAT counts every one; `deduplicate` removes them): its shares and
+        # mean directions are the same however often every response repeats
+        keys=(),
     )
     #: any table with one row per response; a missing response (NaN) is data, coded as missing
     requires_association_table = False

@@ -120,9 +120,11 @@ def run_study(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run ``scorer`` on ``stimuli`` and ``models`` through ``executor``.
 
-    The reports of the units computed here (:meth:`~assoc.scoring.scorer.Scorer.unit_report`) are
-    combined (:meth:`~assoc.scoring.scorer.Scorer.combine_unit_reports`) into the table's run report;
-    units from the cache report nothing.
+    The reports of the units computed here (:meth:`~assoc.scoring.scorer.Scorer.unit_report`) go to
+    :meth:`~assoc.scoring.scorer.Scorer.merge_units` with the rows (by default combined by
+    :meth:`~assoc.scoring.scorer.Scorer.combine_unit_reports` into the table's run report); units from
+    the cache report nothing. A unit whose rows are not complete
+    (:meth:`~assoc.scoring.scorer.Scorer.unit_complete`) is not cached: the next run computes it again.
 
     Returns the merged table (``scorer.merge``) and the executor's provenance record: its
     name and settings, the number of units and how many came from the cache, and the threads
@@ -213,7 +215,7 @@ def run_study(
                 rows = plain_rows(outcome.rows)
                 used.append(outcome.threads)
                 namespace = namespaces.get(unit.model)
-                if namespace is not None:
+                if namespace is not None and scorer.unit_complete(rows):  # an incomplete unit runs again next time
                     namespace.put_many({unit.fingerprint(): rows})
                 claim = claims.pop(unit.key, None)
                 if claim is not None:
@@ -251,12 +253,6 @@ def run_study(
             f"executor {executor.name!r} finished without the rows of {len(missing)} unit(s) (first: {missing[0]!r})"
         )
     rows = [row for unit in units for row in rows_of[unit.key]]
-    table = scorer.merge(rows, list(models))
-    if reports:
-        from assoc.scoring.output import RUN_REPORT_KEY, set_run_report
-
-        combined = scorer.combine_unit_reports([reports[unit.key] for unit in units if unit.key in reports])
-        # what merge() reported of the whole table comes last: it knows more than any unit
-        set_run_report(table, {**combined, **(table.attrs.get(RUN_REPORT_KEY) or {})})
+    table = scorer.merge_units(rows, list(models), [reports[unit.key] for unit in units if unit.key in reports])
     record = {**executor.describe(), "units": len(units), "units_from_cache": cached, "threads": setting.record(used)}
     return table, record

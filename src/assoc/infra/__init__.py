@@ -3,7 +3,8 @@
 Nothing here knows about stimuli, scorers or tables. One of the three service modules of the
 plugin API (docs/plugin-api.md): a plugin imports the names below from ``assoc.infra``, never
 from its modules, which may move: the one on-disk cache (:class:`Cache`, :class:`Namespace`,
-:func:`digest`, :func:`exclusive_lock`, :func:`default_root`, :class:`CacheWarning`), progress
+:func:`digest`, :func:`exclusive_lock`, :func:`default_root`, :class:`CacheWarning`; the content
+fingerprints of artefacts kept beside it: :func:`seal`, :func:`intact`, :func:`file_sha256`), progress
 bars (:func:`bar`), memory budgets (:class:`BytesLRU`, :func:`physical_memory`,
 :func:`check_fits_memory`), atomic files (:func:`atomic_write`, :func:`check_output_file`,
 also at the top level of ``assoc``) and a user's text file read as UTF-8 with one clear line
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.infra.cache import default_root as default_root
     from assoc.infra.cache import digest as digest
     from assoc.infra.cache import exclusive_lock as exclusive_lock
+    from assoc.infra.cache import file_sha256 as file_sha256
+    from assoc.infra.cache import intact as intact
+    from assoc.infra.cache import seal as seal
     from assoc.infra.io import atomic_write as atomic_write
     from assoc.infra.io import check_output_file as check_output_file
     from assoc.infra.memory import BytesLRU as BytesLRU

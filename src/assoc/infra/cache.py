@@ -20,6 +20,12 @@ masked-LM engine, fmat, pll, sbert_topwords, chat_listing):
   (weight fingerprints, engine checks: :meth:`Cache.remember`).
 * :meth:`Cache.sweep` - removes what killed runs left behind (temporary files, claims and
   owner files of processes that are gone).
+* :meth:`Cache.usage` and :meth:`Cache.clear` - what the cache holds (bytes per namespace kind,
+  scorer and model) and removing it (all, or by scorer, model or age), never an item a live run
+  has claimed or is writing (``assoc cache``).
+* :func:`seal` / :func:`intact` - the content fingerprint of an artefact kept beside the cache's
+  items (an export, a model assembled from parts): recorded when written, checked once per
+  process and file before it is reused, never trusted on its size and times alone.
 * :func:`exclusive_lock` - a non-blocking lock on a file that the operating system releases when
   its holder dies (for files of a plugin's own next to the cache, e.g. chat_listing's journal).
 
@@ -35,6 +41,15 @@ a namespace holds more than ``COMPACT_AFTER`` packs, loading merges them into on
 in several packs takes the value of the last one: the value stored last wins, whatever
 order the file system lists packs in. A merged pack takes the name of the newest pack it
 merged, so compaction never changes a winner.
+
+**Integrity.** Every file the cache reuses is checked against a content fingerprint recorded when
+it was written: a pack against the sha256 of its items, an array against the sha256 of its data
+file, a memo against the sha256 of its key and value, a sealed artefact (:func:`seal`) against the
+sha256 of each of its files. A file that fails its check is reported (:class:`CacheWarning`),
+deleted and made again. The check hashes the file once per process (a file's size, times and
+inode tell this process that it has not been rewritten since; they never stand in for its content
+across processes). A write that fails for want of room (a full disk) is one line naming the file
+(:class:`~assoc.errors.OutputError`); the cache is left as it was before the write.
 
 **Versions.** The layout version :data:`LAYOUT` is part of every namespace's hash, so the
 directories of an older cache are never read (their results are computed again); pack
@@ -68,9 +83,9 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from assoc.infra.io import atomic_write
 
@@ -651,24 +666,47 @@ class Cache:
         return self.root / "memo" / kind / f"{digest([MEMO_VERSION, key])[:40]}.json"
 
     def recall(self, kind: str, key: Any) -> Any:
-        """The value remembered for ``key`` (JSON data) under ``kind``, or None (always None when disabled)."""
+        """The value remembered for ``key`` (JSON data) under ``kind``, or None (always None when disabled).
+
+        A memo whose content does not match the checksum written with it (edited, damaged) is
+        reported (:class:`CacheWarning`), deleted and reported missing, so the caller computes it again.
+        """
         if not self.enabled:
             return None
+        path = self._memo_path(kind, key)
         try:
-            record = json.loads(self._memo_path(kind, key).read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except (OSError, ValueError):
             return None
-        if not isinstance(record, dict) or record.get("key") != json.loads(json.dumps(key)):
+        try:
+            record = json.loads(text)
+            intact = record["sha256"] == digest({"key": record["key"], "value": record["value"]})
+        except (ValueError, KeyError, TypeError):
+            intact = False
+        if not intact:
+            warnings.warn(
+                f"corrupt cache file {path} ignored and deleted; it will be recomputed", CacheWarning, stacklevel=2
+            )
+            with contextlib.suppress(OSError):
+                path.unlink()
             return None
-        return record.get("value")
+        if record["key"] != json.loads(json.dumps(key)):
+            return None
+        return record["value"]
 
     def remember(self, kind: str, key: Any, value: Any) -> None:
-        """Store ``value`` for ``key`` atomically (skipped when disabled or when the root is not writable)."""
+        """Store ``value`` for ``key`` atomically, with its checksum (skipped when disabled or not writable).
+
+        A memo saves work only: when the disk is full (or the root cannot be written) nothing is
+        stored and nothing is raised.
+        """
         if not self.enabled:
             return
+        record = {"key": key, "value": value}
         try:
+            record = json.loads(json.dumps(record, ensure_ascii=False))
             with atomic_write(self._memo_path(kind, key), "w", encoding="utf-8") as handle:
-                json.dump({"key": key, "value": value}, handle, ensure_ascii=False)
+                json.dump({**record, "sha256": digest(record)}, handle, ensure_ascii=False)
         except OSError:
             pass
 
@@ -702,11 +740,226 @@ class Cache:
                             removed += 1
         return removed
 
+    # -- what the cache holds, and removing it -----------------------------------------------------
+    def usage(self) -> list[CacheArea]:
+        """What the cache holds: one :class:`CacheArea` per namespace and per other area (arrays, memos, ...).
+
+        Read-only; sizes are the bytes of the files on disk. A namespace's ``kind``, ``scorer`` and
+        ``model`` come from its key parts (``namespace.json``); an engine's namespace (``fmat-log-prob``)
+        names the model by its weights' fingerprint, translated to the model's name where a unit
+        namespace of this root records both.
+        """
+        if not self.root.is_dir():
+            return []
+        names = self._model_names()
+        areas: list[CacheArea] = []
+        for directory in sorted(p for p in self.root.iterdir() if p.is_dir() and p.name != "owners"):
+            parts = _namespace_parts(directory)
+            files = [f for f in directory.rglob("*") if f.is_file()]
+            size, newest = _size_and_newest(files)
+            if parts is None:
+                areas.append(CacheArea(directory, directory.name, "", "", size, len(files), newest, {}))
+                continue
+            model = str(parts.get("model", ""))
+            areas.append(
+                CacheArea(
+                    directory,
+                    str(parts.get("kind") or ("responses" if "endpoint" in parts else "items")),
+                    str(parts.get("scorer", "")),
+                    names.get(model, model),
+                    size,
+                    sum(1 for f in files if f.name.startswith("pack-")),
+                    newest,
+                    parts,
+                )
+            )
+        return areas
+
+    def _model_names(self) -> dict[str, str]:
+        """Weights' fingerprint -> model name, from the unit namespaces (which record both)."""
+        names: dict[str, str] = {}
+        for meta in self.root.glob("*/namespace.json"):
+            parts = _namespace_parts(meta.parent) or {}
+            if parts.get("fingerprint") and parts.get("model"):
+                names.setdefault(str(parts["fingerprint"]), str(parts["model"]))
+        return names
+
+    def clear(
+        self,
+        *,
+        scorer: str | None = None,
+        model: str | None = None,
+        older_than: float | None = None,
+        dry_run: bool = False,
+    ) -> CacheClearing:
+        """Remove cached results: everything, or those of ``scorer`` / ``model``, or older than ``older_than``.
+
+        Through the cache's own rules, never behind a live run's back: a namespace in which a live
+        run holds a claim (it is computing an item there) is left whole and counted in ``busy``; a
+        claim or temporary file of a live run is never touched; packs are deleted whole (each is
+        written atomically), so what remains is a consistent cache that later runs read and fill
+        again. With ``older_than`` (seconds), only packs written that many seconds ago or earlier go (a
+        pack's name records when it was written). Without ``scorer`` and ``model`` the arrays and
+        memos go too (they are not kept per scorer). ``dry_run``: count what would go, remove nothing.
+        """
+        result = CacheClearing()
+        if not self.root.is_dir():
+            return result
+        cutoff = time.time() - older_than if older_than is not None else None
+        wanted = self._matching(scorer, model)
+        for area in self.usage():
+            if area.parts and not wanted(area):
+                continue
+            if not area.parts and (scorer or model):
+                continue
+            if area.parts and self._live_claims(area.directory):
+                result.busy.append(area)
+                continue
+            arrays = area.directory.name == "arrays" and not area.parts
+            for path in sorted((p for p in area.directory.rglob("*") if p.is_file()), reverse=True):
+                if path.suffix == ".tmp" and not _stale_temporary(path, self.root, time.time()):
+                    continue  # a live run's file being written
+                if cutoff is not None and (path.name == "namespace.json" or (arrays and path.suffix == ".npy")):
+                    continue  # kept with what is kept: a namespace's newer packs, an array's record (below)
+                if cutoff is not None and _written_at(path) > cutoff:
+                    continue
+                if not area.parts and _held_by_a_live_run(path):
+                    continue  # a live run's journal of answers
+                result.count(path, dry_run)
+                if arrays and cutoff is not None and path.suffix == ".json":  # an array's data goes with its record
+                    for data in area.directory.glob(f"{path.stem}-*.npy"):
+                        result.count(data, dry_run)
+            if not dry_run:
+                _remove_empty_directories(area.directory)
+        if not dry_run and scorer is None and model is None:
+            self.sweep()  # owner files of runs that are gone
+        self._opened.clear()
+        return result
+
+    def _matching(self, scorer: str | None, model: str | None) -> Callable[[CacheArea], bool]:
+        """Whether a namespace belongs to ``scorer`` and ``model`` (None: any)."""
+        wanted_models: set[str] = set()
+        if model is not None:
+            wanted_models = {model, str(Path(model).expanduser().resolve())}
+            for meta in self.root.glob("*/namespace.json"):  # the fingerprints of the model's weights
+                parts = _namespace_parts(meta.parent) or {}
+                if str(parts.get("model", "")) in wanted_models and parts.get("fingerprint"):
+                    wanted_models.add(str(parts["fingerprint"]))
+
+        def matches(area: CacheArea) -> bool:
+            parts = area.parts
+            if scorer is not None:
+                kind = str(parts.get("kind", ""))
+                if parts.get("scorer") != scorer and not kind.startswith(f"{scorer}-"):
+                    return False
+            if model is not None:
+                named = {str(parts.get("model", "")), str(parts.get("fingerprint", "")), area.model}
+                hub = {n.split("@")[0].removeprefix("hf:") for n in named if n.startswith("hf:")}
+                if not (named | hub) & wanted_models:
+                    return False
+            return True
+
+        return matches
+
+    def _live_claims(self, directory: Path) -> bool:
+        for claim in directory.rglob("claim-*.lock"):
+            holder = _claim_owner(claim)
+            if holder == "" or _OWNERS.alive(self.root, holder):
+                return True
+        return False
+
+
+class CacheArea(NamedTuple):
+    """One part of a cache root, as :meth:`Cache.usage` reports it."""
+
+    directory: Path
+    kind: str  # the namespace's kind (units, fmat-log-prob, responses, ...), or the folder's name (arrays, memo)
+    scorer: str
+    model: str
+    bytes: int
+    items: int  # packs of a namespace; files of another area
+    newest: float  # when its newest file was written (seconds since the epoch; 0 when empty)
+    parts: Mapping[str, Any]  # the namespace's key parts ({} for another area)
+
+
+class CacheClearing:
+    """What :meth:`Cache.clear` removed (or, in a dry run, would remove), and what it left to live runs."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.bytes = 0
+        self.busy: list[CacheArea] = []
+
+    def count(self, path: Path, dry_run: bool) -> None:
+        """Remove ``path`` (unless ``dry_run``) and count it."""
+        try:
+            size = path.stat().st_size
+            if not dry_run:
+                path.unlink()
+        except OSError:
+            return
+        self.files += 1
+        self.bytes += size
+
+
+def _held_by_a_live_run(path: Path) -> bool:
+    """Whether another process holds ``path`` locked (:func:`exclusive_lock`): a live run's journal."""
+    if path.suffix not in (".jsonl", ".lock", ".new"):
+        return False
+    try:
+        handle = open(path, "r+b")  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    with handle:
+        return not _lock(handle)
+
+
+def _namespace_parts(directory: Path) -> dict[str, Any] | None:
+    """The key parts in a namespace's ``namespace.json`` (None: not a namespace of this layout)."""
+    try:
+        parts = json.loads((directory / "namespace.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(parts, dict) or parts.pop("layout", None) != LAYOUT:
+        return None
+    return parts
+
+
+def _size_and_newest(files: Iterable[Path]) -> tuple[int, float]:
+    size, newest = 0, 0.0
+    for path in files:
+        with contextlib.suppress(OSError):
+            status = path.stat()
+            size += status.st_size
+            newest = max(newest, _written_at(path, status.st_mtime))
+    return size, newest
+
+
+def _written_at(path: Path, mtime: float | None = None) -> float:
+    """When ``path`` was written: a pack's name records it (compaction keeps the newest stamp); else its mtime."""
+    if _PACK.match(path.name):
+        return int(path.name[len("pack-") : len("pack-") + 20]) / 1e9
+    if mtime is not None:
+        return mtime
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _remove_empty_directories(top: Path) -> None:
+    for directory in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+    with contextlib.suppress(OSError):
+        top.rmdir()
+
 
 #: The old name of :class:`Cache` (kept for plugins written against it).
 ResultCache = Cache
 
-MEMO_VERSION = 1
+#: 2: each memo records the sha256 of its key and value (memos of version 1 are not read).
+MEMO_VERSION = 2
 
 
 # -- arrays -------------------------------------------------------------------------------------------
@@ -744,12 +997,11 @@ class ArrayStore:
         try:
             record = json.loads(meta.read_text(encoding="utf-8"))
             data_file = meta.parent / record["file"]
-            with open(data_file, "rb") as handle:
-                ok = (
-                    record.get("format") == ARRAY_FORMAT
-                    and record["parts"] == json.loads(_encode(parts))
-                    and hashlib.file_digest(handle, "sha256").hexdigest() == record["sha256"]
-                )
+            ok = (
+                record.get("format") == ARRAY_FORMAT
+                and record["parts"] == json.loads(_encode(parts))
+                and file_sha256(data_file) == record["sha256"]
+            )
             array = np.load(data_file, allow_pickle=False) if ok else None
             ok = (
                 ok
@@ -777,8 +1029,7 @@ class ArrayStore:
         data_file = meta.parent / f"{meta.stem}-{owner}-{uuid.uuid4().hex[:8]}.npy"
         with atomic_write(data_file, "wb") as handle:
             np.save(handle, array, allow_pickle=False)
-        with open(data_file, "rb") as handle:
-            checksum = hashlib.file_digest(handle, "sha256").hexdigest()
+        checksum = file_sha256(data_file)
         record = {
             "format": ARRAY_FORMAT,
             "file": data_file.name,
@@ -805,3 +1056,103 @@ class ArrayStore:
             if path is not None:
                 with contextlib.suppress(OSError):
                     path.unlink()
+
+
+# -- content fingerprints, checked once per process -----------------------------------------------------
+
+#: sha256 of files this process hashed, by path, with the stat that tells it the file is unchanged since.
+_HASHED: dict[str, tuple[tuple[int, int, int, int, int], str]] = {}
+_HASHED_LOCK = threading.Lock()
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int, int]:
+    status = os.stat(path)
+    return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev)
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of ``path``'s bytes, hashed once per process and file.
+
+    Later calls in this process return the same digest while the file's size, modification and
+    change times, inode and device are those it had when hashed: rewriting a file in place changes
+    its change time (which no user can set back), replacing it changes its inode. The stamp is kept
+    in memory only, so every process hashes a file once before trusting it.
+    """
+    path = Path(path)
+    key = str(path.resolve())
+    stamp = _stamp(path)
+    with _HASHED_LOCK:
+        known = _HASHED.get(key)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    with open(path, "rb") as handle:
+        found = hashlib.file_digest(handle, "sha256").hexdigest()
+    if _stamp(path) == stamp:  # not rewritten while it was being hashed
+        with _HASHED_LOCK:
+            _HASHED[key] = (stamp, found)
+    return found
+
+
+#: The name of the record :func:`seal` writes: beside a file (``<file>.assoc-seal.json``) or in a folder.
+SEAL_SUFFIX = ".assoc-seal.json"
+SEAL_FORMAT = "assoc-seal-1"
+
+
+def _seal_path(path: Path) -> Path:
+    return path / SEAL_SUFFIX if path.is_dir() else path.with_name(path.name + SEAL_SUFFIX)
+
+
+def _contents(path: Path) -> dict[str, Path]:
+    """The files an artefact is made of, by name relative to it (itself, for a file); the seal left out."""
+    if not path.is_dir():
+        return {path.name: path}
+    return {
+        str(p.relative_to(path)): p for p in sorted(path.rglob("*")) if p.is_file() and not p.name.endswith(SEAL_SUFFIX)
+    }
+
+
+def seal(path: str | os.PathLike[str]) -> Path:
+    """Record the content fingerprint of an artefact just written: the sha256 of each of its files.
+
+    ``path`` is a file (an ONNX export) or a folder (a model assembled from parts); the record is
+    written atomically beside the file (``<file>.assoc-seal.json``) or inside the folder. Call it once
+    the artefact is complete; :func:`intact` checks it before every reuse. Returns the record's path.
+    """
+    artefact = Path(path)
+    files = {name: file_sha256(file) for name, file in _contents(artefact).items()}
+    record = _seal_path(artefact)
+    with atomic_write(record, "w", encoding="utf-8") as handle:
+        json.dump({"format": SEAL_FORMAT, "files": files}, handle, sort_keys=True, indent=1)
+    return record
+
+
+def intact(path: str | os.PathLike[str]) -> bool:
+    """Whether the artefact at ``path`` holds exactly the content :func:`seal` recorded.
+
+    False (after a :class:`CacheWarning` naming what differs) when the artefact or its record is
+    missing or unreadable, a file is missing or added, or a file's sha256 differs: the caller
+    deletes and makes it again. Each file is hashed once per process (see :func:`file_sha256`), so
+    a check repeated within a run costs a few ``stat`` calls.
+    """
+    artefact = Path(path)
+    if not artefact.exists():
+        return False
+    try:
+        record = json.loads(_seal_path(artefact).read_text(encoding="utf-8"))
+        recorded = record["files"] if record.get("format") == SEAL_FORMAT else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        recorded = None
+    if not isinstance(recorded, dict):
+        problem = "has no record of its content (written by an older assoc, or interrupted)"
+    else:
+        present = _contents(artefact)
+        changed = sorted(
+            name for name in set(recorded) | set(present) if name not in present or name not in recorded
+        ) or sorted(name for name, file in present.items() if file_sha256(file) != recorded[name])
+        problem = (
+            f"no longer holds the content recorded when it was written ({', '.join(changed[:3])})" if changed else ""
+        )
+    if problem:
+        warnings.warn(f"cached {artefact} {problem}; it is made again", CacheWarning, stacklevel=2)
+        return False
+    return True

@@ -7,12 +7,15 @@ What an overwrite keeps (``docs/guarantees.md``):
 * nothing behind: the temporary file is removed on every exit Python sees (an exception,
   Ctrl-C, ``SystemExit``; the command line turns SIGTERM into ``SystemExit``), and temporary
   files that a killed process left next to the output are removed by the next write there
-  (:func:`sweep_stale_temporaries`).
+  (:func:`sweep_stale_temporaries`);
+* a full disk (or quota, or file-size limit) is one line naming the path
+  (:class:`~assoc.errors.OutputError`, which is also an ``OSError``), the previous file kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -36,15 +39,17 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **open_kwargs: A
     if "r" in mode or "a" in mode:
         raise ValueError("atomic_write opens files for writing only ('w' or 'wb')")
     target = write_target(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = _temporary_file(target)
+    with _no_space_is_one_line(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = _temporary_file(target)
     try:
-        with os.fdopen(fd, mode, **open_kwargs) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        _keep_mode(target, tmp_name)
-        os.replace(tmp_name, target)
+        with _no_space_is_one_line(target):
+            with os.fdopen(fd, mode, **open_kwargs) as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            _keep_mode(target, tmp_name)
+            os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
@@ -59,17 +64,60 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     Mode and symlinks are kept as :func:`atomic_write` keeps them.
     """
     target = write_target(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = _temporary_file(target)
+    with _no_space_is_one_line(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = _temporary_file(target)
     os.close(fd)
     try:
-        yield Path(tmp_name)
-        _keep_mode(target, tmp_name)
-        os.replace(tmp_name, target)
+        with _no_space_is_one_line(target):
+            yield Path(tmp_name)
+            _keep_mode(target, tmp_name)
+            os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+#: What a write gets when the disk is full, the user's quota is spent or the file-size limit
+#: (``ulimit -f``) is reached: no data of assoc's is wrong, there is no room for it.
+NO_SPACE_ERRNOS = frozenset(
+    code for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG) if code is not None
+)
+
+
+def is_no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write refused for want of room (:data:`NO_SPACE_ERRNOS`), however wrapped.
+
+    Some writers (pyarrow's Parquet writer) raise their own ``OSError`` whose ``errno`` is unset but
+    whose text carries the operating system's message; those are recognised by the message.
+    """
+    if isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS:
+        return True
+    if isinstance(exc, OSError):
+        text = str(exc)
+        return any(os.strerror(code) in text for code in NO_SPACE_ERRNOS)
+    return False
+
+
+@contextlib.contextmanager
+def _no_space_is_one_line(target: Path) -> Iterator[None]:
+    """Turn a write refused for want of room into one line naming ``target`` (:class:`~assoc.errors.OutputError`)."""
+    from assoc.errors import OutputError
+
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        if not is_no_space(exc):
+            raise
+        reason = os.strerror(exc.errno) if exc.errno is not None and exc.errno in NO_SPACE_ERRNOS else str(exc)
+        raise OutputError(
+            f"cannot write {target}: {reason} (the disk, the quota or the file-size limit is full); nothing "
+            "half-written is left and an earlier version of the file is kept: free some space (e.g. assoc cache "
+            "clear) or write elsewhere"
+        ) from None
 
 
 def write_target(path: str | os.PathLike[str]) -> Path:

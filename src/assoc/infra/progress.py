@@ -211,7 +211,7 @@ class _Lines:
 
     The outermost meter writes the size of the job when it opens; while any is open, one line every
     :func:`interval` seconds, written by a background thread (so a line comes even while one long step
-    runs), describes the outermost meter, with the innermost one's count after it. With ``quiet``
+    runs), describes the outermost meter, with the innermost one's count (and its postfix) after it. With ``quiet``
     it writes nothing and only counts (for :func:`interruption_message`).
     """
 
@@ -346,6 +346,7 @@ class _Ticker:
                     inner = self._meters[-1]
                     total = f"/{inner.total}" if inner.total else ""
                     text += f"; {inner._name()}{int(inner.n)}{total} {_plural(inner.unit, inner.total or inner.n)}"
+                    text += f" [{inner.postfix}]" if inner.postfix else ""  # what it waits for (retries, ...)
             _write(text)
         with self._lock:
             self._thread = None

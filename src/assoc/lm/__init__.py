@@ -32,7 +32,8 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   (:func:`run_requests`: bounded concurrency, rate limits, retries with backoff, timeouts, redaction),
   the :class:`ResponseStore` (written on arrival, resumed), the chat-completions protocol
   (:class:`ChatRequest`, :data:`CHAT_COMPLETIONS`) and the endpoint helpers; and the chat model kind
-  (:mod:`assoc.lm.chat`): :class:`ChatModel`, the one way chat requests get their replies
+  (:mod:`assoc.lm.chat`): :class:`ChatModel` (a bare name is a chat model's spec: :func:`chat_spec`,
+  :func:`chat_model_name`), the one way chat requests get their replies
   (:func:`open_chat_runtime`, :func:`plan_chat_requests`, :func:`fetch_chat_replies`), the reply
   readers (:func:`chat_reply`, :func:`match_reply`, :func:`match_authors`, :func:`read_choice`,
   :data:`REFUSAL_PATTERNS`) and what a run sent (:class:`ChatSending`).
@@ -69,6 +70,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.chat.choice import match_reply as match_reply
     from assoc.lm.chat.choice import read_choice as read_choice
     from assoc.lm.chat.model import ChatModel as ChatModel
+    from assoc.lm.chat.model import chat_spec as chat_spec
+    from assoc.lm.chat.model import model_name as chat_model_name  # noqa: F401 (re-exported under this name)
     from assoc.lm.chat.options import CHAT_OPTIONS as CHAT_OPTIONS
     from assoc.lm.chat.options import GENERATION_OPTIONS as GENERATION_OPTIONS
     from assoc.lm.chat.options import LOCAL_OPTIONS as LOCAL_CHAT_OPTIONS  # noqa: F401 (re-exported under this name)

@@ -230,7 +230,11 @@ class Choice:
 class GenerateRequest:
     """Ask a chat model for a reply to ``messages`` with sampling ``params`` (temperature, max_tokens, seed).
 
-    ``sample`` numbers repetitions of the same request (each is its own stored reply).
+    ``sample`` numbers repetitions of the same request (each is its own stored reply). Two fields
+    describe the request without being sent or changing its reply (they are not compared): ``purpose``
+    says what it is for (a term and a task: named in the record of a request that gets no answer), and
+    ``reply_tokens`` how many tokens its reply is expected to use when ``params`` set no ``max_tokens``
+    (what a ``tokens_per_minute`` limit counts; ``None``: the engine's default).
     """
 
     kind: ClassVar[str] = "generate"
@@ -238,12 +242,15 @@ class GenerateRequest:
     messages: tuple[Mapping[str, Any], ...]
     params: Mapping[str, Any] = field(default_factory=dict)
     sample: int = 0
+    purpose: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    reply_tokens: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not self.messages:
             raise ValueError("GenerateRequest.messages is empty")
         object.__setattr__(self, "messages", tuple(dict(m) for m in self.messages))
         object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "purpose", dict(self.purpose))
 
 
 @dataclass(frozen=True)

@@ -256,6 +256,14 @@ class LMScorer(Scorer):
             for i, (payload, size) in enumerate(blocks)
         ]
 
+    def open_options(self) -> dict[str, Any]:
+        """The options the one loader opens a model with: the scorer's options (``params``).
+
+        A scorer whose kind needs more than ``params`` keep (the chat scorers: a base URL's credentials,
+        kept out of ``params`` so that provenance never holds them) overrides it.
+        """
+        return self.params
+
     def load_worker(self, model: str) -> LMWorker:
         """Open ``model`` with the one loader (the process's model cache keeps it for later units and calls)."""
         from assoc.lm.loading import open_model
@@ -263,7 +271,7 @@ class LMScorer(Scorer):
         cache = self.run_cache()
         opened = open_model(
             model,
-            self.params,
+            self.open_options(),
             cache,
             kinds=self.accepted_kinds(),
             default_kind=self.default_kind,

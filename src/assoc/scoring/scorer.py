@@ -195,6 +195,36 @@ class Scorer(Component):
         """
         return None
 
+    def unit_complete(self, rows: list[dict[str, Any]]) -> bool:
+        """Whether a unit's rows, just computed, are final, so that the driver caches them (default: yes).
+
+        A scorer whose unit can finish with part of its work undone for now (a remote request that
+        got no answer: the next run asks again) says no for such rows: they still enter this run's
+        table, and the next run computes the unit again instead of reading it from the cache.
+        """
+        return True
+
+    def merge_units(
+        self, rows: list[dict[str, Any]], models: Sequence[str], reports: list[dict[str, Any]]
+    ) -> pd.DataFrame:
+        """The table of a unit run: the rows of all units (plan order) and the reports of the units computed here.
+
+        The driver calls it once, after the last unit. The default is
+        [`merge`][assoc.scoring.scorer.Scorer.merge] of the rows, with the units' reports added up
+        ([`combine_unit_reports`][assoc.scoring.scorer.Scorer.combine_unit_reports]) before what
+        ``merge`` reported itself in the run report (``reports`` is empty when every unit came from the
+        cache: the run report then holds ``merge``'s own only). Override it to build the run report from
+        both at once (the chat scorers: what was sent from the reports, what the replies say from the rows).
+        """
+        table = self.merge(rows, models)
+        if reports:
+            from assoc.scoring.output import RUN_REPORT_KEY, set_run_report
+
+            combined = self.combine_unit_reports(reports)
+            # what merge() reported of the whole table comes last: it knows more than any unit
+            set_run_report(table, {**combined, **(table.attrs.get(RUN_REPORT_KEY) or {})})
+        return table
+
     def combine_unit_reports(self, reports: list[dict[str, Any]]) -> dict[str, Any]:
         """The run report's part from the reports of the units computed, in plan order.
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from assoc.errors import StimuliError, UnknownNameError, did_you_mean
+from assoc.errors import AssocError, StimuliError, UnknownNameError, did_you_mean
 from assoc.stimuli.design import MASK, Design, Filling, MaskItem, design_from_dict
 
 #: Finds the loader of a bundled stimuli set by name (``"caliskan"``). The registry layer
@@ -129,9 +129,21 @@ def _reads_path(loader: Callable[..., Any]) -> bool:
         return False
 
 
+#: Endings of the files a bundled set's loader may read (``crows_pairs:my.csv``): such a selection is a path.
+DATA_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".gz", ".zip", ".parquet"})
+
+
 def _names_path(selection: str) -> bool:
-    """Whether the text after ``name:`` is a path (it exists, or has a path separator) rather than design names."""
-    return "/" in selection or "\\" in selection or Path(selection).expanduser().exists()
+    """Whether the text after ``name:`` is a path rather than design names.
+
+    It is when it exists, has a path separator, or ends like a data file (``my.csv``).
+    """
+    return (
+        "/" in selection
+        or "\\" in selection
+        or Path(selection).suffix.lower() in DATA_SUFFIXES
+        or Path(selection).expanduser().exists()
+    )
 
 
 class Stimuli:
@@ -240,15 +252,40 @@ class Stimuli:
             )
         bundle, _, selection = text.partition(":")
         loader = _bundle_resolver(bundle)
-        if selection and _reads_path(loader) and _names_path(selection):
-            # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``)
-            return loader(str(Path(selection).expanduser()))  # type: ignore[call-arg]
+        hint = ""
+        if selection and _names_path(selection):
+            given = Path(selection).expanduser()
+            if _reads_path(loader):
+                # ``name:<path>``: a set whose loader reads the user's own copy (e.g. ``bbq:~/BBQ/data``); its
+                # own message for a path it cannot read, else one line here (never the OS error's traceback)
+                try:
+                    return loader(str(given))  # type: ignore[call-arg]
+                except OSError as exc:
+                    if isinstance(exc, AssocError):
+                        raise
+                    missing = not given.exists()
+                    raise StimuliError(
+                        f"{text!r}: "
+                        + (
+                            f"there is no file or folder {str(given)!r}"
+                            if missing
+                            else f"cannot read {str(given)!r}: {exc}"
+                        )
+                        + f" ({bundle}:<path> reads your copy)"
+                    ) from None
+            # a set that reads no copy: the text names designs, and an unknown one says why it is no file
+            hint = f"the bundled set {bundle!r} does not read a copy of yours: give the file (--stimuli {selection})"
         loaded = loader()
         if loaded.name != bundle:  # provenance records the name users can load it by again
             loaded = Stimuli(loaded.designs, name=bundle, description=loaded.description, meta=loaded.meta)
         if not selection:
             return loaded
-        return loaded.select([part.strip() for part in selection.split(",") if part.strip()], name=text)
+        try:
+            return loaded.select([part.strip() for part in selection.split(",") if part.strip()], name=text)
+        except UnknownNameError as exc:
+            if hint:  # the same error, saying why the text was not read as a file
+                exc.args = (f"{exc.args[0]}; {hint}",)
+            raise
 
     # -- operations ---------------------------------------------------------------------------------
 
@@ -258,7 +295,8 @@ class Stimuli:
         chosen = []
         for wanted in names:
             if wanted not in by_name:
-                raise UnknownNameError(f"design of {self.name or 'stimuli'}", wanted, by_name)
+                listing = f"assoc stimuli {self.name} lists them" if self.name and len(by_name) > 12 else ""
+                raise UnknownNameError(f"design of {self.name or 'stimuli'}", wanted, by_name, listing)
             chosen.append(by_name[wanted])
         return Stimuli(chosen, name=name or self.name, description=self.description, meta=self.meta)
 

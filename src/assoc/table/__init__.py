@@ -6,6 +6,7 @@
 * `assoc.table.files`: [`write_table`][assoc.write_table], [`read_table`][assoc.read_table],
 [`read_data_file`][assoc.read_data_file], `as_table`.
 * `assoc.table.selection`: [`select_rows`][assoc.table.select_rows] (``--where``).
+* `assoc.table.combine`: [`concat_tables`][assoc.table.concat_tables] (``--table`` repeated: one study's tables as one).
 * `assoc.table.accessor`: the ``DataFrame.assoc`` accessor.
 
 This package re-exports their public names (``from assoc.table import read_table``).
@@ -14,6 +15,8 @@ This package re-exports their public names (``from assoc.table import read_table
 from __future__ import annotations
 
 from assoc.infra.importhooks import public_face as _public_face
+from assoc.table.combine import concat_tables as concat_tables
+from assoc.table.combine import expand_paths as expand_paths
 from assoc.table.files import CSV_COLUMNS_KEY as CSV_COLUMNS_KEY
 from assoc.table.files import DATA_FILE_SUFFIXES as DATA_FILE_SUFFIXES
 from assoc.table.files import FORMATS as FORMATS
@@ -28,6 +31,7 @@ from assoc.table.provenance import PROVENANCE_LIBRARIES as PROVENANCE_LIBRARIES
 from assoc.table.provenance import get_provenance as get_provenance
 from assoc.table.provenance import library_versions as library_versions
 from assoc.table.provenance import make_provenance as make_provenance
+from assoc.table.provenance import scorer_runs as scorer_runs
 from assoc.table.provenance import set_provenance as set_provenance
 from assoc.table.schema import COLUMNS as COLUMNS
 from assoc.table.schema import TEXT_COLUMNS as TEXT_COLUMNS

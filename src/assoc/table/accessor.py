@@ -187,6 +187,8 @@ def _header(frame: pd.DataFrame, provenance: Mapping[str, Any]) -> list[str]:
     elif kind == "compare":
         scorers = ", ".join(str(run.get("scorer")) for run in provenance.get("runs", []))
         title = f"assoc comparison of scorers {scorers}: {rows}"
+    elif kind == "combined":
+        title = f"assoc tables combined ({len(provenance.get('runs') or [])} inputs): {rows}"
     else:
         title = f"table without assoc provenance: {rows}"
     lines = [title]
@@ -205,6 +207,9 @@ def _header(frame: pd.DataFrame, provenance: Mapping[str, Any]) -> list[str]:
     add("Options", ", ".join(f"{k}={v!r}" for k, v in options.items()))
     if kind == "compare":
         add("Compared", _compared(provenance))
+    if kind == "combined":
+        add("Inputs", "; ".join(str(f.get("path")) for f in provenance.get("files") or [] if isinstance(f, Mapping)))
+        add("Runs", _compared(provenance))
     inner = provenance.get("input") or {}
     if inner.get("kind") == "compare":
         add("Input", f"comparison of {_compared(inner)}")

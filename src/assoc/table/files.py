@@ -9,6 +9,7 @@ reads the other tables a plugin takes (norms, counts, choices) with one clear er
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,26 +115,31 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
         with atomic_path(path) as tmp:
             pq.write_table(arrow, tmp)
     else:
-        with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+        # Both files are written in full before either replaces its old version (the sidecar first, then the
+        # data): a disk that fills up while writing either leaves the previous pair as it was.
+        with atomic_path(path) as data_file:
+            with open(data_file, "w", encoding="utf-8", newline="") as handle:
+                if fmt == "csv":
+                    table.to_csv(handle, index=False)  # pandas writes floats with repr: exact round trip
+                elif fmt == "json":
+                    _write_json(table, handle)
+                else:
+                    _write_jsonl(table, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            sidecar = dict(provenance)
             if fmt == "csv":
-                table.to_csv(handle, index=False)  # pandas writes floats with repr: exact round trip
-            elif fmt == "json":
-                _write_json(table, handle)
+                schema = _column_schema(table)
+                if schema:
+                    sidecar[CSV_COLUMNS_KEY] = schema
+            if sidecar:
+                # The sidecar names the exact bytes it describes: a kill between the two renames, or a file
+                # edited, sorted or truncated afterwards, is detected on reading (never old labels on new rows).
+                sidecar[DATA_FILE_KEY] = _data_file_identity(data_file, len(table))
+                with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
+                    json.dump(sidecar, handle, indent=2, ensure_ascii=False)
             else:
-                _write_jsonl(table, handle)
-        sidecar = dict(provenance)
-        if fmt == "csv":
-            schema = _column_schema(table)
-            if schema:
-                sidecar[CSV_COLUMNS_KEY] = schema
-        if sidecar:
-            # The sidecar names the exact bytes it describes: a kill between the two writes, or a file
-            # edited, sorted or truncated afterwards, is detected on reading (never old labels on new rows).
-            sidecar[DATA_FILE_KEY] = _data_file_identity(path, len(table))
-            with atomic_write(sidecar_path(path), "w", encoding="utf-8") as handle:
-                json.dump(sidecar, handle, indent=2, ensure_ascii=False)
-        else:
-            sidecar_path(path).unlink(missing_ok=True)
+                sidecar_path(path).unlink(missing_ok=True)
     return path
 
 

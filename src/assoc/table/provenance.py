@@ -74,6 +74,33 @@ def set_provenance(table: pd.DataFrame, provenance: Mapping[str, Any]) -> pd.Dat
     return table
 
 
+def scorer_runs(provenance: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every scorer run a provenance record describes, outermost first.
+
+    A score table's record is one run; a comparison's (``kind`` ``compare``) and a
+    concatenation's (``combined``) hold theirs under ``runs``; an analysis result's the record of
+    its input under ``input``. Used to ask how the numbers behind a table were made (e.g. which
+    ``reduction`` a ``clm`` run used), whatever was done to the table since.
+    """
+    found: list[Mapping[str, Any]] = []
+
+    def walk(record: Any) -> None:
+        if isinstance(record, list):
+            for item in record:
+                walk(item)
+            return
+        if not isinstance(record, Mapping):
+            return
+        if record.get("kind") == "score":
+            found.append(record)
+        for key in ("runs", "input"):
+            if key in record:
+                walk(record[key])
+
+    walk(provenance)
+    return found
+
+
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=_json_default))
 

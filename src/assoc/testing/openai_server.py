@@ -13,14 +13,19 @@ against it::
         server.requests                              # every request received (method, path, body, time)
         server.max_in_flight                         # most requests it handled at once
 
-Answers (:meth:`ChatServer.answer`): a rating prompt (one that mentions a scale) gets a number
-from 1 to 5 derived from the term; a listing prompt ("List N ...") gets N distinct words chosen
-from :data:`WORDS` by a hash of the term, written in the reply shape ``shape`` (one of
-:data:`SHAPES`: numbered, bulleted, comma-separated, ...). The term is the text after
-"describe " (listing) or "who are " (rating). ``replies`` maps a substring of the user message
-to a fixed reply (e.g. a refusal), ``shapes`` a substring to a shape; ``responder`` (request body ->
-reply text) answers every chat request instead (the chat plugin's BBQ and word-association
-responders are such functions). Each route the server answers is one entry of
+Answers (:meth:`ChatServer.answer`), deterministic and parseable for every bundled chat task: the
+responders of ``assoc.testing.responders`` answer the tasks they recognise (word association,
+lettered and listed options such as BBQ's, yes/no questions, two-way questions, lm-eval's open
+question; a plugin registers more, ``assoc.testing.responders.register_responder``); a rating
+prompt (one that mentions a scale) gets a number from 1 to 5 derived from the term; a listing
+prompt ("List N ...", and any other prompt) gets N distinct words chosen from :data:`WORDS` by a
+hash of the term, written in the reply shape ``shape`` (one of :data:`SHAPES`: numbered, bulleted,
+comma-separated, ...). The term is the text after "describe " (listing) or "who are " (rating).
+``replies`` maps a substring of the user message to a fixed reply (e.g. a refusal), ``shapes`` a
+substring to a shape, ``responders`` names responders of this server only (asked before the
+registered ones); ``responder`` (request body -> reply text) answers every chat request instead
+(the chat plugin's word-association responder with planted associations is one). Each route the
+server answers is one entry of
 :attr:`ChatServer.routes` (path -> handler), so another OpenAI endpoint (``/v1/completions`` with
 log-probabilities) is one more handler.
 
@@ -58,6 +63,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from assoc.testing.responders import Responder, answer, load_responder, register_responder
 
 #: Words a listing answer draws from: Warmth and Competence words of both directions (so the
 #: ``stereotype`` analysis has something to code), some spelled with dashes or capitals.
@@ -251,6 +258,7 @@ class ChatServer:
     replies: dict[str, str] = field(default_factory=dict)
     responder: Callable[[dict[str, Any]], str] | None = None
     port: int = 0
+    responders: dict[str, Responder] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.requests: list[Received] = []
@@ -379,6 +387,9 @@ class ChatServer:
         for needle, reply in self.replies.items():
             if needle in user:
                 return reply
+        recognised = answer(body, self.responders)
+        if recognised is not None:
+            return recognised
         term = term_of(user)
         if "scale" in user.lower():
             return str(1 + _hash(term) % 5)
@@ -580,7 +591,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--shape", default="numbered", choices=SHAPES, help="listing reply shape")
+    parser.add_argument(
+        "--responder",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
+        help="a responder of an installed module (request body -> reply, or None), asked before the built-in "
+        "ones; repeat for several",
+    )
     args = parser.parse_args(argv)
+    for spec in args.responder:
+        register_responder(spec, load_responder(spec))
     server = ChatServer(delay=args.delay, shape=args.shape, port=args.port).start()
     print(f"serving on {server.url} (Ctrl-C stops)", flush=True)
     try:

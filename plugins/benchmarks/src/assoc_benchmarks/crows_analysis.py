@@ -179,6 +179,8 @@ class CrowsPairsAnalysis(Analysis):
         scorers=("crows_pairs", "clm"),
         columns=("target_group", "target"),
         instead="score crows_pairs (masked LMs) or clm with measure=sentence (causal LMs) on --stimuli crows_pairs",
+        measures=("log_prob_shared", "pll", "aul", "aula", "sentence"),
+        conventions={"reduction": ("sum",)},  # clm's mean per token is no sentence log probability
     )
     estimate_column = "metric_score"
     #: The metric score with its Clopper-Pearson interval over all pairs leads; 50 % is no preference.

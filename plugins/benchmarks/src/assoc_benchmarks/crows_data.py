@@ -167,9 +167,9 @@ def crows_pairs_stimuli(path: str | Path | None = None, bias_types: Iterable[str
     return Stimuli(designs, name="crows_pairs", description="CrowS-Pairs (Nangia et al., 2020)", meta=meta)
 
 
-def load_crows_pairs() -> Stimuli:
-    """The bundled CrowS-Pairs stimuli (all 1,508 pairs)."""
-    return crows_pairs_stimuli()
+def load_crows_pairs(path: str | None = None) -> Stimuli:
+    """The bundled CrowS-Pairs stimuli (all 1,508 pairs), or a user's copy of the CSV (``crows_pairs:<path>``)."""
+    return crows_pairs_stimuli(path)
 
 
 def _notes(design: Design) -> dict[str, str]:

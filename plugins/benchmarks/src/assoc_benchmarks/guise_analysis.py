@@ -214,6 +214,7 @@ class MatchedGuiseAnalysis(Analysis):
         "hofmann2024 stimuli)",
         scorers=("fmat", "clm"),
         measures=("log_prob", "option"),
+        conventions={"reduction": ("sum",)},  # log P(attribute | text), not its mean per token
         columns=("target_group", "attribute"),
         instead="score hofmann2024 with fmat (masked LMs) or clm --option measure=option (causal LMs)",
     )

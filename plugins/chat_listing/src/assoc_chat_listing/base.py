@@ -1,15 +1,33 @@
-"""The base of the chat scorers: requests planned, answered (from the cache, else sent) and read into one table.
+"""The base of the chat scorers: an ``LMScorer`` whose work units send ``generate`` requests to the chat kind.
 
 Every chat scorer (``chat_listing``, ``chat_word_association``, ``chat_bbq``) is a :class:`ChatScorer`:
 it builds its requests (:meth:`ChatScorer.build_requests`, :class:`PlannedRequest`: the chat request
 and what it is for), and reads each reply with its :class:`ReplyReader` (the per-reply hook: the
 listing and rating parse, the word-association parse, the BBQ choice). Everything else is written
-once, here: the options of the model and of sending, the credentials kept out of the provenance,
-the response cache and resume, the dry run, the offline mode, and the table with its run report
-(what was sent, from the cache, retried and failed; token usage; the requests without an answer).
-Requests go through the core's chat engine (:func:`assoc.lm.plan_chat_requests`,
-:func:`assoc.lm.fetch_chat_replies`: the ``openai`` provider sends them concurrently, the
-``transformers`` provider generates them locally), all models of a run in one pool.
+once, here, on :class:`assoc.lm.LMScorer`:
+
+* **work units**: :meth:`ChatScorer.plan` checks every model before any work (its kind: a bare name
+  is a chat model, ``chat:<model>`` too), builds the study's requests and cuts each model's into units
+  of ``unit_size`` requests (default 512, so the engine keeps ``concurrency`` requests of a unit in
+  flight nearly all the time); a unit's payload is its requests (key, messages, sampling parameters,
+  sample, what each is for);
+* **the one loader**: :meth:`ChatScorer.load_worker` opens the model with
+  :func:`assoc.lm.open_model` as an :class:`assoc.lm.ChatModel` (``provider=openai``: the endpoint;
+  ``transformers``: a local causal LM through the same loader), and :meth:`ChatScorer.run_unit` sends
+  the unit's ``generate`` requests through it: stored replies come from the response store, the
+  others are sent concurrently and stored on arrival;
+* **the unit's rows are its replies** (one per request: the raw body as stored, or why there is
+  none); a unit with a request that got no answer is not cached (:meth:`ChatScorer.unit_complete`),
+  so the next run asks again; a finished unit comes from the unit cache;
+* **one table**: :meth:`ChatScorer.merge_units` reads every reply of the study with the scorer's
+  reader, in plan order, into the table (:meth:`ChatScorer._table`), and builds the run report from
+  the replies (token usage, refusals, unparsed replies, ...) and from the units' reports
+  (:meth:`ChatScorer.unit_report`: what this run sent, retried and failed); the dry run and the
+  offline mode are decided in :meth:`ChatScorer.plan`, before any unit runs.
+
+So the table, the run report, the warnings and every cache key are those of a run that sends every
+request in one pool: they depend neither on ``unit_size`` nor on ``concurrency`` nor on the order in
+which units run.
 """
 
 from __future__ import annotations
@@ -20,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assoc import Option, Scorer, positive, set_run_report
+from assoc import Option, OptionError, PluginError, WorkUnit, positive, set_run_report
 from assoc.lm import (
     ENDPOINT_OPTIONS,
     GENERATION_OPTIONS,
@@ -31,9 +49,14 @@ from assoc.lm import (
     ChatRequest,
     ChatRuntime,
     ChatSending,
+    GenerateRequest,
+    LMScorer,
+    LMWorker,
     ResponseStore,
     SendReport,
+    chat_model_name,
     chat_reply,
+    chat_spec,
     fetch_chat_replies,
     open_chat_runtime,
     plan_chat_requests,
@@ -49,7 +72,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from assoc import Stimuli
-    from assoc.lm import Reply
+    from assoc.lm import ChatModel, LanguageModel, Reply
 
 #: The sampling options of every chat scorer (``temperature``, ``seed``, ``max_tokens``), by name.
 SAMPLING = {option.name: option for option in GENERATION_OPTIONS}
@@ -62,22 +85,68 @@ DRY_RUN_OPTION = Option(
     False,
     "print how many requests the study needs (and how many are stored) and send none; returns the plan as a table",
 )
-#: What every chat scorer declares after its own options: the runtime, the endpoint, the cache, the local model.
+#: The chat scorers' work unit: requests of one model (the engine keeps ``concurrency`` of them in flight).
+UNIT_SIZE_OPTION = Option(
+    "unit_size",
+    int,
+    512,
+    "requests per work unit (of one model): the engine keeps `concurrency` of a unit's requests in flight, so "
+    "keep it well above concurrency; finished units are cached and a resumed run starts after them",
+    check=positive,
+)
+#: The model options' ``backend`` (what runs a local model's forward passes), as the chat kind reads it.
+BACKEND_OPTION = Option(
+    "backend",
+    str,
+    "torch",
+    "what runs a local chat model (provider=transformers): PyTorch; the ONNX backends run masked LMs only "
+    "(this option named the provider before: backend=openai/transformers still chooses it, deprecated)",
+    choices=("torch",),
+)
+#: The model options' ``batch_tokens``: a likelihood model's forward batch; chat models batch by ``batch_size``.
+BATCH_TOKENS_OPTION = Option(
+    "batch_tokens",
+    int,
+    None,
+    "a likelihood model's forward-batch token budget (the model options'); chat models do not read it: the "
+    "transformers provider generates batch_size requests at once",
+    check=positive,
+)
+#: What every chat scorer declares after its own options: the runtime, the endpoint, the caches, the model
+#: options (the chat kind's: ``device``, ``dtype``, ``revision``, ``batch_size`` of the local provider).
 SENDING_OPTIONS: tuple[Option, ...] = (
     PROVIDER_OPTION,
     *ENDPOINT_OPTIONS,
     *RESPONSE_CACHE_OPTIONS,
     DRY_RUN_OPTION,
+    UNIT_SIZE_OPTION,
     *LOCAL_CHAT_OPTIONS,
+    BACKEND_OPTION,
+    BATCH_TOKENS_OPTION,
 )
+#: Options that change neither a request nor its reply (how requests travel, where things are stored,
+#: the dry run): left out of the unit cache's key, so that a resumed run may change them.
+_NOT_KEYED = {
+    *(option.name for option in ENDPOINT_OPTIONS),
+    "cache",
+    "cache_dir",
+    "dry_run",
+    "unit_size",
+    "batch_tokens",
+    "api_key_env",
+}
+#: The options of the local provider's model, keyed only when it answers (``provider=transformers``).
+_LOCAL_ONLY = {"device", "dtype", "revision", "batch_size", "backend"}
 
 
 @dataclass(frozen=True)
 class PlannedRequest(ChatRequest):
     """A chat request of a scorer and what it is for: task, design, target group and term, prompt template.
 
-    ``extra`` holds what a scorer's reader needs besides (the word-association draw, the BBQ example);
-    its ``n_items`` is how many items the reply lists (four tokens each, for the tokens-per-minute limit).
+    ``model`` is the model's name as the endpoint knows it (``gpt-4o-mini`` for ``chat:gpt-4o-mini``),
+    ``spec`` the model as the scorer was given it (the table's ``model`` column). ``extra`` holds what a
+    scorer's reader needs besides (the word-association draw, the BBQ example); its ``n_items`` is how
+    many items the reply lists (four tokens each, for the tokens-per-minute limit).
     """
 
     task: str = ""
@@ -86,6 +155,7 @@ class PlannedRequest(ChatRequest):
     target: str = ""
     prompt: str = ""  # the template, for the table's context column
     extra: Mapping[str, Any] = field(default_factory=dict)
+    spec: str = ""
 
     def about(self) -> dict[str, Any]:
         """The term and task (in the record of a failed request)."""
@@ -147,11 +217,14 @@ class ReplyReader:
         """Warn about what went wrong in this run (``missing``: the requests without an answer)."""
 
 
-class ChatScorer(Scorer):
+class ChatScorer(LMScorer):
     """Base of the chat scorers (module docstring): subclasses build requests and read replies."""
 
     default_models = ()
     requires_models = True
+    requests: ClassVar[frozenset[str]] = frozenset({"generate"})
+    model_kinds: ClassVar[tuple[str, ...] | None] = ("chat",)
+    default_kind: ClassVar[str | None] = "chat"
     #: How this scorer reads its replies (the per-reply hook).
     reader_class: ClassVar[type[ReplyReader]] = ReplyReader
     #: How the run report shows the endpoint: ``"safe"`` (other query parameters kept) or ``"public"`` (bare).
@@ -160,28 +233,94 @@ class ChatScorer(Scorer):
     report_leaves_out: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(**_provider_from_backend(type(self).name, options))
         # Credentials written into base_url are sent but never kept where they could be stored or
         # printed: params (and so provenance and repr) hold the URL without them.
         self._base_url: str | None = self.params["base_url"]
         if self._base_url is not None:
             self.params["base_url"] = safe_url(self._base_url)
+        self._planned: list[PlannedRequest] | None = None  # the study's requests, from plan() to merge_units()
+        self._dry: tuple[dict[str, Any], list[ChatRequest]] | None = None  # a dry run's stored and missing requests
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What travels to another process's worker: not the plan (units carry their requests)."""
+        state = dict(self.__dict__)
+        state["_planned"] = state["_dry"] = None
+        return state
 
     # -- what subclasses write ---------------------------------------------------------------------
 
     def build_requests(self, stimuli: Stimuli, models: Sequence[str]) -> list[PlannedRequest]:
-        """Every request the study needs, in order."""
+        """Every request the study needs, in order (model by model)."""
         raise NotImplementedError
 
     def reader(self, requests: Sequence[PlannedRequest]) -> ReplyReader:
         """The reader of this run's replies (an instance of :attr:`reader_class`)."""
         return self.reader_class(self, requests)
 
+    # -- models ------------------------------------------------------------------------------------
+
+    def kind_spec(self, model: str) -> str:
+        """``model`` as the layer reads it: a bare name (an Ollama tag ``qwen2:7b`` too) is ``chat:<name>``."""
+        return chat_spec(model)
+
+    def model_kind(self, model: str) -> type[LanguageModel]:
+        """The chat kind (a bare name is a chat model); another kind's prefix is refused in one line."""
+        return super().model_kind(self.kind_spec(model))
+
+    def check_models(self, models: Sequence[str]) -> None:
+        """Every model before any work: its kind and the chat kind's checks (the endpoint, a local model's folder)."""
+        super().check_models([self.kind_spec(model) for model in models])
+
+    def model_fingerprint(self, model: str) -> str:
+        """What answers: ``openai:<endpoint>:<model>``, or ``transformers:<fingerprint of the weights>``."""
+        return self.model_kind(model).identify(self.kind_spec(model), self.params, self.run_cache())
+
+    def local(self) -> bool:
+        """Whether the models run in this process (``provider=transformers``)."""
+        return bool(self.params["provider"] == "transformers")
+
+    def describe_model(self, model: str) -> dict[str, Any]:
+        """Kind and provider; the device a local model runs on (``auto`` resolved)."""
+        record: dict[str, Any] = {"kind": self.model_kind(model).kind, "provider": self.params["provider"]}
+        if self.local():
+            record["device"] = self.resolved_device()
+        return record
+
+    def unit_options(self, model: str) -> dict[str, Any]:
+        """The options in the unit cache's key: all but those that change neither a request nor its reply.
+
+        A unit's payload holds its requests (their cache keys: endpoint, model, messages, sampling
+        parameters, sample) and its rows are their replies, so how requests travel (the endpoint's
+        options), where things are stored and the unit size are not keyed: a resumed run may change
+        them and still read its finished units. The local model's options are keyed with
+        ``provider=transformers`` only (``device`` as resolved).
+        """
+        options = {k: v for k, v in self.params.items() if k not in _NOT_KEYED}
+        if self.local():
+            options["device"] = self.resolved_device()
+        else:
+            options = {k: v for k, v in options.items() if k not in _LOCAL_ONLY}
+        return options
+
+    def unit_resources(self, model: str) -> dict[str, float]:
+        """A GPU for a local model on CUDA, else one CPU (requests to an endpoint wait, they do not compute)."""
+        if self.local() and self.resolved_device().startswith("cuda"):
+            return {"GPU": 1.0, "CPU": 1.0}
+        return {"CPU": 1.0}
+
+    def open_options(self) -> dict[str, Any]:
+        """The options the chat kind opens with: the base URL with its credentials, a local device resolved."""
+        options = {**self.params, "base_url": self._base_url}
+        if self.local():
+            options["device"] = self.resolved_device()  # the driver's choice, the same in every worker
+        return options
+
     # -- requests ----------------------------------------------------------------------------------
 
     def runtime(self) -> ChatRuntime:
         """What answers: the ``openai`` endpoint (credentials included) or the local ``transformers`` model."""
-        return open_chat_runtime({**self.params, "base_url": self._base_url}, self.run_cache())
+        return open_chat_runtime(self.open_options(), self.run_cache())
 
     def endpoint(self) -> str:
         """The base URL requests go to (option, else $OPENAI_BASE_URL, else the OpenAI API), credentials included."""
@@ -208,35 +347,157 @@ class ChatScorer(Scorer):
     def request(
         self, runtime: ChatRuntime, model: str, system: str, user: str, sample: int, **about: Any
     ) -> PlannedRequest:
-        """The request of ``model`` for a system and a user message (:func:`prompts.messages`), and what it is for."""
+        """The request of ``model`` for a system and a user message (:func:`prompts.messages`), and what it is for.
+
+        ``model`` is the spec the scorer was given; the request names the model as its endpoint knows it.
+        """
+        name = chat_model_name(self.kind_spec(model))
         return PlannedRequest(
             backend=runtime.provider,
-            endpoint=runtime.endpoint(model),
-            model=model,
+            endpoint=runtime.endpoint(name),
+            model=name,
             messages=tuple(prompts.messages(system, user)),
             params=self.sampling(sample),
             sample=sample,
+            spec=model,
             **about,
         )
 
-    # -- scoring -----------------------------------------------------------------------------------
+    def response_root(self) -> str | None:
+        """The response cache's root directory (``None`` with ``cache=false``: replies kept in memory)."""
+        return ResponseStore(self.params["cache_dir"], enabled=self.params["cache"]).root
 
-    def score(self, stimuli: Stimuli, models: Sequence[str], *, progress: bool) -> pd.DataFrame:
-        """Send (or take from the cache) every request of the study and read the replies into a table."""
+    # -- work units --------------------------------------------------------------------------------
+
+    def plan(self, stimuli: Stimuli, models: Sequence[str]) -> list[WorkUnit]:
+        """Check, build every request, look them up, and cut each model's into units of ``unit_size`` requests.
+
+        Before any unit runs: the stimuli and every model are checked; unreadable stored responses are
+        reported; with ``offline=true`` a request that is not stored is an error; a dry run plans no
+        unit (its table is made by :meth:`merge_units`).
+        """
         p = self.params
+        self.check_stimuli(stimuli)
+        self.check_models(models)
         requests = self.build_requests(stimuli, models)
+        self._planned, self._dry = requests, None
         store = ResponseStore(p["cache_dir"], enabled=p["cache"])
         planned = plan_chat_requests(requests, store)
         if planned.n_corrupt:
             warnings.warn(
                 f"chat_listing: {planned.n_corrupt} stored response(s) were unreadable and will be requested again",
                 ChatReplyWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if p["dry_run"]:
-            return self._dry_run(requests, planned.stored, planned.missing)
-        report = fetch_chat_replies(planned, self.runtime(), store, offline=p["offline"], progress=progress)
-        return self._table(requests, planned.stored, report, n_from_cache=planned.n_from_cache, store=store)
+            self._dry = (planned.stored, planned.missing)
+            return []
+        if p["offline"] and planned.missing:
+            fetch_chat_replies(planned, self.runtime(), store, offline=True, progress=False)  # raises, naming one
+        per_unit = self.items_per_unit()
+        units = []
+        for model in models:
+            mine = [request for request in requests if request.spec == model]
+            resources = self.unit_resources(model)
+            for number, start in enumerate(range(0, len(mine), per_unit)):
+                block = mine[start : start + per_unit]
+                payload = [_encode_request(request) for request in block]
+                units.append(WorkUnit(f"{model}#{number}", model, payload, size=len(block), resources=resources))
+        return units
+
+    def load_worker(self, model: str) -> LMWorker:
+        """Open ``model`` with the one loader as a chat model (nothing is sent or loaded yet)."""
+        return super().load_worker(self.kind_spec(model))
+
+    def run_unit(self, state: LMWorker, unit: WorkUnit) -> list[dict[str, Any]]:
+        """The replies to the unit's requests, one row each: the stored body, or why there is none.
+
+        The requests go through the chat kind's ``generate`` (stored replies from the response store,
+        the others sent concurrently, each stored on arrival); what was sent is the unit's report.
+        """
+        model: ChatModel = state.model  # type: ignore[assignment]
+        model.sending = ChatSending()  # what this unit sends (unit_report)
+        asked = [_decode_request(entry) for entry in unit.payload]
+        with warnings.catch_warnings():
+            # the plan reported unreadable stored responses once, for the whole study
+            warnings.filterwarnings("ignore", r".*stored response\(s\) were unreadable", ChatReplyWarning)
+            replies = model.generate(asked, progress=None)  # the engine's bar follows the run's progress setting
+        failures = {failure["key"]: failure for failure in model.sending.report.failed}
+        rows: list[dict[str, Any]] = []
+        for entry, reply in zip(unit.payload, replies, strict=True):
+            key = entry["key"]
+            if reply.response_id != key:
+                raise PluginError(
+                    f"scorer {self.name!r}: unit {unit.key!r} planned request {key[:12]} but the chat model keyed it "
+                    f"{reply.response_id[:12]}: the model's endpoint, device or dtype changed after the plan"
+                )
+            if reply.status != "failed":
+                rows.append({"response_id": key, "response": dict(reply.raw)})
+                continue
+            failure = failures.get(key)
+            rows.append(
+                {"response_id": key, "failed": failure is not None,
+                 "reason": str(failure["reason"]) if failure else "not sent",
+                 "error": str(failure["error"]) if failure else ""}
+            )  # fmt: skip
+        return rows
+
+    def unit_report(self, state: LMWorker, unit: WorkUnit) -> dict[str, Any]:
+        """What this unit sent: requests it had to send, attempts, answers, retries, failures, seconds."""
+        sending: ChatSending = state.model.sending  # type: ignore[attr-defined]
+        report = sending.report
+        return {
+            "to_send": sending.requests - sending.from_cache,
+            "sent": report.sent,
+            "received": report.received,
+            "retries": report.retries,
+            "retry_reasons": dict(report.retry_reasons),
+            "failed": list(report.failed),
+            "seconds": report.seconds,
+            "waited": report.waited,
+        }
+
+    def unit_complete(self, rows: list[dict[str, Any]]) -> bool:
+        """Whether every request of the unit has its reply (else the unit is not cached: the next run asks again)."""
+        return all("response" in row for row in rows)
+
+    def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+        """The table of the units' replies (:meth:`merge_units` without units' reports)."""
+        return self.merge_units(rows, models, [])
+
+    def merge_units(
+        self, rows: list[dict[str, Any]], models: Sequence[str], reports: list[dict[str, Any]]
+    ) -> pd.DataFrame:
+        """The one chat table: every reply of the plan read in plan order, and the run report.
+
+        The replies come from the units' rows (computed now or read from the unit cache); what was
+        sent, retried and failed from the reports of the units computed now, so a request answered by
+        a unit in the cache counts as one from the cache.
+        """
+        if self._dry is not None:
+            return self._dry_run(self._planned or [], *self._dry)
+        if self._planned is None:
+            raise PluginError(f"scorer {self.name!r}: merge_units() before plan(): nothing is planned")
+        stored: dict[str, Any] = {}
+        failures: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if "response" in row:
+                stored[row["response_id"]] = {"response": row["response"]}
+            elif row.get("failed"):
+                failures[row["response_id"]] = row
+        report = SendReport()
+        to_send = 0
+        for unit in reports:
+            to_send += int(unit["to_send"])
+            report.add(
+                SendReport(
+                    sent=unit["sent"], received=unit["received"], retries=unit["retries"],
+                    retry_reasons=dict(unit["retry_reasons"]), failed=list(unit["failed"]),
+                    seconds=unit["seconds"], waited=unit["waited"],
+                )
+            )  # fmt: skip
+        requests = self._planned
+        return self._table(requests, stored, failures, report, n_from_cache=len(requests) - to_send)
 
     def _dry_run(
         self, requests: Sequence[PlannedRequest], stored: Mapping[str, Any], missing: Sequence[ChatRequest]
@@ -246,7 +507,7 @@ class ChatScorer(Scorer):
         rows = [
             {
                 "design": r.design,
-                "model": r.model,
+                "model": r.spec or r.model,
                 "context": r.prompt,
                 "target_group": r.target_group,
                 "target": r.target,
@@ -283,17 +544,16 @@ class ChatScorer(Scorer):
         self,
         requests: Sequence[PlannedRequest],
         stored: Mapping[str, Any],
+        failures: Mapping[str, Mapping[str, Any]],
         report: SendReport,
         *,
         n_from_cache: int,
-        store: ResponseStore,
     ) -> pd.DataFrame:
         """The one chat table: each reply read by the scorer's reader, and the run report."""
         from assoc import from_records
 
         reader = self.reader(requests)
         sending = ChatSending(requests=len(requests), from_cache=n_from_cache, report=report)
-        failures = {failure["key"]: failure for failure in report.failed}
         rows: list[dict[str, Any]] = []
         missing: list[dict[str, Any]] = []
         for request in requests:
@@ -306,10 +566,13 @@ class ChatScorer(Scorer):
                      "response_id": request.key, "failed": failure is not None, "reason": reason,
                      "error": str(failure["error"]) if failure else ""}
                 )  # fmt: skip
-                rows.extend(reader.unanswered(request, reason))
-                continue
-            sending.count(request.model, [entry["response"]])
-            rows.extend(reader.read(request, chat_reply(request.key, entry)))
+                produced = reader.unanswered(request, reason)
+            else:
+                sending.count(request.model, [entry["response"]])
+                produced = reader.read(request, chat_reply(request.key, entry))
+            for row in produced:  # the table names the model as the scorer was given it (chat:<model> too)
+                row["model"] = request.spec or request.model
+            rows.extend(produced)
         reader.warn(missing, len(requests))
         table = from_records(rows, scorer=self.name, extra_columns=reader.columns())
         reader.finish(table)
@@ -317,13 +580,60 @@ class ChatScorer(Scorer):
             "backend": self.params["provider"],
             "endpoint": self.shown_endpoint(),
             **reader.head(),
-            **sending.record(store.root, leave_out=self.report_leaves_out),
+            **sending.record(self.response_root(), leave_out=self.report_leaves_out),
             **reader.tail(),
             "missing": missing,
             "n_unanswered": len(missing),
             "incomplete": incomplete(missing, len(requests)),
         }
         return set_run_report(table, run_report)
+
+
+def _encode_request(request: PlannedRequest) -> dict[str, Any]:
+    """A request in a unit's payload (JSON): its key, what is sent, what it is for, its expected reply tokens."""
+    return {
+        "key": request.key,
+        "messages": [dict(m) for m in request.messages],
+        "params": dict(request.params),
+        "sample": request.sample,
+        "purpose": request.about(),
+        "reply_tokens": request.expected_completion_tokens(),
+    }
+
+
+def _decode_request(entry: Mapping[str, Any]) -> GenerateRequest:
+    """The ``generate`` request of a payload entry (:func:`_encode_request`)."""
+    return GenerateRequest(
+        tuple(entry["messages"]),
+        dict(entry["params"]),
+        int(entry["sample"]),
+        purpose=dict(entry["purpose"]),
+        reply_tokens=entry["reply_tokens"],
+    )
+
+
+def _provider_from_backend(scorer: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with ``backend=openai|transformers`` (the provider's former name) read as ``provider``.
+
+    ``backend`` now means what runs a local model (torch); its two former values still choose the
+    provider, with a deprecation warning, as the rename of any option does.
+    """
+    given = dict(options)
+    value = given.get("backend")
+    if not isinstance(value, str) or value.strip().lower() not in ("openai", "transformers"):
+        return given
+    if "provider" in given:
+        raise OptionError(
+            f"options 'backend' and 'provider' of scorer {scorer!r} are the same option ('backend' is its former "
+            "name); give only 'provider'"
+        )
+    warnings.warn(
+        f"option 'backend' of scorer {scorer!r} is deprecated: it is now called 'provider'",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    given["provider"] = given.pop("backend").strip().lower()
+    return given
 
 
 def incomplete(missing: list[dict[str, Any]], n_requests: int) -> str:

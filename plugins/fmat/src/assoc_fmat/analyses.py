@@ -82,6 +82,7 @@ class LPRAnalysis(Analysis):
         scorers=("fmat", "clm"),
         measures=("log_prob", "sentence", "option"),
         columns=("design", "mask_group", "mask"),
+        conventions={"reduction": ("sum",)},  # a log ratio of probabilities: clm's mean per token is none
         instead="score with fmat (assoc score --scorer fmat ...) or clm with one measure",
     )
     description = "Log probability ratios (FMAT summary): pairwise contrasts of mask, target and attribute groups."

@@ -102,6 +102,7 @@ class PosteriorAnalysis(Analysis):
         needs="a pll table (measure pll) or a clm table (measure sentence) of the [MASK] variants of each design",
         scorers=("pll", "clm"),
         measures=("pll", "sentence"),
+        conventions={"reduction": ("sum",)},  # Bayes' rule needs log P(C|V): clm's mean per token is none
         instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...) or, for a causal "
         "LM, clm (measure sentence) and use prior=uniform",
     )
@@ -133,6 +134,7 @@ class LoglikAnalysis(Analysis):
         needs="a pll table (measure pll) or a clm table (measure sentence) of the [MASK] variants of each design",
         scorers=("pll", "clm"),
         measures=("pll", "sentence"),
+        conventions={"reduction": ("sum",)},  # Bayes' rule needs log P(C|V): clm's mean per token is none
         instead="score with pll (assoc score --scorer pll --option tokens_scored=context ...) or, for a causal "
         "LM, clm (measure sentence) and use prior=uniform",
     )

@@ -115,8 +115,12 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
     temporary directory next to ``destination`` that is renamed into place, so ``destination`` either
     does not exist or is complete. Returns ``destination``.
     """
+    from assoc.infra import intact, seal
+
     if destination.is_dir() and (destination / ".complete").is_file():
-        return destination
+        if intact(destination):  # its files' sha256 as recorded when assembled (hashed once per process)
+            return destination
+        shutil.rmtree(destination, ignore_errors=True)  # changed on disk since: assembled again
     destination.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", dir=destination.parent))
     try:
@@ -145,6 +149,7 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
         # the archive holds one top-level folder (all-mpnet-base-v2/); use it as the model directory
         root = entries[0] if len(entries) == 1 and entries[0].is_dir() else content
         (root / ".complete").write_text("ok\n", encoding="utf-8")
+        seal(root)
         try:
             os.replace(root, destination)
         except OSError:
@@ -156,10 +161,11 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path) -> Path:
 
 
 def _mpnet_directory() -> Path:
-    from assoc.infra import default_root
+    from assoc.infra import default_root, file_sha256
 
     parts = mpnet_part_files()
-    stamp = hashlib.sha256(repr([(p.name, p.stat().st_size) for p in parts]).encode()).hexdigest()[:16]
+    # the parts' content (hashed once per process), not their sizes: new wheels of the same size are another model
+    stamp = hashlib.sha256(repr([(p.name, file_sha256(p)) for p in parts]).encode()).hexdigest()[:16]
     root = Path(os.environ["ASSOC_MODEL_DIR"]) if os.environ.get("ASSOC_MODEL_DIR") else default_root() / "models"
     return assemble_split_zip(parts, root / f"all-mpnet-base-v2-{stamp}")
 

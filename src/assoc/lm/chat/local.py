@@ -1,8 +1,9 @@
 """The ``transformers`` provider: a local Hugging Face chat model answers chat requests, no server.
 
-The model loads through the causal-LM loader (:func:`assoc.lm.causal.loading.cached_causal_lm`: the
-one ``load_pretrained`` path with ``revision``, ``dtype``, the Hub checks, the weights' fingerprint
-and the per-process model cache). Each request's messages go through the tokenizer's chat template
+The model opens through the one loader (:func:`assoc.lm.loading.open_model`, as a ``causal`` model:
+the folder's checks before anything loads, ``revision``, ``dtype``, ``device`` (``auto``: CUDA when
+available), the Hub checks, the weights' fingerprint and the per-process model cache). Each request's
+messages go through the tokenizer's chat template
 (``apply_chat_template(messages, add_generation_prompt=True)``); requests are generated in batches
 of ``batch_size`` (left padding, so every prompt ends where generation starts), greedily at
 temperature 0 (``do_sample=False``) and by sampling at ``temperature`` otherwise (seeded per batch
@@ -10,7 +11,10 @@ from ``seed`` and the sample index, so a run with the same batches is reproducib
 ``max_tokens`` caps the new tokens (default 512). Replies are stored in the same cache, shaped like
 an OpenAI chat-completion body (with token usage), so every reader of replies treats both providers
 alike. The cache key's endpoint is ``transformers:<fingerprint>`` (:func:`model_endpoint`): the model
-directory's content hash (or Hub commit), so changed weights never reuse old replies.
+directory's content hash (or Hub commit), so changed weights never reuse old replies; a dtype other
+than float32 and a device other than the CPU are part of it too (a GPU's kernels and random numbers
+give other replies than the CPU's), so the keys of replies generated on the CPU in float32 stay those
+every earlier run wrote.
 """
 
 from __future__ import annotations
@@ -38,13 +42,19 @@ INSTALL = (
 
 
 def model_endpoint(
-    model: str, memo: Cache | None = None, *, revision: str | None = None, dtype: str = "float32"
+    model: str,
+    memo: Cache | None = None,
+    *,
+    revision: str | None = None,
+    dtype: str = "float32",
+    device: str = "cpu",
 ) -> str:
     """``transformers:<fingerprint>`` of a local directory or cached Hub model (the endpoint in cache keys).
 
     ``memo``: the :class:`assoc.infra.cache.Cache` where a directory's hash is remembered (None: the
-    default root). A dtype other than float32 is part of the endpoint (its replies may differ), float32
-    is not (the keys of every reply stored so far).
+    default root). A dtype other than float32 and a device type other than ``cpu`` (``device`` as
+    resolved: ``cuda:1`` counts as ``cuda``) are part of the endpoint (its replies may differ); float32
+    on the CPU is not (the keys of every reply stored so far).
     """
     path = Path(model).expanduser()
     if path.is_dir():
@@ -53,14 +63,17 @@ def model_endpoint(
         raise ModelError(f"model directory {model!r} does not exist")
     else:
         endpoint = "transformers:" + (hub_fingerprint(model, revision) or f"hf:{model}")
-    return endpoint if dtype == "float32" else f"{endpoint}:{dtype}"
+    if dtype != "float32":
+        endpoint = f"{endpoint}:{dtype}"
+    kind = str(device).split(":")[0]
+    return endpoint if kind == "cpu" else f"{endpoint}:{kind}"
 
 
 class LocalChatModel:
-    """A causal LM with a chat template and its tokenizer, loaded once for the requests of one model.
+    """A causal LM with a chat template and its tokenizer, opened once for the requests of one model.
 
-    The weights come from the process's model cache (shared with every other user of the model);
-    the tokenizer is this handle's own copy, set to pad on the left.
+    The weights come through the one loader from the process's model cache (shared with every other
+    user of the model); the tokenizer is this handle's own copy, set to pad on the left.
     """
 
     def __init__(
@@ -77,10 +90,13 @@ class LocalChatModel:
             import transformers  # noqa: F401
         except ImportError as exc:  # pragma: no cover - the [local] extra
             raise ModelError(INSTALL) from exc
-        from assoc.lm.causal.loading import cached_causal_lm
+        from assoc.lm.loading import open_model
 
         self.name = model
-        handle = cached_causal_lm(model, device=device, dtype=dtype, revision=revision, memo=memo)
+        settings = {"device": device, "dtype": dtype, "revision": revision}
+        opened: Any = open_model(model, settings, memo, kinds=["causal"])
+        self.opened = opened
+        handle = opened.engine  # the causal kind's loaded CausalLM
         self.device = handle.device
         self.lm = handle.model
         if not getattr(handle.tokenizer, "chat_template", None):
@@ -93,6 +109,10 @@ class LocalChatModel:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+
+    def close(self) -> None:
+        """Drop the handle (the weights stay in the process's model cache until it frees them)."""
+        self.opened.close()
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[dict[str, Any]]:
         """OpenAI-shaped chat-completion bodies for ``requests`` (one batch; same params)."""
@@ -148,22 +168,18 @@ class LocalChatModel:
 
 
 def run_local(
+    model: LocalChatModel,
     requests: Sequence[ChatRequest],
     store: ResponseStore,
     *,
     batch_size: int,
-    device: str,
-    progress: bool,
-    dtype: str = "float32",
-    revision: str | None = None,
-    memo: Cache | None = None,
+    progress: bool | None,
 ) -> None:
-    """Generate replies for ``requests`` (one model per call) and store each batch as it finishes."""
+    """Generate replies for ``requests`` (all of ``model``'s) and store each batch as it finishes."""
     from assoc.infra.progress import bar
 
     if not requests:
         return
-    model = LocalChatModel(requests[0].model, device=device, dtype=dtype, revision=revision, memo=memo)
     # Batches never mix sampling settings or sample indices (the seed depends on them).
     groups: dict[tuple[Any, ...], list[ChatRequest]] = {}
     for request in requests:

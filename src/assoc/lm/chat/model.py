@@ -58,6 +58,22 @@ def model_name(spec: str) -> str:
     return spec[len("chat:") :].strip() if spec.startswith("chat:") else strip_prefix(spec).strip()
 
 
+def chat_spec(spec: str) -> str:
+    """``spec`` as the chat kind reads it: ``chat:<spec>`` unless its prefix names a registered model kind.
+
+    So a bare name (``gpt-4o-mini``), a local folder and an Ollama tag such as ``qwen2:7b`` (whose
+    ``qwen2:`` names no kind) are chat models, as a chat scorer has always read them; ``chat:x`` stays
+    as it is, and so does another kind's ``server:x`` (which a scorer that takes chat models refuses).
+    """
+    from assoc.lm.loading import registered_kinds
+    from assoc.models.names import spec_prefix
+
+    prefix = spec_prefix(spec.strip())
+    if prefix is not None and prefix in {cls.prefix for cls in registered_kinds().values() if cls.prefix}:
+        return spec
+    return f"chat:{spec}"
+
+
 class ChatModel(LanguageModel):
     """A chat model behind an OpenAI-compatible endpoint or loaded locally (module docstring).
 
@@ -102,10 +118,24 @@ class ChatModel(LanguageModel):
         provider = _option(options, "provider")
         if provider not in PROVIDERS:
             raise OptionError(f"unknown chat provider {provider!r}; use one of {', '.join(PROVIDERS)}")
+        backend = options.get("backend") or "torch"
+        if backend != "torch":
+            raise OptionError(
+                f"chat model {spec!r}: backend {backend!r} runs masked LMs only; a chat model answers at its "
+                "endpoint or runs on PyTorch (provider=transformers): set backend='torch'"
+            )
         if provider == "openai":
             resolve_base_url(_option(options, "base_url"))
-        elif not Path(model).expanduser().is_dir() and looks_like_path(model):
+            return
+        if not Path(model).expanduser().is_dir() and looks_like_path(model):
             raise ModelError(f"model directory {model!r} does not exist")
+        # the local model opens through the one loader as a causal LM: its checks, before any work
+        from assoc.lm.loading import check_model
+
+        try:
+            check_model(model, options, kinds=["causal"])
+        except ModelError as exc:
+            raise type(exc)(f"chat model {spec!r} (provider=transformers): {exc}") from None
 
     @classmethod
     def identify(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> str:
@@ -130,22 +160,42 @@ class ChatModel(LanguageModel):
 
     # -- provenance -----------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """Kind, fingerprint, provider, the endpoint (without credentials) and the model's name."""
-        return {
+        """Kind, fingerprint, provider, the endpoint (without credentials), the model's name; a local model's device."""
+        described = {
             "kind": self.kind,
             "fingerprint": self.fingerprint,
             "provider": self.runtime.provider,
             "endpoint": self.runtime.shown_endpoint(),
             "model": self.model,
         }
+        device = getattr(self.runtime, "device", None)
+        if callable(device):
+            described["device"] = device()
+        return described
+
+    def close(self) -> None:
+        """Close the runtime's local model, if one was opened (stored replies stay)."""
+        self.runtime.close()
 
     def report(self) -> dict[str, Any]:
         """What this handle sent and received so far, in the run report's words (:meth:`Sending.record`)."""
         return self.sending.record(self.store.root)
 
     # -- requests -------------------------------------------------------------------------------------
-    def request(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any], sample: int = 0) -> ChatRequest:
-        """The chat request of this model for ``messages`` with sampling ``params`` (its cache key included)."""
+    def request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any],
+        sample: int = 0,
+        *,
+        purpose: Mapping[str, Any] | None = None,
+        reply_tokens: float | None = None,
+    ) -> ChatRequest:
+        """The chat request of this model for ``messages`` with sampling ``params`` (its cache key included).
+
+        ``purpose`` (what the request is for, named in a failure's record) and ``reply_tokens`` (the
+        tokens its reply is expected to use, for ``tokens_per_minute``) are neither sent nor keyed.
+        """
         return ChatRequest(
             self.runtime.provider,
             self.runtime.endpoint(self.model),
@@ -153,10 +203,14 @@ class ChatModel(LanguageModel):
             tuple(dict(m) for m in messages),
             dict(params),
             sample,
+            purpose=dict(purpose or {}),
+            reply_tokens=reply_tokens,
         )
 
-    def replies(self, requests: Sequence[ChatRequest], *, progress: bool = False) -> list[Reply]:
+    def replies(self, requests: Sequence[ChatRequest], *, progress: bool | None = False) -> list[Reply]:
         """A reply to each request (from the store, else sent and stored on arrival); one per request, in order.
+
+        ``progress``: whether the engine's progress bar shows (``None``: as the run's ``progress`` setting).
 
         A request without an answer after its retries is a ``failed`` reply with the reason; a service
         that fails for good raises :class:`~assoc.lm.remote.chat_completions.ChatServiceError` (what
@@ -187,11 +241,19 @@ class ChatModel(LanguageModel):
         return out
 
     def generate(
-        self, requests: Sequence[GenerateRequest], *, checkpoints: Namespace | None = None, progress: bool = False
+        self,
+        requests: Sequence[GenerateRequest],
+        *,
+        checkpoints: Namespace | None = None,
+        progress: bool | None = False,
     ) -> list[Reply]:
         """A reply to each request's conversation (its messages, parameters and sample index)."""
         requests_of_kind(requests, "generate")
-        return self.replies([self.request(r.messages, r.params, r.sample) for r in requests], progress=progress)
+        asked = [
+            self.request(r.messages, r.params, r.sample, purpose=r.purpose, reply_tokens=r.reply_tokens)
+            for r in requests
+        ]
+        return self.replies(asked, progress=progress)
 
     def choose(
         self, requests: Sequence[ChoiceRequest], *, checkpoints: Namespace | None = None, progress: bool = False

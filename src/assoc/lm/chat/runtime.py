@@ -46,8 +46,11 @@ class ChatRuntime(ABC):
         """The endpoint as a report shows it (no credentials)."""
 
     @abstractmethod
-    def send(self, requests: Sequence[ChatRequest], store: ResponseStore, *, progress: bool) -> SendReport:
+    def send(self, requests: Sequence[ChatRequest], store: ResponseStore, *, progress: bool | None) -> SendReport:
         """Make and store a reply to each of ``requests`` (none of them stored yet); what happened."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the runtime holds (a local model); the default holds nothing."""
 
 
 class OpenAIRuntime(ChatRuntime):
@@ -73,7 +76,7 @@ class OpenAIRuntime(ChatRuntime):
         """The base URL without credentials (other query parameters kept)."""
         return safe_url(self.base_url)
 
-    def send(self, requests: Sequence[ChatRequest], store: ResponseStore, *, progress: bool) -> SendReport:
+    def send(self, requests: Sequence[ChatRequest], store: ResponseStore, *, progress: bool | None) -> SendReport:
         """Send ``requests`` to the endpoint, concurrently, with retries; every answer stored on arrival."""
         base_url = self.base_url
         settings = endpoint_settings(
@@ -87,7 +90,9 @@ class OpenAIRuntime(ChatRuntime):
 class TransformersRuntime(ChatRuntime):
     """A local Hugging Face chat model: ``provider=transformers`` (:mod:`assoc.lm.chat.local`).
 
-    ``memo`` is the cache where a model directory's fingerprint is remembered.
+    ``memo`` is the cache where a model directory's fingerprint is remembered. Each model opens once
+    (through the one loader, :func:`assoc.lm.loading.open_model`) on its first requests and stays open
+    until :meth:`close`. ``device`` ``auto`` is resolved once, here (:meth:`device`): CUDA when available.
     """
 
     provider = "transformers"
@@ -95,13 +100,31 @@ class TransformersRuntime(ChatRuntime):
     def __init__(self, options: Mapping[str, Any], memo: Any = None):
         super().__init__(options)
         self.memo = memo
+        self._device: str | None = None
+        self._models: dict[str, Any] = {}
+
+    def device(self) -> str:
+        """The device the models run on: the ``device`` option with ``auto`` resolved (CUDA when available)."""
+        if self._device is None:
+            from assoc.lm.identity import resolve_device
+
+            self._device = resolve_device(self.options.get("device") or "auto")
+        return self._device
 
     def endpoint(self, model: str) -> str:
-        """``transformers:<fingerprint>`` of the model's weights (:func:`assoc.lm.chat.local.model_endpoint`)."""
+        """``transformers:<fingerprint>`` of the weights, and a dtype other than float32, a device other than the CPU.
+
+        :func:`assoc.lm.chat.local.model_endpoint`: the replies of one model on the CPU in float32 keep
+        the keys every earlier run wrote.
+        """
         from assoc.lm.chat.local import model_endpoint
 
         return model_endpoint(
-            model, self.memo, revision=self.options.get("revision"), dtype=self.options.get("dtype") or "float32"
+            model,
+            self.memo,
+            revision=self.options.get("revision"),
+            dtype=self.options.get("dtype") or "float32",
+            device=self.device(),
         )
 
     def identity(self, model: str) -> str:
@@ -112,22 +135,39 @@ class TransformersRuntime(ChatRuntime):
         """``local``."""
         return "local"
 
-    def send(self, requests: Sequence[ChatRequest], store: ResponseStore, *, progress: bool) -> SendReport:
-        """Generate the replies, one model after another (each loaded once), each batch stored as it finishes."""
+    def local_model(self, model: str) -> Any:
+        """The opened :class:`~assoc.lm.chat.local.LocalChatModel` of ``model`` (opened on first use)."""
+        if model not in self._models:
+            from assoc.lm.chat.local import LocalChatModel
+
+            self._models[model] = LocalChatModel(
+                model,
+                device=self.device(),
+                dtype=self.options.get("dtype") or "float32",
+                revision=self.options.get("revision"),
+                memo=self.memo,
+            )
+        return self._models[model]
+
+    def send(self, requests: Sequence[ChatRequest], store: ResponseStore, *, progress: bool | None) -> SendReport:
+        """Generate the replies, one model after another, each batch stored as it finishes."""
         from assoc.lm.chat.local import run_local
 
         for model in dict.fromkeys(r.model for r in requests):
             run_local(
+                self.local_model(model),
                 [r for r in requests if r.model == model],
                 store,
                 batch_size=self.options.get("batch_size") or 8,
-                device=self.options.get("device") or "auto",
-                dtype=self.options.get("dtype") or "float32",
-                revision=self.options.get("revision"),
-                memo=self.memo,
                 progress=progress,
             )
         return SendReport()
+
+    def close(self) -> None:
+        """Close the models opened so far (their weights stay in the process's model cache)."""
+        models, self._models = self._models, {}
+        for model in models.values():
+            model.close()
 
 
 def open_runtime(options: Mapping[str, Any], memo: Any = None) -> ChatRuntime:
@@ -166,7 +206,9 @@ def plan(requests: Sequence[ChatRequest], store: ResponseStore) -> Planned:
     return Planned(requests, stored, list(unique.values()), n_corrupt)
 
 
-def fetch(planned: Planned, runtime: ChatRuntime, store: ResponseStore, *, offline: bool, progress: bool) -> SendReport:
+def fetch(
+    planned: Planned, runtime: ChatRuntime, store: ResponseStore, *, offline: bool, progress: bool | None
+) -> SendReport:
     """Send what ``planned`` misses (an error when ``offline``), then read the store again into ``planned.stored``."""
     missing = planned.missing
     if missing and offline:

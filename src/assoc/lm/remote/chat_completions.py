@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from assoc.infra.cache import digest
@@ -36,7 +36,9 @@ class ChatRequest:
     ``endpoint`` the base URL without credentials (:func:`~assoc.lm.remote.urls.public_endpoint`) or
     ``transformers:<fingerprint>``; ``sample`` numbers repetitions of the same request. Scorers may
     subclass it to carry what a request is for (a term, a task): :meth:`about` names it in reports,
-    :meth:`label` in messages, :meth:`expected_completion_tokens` feeds the rate limiter.
+    :meth:`label` in messages, :meth:`expected_completion_tokens` feeds the rate limiter. Without a
+    subclass, ``purpose`` is what :meth:`about` gives and ``reply_tokens`` what the reply is expected to
+    use when ``params`` send no ``max_tokens``; neither is sent, compared or part of the key.
     """
 
     backend: str
@@ -45,6 +47,8 @@ class ChatRequest:
     messages: tuple[Mapping[str, Any], ...]
     params: Mapping[str, Any]
     sample: int
+    purpose: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    reply_tokens: float | None = field(default=None, compare=False)
 
     @functools.cached_property
     def key(self) -> str:
@@ -67,16 +71,19 @@ class ChatRequest:
         return {"model": self.model, "messages": [dict(m) for m in self.messages], **dict(self.params)}
 
     def about(self) -> dict[str, Any]:
-        """What the request is for, in the records of a failed request (between its model and its sample)."""
-        return {}
+        """What the request is for (``purpose``), in the record of a failed request (between its model and sample)."""
+        return dict(self.purpose)
 
     def label(self) -> str:
         """The request in one line of a message (its model and what it is for)."""
         return f"{self.model} / sample {self.sample}"
 
     def expected_completion_tokens(self) -> float:
-        """Tokens the reply may use: ``max_tokens`` when sent, else :data:`DEFAULT_COMPLETION_TOKENS`."""
-        return float(self.params.get("max_tokens") or DEFAULT_COMPLETION_TOKENS)
+        """Tokens the reply may use: ``max_tokens`` when sent, else ``reply_tokens``, else the default.
+
+        The default is :data:`DEFAULT_COMPLETION_TOKENS`.
+        """
+        return float(self.params.get("max_tokens") or self.reply_tokens or DEFAULT_COMPLETION_TOKENS)
 
     def estimated_tokens(self) -> float:
         """Tokens the request is expected to use (prompt characters / 4 plus the reply's), for ``tokens_per_minute``."""

@@ -508,6 +508,22 @@ class _Sender:
         return reason, message, None
 
 
+_SSL_CONTEXTS: dict[str, Any] = {}
+
+
+def _ssl_context(http_module: Any) -> Any:
+    """The HTTP library's default TLS context, made once per process.
+
+    Loading the system's certificates takes about 0.1 s; a study cut into work units sends each
+    unit's requests in a call of its own, so the context is kept between calls (it holds no state of
+    a connection: every client wraps its own sockets with it).
+    """
+    name = http_module.__name__
+    if name not in _SSL_CONTEXTS:
+        _SSL_CONTEXTS[name] = http_module.create_ssl_context()
+    return _SSL_CONTEXTS[name]
+
+
 def _clients(openai: Any, http_module: Any, settings: EngineSettings) -> list[Any]:
     """One HTTP client of one connection per slot of concurrency, configured as the openai package does.
 
@@ -519,12 +535,12 @@ def _clients(openai: Any, http_module: Any, settings: EngineSettings) -> list[An
     (benchmarks/bench_chat.py), and this engine does its own retries and errors. One client per
     slot: a shared pool of n connections checks every idle connection for expiry on each request
     (asking the socket), about a quarter of the client's CPU at concurrency 32. The clients share one
-    TLS context (loading the certificates once).
+    TLS context (loading the certificates once per process: :func:`_ssl_context`).
     """
     # A completion is generated before its first byte: a long read timeout, a short connect timeout.
     timeout = http_module.Timeout(settings.timeout, connect=settings.connect_timeout)
     _, headers, query = client_url(settings.base_url)
-    ssl_context = http_module.create_ssl_context()
+    ssl_context = _ssl_context(http_module)
     return [
         openai.DefaultAsyncHttpxClient(
             limits=http_module.Limits(max_connections=1, max_keepalive_connections=1),
@@ -599,7 +615,7 @@ def run_requests(
     store: ResponseStore,
     *,
     route: Route,
-    progress: bool = False,
+    progress: bool | None = False,
     seed: int = 0,
     on_done: Callable[[], None] | None = None,
     desc: str = "chat requests",
@@ -609,7 +625,8 @@ def run_requests(
     Returns a :class:`SendReport` (requests that got no answer are in its ``failed``); raises the
     route's :class:`ServiceError` when the service fails for good (what arrived before is stored).
     ``on_done`` is called after each request is finished (its answer stored, or recorded as failed);
-    ``desc`` names the progress bar; ``seed`` seeds the backoff's jitter.
+    ``desc`` names the progress bar (``progress=None``: shown as the run's ``progress`` setting says);
+    ``seed`` seeds the backoff's jitter.
     """
     from assoc.infra import bar
 

@@ -119,6 +119,9 @@ class BBQAnalysis(Analysis):
         among_others=True,
         columns=NEEDED,
         instead="score BBQ first: assoc score --scorer chat_bbq --stimuli bbq ...",
+        measures=("correct",),
+        # one answer per model, example, sample and option order: a second copy would be counted twice
+        keys=("model", "category", "example_id", "sample", "option_order"),
     )
     description = (
         "BBQ (Parrish et al., 2022): accuracy, s_DIS = 2·biased/non-unknown − 1 and s_AMB = (1 − acc)·s_DIS per "

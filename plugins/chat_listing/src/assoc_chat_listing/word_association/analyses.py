@@ -56,6 +56,7 @@ class WordAssociationAnalysis(Analysis):
         among_others=True,  # reads its rows out of an assoc.compare table (docs/word-association.md)
         columns=(*REPLY_KEYS, "raw_reply", "status", "target_role", "attribute_role"),
         instead="score with chat_word_association (assoc score --scorer chat_word_association ...)",
+        measures=(REPLY, CHOSEN),
     )
     description = (
         "LLM Word Association Test (Bai et al., 2025): D = a/(a+b+.01) + d/(c+d+.01) - 1 per reply, mean, "
