@@ -229,3 +229,17 @@ def test_the_faults_on_the_command_line_are_one_error_line(tiny, tmp_path, monke
     assert result.exit_code == 2, result.output
     assert "tokenizer.json is not valid JSON" in result.output and "Traceback" not in result.output
     assert "items to do" not in result.output  # before the job's size line
+
+
+def test_a_too_long_error_keeps_what_names_the_item_through_pickle():
+    """A Ray worker's error reaches the driver pickled: the text, its length, the limit and the model survive."""
+    import pickle
+
+    from assoc.errors import StimuliError, TooLongError
+
+    error = TooLongError(
+        "'a b' has 9 tokens, more than model 'm' accepts (8)", text="a b", n_tokens=9, max_length=8, model="m"
+    )
+    back = pickle.loads(pickle.dumps(error))
+    assert isinstance(back, TooLongError) and isinstance(back, StimuliError) and isinstance(back, ModelError)
+    assert (str(back), back.text, back.n_tokens, back.max_length, back.model) == (str(error), "a b", 9, 8, "m")
