@@ -18,11 +18,12 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from assoc.lm.causal.text import NO_START_TOKEN
 from assoc.lm.requests import OK, shown_text
 
 #: A text longer than the model accepts (special tokens included).
 TOO_LONG = "too_long"
+#: A causal LM's option with nothing before it: no start token, and it starts the text (:mod:`assoc.lm.causal.text`).
+NO_START_TOKEN = "no_start_token"
 #: The run report's key: rows kept without a value, by status.
 REPORT_KEY = "not_scored"
 #: The private key of a row that carries its reason until :func:`settle_statuses` reads it.

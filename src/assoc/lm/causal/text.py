@@ -46,10 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from assoc.lm.causal.requests import CausalRequest
+from assoc.lm.statuses import NO_START_TOKEN  # why an option has no log P(O | P): nothing precedes it
 
 BOS_POLICIES = ("auto", "tokenizer", "none")
-#: Why an option has no ``log P(O | P)``: nothing precedes it (no start token, and it starts the text).
-NO_START_TOKEN = "no_start_token"
 
 
 def start_token_problem(tokenizer: Any, policy: str) -> str:
