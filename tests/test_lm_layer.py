@@ -160,9 +160,17 @@ def test_a_text_too_long_for_the_model_gets_no_value_and_says_why(tiny):
         long_text = " ".join(["nurse"] * 200)  # the tiny GPT-2 takes 64 positions
         short, long = model.sentence([SentenceRequest("a nurse"), SentenceRequest(long_text)])
         (choice,) = model.choose([ChoiceRequest(long_text, ("a", "b"))])
+        (named,) = model.choose([ChoiceRequest(long_text, ("a", "b"), key="ex-7")])
     assert short.ok and not long.ok and long.status == "too_long" and math.isnan(long.value)
     assert "tokens, more than model" in long.reason
     assert choice.index is None and choice.status == "too_long"
+    # what a benchmark needs to name its item: the key it sent (its example id), the text, its length in tokens
+    import re
+
+    found = re.search(
+        r"^item 'ex-7': 'nurse nurse .+ has (\d+) tokens, more than model .+ accepts \(64, ", named.reason
+    )
+    assert found and int(found.group(1)) > 200
 
 
 # -- the masked kind -----------------------------------------------------------------------------------

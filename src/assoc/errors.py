@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import Any
 
 
 class AssocError(Exception):
@@ -108,6 +109,36 @@ class ScorerOutputWarning(UserWarning):
     Undocumented extra columns, or rows told apart only by ``value``: the table is kept and the
     user warned; [`assoc.testing.check_scorer`][assoc.testing.check_scorer] fails on it.
     """
+
+
+class NotScoredWarning(UserWarning):
+    """Rows kept without a value (a text longer than the model accepts, an option with nothing before it).
+
+    Each such row is NaN with its ``status``, counted in the run report (``not_scored``); one
+    warning line per scorer run and status names the first such row and what would score it.
+    """
+
+
+class TooLongError(StimuliError, ModelError):
+    """A text is longer than the model accepts: it would have to be cut, which scores another text.
+
+    Carries what a caller needs to name the item: ``text`` (as given, or as decoded from its tokens),
+    ``n_tokens`` (its length, special tokens included), ``max_length`` (what the model accepts) and
+    ``model``. A scorer that keeps such items as rows with status ``too_long`` checks lengths before
+    it sends the texts; this error is what an engine raises when a caller did not.
+    """
+
+    def __init__(self, message: str, *, text: str = "", n_tokens: int = 0, max_length: int = 0, model: str = ""):
+        super().__init__(message)
+        self.text, self.n_tokens, self.max_length, self.model = text, n_tokens, max_length, model
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keyword fields survive a trip through pickle (Ray workers)
+        fields = {"text": self.text, "n_tokens": self.n_tokens, "max_length": self.max_length, "model": self.model}
+        return (_too_long_error, (str(self), fields))
+
+
+def _too_long_error(message: str, fields: dict[str, Any]) -> TooLongError:
+    return TooLongError(message, **fields)
 
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:

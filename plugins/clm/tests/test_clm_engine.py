@@ -52,8 +52,10 @@ def test_bad_requests_refused(causal_lms):
     lm = causal_lms["gpt2"]
     with pytest.raises(ValueError, match="context is empty"):
         CausalRequest((), (1, 2))
-    with pytest.raises(ModelError, match="longer than"):
+    # the text named (decoded, shortened), its length and the model's limit, carried for a scorer to name its item
+    with pytest.raises(ModelError, match=r"^'.+' has 65 tokens, more than model '.+gpt2' accepts \(64, special") as err:
         lm.log_probs([CausalRequest((0,), tuple([5] * lm.max_length))])
+    assert (err.value.n_tokens, err.value.max_length) == (65, 64) and err.value.text == "%" * 64  # specials skipped
     with pytest.raises(ModelError, match="outside the vocabulary"):
         lm.log_probs([CausalRequest((0,), (10**7,))])
 

@@ -110,14 +110,16 @@ def test_bad_stimuli_refused_before_loading(tiny_causal):
         assoc.score("clm", no_mask, models=["/no/such/model"])
 
 
-def test_nan_option_only_when_no_option_token(causal_lms):
+def test_an_option_with_nothing_before_it_has_no_value_never_a_partial_sum(causal_lms):
     from assoc_clm.scorer import score_items
 
     from assoc import Design, Stimuli
 
     items = Stimuli([Design(name="d", queries=("[MASK] works.",), mask={"g": ("He",)})], name="s").mask_items()
+    assert len(causal_lms["gpt2"].tokenizer("He", add_special_tokens=False)["input_ids"]) == 2
     row = score_items(causal_lms["gpt2"], items, bos="none")[0]
-    # nothing before the option and no BOS: its first token starts the sequence, unscored
-    assert row["n_option_tokens"] == len(causal_lms["gpt2"].tokenizer("He", add_special_tokens=False)["input_ids"]) - 1
-    if row["n_option_tokens"] == 0:
-        assert math.isnan(row["option_log_prob"])
+    # nothing before the option and no BOS: its first token starts the sequence, unscored, so log P(O | P) has no
+    # value (it used to be log P of its second token alone, n_option_tokens 1); the sentence is scored as bos says
+    assert row["n_option_tokens"] == 0 and math.isnan(row["option_log_prob"])
+    assert row["option_status"] == "no_start_token" and row["sentence_status"] == "ok"
+    assert row["n_tokens"] == len(causal_lms["gpt2"].tokenizer("He works.", add_special_tokens=False)["input_ids"]) - 1

@@ -19,6 +19,7 @@ pytest.importorskip("onnx")
 
 import assoc  # noqa: E402
 from assoc.errors import ModelError, OptionError  # noqa: E402
+from assoc.infra.cache import CacheWarning  # noqa: E402
 from assoc.lm.masked import MaskRequest, load_masked_lm, release_masked_lms  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
 
@@ -114,14 +115,25 @@ def test_export_is_reused_across_loads_and_its_check_remembered(tiny_models, cac
         lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
         lm.close()
     assert exports == [1]  # exported once, read from the cache the second time
-    assert checks == [1]  # the passed probe check is remembered for this file
-    # a rewritten file (new modification time) is checked again
+    assert checks == [1]  # the passed probe check is remembered for this file's content
+    # the content decides, never the time: a new modification time alone changes nothing ...
     (path,) = (cache_root.root / "models" / "onnx").glob("*/model.onnx")
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
     lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
     lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
     lm.close()
-    assert exports == [1] and checks == [1, 1]
+    assert exports == [1] and checks == [1]
+    # ... and a file whose content changed (here its last bytes, same size and time) is made again
+    stat, data = path.stat(), bytearray(path.read_bytes())
+    data[-64:] = bytes(64)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    lm = load_masked_lm(tiny_models["bert"], backend="onnx", memo=cache_root)
+    with pytest.warns(CacheWarning, match="no longer holds the content recorded"):
+        lm.log_probs([MaskRequest(lm.encode(f"a {lm.mask_token} b"), 2, (5, 6))])
+    lm.close()
+    # exported again; the new file holds the very bytes that passed the check, which is remembered by content
+    assert exports == [1, 1] and checks == [1]
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
 import assoc  # noqa: E402
-from assoc.infra.cache import Cache  # noqa: E402
+from assoc.infra.cache import Cache, CacheWarning  # noqa: E402
 from assoc.lm.masked import MaskRequest, release_masked_lms  # noqa: E402
 from assoc.lm.masked.torch_free import TorchFreeMaskedLM, torch_free_masked_lm  # noqa: E402
 from assoc.stimuli import Design, Stimuli  # noqa: E402
@@ -204,14 +204,21 @@ def test_no_torch_free_handle_without_a_checked_export_and_the_ordinary_path_run
     assert _handle(path, cache_dir, enabled=False) is None  # cache=False trusts nothing from earlier runs
     assert _handle(path, cache_dir, backend="onnx-int8") is None  # no int8 copy made yet
     assert _handle(path, cache_dir, backend="torch") is None
-    # the export file changed since its check: not trusted without PyTorch
+    # a new modification time alone changes nothing: the content decides
     (export,) = (cache_dir / "models" / "onnx").glob("*/model.onnx")
     stat = export.stat()
     os.utime(export, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert isinstance(_handle(path, cache_dir), TorchFreeMaskedLM)
+    # the export file's content changed since its check (same size and time): not trusted without PyTorch
+    data = bytearray(export.read_bytes())
+    data[-64:] = bytes(64)
+    export.write_bytes(bytes(data))
+    os.utime(export, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert _handle(path, cache_dir) is None
-    # the ordinary path checks it again (in PyTorch) and then a handle without torch is possible again
+    # the ordinary path makes it again (in PyTorch) and then a handle without torch is possible again
     fresh = _stimuli("Yesterday [MASK] met the {TARGET}.")  # not in the result cache: the model runs
-    table = assoc.score("fmat", fresh, [path], backend="onnx", cache_dir=str(cache_dir), progress=False)
+    with pytest.warns(CacheWarning, match="no longer holds the content recorded"):
+        table = assoc.score("fmat", fresh, [path], backend="onnx", cache_dir=str(cache_dir), progress=False)
     assert len(table) == 8
     assert _handle(path, cache_dir) is None  # the model is loaded in PyTorch here: the ordinary path is used
     release_masked_lms()

@@ -293,7 +293,8 @@ def test_empty_and_too_long_sentences_are_clear_errors(lms):
     with pytest.raises(StimuliError, match="empty sentence"):
         score_sentences(lm, ["  "])
     long_sentence = " ".join(["music"] * (lm.max_length + 5))
-    with pytest.raises(StimuliError, match="maximum"):
+    # the sentence named (shortened), its length with special tokens, the model and its limit
+    with pytest.raises(StimuliError, match=rf"^'music music .+ has {lm.max_length + 7} tokens, more than model .+ "):
         score_sentences(lm, ["she works as a nurse", long_sentence])
 
 

@@ -37,6 +37,13 @@ def resolve_device(device: str) -> str:
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise OptionError(f"device {device!r} requested but CUDA is not available (torch {torch.__version__})")
+        index = device.partition(":")[2]
+        count = torch.cuda.device_count()
+        if device != "cuda" and not (device.startswith("cuda:") and index.isdigit() and int(index) < count):
+            raise OptionError(
+                f"device {device!r} does not exist here: this machine has {count} CUDA device(s), "
+                f"{', '.join(f'cuda:{i}' for i in range(count))} (or 'cuda' for the first)"
+            )
         return device
     if device == "mps":
         if not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):

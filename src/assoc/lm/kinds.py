@@ -259,7 +259,7 @@ class ChoiceByLikelihood:
                 scores.append(score)
                 best_log_probs.append(log_prob)
                 best_phrasing.append(number)
-            if problem is not None:
+            if problem is not None:  # the reason names the item (its key: a benchmark's example id) and the text
                 out.append(
                     Choice(
                         None,
@@ -267,7 +267,7 @@ class ChoiceByLikelihood:
                         tuple(scores),
                         tuple(best_log_probs),
                         tuple(best_phrasing),
-                        reason=problem.reason,
+                        reason=(f"item {request.key!r}: " if request.key else "") + problem.reason,
                     )
                 )
                 continue

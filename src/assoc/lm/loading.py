@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from assoc.errors import ModelError
+from assoc.errors import ModelError, TooLongError
 from assoc.lm.batching import max_length
 from assoc.lm.identity import hub_fingerprint, looks_like_path, model_fingerprint, resolve_device, torch_dtype
 
@@ -108,12 +108,20 @@ def load_pretrained(
     hf_logging.disable_progress_bar()
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, revision=revision, **hub)
-        lm = getattr(transformers, auto_class).from_pretrained(source, revision=revision, dtype=tdtype, **hub)
+        with _quiet_load_report():  # what it would report is checked below, in one line
+            lm, info = getattr(transformers, auto_class).from_pretrained(
+                source, revision=revision, dtype=tdtype, output_loading_info=True, **hub
+            )
     except _weights_errors() as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
         if _is_weights_error(exc):
-            named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights file"
             raise ModelError(f"cannot load {noun} {model!r}: {named} is corrupt or unreadable ({first})") from exc
+        if isinstance(exc, RuntimeError) and ("ignore_mismatched_sizes" in str(exc) or "size mismatch" in str(exc)):
+            raise ModelError(
+                f"cannot load {noun} {model!r}: the tensors in {named} have other shapes than its config.json "
+                "describes: is config.json another model's?"
+            ) from exc
         if isinstance(exc, RuntimeError):
             raise  # not a file problem we know: a bug, keep the traceback
         offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
@@ -130,12 +138,53 @@ def load_pretrained(
     finally:
         if bars_were_on:
             hf_logging.enable_progress_bar()
+    missing = sorted(info.get("missing_keys") or ()) if isinstance(info, dict) else []
+    if missing:  # transformers would fill them with random numbers and only log it
+        named = ", ".join(_weight_files(path) if path.is_dir() else []) or "its weights"
+        raise ModelError(
+            f"cannot load {noun} {model!r}: its config.json describes {len(missing)} tensor(s) that {named} does not "
+            f"hold (first: {missing[0]}), which would be random numbers: is config.json another model's?"
+        )
     check_loaded(model, tokenizer, lm)
     if check is not None:
         check(model, tokenizer)
     lm.eval()
-    lm.to(device)
+    _move(lm, device, model, dtype)
     return tokenizer, lm, model_fingerprint(model, revision, memo), device
+
+
+def _move(lm: Any, device: str, model: str, dtype: str) -> None:
+    """Put the weights on ``device``; a device without the memory for them is one line, not a traceback."""
+    import torch
+
+    out_of_memory = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    try:
+        lm.to(device)
+    except out_of_memory as exc:
+        lm.to("cpu")
+        raise ModelError(
+            f"model {model!r} in {dtype} does not fit in the free memory of {device}: use a smaller dtype "
+            "(float16, bfloat16), another device, or free the device's memory"
+        ) from exc
+
+
+class _quiet_load_report:
+    """Silence transformers' load report while a model loads: its findings are checked and said in one line.
+
+    The report lists missing, unexpected and mismatched tensors as a table on stderr; a missing or
+    mismatched tensor is refused by :func:`load_pretrained` in one line, and unexpected ones (a
+    checkpoint's other heads) are harmless.
+    """
+
+    def __enter__(self) -> None:
+        import logging
+
+        self.logger = logging.getLogger("transformers.utils.loading_report")
+        self.level = self.logger.level
+        self.logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc: object) -> None:
+        self.logger.setLevel(self.level)
 
 
 def check_loaded(model: str, tokenizer: Any, lm: Any) -> None:
@@ -249,6 +298,28 @@ class LoadedLM:
             raise ModelError(f"model {self.name!r} was closed")
         return self.model
 
+    def too_long(self, input_ids: Sequence[int], text: str | None = None) -> TooLongError:
+        """The error for the sequence ``input_ids``, longer than the model accepts, naming its text (shortened).
+
+        ``text``: the text as the caller wrote it; else decoded from the tokens. The error carries the
+        text, its length and the model's limit (:class:`~assoc.errors.TooLongError`), so that a scorer
+        can name its item; scorers that keep such items check lengths first (:mod:`assoc.lm.statuses`).
+        """
+        from assoc.lm.statuses import too_long_reason
+
+        if text is None:
+            try:
+                text = str(self.tokenizer.decode(list(input_ids), skip_special_tokens=True))
+            except Exception:  # noqa: BLE001 - a message must not fail: fall back to the length alone
+                text = ""
+        return TooLongError(
+            f"{too_long_reason(text, len(input_ids), self.name, self.max_length)}; shorten it",
+            text=text,
+            n_tokens=len(input_ids),
+            max_length=self.max_length,
+            model=self.name,
+        )
+
     def _refuse_bad_ids(self, input_ids: Sequence[int], token_ids: Sequence[int] | None, n_vocab: int) -> None:
         """Raise :class:`ModelError` for a sequence longer than the model accepts or a token id outside its vocabulary.
 
@@ -256,10 +327,7 @@ class LoadedLM:
         read (None: the whole vocabulary, nothing to check).
         """
         if len(input_ids) > self.max_length:
-            raise ModelError(
-                f"a sequence of {len(input_ids)} tokens is longer than model {self.name!r} "
-                f"accepts ({self.max_length} tokens including special tokens)"
-            )
+            raise self.too_long(input_ids)
         if token_ids is not None and any(not 0 <= t < n_vocab for t in token_ids):
             raise ModelError(f"token id outside the vocabulary of {self.name!r} (size {n_vocab})")
 
@@ -421,7 +489,9 @@ def check_model_folder(spec: str, *, noun: str, revision: str | None = None) -> 
 
     * a path that does not exist (with a did-you-mean for a near folder name); a name that is neither a
       folder nor a Hub model in the local cache, when a folder of a near name exists (a mistyped folder);
-    * a folder without ``config.json`` (not a saved transformers model);
+    * a folder without ``config.json`` (not a saved transformers model), or whose ``config.json`` names no
+      model type; a JSON file of the model or its tokenizer that does not parse (:data:`JSON_FILES`,
+      named); no weights file, or a shard index naming shards that are not there;
     * a folder without a tokenizer vocabulary (:data:`VOCABULARY_FILES`): transformers would load an
       empty tokenizer and every text would score over no tokens;
     * a tokenizer with more tokens than ``config.json``'s ``vocab_size`` (the rows of the embedding
@@ -443,6 +513,14 @@ def check_model_folder(spec: str, *, noun: str, revision: str | None = None) -> 
         return
     if not (folder / "config.json").is_file():
         raise ModelError(f"model folder {text!r} has no config.json: it is not a saved transformers {noun}")
+    parsed = _parse_json_files(text, folder)
+    config_data = parsed.get("config.json")
+    if not isinstance(config_data, dict) or not (config_data.get("model_type") or architectures(config_data)):
+        raise ModelError(
+            f"model folder {text!r}: its config.json names no model_type or architectures, so no model class can "
+            f"be chosen for it: save the {noun} with save_pretrained"
+        )
+    _check_weight_files(text, folder)
     if not any(next(folder.glob(pattern), None) is not None for pattern in VOCABULARY_FILES):
         raise ModelError(
             f"model folder {text!r} has no tokenizer vocabulary (none of {', '.join(VOCABULARY_FILES[:-1])}, "
@@ -456,6 +534,68 @@ def check_model_folder(spec: str, *, noun: str, revision: str | None = None) -> 
             f"model folder {text!r}: its tokenizer has {size} tokens but the model's embedding matrix has "
             f"{rows} rows (config.json vocab_size), so some token ids cannot be looked up: is the tokenizer "
             "another model's?"
+        )
+
+
+#: The JSON files of a saved model and its tokenizer that transformers reads (each must parse, when present).
+JSON_FILES = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "generation_config.json",
+)
+#: Files that hold a model's weights (one of them, or a shard index naming them, is needed).
+WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
+#: Indexes of weights saved in shards: their ``weight_map`` names each shard file.
+WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def _parse_json_files(spec: str, folder: Path) -> dict[str, Any]:
+    """Each of :data:`JSON_FILES` in ``folder`` parsed; one :class:`ModelError` line naming a file that is not JSON.
+
+    Transformers' own message for a garbled tokenizer file names no file ("Expecting property name
+    enclosed in double quotes: line 1 column 2") and comes after the model started loading.
+    """
+    parsed: dict[str, Any] = {}
+    for name in JSON_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            parsed[name] = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise ModelError(f"model folder {spec!r}: {name} is not UTF-8 text (damaged or not a JSON file)") from None
+        except ValueError as exc:
+            raise ModelError(f"model folder {spec!r}: {name} is not valid JSON ({exc}): the file is damaged") from None
+        except OSError as exc:
+            raise ModelError(f"model folder {spec!r}: {name} cannot be read ({exc.strerror or exc})") from None
+    return parsed
+
+
+def _check_weight_files(spec: str, folder: Path) -> None:
+    """Refuse a folder with no weights file, or whose shard index names a shard that is not there (one line)."""
+    for index in WEIGHT_INDEXES:
+        if not (folder / index).is_file():
+            continue
+        try:
+            weight_map = json.loads((folder / index).read_text(encoding="utf-8")).get("weight_map") or {}
+            shards = sorted({str(shard) for shard in weight_map.values()})
+        except (OSError, ValueError, AttributeError):
+            raise ModelError(f"model folder {spec!r}: {index} is not a readable shard index (damaged?)") from None
+        missing = [shard for shard in shards if not (folder / shard).is_file()]
+        if missing:
+            raise ModelError(
+                f"model folder {spec!r}: {index} names {len(missing)} shard(s) that are not there "
+                f"(first: {missing[0]}): the download or copy is incomplete"
+            )
+        return
+    if not any(next(folder.glob(pattern), None) is not None for pattern in WEIGHT_FILES):
+        raise ModelError(
+            f"model folder {spec!r} has no weights file (none of {', '.join(WEIGHT_FILES)}): save the model's "
+            "weights there (save_pretrained), or finish the download"
         )
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from assoc.errors import ModelError
+from assoc.infra.integrity import mismatch, seal
 
 #: ONNX opset of every export (supported by onnxruntime >= 1.18 and torch's TorchScript exporter)
 OPSET = 17
@@ -120,7 +121,10 @@ def cached_export(
     pathlib.Path
         The ONNX file. A finished file is never rewritten; a new one appears by an atomic rename
         of its directory, so a killed export leaves nothing that a later run could read, and two
-        processes exporting the same key at once both end with one complete file.
+        processes exporting the same key at once both end with one complete file. Its SHA-256 is
+        recorded beside it when it is written and checked before every reuse
+        ([`usable_export`][assoc.lm.onnx.usable_export]): a file that no longer matches (edited in
+        place, truncated, unreadable) is reported in one warning line, removed and exported anew.
     """
     full_key = _full_key(key, int8)
     if not persist:
@@ -133,12 +137,15 @@ def cached_export(
         return work / "model.onnx"
     path = export_location(key, int8=int8, root=root)
     destination = path.parent
-    if path.is_file():
-        return path
+    if path.exists() or destination.exists():
+        if usable_export(path):
+            return path
+        discard_export(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", dir=destination.parent))
     try:
         _write(work, export, int8)
+        seal(work / "model.onnx")  # its content fingerprint, checked before every reuse (usable_export)
         (work / "key.json").write_text(json.dumps(full_key, indent=2, sort_keys=True, default=str), encoding="utf-8")
         try:
             os.replace(work, destination)
@@ -148,6 +155,42 @@ def cached_export(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return path
+
+
+def usable_export(path: Path, *, warn: bool = True) -> bool:
+    """Whether the cached export ``path`` may be reused: it holds the content recorded when it was written.
+
+    Never decided on size and modification time (both survive an edit in place): the file's SHA-256
+    must equal the one [`cached_export`][assoc.lm.cached_export] recorded beside it
+    (`assoc.infra.integrity.seal`), hashed once per process and file. A file edited, truncated,
+    unreadable or without a record is not usable: with ``warn`` one warning line names it and says
+    it is made again (the caller's duty: [`discard_export`][assoc.lm.onnx.discard_export] and export anew).
+    """
+    if not path.is_file():
+        if path.parent.exists() and warn:
+            from assoc.infra.cache import CacheWarning
+
+            warnings.warn(f"cached ONNX export {path} is missing; it is made again", CacheWarning, stacklevel=3)
+        return False
+    problem = mismatch(path)
+    if problem and warn:
+        from assoc.infra.cache import CacheWarning
+
+        warnings.warn(f"cached ONNX export {path} {problem}; it is made again", CacheWarning, stacklevel=3)
+    return not problem
+
+
+def discard_export(directory: Path) -> None:
+    """Remove the export folder ``directory`` (a failed or damaged export); one line when it cannot be removed."""
+    try:
+        shutil.rmtree(directory)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ModelError(
+            f"cannot remove the damaged ONNX export {directory} ({exc.strerror or type(exc).__name__}): remove "
+            "that folder, or run with cache=False"
+        ) from exc
 
 
 def _full_key(key: Mapping[str, Any], int8: bool) -> dict[str, Any]:
@@ -254,4 +297,10 @@ def inference_session(path: Path, threads: int | None) -> Any:
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own classes (InvalidProtobuf, Fail, NoSuchFile, ...)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise ModelError(
+            f"ONNX Runtime cannot open {path} ({type(exc).__name__}: {first[:200]}); use backend='torch'"
+        ) from exc

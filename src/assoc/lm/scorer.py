@@ -197,6 +197,18 @@ class LMScorer(Scorer):
         """The weights' identity without loading them (the kind's ``identify``: a folder's hash or the Hub commit)."""
         return self.model_kind(model).identify(model, self.params, self.run_cache())
 
+    def identify_model(self, model: str) -> str:
+        """``model``'s identity as the run first found it, for the whole run (unit cache, provenance, check at load).
+
+        A model folder whose files change during the run (replaced, rewritten) would otherwise have its rows
+        stored under one identity and described in provenance under another; :meth:`load_worker` refuses
+        weights that are not the ones the run started with.
+        """
+        known: dict[str, str] = self.__dict__.setdefault("_identities", {})
+        if model not in known:
+            known[model] = super().identify_model(model)
+        return known[model]
+
     def unit_options(self, model: str) -> dict[str, Any]:
         """The options in ``model``'s unit-cache key; for a local kind ``device`` as resolved (``auto`` -> ``cpu``).
 
@@ -290,6 +302,19 @@ class LMScorer(Scorer):
             scorer=self.name,
             requests=self.model_requests(model),
         )
+        loaded = getattr(getattr(opened, "engine", None), "fingerprint", None)
+        expected = self.identify_model(model)
+        from assoc.lm.identity import is_content_fingerprint
+
+        if opened.local and loaded is not None and is_content_fingerprint(expected) and str(loaded) != expected:
+            opened.close()
+            from assoc.errors import ModelError
+
+            raise ModelError(
+                f"model {model!r} changed while the run was going: the weights loaded now ({str(loaded)[:19]}...) are "
+                f"not those the run started with ({expected[:19]}...), under which its rows are kept; run again "
+                "once the folder stays as it is"
+            )
         return LMWorker(opened, cache if cache.enabled else None)
 
     def unit_checkpoints(self, state: LMWorker, unit: WorkUnit, kind: str | None = None) -> Namespace | None:

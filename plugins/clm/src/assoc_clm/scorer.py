@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import MaskItem, Option, StimuliError, split_at_mask
-from assoc.lm import BOS_OPTION, MODEL_OPTIONS, LMScorer
+from assoc.lm import BOS_OPTION, MODEL_OPTIONS, STATUS_COLUMN, LMScorer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,6 +59,7 @@ EXTRA_COLUMNS = {
     "sentence_log_prob": "log P(sentence): sum of its scored tokens' natural-log probabilities",
     "option_log_prob": "log P(option | text before it): sum over the option's tokens",
     "token_log_probs": "(option per_token) JSON list of [token, log_prob] of the sentence's scored tokens",
+    "status": STATUS_COLUMN,
 }
 
 
@@ -83,6 +84,8 @@ class CLMScorer(LMScorer):
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
     model_kinds = ("causal",)
+    #: 2: rows carry ``status`` (too-long texts and options with nothing before them kept as NaN rows)
+    cache_version = 2
     options = (
         Option(
             "measure",
@@ -127,6 +130,8 @@ class CLMScorer(LMScorer):
         self, model: LanguageModel, items: list[MaskItem], checkpoints: Namespace | None
     ) -> list[dict[str, Any]]:
         """One row per option of the unit's filled queries (two with ``measure="both"``)."""
+        from assoc.lm import without_value
+
         p = self.params
         scored = score_items(
             model.engine,  # type: ignore[attr-defined]  # the causal kind's CausalLM
@@ -157,15 +162,24 @@ class CLMScorer(LMScorer):
                 total = result[f"{measure}_log_prob"]
                 count = result["n_tokens" if measure == "sentence" else "n_option_tokens"]
                 value = total if p["reduction"] == "sum" else (total / count if count else math.nan)
-                records.append({**base, "measure": measure, "value": value})
+                status = result[f"{measure}_status"]
+                row = {**base, "measure": measure, "value": value, "status": status}
+                records.append(row if status == "ok" else without_value(row, status, result[f"{measure}_reason"]))
         return records
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
-        """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
-        from assoc import from_records
+        """The table of all units' rows (``token_log_probs`` only when ``per_token``); rows without a value counted.
 
+        Rows kept without a value (``status`` ``too_long``, ``no_start_token``) are counted in the run
+        report (``not_scored``) and named in one warning line per status (:mod:`assoc.lm.statuses`).
+        """
+        from assoc import from_records, set_run_report
+        from assoc.lm import settle_statuses
+
+        rows, report = settle_statuses(self.name, rows)
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
-        return from_records(rows, scorer=self.name, extra_columns=extra)
+        table = from_records(rows, scorer=self.name, extra_columns=extra)
+        return set_run_report(table, report) if report else table
 
 
 def score_items(
@@ -180,17 +194,27 @@ def score_items(
     """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.lm.CausalLM`).
 
     Returns per item a dict with ``sentence``, ``start_token``, ``n_tokens``, ``n_option_tokens``,
-    ``sentence_log_prob``, ``option_log_prob`` and ``token_log_probs`` ([token, log_prob] pairs).
+    ``sentence_log_prob``, ``option_log_prob``, ``token_log_probs`` ([token, log_prob] pairs) and,
+    per measure, ``<measure>_status`` (``"ok"``, ``"too_long"``: the sentence is longer than the model
+    accepts, nothing of it is computed; ``"no_start_token"``: the option starts the sentence and the
+    policy puts nothing before it, so ``log P(option | text before it)`` has no value) and
+    ``<measure>_reason``. A value without status ``"ok"`` is NaN, never a sum over part of the tokens.
     ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.Namespace`),
     so an interrupted run resumes.
     """
-    from assoc.lm import cached_log_probs, plan_sentence, special_tokens
+    from assoc.lm import cached_log_probs, plan_sentence, special_tokens, too_long_reason
 
     lead, trail = special_tokens(lm.tokenizer, bos)
     texts = [item.sentence() for item in items]
     plans = [plan_sentence(lm.tokenizer, lead, trail, sentence, span) for sentence, span in texts]
+    too_long = [
+        len(plan.tokens) > lm.max_length or any(len(r.input_ids) > lm.max_length for r in plan.requests())
+        for plan in plans
+    ]
     index: dict[Any, int] = {}
-    for plan in plans:
+    for plan, skip in zip(plans, too_long):
+        if skip:
+            continue
         for request in plan.requests():
             index.setdefault(request, len(index))
     requests = list(index)
@@ -198,9 +222,26 @@ def score_items(
         lm, requests, namespace, chunk=CHUNK, batch_tokens=batch_tokens, progress=progress, desc=f"clm {lm.name}"
     )
     out = []
-    for (sentence, _), plan in zip(texts, plans):
+    for (sentence, _), plan, skip in zip(texts, plans, too_long):
         if not plan.tokens:
             raise StimuliError(f"the sentence {sentence!r} has no tokens to score")
+        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens))
+        if skip:
+            reason = too_long_reason(sentence, len(plan.tokens), lm.name, lm.max_length)
+            out.append(
+                {
+                    "sentence": sentence,
+                    "start_token": str(names[0]),
+                    "n_tokens": 0,
+                    "n_option_tokens": 0,
+                    "sentence_log_prob": math.nan,
+                    "option_log_prob": math.nan,
+                    "token_log_probs": [],
+                    **{f"{m}_status": "too_long" for m in ("sentence", "option")},
+                    **{f"{m}_reason": reason for m in ("sentence", "option")},
+                }
+            )
+            continue
         token_values = [v for part in plan.parts for v in values[index[part]]]
         option_values: list[float] = []
         if plan.option is not None:
@@ -208,16 +249,33 @@ def score_items(
                 option_values = values[index[plan.parts[-1]]][: len(plan.option.continuation)]
             else:
                 option_values = values[index[plan.option]]
-        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens))
+        option_status, option_reason = "ok", ""
+        if plan.option_problem:  # "no_start_token": nothing precedes the option
+            option_status = plan.option_problem
+            option_reason = f"{shown(sentence)} under bos={bos!r}"
+        elif plan.option is None:  # the option's tokens merge into the text before it
+            option_status, option_reason = "no_tokens", f"{shown(sentence)}: its option has no token of its own"
+        sentence_status, sentence_reason = "ok", ""
+        if not token_values:  # a one-token text under a policy that adds nothing: no token after the start
+            sentence_status, sentence_reason = "no_tokens", f"{shown(sentence)} has no token after its start token"
         out.append(
             {
                 "sentence": sentence,
                 "start_token": str(names[0]),
                 "n_tokens": len(token_values),
                 "n_option_tokens": len(option_values),
-                "sentence_log_prob": math.fsum(token_values),
+                "sentence_log_prob": math.fsum(token_values) if token_values else math.nan,
                 "option_log_prob": math.fsum(option_values) if option_values else math.nan,
                 "token_log_probs": [[str(t), float(v)] for t, v in zip(names[1:], token_values)],
+                "sentence_status": sentence_status,
+                "sentence_reason": sentence_reason,
+                "option_status": option_status,
+                "option_reason": option_reason,
             }
         )
     return out
+
+
+def shown(text: str) -> str:
+    """A sentence as messages show it (quoted, shortened when long)."""
+    return repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"

@@ -16,7 +16,7 @@ from typing import Any
 
 from assoc import MaskItem, OutOfVocabularyWarning, Stimuli
 from assoc.infra import Namespace
-from assoc.lm import WordTokens, chain_steps, word_tokens_batch
+from assoc.lm import WordTokens, chain_steps, settle_statuses, too_long_reason, without_value, word_tokens_batch
 
 OOV_MODES = ("nan", "add_tokens", "multi_token")
 CACHE_VERSION = 1
@@ -133,8 +133,16 @@ def score_model(
         pairs = sorted({(wt.word, wt.token_ids) for wt in word_tokens.values() if not wt.in_vocab})
         added = dict(zip(pairs, lm.add_temporary_tokens(pairs, weight_decay), strict=True))
 
+    # A filled query longer than the model accepts is never cut (that would score another query): its rows
+    # are kept without a value, status "too_long", and nothing of it is computed.
+    length = {
+        key: max([len(wt.masked_ids), *(len(seq) for seq, _, _ in _steps(wt, oov, added, lm.mask_token_id))])
+        for key, wt in word_tokens.items()
+    }
     wanted: dict[tuple[tuple[int, ...], int], set[int]] = {}
-    for wt in word_tokens.values():
+    for key, wt in word_tokens.items():
+        if length[key] > lm.max_length:
+            continue
         for seq, pos, tok in _steps(wt, oov, added, lm.mask_token_id):
             wanted.setdefault((seq, pos), set()).add(tok)
     if namespace is None and cache is not None:
@@ -143,9 +151,11 @@ def score_model(
 
     rows = []
     for item in items:
-        wt = word_tokens[(item.filling.text, item.option)]
+        key = (item.filling.text, item.option)
+        wt = word_tokens[key]
         steps = _steps(wt, oov, added, lm.mask_token_id)
-        value = math.fsum(log_prob[(seq, pos, tok)] for seq, pos, tok in steps) if steps else math.nan
+        status = "too_long" if length[key] > lm.max_length else "ok" if steps else "oov"
+        value = math.fsum(log_prob[(seq, pos, tok)] for seq, pos, tok in steps) if status == "ok" else math.nan
         row = {
             "model": lm.name,
             "context": item.filling.query,
@@ -157,10 +167,16 @@ def score_model(
             "n_tokens": len(wt.token_ids),
             "measure": "log_prob",
             "value": value,
+            "status": status,
         }
+        if status == "too_long":
+            reason = too_long_reason(item.filling.text, length[key], lm.name, lm.max_length)
+            row = without_value(row, status, f"query {reason}")
         if not warn:
             row["context_changed"] = wt.context_changed
         rows.append(row)
+    if warn:  # no scorer's merge will: say it here, once
+        rows, _ = settle_statuses("fmat", rows, quiet=("oov",))
     return rows
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import Option, positive
-from assoc.lm import MODEL_OPTIONS, LMScorer
+from assoc.lm import MODEL_OPTIONS, STATUS_COLUMN, LMScorer
 
 if TYPE_CHECKING:
     from assoc import MaskItem
@@ -25,6 +25,7 @@ EXTRA_COLUMNS = {
     "(e.g. 'Ġman', '▁man', 'man'); several space-separated tokens when the option is out of vocabulary",
     "oov": "True when the option is not a single token of the model's vocabulary",
     "n_tokens": "number of tokens the option becomes at the mask position (1 = in vocabulary)",
+    "status": STATUS_COLUMN,
 }
 
 
@@ -53,6 +54,8 @@ class FMATScorer(LMScorer):
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
     model_kinds = ("masked",)
+    #: 2: rows carry ``status`` (queries longer than the model accepts kept as NaN rows, ``too_long``)
+    cache_version = 2
     options = (
         Option(
             "oov",
@@ -132,8 +135,13 @@ class FMATScorer(LMScorer):
         )
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> Any:
-        """The table of all units' rows, with one out-of-vocabulary warning per model."""
-        from assoc import from_records
+        """The table of all units' rows, with one out-of-vocabulary warning per model.
+
+        Rows kept without a value for another reason (``status`` ``too_long``) are counted in the run
+        report (``not_scored``) with one warning line (:func:`assoc.lm.settle_statuses`).
+        """
+        from assoc import from_records, set_run_report
+        from assoc.lm import settle_statuses
 
         from .log_probs import warn_about_tokens
 
@@ -147,4 +155,6 @@ class FMATScorer(LMScorer):
         for model in models:  # one warning per model, however many units its rows came from
             warn_about_tokens(model, missing[model], merged[model], self.params["oov"])
         rows = [{k: v for k, v in row.items() if k != "context_changed"} for row in rows]
-        return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=list(EXTRA_COLUMNS))
+        rows, report = settle_statuses(self.name, rows, quiet=("oov",))  # oov: warned about just above
+        table = from_records(rows, scorer=self.name, measure=self.measure, extra_columns=list(EXTRA_COLUMNS))
+        return set_run_report(table, report) if report else table

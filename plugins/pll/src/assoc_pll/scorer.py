@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assoc import MaskItem, Option, StimuliError, fill_mask, split_at_mask
-from assoc.lm import MODEL_OPTIONS, PLL_METRICS, PLL_TOKEN_SELECTIONS, LMScorer
+from assoc.lm import MODEL_OPTIONS, PLL_METRICS, PLL_TOKEN_SELECTIONS, STATUS_COLUMN, LMScorer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,7 +82,10 @@ class PLLScorer(LMScorer):
         "pll_sum": "sum of the scored tokens' log-probabilities (natural log)",
         "pll_mean": "pll_sum / n_scored",
         "token_log_probs": "(option per_token) JSON list of [position, token, log_prob] of the scored tokens",
+        "status": STATUS_COLUMN,
     }
+    #: 2: rows carry ``status`` (sentences longer than the model accepts kept as NaN rows, ``too_long``)
+    cache_version = 2
     options = (
         Option(
             "metric",
@@ -129,13 +132,20 @@ class PLLScorer(LMScorer):
     def score_items(
         self, model: LanguageModel, items: list[MaskItem], checkpoints: Namespace | None
     ) -> list[dict[str, Any]]:
-        """One PLL row per filled sentence of the unit (the per-token detail needs the kind's engine)."""
-        from assoc.lm import pseudo_log_likelihoods
+        """One PLL row per filled sentence of the unit (the per-token detail needs the kind's engine).
+
+        A sentence longer than the model accepts is never cut: its row is kept without a value (status
+        ``too_long``), counted in the run report by :meth:`merge`.
+        """
+        from assoc.lm import pseudo_log_likelihoods, too_long_reason, without_value
 
         p = self.params
-        rows = sentence_rows(items)
+        engine = model.engine  # type: ignore[attr-defined]  # the masked kind's MaskedLM
+        every = sentence_rows(items)
+        lengths = {it["row"]["sentence"]: len(engine.encode(it["row"]["sentence"])) for it in every}
+        rows = [it for it in every if lengths[it["row"]["sentence"]] <= engine.max_length]
         results = pseudo_log_likelihoods(
-            model.engine,  # type: ignore[attr-defined]  # the masked kind's MaskedLM
+            engine,
             [it["row"]["sentence"] for it in rows],
             [it["span"] for it in rows],
             metric=p["metric"],
@@ -144,7 +154,16 @@ class PLLScorer(LMScorer):
             namespace=checkpoints,
         )
         records = []
-        for item, result in zip(rows, results, strict=True):
+        computed = {id(item): result for item, result in zip(rows, results, strict=True)}
+        for item in every:
+            sentence = item["row"]["sentence"]
+            if id(item) not in computed:
+                reason = too_long_reason(sentence, lengths[sentence], model.name, engine.max_length)
+                kept = {"model": model.name, **item["row"], "measure": self.measure, "pll_metric": p["metric"]}
+                kept.update(tokens_scored=p["tokens_scored"], n_scored=0, n_tokens=lengths[sentence])
+                records.append(without_value(kept, "too_long", reason))
+                continue
+            result = computed[id(item)]
             row = {
                 "model": model.name,
                 **item["row"],
@@ -156,6 +175,7 @@ class PLLScorer(LMScorer):
                 "n_tokens": result.n_tokens,
                 "pll_sum": result.pll,
                 "pll_mean": result.mean,
+                "status": "ok",
             }
             if p["per_token"]:
                 row["token_log_probs"] = json.dumps(
@@ -165,8 +185,15 @@ class PLLScorer(LMScorer):
         return records
 
     def merge(self, rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
-        """The table of all units' rows (with ``token_log_probs`` only when ``per_token``)."""
-        from assoc import from_records
+        """The table of all units' rows (``token_log_probs`` only with ``per_token``); rows without a value counted.
 
+        Sentences kept without a value (status ``too_long``) are counted in the run report
+        (``not_scored``) and named in one warning line (:func:`assoc.lm.settle_statuses`).
+        """
+        from assoc import from_records, set_run_report
+        from assoc.lm import settle_statuses
+
+        rows, report = settle_statuses(self.name, rows)
         extra = [c for c in self.extra_columns if self.params["per_token"] or c != "token_log_probs"]
-        return from_records(rows, scorer=self.name, measure=self.measure, extra_columns=extra)
+        table = from_records(rows, scorer=self.name, measure=self.measure, extra_columns=extra)
+        return set_run_report(table, report) if report else table

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc.components.options import Option
 from assoc.errors import OptionError
-from assoc.lm.causal.text import BOS_POLICIES, plan_sentence, special_tokens
+from assoc.lm.causal.text import (
+    BOS_POLICIES,
+    declared_start_tokens,
+    plan_sentence,
+    special_tokens,
+    start_token_problem,
+)
 from assoc.lm.local import LocalLanguageModel
 from assoc.lm.options import ModelSettings
 from assoc.lm.requests import LogProb, requests_of_kind, shown_text
@@ -53,6 +59,16 @@ BOS_OPTION = Option(
 CHUNK = 4096
 
 
+def no_start_token_message(model: str, problem: str) -> str:
+    """The one line refusing ``bos="auto"`` for ``model``, whose ``problem`` (:func:`start_token_problem`) says why."""
+    return (
+        f"model {model!r}: {problem}, so bos='auto' has nothing to put before the text and cannot score its "
+        "first token as it promises; use bos='none' (each text's first token is conditioned on, never scored, "
+        "and each row's start_token names it; an option that starts a sentence then has no log P(option | "
+        "text before it)), or a tokenizer with a BOS token"
+    )
+
+
 class CausalLanguageModel(LocalLanguageModel):
     """A causal LM opened for requests: the ``causal`` kind (module docstring).
 
@@ -73,12 +89,20 @@ class CausalLanguageModel(LocalLanguageModel):
     def __init__(self, engine: Any, *, batch_tokens: int | None = None, bos: str = "auto"):
         if bos not in BOS_POLICIES:
             raise OptionError(f"bos must be one of {', '.join(BOS_POLICIES)}, got {bos!r}")
+        problem = start_token_problem(engine.tokenizer, bos)
+        if problem:
+            raise OptionError(no_start_token_message(engine.name, problem))
         super().__init__(engine, batch_tokens=batch_tokens)
         self.bos = bos
 
     @classmethod
     def check(cls, spec: str, options: Mapping[str, Any]) -> None:
-        """PyTorch only; then the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`)."""
+        """PyTorch only; the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`).
+
+        And ``bos="auto"`` with a tokenizer whose files say it has neither a BOS nor an EOS token
+        (:func:`assoc.lm.causal.text.declared_start_tokens`); where the files do not say, opening the
+        model decides (:func:`assoc.lm.causal.text.start_token_problem`).
+        """
         backend = ModelSettings.of(options).backend
         if backend != "torch":
             raise OptionError(
@@ -86,6 +110,11 @@ class CausalLanguageModel(LocalLanguageModel):
                 f"(got {backend!r}; the ONNX backends run masked LMs)"
             )
         super().check(spec, options)
+        from assoc.lm.loading import model_folder
+
+        folder = model_folder(spec)
+        if str(options.get("bos", "auto")) == "auto" and folder is not None and declared_start_tokens(folder) is False:
+            raise OptionError(no_start_token_message(spec, "its tokenizer has neither a BOS nor an EOS token"))
 
     @classmethod
     def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> CausalLanguageModel:
@@ -121,18 +150,29 @@ class CausalLanguageModel(LocalLanguageModel):
         lead, _ = special_tokens(tokenizer, self.bos)
         first, _ = special_tokens(tokenizer, "auto")  # an empty context: lm-eval's prefix token (BOS, else EOS)
         plans = []
-        for request in requests:
+        unscorable: dict[int, str] = {}
+        for number, request in enumerate(requests):
             whole = request.context + request.continuation
             start = lead if request.context else first
             plan = plan_sentence(tokenizer, start, (), whole, (len(request.context), len(whole)))
             plans.append((whole, [plan.option] if plan.option is not None else []))
-        return self._log_probs(plans, checkpoints, progress)
+            if plan.option_problem:
+                unscorable[number] = plan.option_problem
+        results = self._log_probs(plans, checkpoints, progress)
+        for number, problem in unscorable.items():  # nothing before the continuation: no partial sum, its reason
+            results[number] = LogProb.missing(
+                problem,
+                f"{shown_text(plans[number][0])}: nothing precedes the continuation (its context has no token "
+                f"and model {self.name!r} no start token), so its first token cannot be scored",
+            )
+        return results
 
     def _log_probs(
         self, plans: Sequence[tuple[str, list[CausalRequest]]], checkpoints: Namespace | None, progress: bool
     ) -> list[LogProb]:
         """Each plan's summed log-probability (:func:`math.fsum` over its requests' tokens), or why there is none."""
         from assoc.lm.compute import cached_log_probs
+        from assoc.lm.statuses import too_long_reason
 
         engine = self.engine
         index: dict[CausalRequest, int] = {}
@@ -144,9 +184,7 @@ class CausalLanguageModel(LocalLanguageModel):
             longest = max(len(part.input_ids) for part in parts)
             if longest > engine.max_length:
                 problems[number] = LogProb.missing(
-                    "too_long",
-                    f"{shown_text(text)} has {longest} tokens, more than model {self.name!r} accepts "
-                    f"({engine.max_length}, special tokens included)",
+                    "too_long", too_long_reason(text, longest, self.name, engine.max_length)
                 )
                 continue
             for part in parts:

@@ -4,11 +4,13 @@ BOS policy (``bos``), recorded in every row of the clm table:
 
 ``"auto"`` (default)
     Prepend the tokenizer's BOS token id; a tokenizer without one gets its EOS id (as
-    lm-evaluation-harness's ``prefix_token_id``); a tokenizer with neither scores from the
-    second token (the first is unscored). The text itself is tokenized without special
+    lm-evaluation-harness's ``prefix_token_id``). The text itself is tokenized without special
     tokens, so a tokenizer that adds BOS on its own never yields a doubled BOS (minicons #78).
     Every token of the text is scored. This is lm-eval's ``loglikelihood`` with an empty
     context (a whole sentence), and minicons with ``bos_token=True`` for GPT-2-style tokenizers.
+    A tokenizer with neither a BOS nor an EOS token has nothing to prepend, so ``auto`` cannot
+    keep its promise: it is refused before any work (:func:`start_token_problem`), naming
+    ``"none"``, which says what is computed.
 ``"tokenizer"``
     Whatever the tokenizer adds with ``add_special_tokens=True`` (Llama/Mistral: BOS; GPT-2,
     Pythia, Qwen: nothing, so the first token is unscored). This is minicons' default
@@ -27,17 +29,70 @@ context/continuation pair: trailing spaces of the context move to the continuati
 The whole sentence ``P + O + S`` is tokenized once; where its tokens begin with the context's
 (the usual case), the context is run once per query and shared by its options
 (:mod:`assoc.lm.causal.engine`), and the option's log probabilities are read off the sentence's.
+
+**An option with nothing before it.** When the policy puts no token before the text (``"none"``;
+``"tokenizer"`` for GPT-2, Pythia, Qwen) and the option starts the sentence, its first token is
+the unscored start: ``log P(O | P)`` has no value (a causal LM has no distribution for a first
+token). The plan then has no option request and says why (:attr:`SentencePlan.option_problem`,
+:data:`NO_START_TOKEN`); the option is never scored from its second token on, which would be a
+sum over part of it. The sentence itself is still scored from its second token, as the policy says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from assoc.lm.causal.requests import CausalRequest
+from assoc.lm.statuses import NO_START_TOKEN  # why an option has no log P(O | P): nothing precedes it
 
 BOS_POLICIES = ("auto", "tokenizer", "none")
+
+
+def start_token_problem(tokenizer: Any, policy: str) -> str:
+    """Why the BOS ``policy`` cannot do what it promises with ``tokenizer``, in one phrase; ``""`` when it can.
+
+    ``"auto"`` promises that every token of the text is scored after a start token (the BOS token,
+    else EOS): a tokenizer with neither has none to put first. The other policies promise nothing
+    of the kind (their first text token is unscored when nothing is added).
+    """
+    if policy == "auto" and tokenizer.bos_token_id is None and tokenizer.eos_token_id is None:
+        return "its tokenizer has neither a BOS nor an EOS token"
+    return ""
+
+
+def declared_start_tokens(folder: Path) -> bool | None:
+    """Whether the tokenizer files in ``folder`` name a BOS or EOS token: True, False, or None when they do not say.
+
+    Read from ``special_tokens_map.json`` and ``tokenizer_config.json`` without loading anything:
+    False only when both files that exist set ``bos_token`` and ``eos_token`` to nothing (``null``,
+    ``""``), so a tokenizer class's own default (GPT-2's ``<|endoftext|>``) is never mistaken for
+    none; :func:`start_token_problem` decides on the loaded tokenizer.
+    """
+    import json
+
+    found: dict[str, Any] = {}
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):  # the map's values win, as in transformers
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            found.update({key: data[key] for key in ("bos_token", "eos_token") if key in data})
+    if any(_token_text(found.get(key)) for key in ("bos_token", "eos_token")):
+        return True
+    if {"bos_token", "eos_token"} <= set(found):
+        return False
+    return None
+
+
+def _token_text(value: Any) -> str:
+    """The text of a special token as tokenizer files write it (a string, or an AddedToken's ``content``)."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else ""
 
 
 def special_tokens(tokenizer: Any, policy: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -60,8 +115,14 @@ def special_tokens(tokenizer: Any, policy: str) -> tuple[tuple[int, ...], tuple[
 
 
 def encode(tokenizer: Any, text: str) -> tuple[int, ...]:
-    """Token ids of ``text`` without special tokens."""
-    return tuple(int(i) for i in tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+    """Token ids of ``text`` without special tokens.
+
+    ``verbose=False``: transformers' own warning about a text longer than the model accepts would
+    come without the text's name; the kind and the scorers say it, naming the text.
+    """
+    if not text:
+        return ()
+    return tuple(int(i) for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 @dataclass(frozen=True)
@@ -72,12 +133,15 @@ class SentencePlan:
     whose continuations, concatenated, are tokens ``1 ..`` of it (the first token is the
     unscored start); ``option`` is the option's request and ``option_from_sentence`` says
     whether its values are the first ``len(option.continuation)`` values of ``parts[-1]``.
+    ``option_problem`` says why an option asked for has no request (:data:`NO_START_TOKEN`:
+    nothing precedes it), ``""`` otherwise.
     """
 
     tokens: tuple[int, ...]
     parts: tuple[CausalRequest, ...]
     option: CausalRequest | None
     option_from_sentence: bool
+    option_problem: str = ""
 
     def requests(self) -> list[CausalRequest]:
         """Every request this plan needs computed."""
@@ -122,13 +186,15 @@ def plan_sentence(
     if split < len(tokens):
         parts.append(CausalRequest(tokens[:split], tokens[split:]))
     option = None
+    problem = ""
     if span is not None and continuation:
         start = lead + context_ids
-        if not start:  # nothing before the option: its first token is the unscored start
-            start, continuation = continuation[:1], continuation[1:]
-        option = CausalRequest(start, continuation) if continuation else None
+        if start:
+            option = CausalRequest(start, continuation)
+        else:  # nothing before the option: its first token is the unscored start, so log P(O | P) has no value
+            problem = NO_START_TOKEN
         aligned = aligned and option is not None and bool(parts) and parts[-1].context == option.context
-    return SentencePlan(tokens, tuple(parts), option, bool(aligned and option is not None))
+    return SentencePlan(tokens, tuple(parts), option, bool(aligned and option is not None), problem)
 
 
 def _common(a: Sequence[int], b: Sequence[int]) -> int:

@@ -112,7 +112,8 @@ class MaskedLM(LoadedLM):
 
     def encode(self, text: str) -> tuple[int, ...]:
         """Token ids of ``text`` with the model's special tokens, exactly as the fill-mask pipeline builds them."""
-        return tuple(int(i) for i in self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        # verbose=False: a text longer than the model accepts is named by the engine (too_long), not by transformers
+        return tuple(int(i) for i in self.tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
 
     def token_string(self, token_id: int) -> str:
         """The vocabulary string of ``token_id`` (added temporary tokens are shown as ``<word>``)."""

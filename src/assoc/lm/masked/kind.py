@@ -31,7 +31,7 @@ from assoc.lm.loading import object_auto_class
 from assoc.lm.local import LocalLanguageModel
 from assoc.lm.masked.pll import METRICS
 from assoc.lm.options import ModelSettings
-from assoc.lm.requests import LogProb, requests_of_kind, shown_text
+from assoc.lm.requests import LogProb, requests_of_kind
 
 if TYPE_CHECKING:
     from assoc.infra.cache import Cache, Namespace
@@ -146,6 +146,7 @@ class MaskedLanguageModel(LocalLanguageModel):
         """PLLs of ``(text, span)`` items scoring ``which`` tokens; a text that cannot be scored gets its reason."""
         from assoc.errors import StimuliError
         from assoc.lm.masked.pll import encode_sentence, positions_to_score, pseudo_log_likelihoods
+        from assoc.lm.statuses import too_long_reason
 
         out: list[LogProb | None] = [None] * len(items)
         ready: list[int] = []
@@ -157,9 +158,7 @@ class MaskedLanguageModel(LocalLanguageModel):
                 continue
             if len(encoded.input_ids) > self.engine.max_length:
                 out[i] = LogProb.missing(
-                    "too_long",
-                    f"{shown_text(text)} has {len(encoded.input_ids)} tokens, more than model {self.name!r} accepts "
-                    f"({self.engine.max_length})",
+                    "too_long", too_long_reason(text, len(encoded.input_ids), self.name, self.engine.max_length)
                 )
                 continue
             try:

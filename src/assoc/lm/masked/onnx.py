@@ -16,9 +16,11 @@ Two checks keep a wrong export from producing numbers:
   batch of different lengths) over the whole vocabulary are computed by ONNX Runtime and, row
   by row, by the model's own PyTorch forward pass; any difference above `TOLERANCE` stops
   the run with a [`ModelError`][assoc.ModelError] (use ``backend="torch"``). A passed check is
-  remembered in the cache's memo (`assoc.infra.cache.Cache.remember`) for that file (path, size,
-  modification time, inode), the onnxruntime version and the CPU architecture, as the engine
-  remembers its fast-path checks; anything else, or a run with ``cache=False``, checks again.
+  remembered in the cache's memo (`assoc.infra.cache.Cache.remember`) for that file's content (its
+  SHA-256, hashed once per process), the onnxruntime version and the CPU architecture, as the
+  engine remembers its fast-path checks; anything else, or a run with ``cache=False``, checks
+  again. The export itself is reused only while it holds the content recorded when it was written
+  ([`assoc.lm.onnx.cached_export`][assoc.lm.cached_export]): an edited or truncated file is made again.
 * **In every process, on the first batch of real queries** (float32), the batch's first and last
   rows are computed again alone by the model's own forward pass, as the engine checks its own
   fast paths.
@@ -178,19 +180,18 @@ def _checked_export(lm: Any, model: Any, threads: int) -> tuple[Path, OnnxForwar
 
 
 def _check_memo_key(path: Path) -> list[Any]:
-    """What a passed probe check of the export ``path`` depends on: the file itself, ONNX Runtime and the CPU.
+    """What a passed probe check of the export ``path`` depends on: the file's content, ONNX Runtime and the CPU.
 
-    The file's path, size, modification time and inode (a rewritten file never matches), the
+    The SHA-256 of the file's bytes (`assoc.infra.integrity.file_sha256`: hashed once per process,
+    so a file edited in place, even to the same size and modification time, never matches), the
     onnxruntime version and the machine architecture (ONNX Runtime picks kernels by CPU).
     """
     import platform
 
+    from assoc.infra.integrity import file_sha256
     from assoc.lm.onnx import versions
 
-    stat = path.stat()
-    # the resolved path: a cache root reached through a link names the same remembered file
-    found = str(path.resolve())
-    return [found, stat.st_size, stat.st_mtime_ns, stat.st_ino, versions()["onnxruntime"], platform.machine()]
+    return ["sha256:" + file_sha256(path), versions()["onnxruntime"], platform.machine()]
 
 
 #: the memo kind of what a process without torch needs to run a checked float32 export (:func:`remember_for_torch_free`)
@@ -214,6 +215,7 @@ def remember_for_torch_free(lm: Any, model: Any, path: Path) -> None:
     transformers does: such a model always runs the ordinary path (`assoc.lm.masked.torch_free`).
     """
     from assoc.infra.cache import Cache
+    from assoc.infra.integrity import mismatch, seal
     from assoc.infra.io import atomic_write
     from assoc.lm.masked.fast_tokenizer import FastTokenizer, same_as_transformers, serialise
 
@@ -237,6 +239,9 @@ def remember_for_torch_free(lm: Any, model: Any, path: Path) -> None:
     if not (target.is_file() and target.read_text(encoding="utf-8") == text):
         with atomic_write(target, "w", encoding="utf-8") as handle:
             handle.write(text)
+        seal(target)
+    elif mismatch(target):  # the same text, kept by an assoc that recorded no fingerprint: record it now
+        seal(target)
     memo = lm.memo if lm.memo is not None else Cache()  # None: the default cache root
     if memo.recall(TORCH_FREE_KIND, [lm.fingerprint]) != record:
         memo.remember(TORCH_FREE_KIND, [lm.fingerprint], record)

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assoc.errors import ModelError, OptionError, StimuliError
+from assoc.errors import ModelError, OptionError, StimuliError, TooLongError
 
 #: The masking metrics (module docstring).
 METRICS = ("original", "word_l2r")
@@ -64,8 +64,9 @@ class EncodedSentence:
 def encode_sentence(tokenizer: Any, text: str, max_length: int | None = None) -> EncodedSentence:
     """Tokenise ``text`` with special tokens, offsets and word ids (needs a fast tokenizer).
 
-    Raises :class:`StimuliError` for an empty sentence or one longer than ``max_length``
-    tokens (truncating would silently score a different sentence).
+    Raises :class:`StimuliError` for an empty sentence, :class:`~assoc.errors.TooLongError` (a
+    StimuliError) for one longer than ``max_length`` tokens (truncating would silently score a
+    different sentence).
     """
     if not isinstance(text, str) or not text.strip():
         raise StimuliError(f"cannot score an empty sentence ({text!r})")
@@ -79,9 +80,12 @@ def encode_sentence(tokenizer: Any, text: str, max_length: int | None = None) ->
     input_ids = tuple(int(i) for i in encoding["input_ids"])
     if max_length is not None and len(input_ids) > max_length:
         shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
-        raise StimuliError(
+        raise TooLongError(
             f"sentence {shown!r} has {len(input_ids)} tokens (with special tokens), more than the model's "
-            f"maximum of {max_length}; shorten it"
+            f"maximum of {max_length}; shorten it",
+            text=text,
+            n_tokens=len(input_ids),
+            max_length=max_length,
         )
     word_ids = tuple(encoding.word_ids())
     if not any(w is not None for w in word_ids):
@@ -262,7 +266,10 @@ def pseudo_log_likelihoods(
     if len(spans) != len(sentences):
         raise StimuliError(f"{len(sentences)} sentences but {len(spans)} variant spans")
 
-    encoded = [encode_sentence(lm.tokenizer, s, lm.max_length) for s in sentences]
+    encoded = [encode_sentence(lm.tokenizer, s) for s in sentences]
+    for enc in encoded:
+        if len(enc.input_ids) > lm.max_length:  # cutting it would score another sentence: name it
+            raise lm.too_long(enc.input_ids, enc.text)
     plans: list[tuple[int, ...]] = [positions_to_score(e, tokens_scored, span) for e, span in zip(encoded, spans)]
 
     # Identical masked copies (the same sentence scored twice) are sent once.

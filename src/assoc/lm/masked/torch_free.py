@@ -15,11 +15,13 @@ What is checked in a process without torch, and what is not:
 * **Checked**: the weights are those the export was made from (their fingerprint: a sha256 of
   the model directory, remembered per file stamp, or the Hub commit); the installed torch,
   transformers, onnx and onnxruntime are those the export was made with (they are part of the
-  export's cache key); the export file is the one that passed the probe check against PyTorch
-  (its path, size, modification time and inode), on this onnxruntime version and CPU
-  architecture (the remembered check, :func:`assoc.lm.masked.onnx._check_memo_key`); the tokenizer copy
-  tokenised the probe texts exactly as transformers did (ids, offsets, word ids, token strings)
-  when it was kept.
+  export's cache key); the export file holds the content recorded when it was written and the
+  content that passed the probe check against PyTorch (its SHA-256, hashed once per process: a
+  file edited in place to the same size and modification time does not pass), on this
+  onnxruntime version and CPU architecture (the remembered check,
+  :func:`assoc.lm.masked.onnx._check_memo_key`); the tokenizer copy holds the content recorded when
+  it was kept, when it tokenised the probe texts exactly as transformers did (ids, offsets, word
+  ids, token strings).
 * **Not checked**: the first batch of this process's queries is not computed again by PyTorch
   (there is no PyTorch here), as an ordinary ``backend="onnx"`` process does; the probe check of
   the file stands for it. A model this process has already loaded in PyTorch runs the ordinary
@@ -168,12 +170,13 @@ def torch_free_masked_lm(
     import sys
 
     from assoc.infra.cache import Cache
+    from assoc.infra.integrity import mismatch
     from assoc.infra.threads import requested_threads
     from assoc.lm.identity import looks_like_path, model_fingerprint
     from assoc.lm.masked.fast_tokenizer import FastTokenizer
     from assoc.lm.masked.loading import loaded_masked_lms
     from assoc.lm.masked.onnx import TOKENIZER_FILE, TORCH_FREE_KIND, TORCH_FREE_VERSION, OnnxForward, _check_memo_key
-    from assoc.lm.onnx import export_location, inference_session
+    from assoc.lm.onnx import export_location, inference_session, usable_export
     from assoc.models.memory import in_memory
 
     if backend not in ("onnx", "onnx-int8") or str(device).strip().lower() != "cpu" or dtype != "float32":
@@ -201,22 +204,28 @@ def torch_free_masked_lm(
         root = Path(memo.root) if memo is not None else None
         fp32 = export_location(record["export_key"], int8=False, root=root)
         tokenizer_file = fp32.parent / TOKENIZER_FILE
-        if not (fp32.is_file() and tokenizer_file.is_file()):
+        # every file by its content (hashed once per process), never by its size and time: anything edited,
+        # truncated or unreadable sends the run down the ordinary path, which says so and makes it again
+        if not (usable_export(fp32, warn=False) and mismatch(tokenizer_file) == ""):
             return None
         if remembered.recall("onnx-export-check", _check_memo_key(fp32)) is not True:
             return None
         run_file = fp32 if backend == "onnx" else export_location(record["export_key"], int8=True, root=root)
-        if not run_file.is_file():
+        if not usable_export(run_file, warn=False):
             return None
         tokenizer = FastTokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"), **record["tokenizer"])
-    except (KeyError, TypeError, ValueError, OSError):
-        return None  # a damaged record or file: the ordinary path
+    except Exception:  # noqa: BLE001 - a damaged record or file (tokenizers raises bare Exception): the ordinary path
+        return None
     threads = requested_threads()
     with _LOCK:
         session_key = (str(run_file.resolve()), threads)
         runner = _SESSIONS.get(session_key)
         if runner is None:
-            runner = OnnxForward(inference_session(run_file, threads), backend, run_file, threads or 0)
+            try:
+                session = inference_session(run_file, threads)
+            except ModelError:
+                return None  # a file ONNX Runtime cannot open: the ordinary path makes it again
+            runner = OnnxForward(session, backend, run_file, threads or 0)
             runner.checked_on_queries = False  # never compared with PyTorch in this process (module docstring)
             _SESSIONS[session_key] = runner
     return TorchFreeMaskedLM(

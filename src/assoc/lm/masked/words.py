@@ -104,7 +104,11 @@ def encode_many(tokenizer: Any, texts: Sequence[str]) -> list[tuple[int, ...]]:
     texts = list(texts)
     if not texts:
         return []
-    probe = [tuple(ids) for ids in tokenizer([texts[0], texts[-1]], add_special_tokens=True)["input_ids"]]
+    # verbose=False: a text longer than the model accepts is named by the caller (status too_long), not by
+    # transformers' own warning, which names no text
+    probe = [
+        tuple(ids) for ids in tokenizer([texts[0], texts[-1]], add_special_tokens=True, verbose=False)["input_ids"]
+    ]
     if len(texts) <= 2:  # the check call already tokenized them all
         return probe[: len(texts)]
     backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
@@ -119,7 +123,7 @@ def encode_many(tokenizer: Any, texts: Sequence[str]) -> list[tuple[int, ...]]:
             fast = None
         if fast is not None and len(fast) == len(texts) and [fast[0], fast[-1]] == probe:
             return fast
-    return [tuple(int(i) for i in ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    return [tuple(int(i) for i in ids) for ids in tokenizer(texts, add_special_tokens=True, verbose=False)["input_ids"]]
 
 
 def word_tokens_batch(
