@@ -52,6 +52,7 @@ CORE_KINDS = {
     "masked": "assoc.lm.masked.kind:MaskedLanguageModel",
     "causal": "assoc.lm.causal.kind:CausalLanguageModel",
     "chat": "assoc.lm.chat.model:ChatModel",
+    "server": "assoc.lm.server.kind:ServerLanguageModel",
 }
 
 
@@ -149,6 +150,15 @@ class LanguageModel(ABC):
     def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> LanguageModel:
         """Load (or connect to) the model ``spec`` with ``options``; ``cache`` is the run's cache."""
 
+    @classmethod
+    def describe_spec(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> dict[str, Any]:
+        """What provenance records of ``spec`` beside its kind, after a run (default: nothing).
+
+        Called in the process that planned the run, once the units ran (possibly elsewhere): a remote
+        kind reports what its server said of the model when it was opened (remembered in ``cache``).
+        """
+        return {}
+
     # -- provenance ------------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         """What provenance records of this model (kind, fingerprint, device, tokenizer, endpoint, ...)."""
@@ -186,6 +196,14 @@ class LanguageModel(ABC):
     ) -> list[Reply]:
         """A reply to each request's conversation."""
         raise refuse(self.name, self.kind, "generate", sorted(self.serves))
+
+    def take_report(self) -> dict[str, Any] | None:
+        """What this handle did since it was last asked (requests sent, refusals, ...), for the run report.
+
+        :meth:`assoc.lm.LMScorer.unit_report` asks after each unit; the counts start afresh after each call,
+        so the units' reports add up to the run's. The default reports nothing.
+        """
+        return None
 
     # -- life ---------------------------------------------------------------------------------------
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -77,6 +77,23 @@ def encode_items(items: Sequence[MaskItem], masks: dict[str, dict[str, tuple[str
     return blocks
 
 
+def _joined_reports(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Reports added key by key: numbers summed, dicts merged the same way, lists joined, else the last one's."""
+    out: dict[str, Any] = {}
+    for report in reports:
+        for key, value in report.items():
+            known = out.get(key)
+            if isinstance(value, dict):
+                out[key] = _joined_reports([known, value] if isinstance(known, dict) else [value])
+            elif isinstance(value, list):
+                out[key] = [*known, *value] if isinstance(known, list) else list(value)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(known, (int, float)):
+                out[key] = known + value if not isinstance(known, bool) else value
+            else:
+                out[key] = value
+    return out
+
+
 def decode_items(payload: Sequence[Any]) -> list[MaskItem]:
     """The items of a payload from :func:`encode_items`, in their original order."""
     items: list[MaskItem] = []
@@ -161,6 +178,8 @@ class LMScorer(Scorer):
 
         kind = self.model_kind(model)
         record: dict[str, Any] = {"kind": kind.kind}
+        described = kind.describe_spec(model, self.params, self.run_cache())
+        record.update({k: v for k, v in described.items() if k != "kind"})
         if kind.local:
             held = in_memory(model)
             if isinstance(held, tuple):
@@ -268,6 +287,8 @@ class LMScorer(Scorer):
         depend on beyond the options (:meth:`assoc.lm.kinds.LanguageModel.cache_parts`: the weights'
         fingerprint, dtype, device type and any backend other than PyTorch).
         """
+        if not state.model.local:  # a remote kind stores every answer on arrival: that is its checkpoint
+            return None
         return self.unit_progress(unit, kind=kind or self.checkpoint_name(), **state.model.cache_parts())
 
     def checkpoint_name(self) -> str:
@@ -284,6 +305,14 @@ class LMScorer(Scorer):
         if checkpoints is not None:
             checkpoints.discard()
         return rows
+
+    def unit_report(self, state: LMWorker, unit: WorkUnit) -> dict[str, Any] | None:
+        """What the model did for ``unit`` (:meth:`assoc.lm.LanguageModel.take_report`: requests sent, refusals)."""
+        return state.model.take_report()
+
+    def combine_unit_reports(self, reports: list[dict[str, Any]]) -> dict[str, Any]:
+        """The units' reports added up: numbers summed, dicts merged the same way, lists (failures) joined."""
+        return _joined_reports(reports)
 
     def score_items(
         self, model: LanguageModel, items: list[Any], checkpoints: Namespace | None

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import MaskItem, Option, StimuliError, split_at_mask
-from assoc.lm import BOS_OPTION, MODEL_OPTIONS, LMScorer
+from assoc.lm import BOS_OPTION, LMScorer, options_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,9 @@ class CLMScorer(LMScorer):
     (``measure="option"``), natural logs, summed over tokens (``reduction="sum"``) or averaged
     (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :func:`assoc.lm.special_tokens` for the
     BOS policy and the tokenization rules. It takes the ``causal`` kind and reads each token's value
-    from the kind's engine (one pass per shared prefix: a query's options share its context).
+    from the kind's engine (one pass per shared prefix: a query's options share its context), and the
+    ``server`` kind (``server:<model>``: the same token ids, scored by an inference server; one prompt
+    per sentence serves both measures).
     """
 
     name = "clm"
@@ -82,7 +84,7 @@ class CLMScorer(LMScorer):
     requires_models = True
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
-    model_kinds = ("causal",)
+    model_kinds = ("causal", "server")
     options = (
         Option(
             "measure",
@@ -102,7 +104,7 @@ class CLMScorer(LMScorer):
             choices=("sum", "mean"),
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log probability"),
-        *MODEL_OPTIONS,
+        *(option for option in options_for(["causal", "server"]) if option.name != "bos"),
     )
 
     def check_stimuli(self, stimuli: Any) -> None:
