@@ -56,6 +56,9 @@ server adds), ``retokenised`` (the server scores another token at one position),
 ``split`` (it scores one token more: another tokenization), ``missing_logprobs`` (the choice has no
 log-probabilities), ``null_logprob`` (one position's log-probability is ``null``) and
 ``wrong_offsets`` (``text_offset`` counts nothing in particular); 5xx, drops and hangs as for chat.
+A chat request with ``logprobs: true`` gets ``choices[0].logprobs.content`` from ``chat_logprobs``
+(request body -> the per-token list, None for an endpoint that gives none; by default each word of
+the reply, log-probability -1).
 
 Run it on its own with ``python -m assoc.testing.openai_server [--port 8000] [--delay 0.05]`` (or
 ``assoc chat test-server``, the chat plugin's command).
@@ -347,6 +350,7 @@ class ChatServer:
     responder: Callable[[dict[str, Any]], str] | None = None
     port: int = 0
     completions: Any = None
+    chat_logprobs: Callable[[dict[str, Any]], list[dict[str, Any]] | None] | None = None
 
     def __post_init__(self) -> None:
         self.requests: list[Received] = []
@@ -647,7 +651,7 @@ class ChatServer:
                         "index": 0,
                         "message": {"role": "assistant", "content": text},
                         "finish_reason": "stop",
-                        "logprobs": None,
+                        "logprobs": self._chat_logprobs(body, text),
                     }
                 ],
                 "usage": {
@@ -657,6 +661,23 @@ class ChatServer:
                 },
             },
         )
+
+    def _chat_logprobs(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A chat reply's ``logprobs`` when asked (``logprobs: true``), else None.
+
+        ``chat_logprobs(body)``, else each word of the reply a token of log-probability -1 (its only top
+        token); None when ``chat_logprobs`` returns None (an endpoint that gives none).
+        """
+        if not body.get("logprobs"):
+            return None
+        if self.chat_logprobs is not None:
+            content = self.chat_logprobs(body)
+        else:
+            content = [
+                {"token": word, "logprob": -1.0, "top_logprobs": [{"token": word, "logprob": -1.0}]}
+                for word in text.split(" ")
+            ]
+        return {"content": content} if content is not None else None
 
     # -- completions with log-probabilities (module docstring) ---------------------------------------
 
