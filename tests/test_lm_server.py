@@ -290,6 +290,20 @@ def test_the_echo_form_with_max_tokens_0_or_1_gives_the_same_values(fresh):
     assert bodies[2]["max_tokens"] == 1
 
 
+def test_a_server_that_refuses_max_tokens_0_is_asked_again_with_1(fresh):
+    server = fresh["gpt2"]
+    server.completions.min_echo_max_tokens = 1
+    try:
+        options = {"base_url": server.url, "logprobs_form": "echo", "cache": False}
+        answer = open_model("server:tiny-gpt2", options).sentence([SentenceRequest("he was here")])[0]
+    finally:
+        server.completions.min_echo_max_tokens = 0
+    reference = open_model("server:tiny-gpt2", {"base_url": server.url, "cache": False})
+    assert answer.ok and answer.value == reference.sentence([SentenceRequest("he was here")])[0].value
+    sent = [r.body["max_tokens"] for r in server.completion_requests()]
+    assert sent[:2] == [0, 1] and [r.answered for r in server.completion_requests()][:2] == ["fault 400", "ok"]
+
+
 def test_a_text_that_does_not_round_trip_is_refused_where_in_process_scores_it(tiny, fresh):
     """The tiny Llama vocabulary has no 'z': in-process clm scores 'aalea' silently; the served path refuses it."""
     stimuli = {"queries": ["I like [MASK]."], "mask": {"flower": ["azalea", "rose"]}}

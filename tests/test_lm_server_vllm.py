@@ -184,26 +184,21 @@ def test_lm_eval_local_completions_against_the_same_server_equals_assoc(vllm, mo
         assert max(abs(a - b) for a, b in zip(ours, theirs)) <= 1e-9, (batch_size, concurrent)
 
 
-def test_crows_pairs_sentences_on_the_served_model(vllm, models):
-    """CrowS-Pairs on a causal LM is lm-eval's log P of each sentence: clm's sentence measure on its pairs."""
+def test_crows_pairs_on_the_served_model(vllm, models):
+    """CrowS-Pairs on a causal LM (lm-eval's definition: log P of each sentence): clm + the crows_pairs analysis."""
     server = serve(vllm, models, "gpt2")
-    pairs = assoc.Stimuli.load("crows_pairs")
-    stimuli = {
-        "designs": [
-            {"name": d.name, "queries": ["[MASK]"], "mask": {g: list(d.mask[g]) for g in ("sent_more", "sent_less")}}
-            for d in pairs.designs[:150]
-        ]
-    }
-    served = assoc.score("clm", stimuli, ["server:tiny-gpt2"], base_url=server.base_url, per_token=True)
-    local = assoc.score("clm", stimuli, [models["gpt2"]], per_token=True)
-    assert served["value"].notna().all()
+    stimuli = assoc.Stimuli.load("crows_pairs").select([f"pair{i}" for i in range(0, 1508, 10)])
+    options = {"measure": "sentence", "per_token": True}
+    served = assoc.score("clm", stimuli, ["server:tiny-gpt2"], base_url=server.base_url, **options)
+    local = assoc.score("clm", stimuli, [models["gpt2"]], **options)
+    assert served["value"].notna().all() and len(served) == 2 * 151
     compare_tables(served, local)
-    more = served[served["mask_group"] == "sent_more"]["value"].to_numpy()
-    less = served[served["mask_group"] == "sent_less"]["value"].to_numpy()
-    local_more = local[local["mask_group"] == "sent_more"]["value"].to_numpy()
-    local_less = local[local["mask_group"] == "sent_less"]["value"].to_numpy()
-    close = np.abs(local_more - local_less) < 1e-3
-    assert ((more > less) == (local_more > local_less))[~close].all()  # the metric's comparisons agree
+    ours = assoc.analyze("crows_pairs", served, by_bias_type=False).iloc[0]
+    theirs = assoc.analyze("crows_pairs", local, by_bias_type=False).iloc[0]
+    pairs = local.pivot(index="design", columns="target_group", values="value")
+    near = int((np.abs(pairs["sent_more"] - pairs["sent_less"]) < 1e-3).sum())
+    assert abs(ours["metric_score"] - theirs["metric_score"]) <= 100 * near / 151  # only near-ties may flip
+    assert ours["likelihood_diff"] == pytest.approx(theirs["likelihood_diff"], abs=1e-4)
 
 
 # -- Llama -------------------------------------------------------------------------------------------------

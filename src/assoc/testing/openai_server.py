@@ -248,6 +248,8 @@ class CompletionModel:
         )
         self.max_model_len = int(max_model_len or positions)
         self.owned_by = owned_by
+        #: the smallest max_tokens taken with echo (1: a server that refuses to echo without generating)
+        self.min_echo_max_tokens = 0
         self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
@@ -732,8 +734,8 @@ class ChatServer:
             return
         max_tokens = int(body.get("max_tokens", 16) if body.get("max_tokens") is not None else 16)
         echo = bool(body.get("echo"))
-        if max_tokens == 0 and not echo:
-            await self._bad_request(received, writer, "max_tokens must be at least 1, got 0.", "max_tokens")
+        if max_tokens < (model.min_echo_max_tokens if echo else 1):
+            await self._bad_request(received, writer, f"max_tokens must be at least 1, got {max_tokens}.", "max_tokens")
             return
         for ids in prompts:
             if len(ids) + max_tokens > model.max_model_len:

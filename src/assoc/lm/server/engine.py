@@ -389,6 +389,14 @@ class ServedLM:
             sent.report.add(report)
             sent.prompt_tokens_sent += sum(r.tokens for r in missing)
             failures = {failure["key"]: failure for failure in report.failed}
+            if _refuses_max_tokens_zero(end, failures.values()):
+                # the server takes no echo without a generated token: ask again with max_tokens 1 (ignored)
+                end.params = {**end.params, "max_tokens": 1}
+                end.generated = 1
+                sent.requests -= len(requests)
+                sent.from_cache -= len(requests) - len(missing)
+                sent.prompts -= len(prompts)
+                return self._answers(prompts, progress)
             stored, _ = self.store.lookup(requests)
         out: dict[tuple[int, ...], list[float | None] | Refused] = {}
         for request in requests:
@@ -415,6 +423,17 @@ class ServedLM:
             value = usage.get(name)
             if isinstance(value, int) and not isinstance(value, bool):
                 self.sent.usage[name] = self.sent.usage.get(name, 0) + value
+
+
+def _refuses_max_tokens_zero(endpoint: Endpoint, failures: Any) -> bool:
+    """Whether every failure is the server refusing an echo with ``max_tokens`` 0 (then 1 is sent instead)."""
+    failed = list(failures)
+    return (
+        endpoint.form == "echo"
+        and endpoint.generated == 0
+        and bool(failed)
+        and all(f.get("status") == 400 and "max_tokens" in str(f.get("error", "")) for f in failed)
+    )
 
 
 def check_tokenizer_against_server(

@@ -36,8 +36,8 @@ SERVER_OPTIONS: tuple[Option, ...] = (
         "echo_max_tokens",
         int,
         0,
-        "server models, logprobs_form echo: max_tokens sent with the echoed prompt; 0 (nothing generated), or 1 "
-        "for a server that refuses 0 (the generated token is ignored)",
+        "server models, logprobs_form echo: max_tokens sent with the echoed prompt: 0 (nothing generated; a server "
+        "that refuses 0 with a 400 naming max_tokens is asked again with 1), or 1 (the generated token is ignored)",
         choices=(0, 1),
     ),
     Option(
