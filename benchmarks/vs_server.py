@@ -14,7 +14,7 @@ and log P(option | text before it), the BOS token first:
   ``("", sentence)`` and ``(BOS + prefix, option)`` (one prompt per pair, its tokenization), at the
   batch size and concurrency that were fastest in a sweep on a part of the workload before the rounds
   (the sweep is reported below the tables);
-* ``ceiling``: a plain asyncio client (httpx, 64 requests in flight, nothing stored) sending exactly the
+* ``ceiling``: a plain asyncio client (aiohttp, 64 requests in flight, nothing stored) sending exactly the
   request bodies assoc sends (written before the rounds by assoc's own planning), each reply parsed:
   what the server itself can do for those requests.
 
@@ -190,7 +190,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
             "bodies": str(bodies_path),
             "threads": args.threads,
         }
-        part = items if args.quick else items[: len(items) // 4]
+        part = items if args.quick else items[: len(items) // 8]
         swept = sweep(spec, part, QUICK_SWEEP if args.quick else SWEEP)
     except BaseException:
         server.stop()
@@ -281,22 +281,21 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
     else:
         import asyncio
 
-        import httpx
+        import aiohttp  # lm-eval[api]'s HTTP client, imported before the clock
 
         stamps.imported = now()
         bodies = json.loads(Path(spec["bodies"]).read_text(encoding="utf-8"))
-        answered = 0
 
         async def send_all() -> int:
-            limits = httpx.Limits(max_connections=CEILING_CONCURRENCY, max_keepalive_connections=CEILING_CONCURRENCY)
-            async with httpx.AsyncClient(timeout=600.0, limits=limits) as client:
+            connector = aiohttp.TCPConnector(limit=CEILING_CONCURRENCY)
+            timeout = aiohttp.ClientTimeout(total=600.0)
+            async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
                 semaphore = asyncio.Semaphore(CEILING_CONCURRENCY)
 
                 async def one(body: dict[str, Any]) -> int:
-                    async with semaphore:
-                        reply = await client.post(f"{spec['base_url']}/completions", json=body)
-                    reply.raise_for_status()
-                    return len(json.loads(reply.content)["choices"])
+                    async with semaphore, session.post(f"{spec['base_url']}/completions", json=body) as reply:
+                        reply.raise_for_status()
+                        return len(json.loads(await reply.read())["choices"])
 
                 return sum(await asyncio.gather(*(one(b) for b in bodies)))
 

@@ -156,6 +156,35 @@ def test_the_unicode_reply_shows_why_tokens_are_rejoined(tiny):
     assert echoed.strip() == tokenizer.lossy[ids][1].strip()
 
 
+def test_the_rust_tokenizer_tokenizes_as_transformers(tiny):
+    """tokenizer.json read with tokenizers alone: the ids, specials, tokens and text transformers give."""
+    from assoc.lm.server.tokenizer import TOKENIZER_PROBES, RustTokenizer
+
+    texts = [*TOKENIZER_PROBES, *{item.sentence()[0] for item in assoc.Stimuli.load("bao2024:2A").mask_items()}]
+    for folder in tiny.values():
+        mine, theirs = RustTokenizer(folder), transformers.AutoTokenizer.from_pretrained(folder)
+        assert (mine.bos_token_id, mine.eos_token_id) == (theirs.bos_token_id, theirs.eos_token_id)
+        assert mine.all_special_ids == sorted(theirs.all_special_ids) and len(mine) == len(theirs)
+        for text in texts:
+            for special in (False, True):
+                ids = mine(text, add_special_tokens=special)["input_ids"]
+                assert ids == theirs(text, add_special_tokens=special)["input_ids"]
+            assert mine.convert_ids_to_tokens(ids) == theirs.convert_ids_to_tokens(ids)
+            assert mine.decode(ids) == theirs.decode(ids, clean_up_tokenization_spaces=False)
+
+
+def test_without_the_servers_tokenize_transformers_tokenizes_unchecked(tiny, fresh):
+    server = fresh["gpt2"]
+    server.completions.tokenize_endpoint = False
+    try:
+        model = open_model("server:tiny-gpt2", {"base_url": server.url, "cache": False})
+    finally:
+        server.completions.tokenize_endpoint = True
+    assert model.describe()["tokenizer_library"] == "transformers"
+    assert model.describe()["tokenizer_check"] == "not checked (the server has no /tokenize)"
+    assert model.sentence([SentenceRequest("he was here")])[0].ok
+
+
 def test_prompts_are_grouped_by_their_ids_and_covered_by_the_longest():
     prompts = [(5, 1, 2), (5, 1), (5, 1, 3), (4,), (5, 1, 2, 9), (5, 1, 2)]
     owners = covering_prompts(prompts)
@@ -185,6 +214,7 @@ def test_clm_on_a_served_model_equals_clm_in_process(tiny, fresh):
     record = remote.assoc.provenance["model_names"][0]
     assert record["kind"] == "server" and record["model"] == "tiny-gpt2" and record["max_model_len"] == 256
     assert record["tokenizer"] == tiny["gpt2"] and record["tokenizer_check"] == "checked"
+    assert record["tokenizer_library"] == "tokenizers"  # no transformers (nor torch) needed to choose the ids
     assert record["logprobs_form"] == "prompt_logprobs"
     run = remote.assoc.provenance["run"]["server"]
     assert run["prompts"] == 24 and run["prompt_tokens_sent"] == sum(len(p) for p in sent)

@@ -250,6 +250,8 @@ class CompletionModel:
         self.owned_by = owned_by
         #: the smallest max_tokens taken with echo (1: a server that refuses to echo without generating)
         self.min_echo_max_tokens = 0
+        #: whether ``POST /tokenize`` is answered (False: a server without it, 404)
+        self.tokenize_endpoint = True
         self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
@@ -626,7 +628,8 @@ class ChatServer:
         }
         if self.completions is not None:
             routes["/completions"] = self._completion
-            routes["/tokenize"] = self._tokenize
+            if getattr(self.completions, "tokenize_endpoint", True):
+                routes["/tokenize"] = self._tokenize
         return routes
 
     async def _chat_completion(self, received: Received, fault: Fault | None, writer: asyncio.StreamWriter) -> None:

@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from assoc.errors import ModelError
 from assoc.lm.causal.requests import CausalRequest
 from assoc.lm.remote.engine import EngineSettings, SendReport, run_requests
 from assoc.lm.remote.store import ResponseStore
@@ -98,7 +97,7 @@ class CheckedTokenizer:
         """The tokenizer's encoding of ``text``; a text without special tokens is checked (class docstring)."""
         encoded = self._tokenizer(text, *args, **kwargs)
         if isinstance(text, str) and kwargs.get("add_special_tokens") is False and text:
-            ids = tuple(int(i) for i in encoded["input_ids"])
+            ids = tuple(encoded["input_ids"])
             if ids:
                 self.check(text, ids)
         return encoded
@@ -434,24 +433,3 @@ def _refuses_max_tokens_zero(endpoint: Endpoint, failures: Any) -> bool:
         and bool(failed)
         and all(f.get("status") == 400 and "max_tokens" in str(f.get("error", "")) for f in failed)
     )
-
-
-def check_tokenizer_against_server(
-    tokenizer: Any, server_ids: Sequence[int] | None, probe: str, tokenizer_name: str, model: str
-) -> str:
-    """Compare the local tokenizer's ids of ``probe`` with the server's (``/tokenize``); one line when they differ.
-
-    Returns what provenance records: ``"checked"`` or ``"not checked (...)"``; raises
-    :class:`~assoc.errors.ModelError` when the ids differ (the server would score other tokens than
-    assoc's, so every value would be shifted).
-    """
-    if server_ids is None:
-        return "not checked (the server has no /tokenize)"
-    local = [int(i) for i in tokenizer(probe, add_special_tokens=False)["input_ids"]]
-    if list(server_ids) != local:
-        raise ModelError(
-            f"server model {model!r}: the tokenizer {tokenizer_name!r} does not tokenize as the server does "
-            f"({probe!r}: {local[:12]} here, {list(server_ids)[:12]} on the server); give the served model's "
-            "tokenizer with tokenizer=<folder or Hub id>"
-        )
-    return "checked"

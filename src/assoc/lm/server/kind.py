@@ -11,7 +11,8 @@ that run on a causal engine (``clm``) take it too.
 Opening a model (:meth:`ServerLanguageModel.open`) asks the server what it serves (``GET
 /v1/models``: the served name, the folder it was started on, ``max_model_len``, whether it is vLLM),
 finds the tokenizer (the ``tokenizer`` option, else the folder the server reports, else the model's
-name as a Hub id), and checks it against the server's ``/tokenize`` where the server has one. Nothing
+name as a Hub id: :mod:`assoc.lm.server.tokenizer`), and checks it against the server's
+``/tokenize`` where the server has one. Nothing
 is sent before the first request; every answer is stored on arrival, and a stored prompt is never
 sent again (``offline=true``: only stored answers, and what the server said of itself remembered).
 """
@@ -35,9 +36,10 @@ from assoc.lm.remote.options import endpoint_settings
 from assoc.lm.remote.store import ResponseStore
 from assoc.lm.remote.urls import check_base_url, check_reachable, client_url, public_endpoint, read_api_key, safe_url
 from assoc.lm.requests import LogProb
-from assoc.lm.server.engine import Endpoint, ServedLM, check_tokenizer_against_server
+from assoc.lm.server.engine import Endpoint, ServedLM
 from assoc.lm.server.options import SERVER_OPTIONS
 from assoc.lm.server.protocol import SPACE, CompletionServiceError, request_params
+from assoc.lm.server.tokenizer import RustTokenizer, find_tokenizer
 
 if TYPE_CHECKING:
     from assoc.components.options import Option
@@ -46,8 +48,6 @@ if TYPE_CHECKING:
 
 _DEFAULTS = {option.name: option.default for option in SERVER_OPTIONS}
 _DEFAULTS.update(cache=True, cache_dir=None)
-#: The text tokenized here and by the server's ``/tokenize`` when a model opens (letters, digits, punctuation).
-TOKENIZER_PROBE = "The nurse said that she was tired, but 42 of them didn't agree: why?"
 #: What :meth:`ServerLanguageModel.open` remembers of an opened model, for provenance and offline runs.
 MEMO_KIND = "server-model"
 
@@ -152,53 +152,19 @@ def fetch_info(base_url: str, api_key: str, model: str, timeout: float) -> Serve
     return info
 
 
-def server_tokenize(base_url: str, api_key: str, model: str, text: str, timeout: float) -> list[int] | None:
-    """The server's token ids of ``text`` without special tokens (vLLM's ``/tokenize``), or None without one."""
+def server_tokenize(
+    base_url: str, api_key: str, model: str, text: str, special: bool, timeout: float
+) -> list[int] | None:
+    """The server's token ids of ``text`` (with its special tokens or not: vLLM's ``/tokenize``), None without one."""
     status, reply = _get(
         f"{root_url(base_url)}/tokenize",
         _headers(base_url, api_key),
         timeout,
-        {"model": model, "prompt": text, "add_special_tokens": False},
+        {"model": model, "prompt": text, "add_special_tokens": special},
     )
     if status != 200 or not isinstance(reply, dict) or not isinstance(reply.get("tokens"), list):
         return None
     return [int(i) for i in reply["tokens"]]
-
-
-def load_tokenizer(given: str | None, info: ServerInfo, revision: str | None = None) -> tuple[Any, str]:
-    """The served model's tokenizer and where it came from: ``given``, else the server's folder, else the name.
-
-    One line naming what was tried when none loads.
-    """
-    from assoc.infra.progress import quiet_libraries
-
-    candidates: list[str] = []
-    if given:
-        candidates.append(given)
-    else:
-        if info.root and Path(info.root).expanduser().is_dir():
-            candidates.append(info.root)
-        candidates.append(info.model)
-        if info.root and info.root not in candidates and not looks_like_path(info.root):
-            candidates.append(info.root)  # a Hub id the server was started with
-    errors = []
-    for candidate in candidates:
-        try:
-            from transformers import AutoTokenizer
-
-            with quiet_libraries(False):
-                tokenizer = AutoTokenizer.from_pretrained(
-                    str(Path(candidate).expanduser()) if Path(candidate).expanduser().is_dir() else candidate,
-                    revision=revision,
-                )
-        except Exception as exc:  # noqa: BLE001 - any failure: try the next place, then say what was tried
-            errors.append(f"{candidate!r} ({type(exc).__name__})")
-            continue
-        return tokenizer, candidate
-    raise ModelError(
-        f"server model {info.model!r}: no tokenizer found (tried {', '.join(errors)}); assoc chooses the token ids "
-        "it sends: give the served model's tokenizer with tokenizer=<folder or Hub id>"
-    )
 
 
 class ServerLanguageModel(CausalRequests, ChoiceByLikelihood, LanguageModel):
@@ -272,6 +238,7 @@ class ServerLanguageModel(CausalRequests, ChoiceByLikelihood, LanguageModel):
         enabled = bool(_option(options, "cache")) and getattr(root, "enabled", True)
         memo = cache if cache is not None and getattr(cache, "enabled", False) else None
         remembered = memo.recall(MEMO_KIND, [endpoint, model]) if memo is not None else None
+        given = _option(options, "tokenizer")
         if offline:
             if not isinstance(remembered, dict):
                 raise CompletionServiceError(
@@ -279,20 +246,23 @@ class ServerLanguageModel(CausalRequests, ChoiceByLikelihood, LanguageModel):
                     "without offline=true"
                 )
             info = ServerInfo(**remembered["info"])
+            found = remembered.get("describe", {})
+            if found.get("tokenizer_library") == "tokenizers" and (given or found["tokenizer"]) == found["tokenizer"]:
+                tokenizer: Any = RustTokenizer(found["tokenizer"])  # checked against the server when remembered
+                about = {k: found[k] for k in ("tokenizer", "tokenizer_library", "tokenizer_check")}
+            else:
+                tokenizer, about = find_tokenizer(given, model, info.root, None)
             api_key = "EMPTY"
         else:
             api_key = read_api_key(base_url, _option(options, "api_key_env") or "OPENAI_API_KEY")
             timeout = float(_option(options, "connect_timeout")) + float(_option(options, "timeout"))
             check_reachable(base_url, float(_option(options, "connect_timeout")), CompletionServiceError)
             info = fetch_info(base_url, api_key, model, timeout)
-        tokenizer, tokenizer_source = load_tokenizer(_option(options, "tokenizer"), info)
-        if offline:
-            tokenizer_check = remembered.get("describe", {}).get("tokenizer_check", "not checked (offline)")
-        else:
-            server_ids = server_tokenize(base_url, api_key, model, TOKENIZER_PROBE, timeout)
-            tokenizer_check = check_tokenizer_against_server(
-                tokenizer, server_ids, TOKENIZER_PROBE, tokenizer_source, model
-            )
+
+            def tokenize(text: str, special: bool) -> list[int] | None:
+                return server_tokenize(base_url, api_key, model, text, special, timeout)
+
+            tokenizer, about = find_tokenizer(given, model, info.root, tokenize)
         form = _option(options, "logprobs_form")
         if form == "auto":
             form = "prompt_logprobs" if info.vllm else "echo"
@@ -328,8 +298,7 @@ class ServerLanguageModel(CausalRequests, ChoiceByLikelihood, LanguageModel):
             "revision": info.revision,
             "server": f"vllm {info.version}" if info.version else info.owned_by,
             "max_model_len": max_model_len,
-            "tokenizer": tokenizer_source,
-            "tokenizer_check": tokenizer_check,
+            **about,
             "logprobs_form": form,
             "bos": str(options.get("bos", "auto")),
         }

@@ -196,10 +196,10 @@ def _from_prompt_logprobs(choice: Mapping[str, Any], sent: Sequence[int]) -> lis
             "or a prompt it cut)",
         )
     values: list[float | None] = [None]
-    for position in range(1, len(sent)):
+    for position in range(1, len(sent)):  # JSON objects are dicts: exact type checks (abc checks cost here)
         entry = scored[position]
         token = sent[position]
-        if not isinstance(entry, Mapping) or not entry:
+        if type(entry) is not dict or not entry:
             return Refused("missing_logprobs", f"no log-probability at position {position}")
         found = entry.get(str(token))
         if found is None:
@@ -208,8 +208,8 @@ def _from_prompt_logprobs(choice: Mapping[str, Any], sent: Sequence[int]) -> lis
                 "misaligned",
                 f"at position {position} the server scored token {other}, not the token sent ({token})",
             )
-        value = found.get("logprob") if isinstance(found, Mapping) else found
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
+        value = found.get("logprob") if type(found) is dict else found
+        if type(value) is not float and type(value) is not int:
             return Refused("missing_logprobs", f"no log-probability at position {position}")
         values.append(float(value))
     return values
@@ -261,7 +261,7 @@ def _from_echo(
     out: list[float | None] = [None]
     for position in range(1, n):
         value = values[position]
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
+        if type(value) is not float and type(value) is not int:
             return Refused("missing_logprobs", f"no log-probability at position {position}")
         out.append(float(value))
     return out
