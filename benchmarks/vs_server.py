@@ -262,6 +262,7 @@ def run_side(side: str, spec: dict[str, Any], stamps: Any, threads: int | None) 
             measure="both",
             cache_dir=spec["cache_dir"],
             progress=False,
+            **spec.get("extra", {}),
         )
         stamps.done = now()
         sentence = table[table["measure"] == "sentence"]["value"].tolist()

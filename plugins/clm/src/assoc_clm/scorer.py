@@ -136,6 +136,7 @@ class CLMScorer(LMScorer):
             bos=p["bos"],
             batch_tokens=p["batch_tokens"],
             namespace=checkpoints,
+            per_token=p["per_token"],
         )
         measures = ("sentence", "option") if p["measure"] == "both" else (p["measure"],)
         records = []
@@ -178,11 +179,13 @@ def score_items(
     batch_tokens: int | None = None,
     namespace: Any = None,
     progress: bool = False,
+    per_token: bool = True,
 ) -> list[dict[str, Any]]:
     """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.lm.CausalLM`).
 
     Returns per item a dict with ``sentence``, ``start_token``, ``n_tokens``, ``n_option_tokens``,
-    ``sentence_log_prob``, ``option_log_prob`` and ``token_log_probs`` ([token, log_prob] pairs).
+    ``sentence_log_prob``, ``option_log_prob`` and ``token_log_probs`` ([token, log_prob] pairs; an
+    empty list with ``per_token=False``, which spares naming every token).
     ``namespace``: where log probabilities are checkpointed (an :class:`assoc.infra.Namespace`),
     so an interrupted run resumes.
     """
@@ -210,7 +213,7 @@ def score_items(
                 option_values = values[index[plan.parts[-1]]][: len(plan.option.continuation)]
             else:
                 option_values = values[index[plan.option]]
-        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens))
+        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens) if per_token else list(plan.tokens[:1]))
         out.append(
             {
                 "sentence": sentence,
@@ -219,7 +222,7 @@ def score_items(
                 "n_option_tokens": len(option_values),
                 "sentence_log_prob": math.fsum(token_values),
                 "option_log_prob": math.fsum(option_values) if option_values else math.nan,
-                "token_log_probs": [[str(t), float(v)] for t, v in zip(names[1:], token_values)],
+                "token_log_probs": [[str(t), float(v)] for t, v in zip(names[1:], token_values)] if per_token else [],
             }
         )
     return out

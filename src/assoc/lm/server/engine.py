@@ -56,6 +56,10 @@ from assoc.lm.server.protocol import (
 SHOWN_REFUSALS = 20
 
 
+#: Texts whose encodings a :class:`CheckedTokenizer` remembers (then it starts afresh).
+KNOWN_TEXTS = 200_000
+
+
 class ServerRefusalWarning(UserWarning):
     """Some requests to a served model got no values (misaligned, missing log-probs, not round trip, ...)."""
 
@@ -75,6 +79,7 @@ class CheckedTokenizer:
     def __init__(self, tokenizer: Any):
         self._tokenizer = tokenizer
         self.lossy: dict[tuple[int, ...], tuple[str, str]] = {}
+        self._known: dict[str, tuple[int, ...]] = {}
         self._specials = frozenset(int(i) for i in getattr(tokenizer, "all_special_ids", ()) or ())
 
     def __getattr__(self, name: str) -> Any:
@@ -94,12 +99,24 @@ class CheckedTokenizer:
         return self._specials
 
     def __call__(self, text: Any, *args: Any, **kwargs: Any) -> Any:
-        """The tokenizer's encoding of ``text``; a text without special tokens is checked (class docstring)."""
+        """The tokenizer's encoding of ``text``; a text without special tokens is checked (class docstring).
+
+        Such encodings are remembered (the text before a query's options is tokenized once per option),
+        so each distinct text is tokenized and checked once.
+        """
+        plain = isinstance(text, str) and kwargs.get("add_special_tokens") is False and not args and len(kwargs) == 1
+        if plain:
+            known = self._known.get(text)
+            if known is not None:
+                return {"input_ids": list(known)}
         encoded = self._tokenizer(text, *args, **kwargs)
-        if isinstance(text, str) and kwargs.get("add_special_tokens") is False and text:
+        if plain and text:
             ids = tuple(encoded["input_ids"])
             if ids:
                 self.check(text, ids)
+            if len(self._known) >= KNOWN_TEXTS:
+                self._known.clear()
+            self._known[text] = ids
         return encoded
 
     def decode_text(self, ids: Sequence[int]) -> str:

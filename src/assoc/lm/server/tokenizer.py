@@ -66,6 +66,7 @@ class RustTokenizer:
         added = self.backend.get_added_tokens_decoder()
         self.all_special_ids = sorted(int(i) for i, token in added.items() if getattr(token, "special", False))
         self.model_max_length = config.get("model_max_length")
+        self._vocabulary: list[str] | None = None
 
     def __call__(self, text: str, add_special_tokens: bool = True, **_: Any) -> dict[str, list[int]]:
         """``{"input_ids": [...]}`` of ``text``, with the post-processor's special tokens unless told otherwise."""
@@ -80,7 +81,10 @@ class RustTokenizer:
 
     def convert_ids_to_tokens(self, ids: Sequence[int]) -> list[str]:
         """Each id's token as the vocabulary writes it (``Ġnurse``, ``▁nurse``)."""
-        return [str(self.backend.id_to_token(int(i))) for i in ids]
+        if self._vocabulary is None:  # one list of the vocabulary: a lookup per id is a list index
+            self._vocabulary = [str(self.backend.id_to_token(i)) for i in range(len(self))]
+        vocabulary = self._vocabulary
+        return [vocabulary[i] for i in ids]
 
     def __repr__(self) -> str:
         return f"RustTokenizer({str(self.folder)!r})"
