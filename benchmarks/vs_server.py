@@ -8,7 +8,7 @@ computes the same two numbers for every (filled query, option) of every bao2024 
 and log P(option | text before it), the BOS token first:
 
 * ``assoc``: ``assoc.score("clm", "bao2024", ["server:tiny-gpt2"], measure="both")`` with its defaults
-  (``prompts_per_request`` 32, ``concurrency`` 16, the response store on, in a fresh folder per round):
+  (``prompts_per_request`` 64, ``concurrency`` 16, the response store on, in a fresh folder per round):
   one prompt per sentence serves both measures;
 * ``lm-eval``: lm-evaluation-harness 0.4.13 ``LocalCompletionsAPI.loglikelihood`` with the requests
   ``("", sentence)`` and ``(BOS + prefix, option)`` (one prompt per pair, its tokenization), at the
@@ -64,8 +64,11 @@ def items_of(stimuli: Any) -> list[list[str]]:
     return out
 
 
-def assoc_request_bodies(model: str, stimuli: Any) -> list[dict[str, Any]]:
-    """The /completions bodies assoc sends for ``stimuli`` (its own planning, unit by unit; nothing sent)."""
+def assoc_request_bodies(model: str, stimuli: Any, per_request: int | None = None) -> list[dict[str, Any]]:
+    """The /completions bodies assoc sends for ``stimuli`` (its own planning, unit by unit; nothing sent).
+
+    ``per_request``: prompts per request (default: the kind's ``prompts_per_request`` default).
+    """
     import numpy as np
     from transformers import AutoTokenizer
 
@@ -97,10 +100,14 @@ def assoc_request_bodies(model: str, stimuli: Any) -> list[dict[str, Any]]:
     for payload, _ in scorer.unit_blocks(loaded, [model]):
         score_items(recorder, scorer.decode(payload), bos="auto")
     params = request_params("prompt_logprobs")
+    if per_request is None:
+        from assoc.lm import SERVER_OPTIONS
+
+        per_request = next(int(o.default) for o in SERVER_OPTIONS if o.name == "prompts_per_request")
     bodies = []
     for call in recorder.calls:
         prompts = sorted(set(covering_prompts(call).values()))
-        for group in group_prompts(prompts, 32):
+        for group in group_prompts(prompts, per_request):
             bodies.append({"model": MODEL_NAME, "prompt": [list(p) for p in group], **params})
     return bodies
 
@@ -208,7 +215,7 @@ def prepare(workdir: Path, args: argparse.Namespace) -> tuple[Comparison, dict[s
         sides=[
             Side(
                 "assoc",
-                "assoc `clm` on `server:tiny-gpt2` (defaults: 32 prompts per request, concurrency 16, store on)",
+                "assoc `clm` on `server:tiny-gpt2` (defaults: 64 prompts per request, concurrency 16, store on)",
             ),
             Side(
                 "lm-eval",

@@ -113,7 +113,8 @@ def test_clm_from_the_command_line_equals_clm_in_process(vllm, models, tmp_path)
     compare_tables(served, local)
     record = served.assoc.provenance["model_names"][0]
     assert record["kind"] == "server" and record["model"] == "tiny-gpt2" and record["max_model_len"] == 1024
-    assert record["tokenizer_check"] == "checked" and record["server"].startswith("vllm ")
+    assert record["tokenizer_check"] == "checked" and record["server"] == "vllm 0.32.0"
+    assert record["tokenizer_library"] == "tokenizers"  # vLLM's /tokenize agreed on every probe
     assert record["logprobs_form"] == "prompt_logprobs" and record["root"] == models["gpt2"]
     run = served.assoc.provenance["run"]["server"]
     assert run["prompts"] == 400 and run["refused"] == {}  # one prompt per sentence, both measures read off it

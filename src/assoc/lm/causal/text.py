@@ -61,7 +61,7 @@ def special_tokens(tokenizer: Any, policy: str) -> tuple[tuple[int, ...], tuple[
 
 def encode(tokenizer: Any, text: str) -> tuple[int, ...]:
     """Token ids of ``text`` without special tokens."""
-    return tuple(int(i) for i in tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+    return tuple(map(int, tokenizer(text, add_special_tokens=False)["input_ids"])) if text else ()
 
 
 @dataclass(frozen=True)

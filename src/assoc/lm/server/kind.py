@@ -100,8 +100,8 @@ class ServerInfo:
 
     @property
     def vllm(self) -> bool:
-        """Whether the server is vLLM (it offers ``prompt_logprobs``)."""
-        return (self.owned_by or "").lower() == "vllm" or (self.version or "") != ""
+        """Whether the server says it is vLLM (``owned_by``: it offers ``prompt_logprobs``)."""
+        return (self.owned_by or "").lower() == "vllm"
 
 
 def _get(url: str, headers: Mapping[str, str], timeout: float, body: Any = None) -> tuple[int, Any]:
@@ -296,7 +296,7 @@ class ServerLanguageModel(CausalRequests, ChoiceByLikelihood, LanguageModel):
             "model": model,
             "root": info.root,
             "revision": info.revision,
-            "server": f"vllm {info.version}" if info.version else info.owned_by,
+            "server": " ".join(part for part in (info.owned_by, info.version) if part) or None,
             "max_model_len": max_model_len,
             **about,
             "logprobs_form": form,

@@ -43,7 +43,7 @@ SERVER_OPTIONS: tuple[Option, ...] = (
     Option(
         "prompts_per_request",
         int,
-        32,
+        64,
         "server models: prompts sent in one /completions request (the server answers a list with one choice "
         "per prompt); 1 for a server that takes one prompt at a time",
         check=positive,

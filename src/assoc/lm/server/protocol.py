@@ -185,6 +185,10 @@ def prompt_values(
     return _from_echo(choice, sent, n, generated, decode)
 
 
+#: Token ids as JSON object keys, made once each (the keys of vLLM's prompt_logprobs are ids written as text).
+_ID_TEXT: dict[int, str] = {}
+
+
 def _from_prompt_logprobs(choice: Mapping[str, Any], sent: Sequence[int]) -> list[float | None] | Refused:
     scored = choice.get("prompt_logprobs")
     if not isinstance(scored, list):
@@ -196,12 +200,16 @@ def _from_prompt_logprobs(choice: Mapping[str, Any], sent: Sequence[int]) -> lis
             "or a prompt it cut)",
         )
     values: list[float | None] = [None]
+    names = _ID_TEXT
     for position in range(1, len(sent)):  # JSON objects are dicts: exact type checks (abc checks cost here)
         entry = scored[position]
         token = sent[position]
         if type(entry) is not dict or not entry:
             return Refused("missing_logprobs", f"no log-probability at position {position}")
-        found = entry.get(str(token))
+        key = names.get(token)
+        if key is None:
+            key = names[token] = str(token)
+        found = entry.get(key)
         if found is None:
             other = next(iter(entry))
             return Refused(
