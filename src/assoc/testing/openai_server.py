@@ -246,7 +246,7 @@ class CompletionModel:
         positions = getattr(self.model.config, "max_position_embeddings", None) or getattr(
             self.model.config, "n_positions", 1024
         )
-        self.max_model_len = int(max_model_len or positions)
+        self.max_model_len = int(max_model_len or positions or 1024)
         self.owned_by = owned_by
         #: the smallest max_tokens taken with echo (1: a server that refuses to echo without generating)
         self.min_echo_max_tokens = 0
