@@ -85,6 +85,12 @@ def clm(models, stimuli=STIMULI, **options):
     return assoc.score("clm", stimuli, models, progress=False, measure="both", **options)
 
 
+def prompts_of(received) -> list[list[int]]:
+    """The prompts of a completions request as the test server received it (one prompt is sent flat)."""
+    prompt = received.body["prompt"]
+    return [prompt] if prompt and isinstance(prompt[0], int) else prompt
+
+
 def forward(folder: str, ids: list[int]) -> list[float]:
     """log P(ids[j] | ids[:j]) for j >= 1 by hand: the model's own forward pass, float64 log-softmax."""
     model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
@@ -209,7 +215,7 @@ def test_clm_on_a_served_model_equals_clm_in_process(tiny, fresh):
     for mine, theirs in zip(remote["token_log_probs"], local["token_log_probs"]):
         assert [t for t, _ in json.loads(mine)] == [t for t, _ in json.loads(theirs)]
     # one prompt per sentence served both measures: 6 fillings x 4 options = 24 sentences
-    sent = [p for r in server.completion_requests() for p in r.body["prompt"]]
+    sent = [p for r in server.completion_requests() for p in prompts_of(r)]
     assert len(sent) == len(set(map(tuple, sent))) == 24
     record = remote.assoc.provenance["model_names"][0]
     assert record["kind"] == "server" and record["model"] == "tiny-gpt2" and record["max_model_len"] == 256
@@ -231,7 +237,7 @@ def test_the_bos_policy_is_assocs_on_either_family(tiny, fresh, bos):
         # the engine's shared-prefix path on Llama agrees with one whole forward pass within float32 rounding
         assert np.allclose(remote["value"][ok], local["value"][ok], rtol=0, atol=1e-5)
         assert list(remote["start_token"]) == list(local["start_token"])
-        first = fresh[family].completion_requests()[0].body["prompt"][0]
+        first = prompts_of(fresh[family].completion_requests()[0])[0]
         tokenizer = transformers.AutoTokenizer.from_pretrained(tiny[family])
         assert (first[0] == tokenizer.bos_token_id) == (bos == "auto" or (bos == "tokenizer" and family == "llama"))
 
@@ -277,7 +283,8 @@ def test_values_do_not_depend_on_grouping_concurrency_or_order(tiny, fresh):
         got = dict(zip(sentences, model.sentence(sentences))) | dict(zip(pairs, model.continuation(pairs)))
         answers.append([got[r].value for r in requests])
     assert answers[0] == answers[1] == answers[2]  # identical, not merely close
-    assert max(r.body["prompt"].__len__() for r in server.completion_requests()) == 12  # the distinct sentences
+    assert max(len(prompts_of(r)) for r in server.completion_requests()) == 12  # the distinct sentences
+    assert any(isinstance(r.body["prompt"][0], int) for r in server.completion_requests())  # one prompt: sent flat
 
 
 def test_faults_of_the_server_refuse_items_with_their_reason(tiny, fresh):
@@ -353,7 +360,7 @@ def test_too_long_for_the_server_is_refused_before_sending(fresh):
     model = open_model("server:tiny-gpt2", {"base_url": fresh["gpt2"].url, "max_model_len": 12, "cache": False})
     short, long = model.sentence([SentenceRequest("he was"), SentenceRequest("The nurse said that she was tired.")])
     assert short.ok and long.status == "too_long" and "11" in long.reason
-    assert all(len(p) <= 11 for r in fresh["gpt2"].completion_requests() for p in r.body["prompt"])
+    assert all(len(p) <= 11 for r in fresh["gpt2"].completion_requests() for p in prompts_of(r))
 
 
 def test_a_killed_run_resumes_sending_only_what_is_missing(tmp_path, fresh):

@@ -85,8 +85,9 @@ class CompletionRequest:
         }
 
     def body(self) -> dict[str, Any]:
-        """The JSON body sent."""
-        return {"model": self.model, "prompt": [list(p) for p in self.prompts], **dict(self.params)}
+        """The JSON body sent: one prompt as a list of token ids, several as a list of such lists."""
+        prompt: Any = list(self.prompts[0]) if len(self.prompts) == 1 else [list(p) for p in self.prompts]
+        return {"model": self.model, "prompt": prompt, **dict(self.params)}
 
     def about(self) -> dict[str, Any]:
         """What the request is for, in the record of a failure: its number of prompts and tokens."""
