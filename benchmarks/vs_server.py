@@ -37,7 +37,7 @@ from benchmarks.harness import Comparison, Contest, Side, now
 MODEL_NAME = "tiny-gpt2"
 QUICK_DESIGNS = ("2A-Q1", "3A-Q1", "4A-Q1")
 #: lm-eval settings swept before the rounds: (batch size, concurrent requests)
-SWEEP = ((1, 1), (8, 8), (32, 4), (32, 16), (64, 8), (128, 16))
+SWEEP = ((1, 1), (8, 8), (32, 4), (64, 8), (128, 16), (256, 32), (512, 16))
 QUICK_SWEEP = ((1, 1), (32, 4))
 #: the ceiling client's requests in flight
 CEILING_CONCURRENCY = 64
@@ -97,7 +97,7 @@ def assoc_request_bodies(model: str, stimuli: Any, per_request: int | None = Non
     scorer = CLMScorer(measure="both", cache=False)
     loaded = assoc.Stimuli.load(stimuli) if isinstance(stimuli, str) else assoc.Stimuli.from_dict(stimuli)
     recorder = Recorder()
-    for payload, _ in scorer.unit_blocks(loaded, [model]):
+    for payload, _ in scorer.unit_blocks(loaded, [f"server:{MODEL_NAME}"]):  # the served model's units
         score_items(recorder, scorer.decode(payload), bos="auto")
     params = request_params("prompt_logprobs")
     if per_request is None:

@@ -225,6 +225,10 @@ def test_clm_on_a_served_model_equals_clm_in_process(tiny, fresh):
     run = remote.assoc.provenance["run"]["server"]
     assert run["prompts"] == 24 and run["prompt_tokens_sent"] == sum(len(p) for p in sent)
     assert run["refused"] == {}
+    # one work unit for the study (the kind's unit_items while unit_size is at its default), several when set
+    assert remote.assoc.provenance["executor"]["units"] == 1
+    small = clm(["server:tiny-gpt2"], base_url=server.url, unit_size=2)
+    assert small.assoc.provenance["executor"]["units"] == 3 and np.array_equal(small["value"], remote["value"])
 
 
 @pytest.mark.parametrize("bos", ["auto", "tokenizer", "none"])

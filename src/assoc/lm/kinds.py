@@ -109,6 +109,10 @@ class LanguageModel(ABC):
     #: Whether the kind runs weights in this process (reads ``device``, ``dtype``, ...: a worker needs the
     #: device, provenance and cache keys record it); a remote kind does not.
     local: ClassVar[bool] = False
+    #: Items per work unit the kind prefers when the scorer's ``unit_size`` is left at its default (None: that
+    #: default). A remote kind stores every answer as it arrives, so a unit is only the grain of planning, and
+    #: a large one keeps a server's queue full instead of draining it at every unit's end.
+    unit_items: ClassVar[int | None] = None
 
     name: str
     fingerprint: str

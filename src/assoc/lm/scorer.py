@@ -219,6 +219,20 @@ class LMScorer(Scorer):
         """
         return int(self.params["unit_size"])
 
+    def preferred_unit_items(self, models: Sequence[str], per_unit: int) -> int:
+        """``per_unit``, or, while ``unit_size`` is at its default, what the models' kinds prefer (``unit_items``).
+
+        Every model's kind must prefer a size (the smallest is taken): a remote kind's units are only the
+        grain of planning (its answers are stored as they arrive), so one unit per study keeps the server busy.
+        """
+        default = next((o.default for o in MODEL_OPTIONS if o.name == "unit_size"), None)
+        if per_unit != default or not models:
+            return per_unit
+        preferred = [self.model_kind(model).unit_items for model in models]
+        if any(size is None for size in preferred):
+            return per_unit
+        return min(int(size) for size in preferred if size is not None)
+
     def unit_resources(self, model: str) -> dict[str, float]:
         """What one worker of ``model`` needs: a GPU when a local kind runs it on CUDA, else one CPU."""
         if self.model_kind(model).local and self.resolved_device().startswith("cuda"):
@@ -236,7 +250,7 @@ class LMScorer(Scorer):
         self.check_items(items, models)
         masks = {design.name: dict(design.mask) for design in stimuli.designs}
         blocks: list[list[MaskItem]] = []
-        count, last, per_unit = 0, None, self.items_per_unit()
+        count, last, per_unit = 0, None, self.preferred_unit_items(models, self.items_per_unit())
         for item in items:
             if item.filling is not last:
                 last = item.filling

@@ -190,6 +190,38 @@ class Endpoint:
     seed: int = 0
 
 
+class _ReadOnArrival:
+    """The response store, seen by the remote engine, with each answer also read the moment it is stored.
+
+    The engine stores an answer as it arrives (:meth:`record`, in its event loop); reading the answer's
+    prompts there, while the server works on the requests still in flight, keeps the client's work off
+    the time the server waits for it.
+    """
+
+    def __init__(self, store: ResponseStore, read: Any):
+        self.store = store
+        self._read = read
+        self.read: dict[str, dict[tuple[int, ...], list[float | None] | Refused]] = {}
+
+    @property
+    def root(self) -> str | None:
+        """The store's root."""
+        return self.store.root
+
+    def begin(self) -> None:
+        """The store's journal begins."""
+        self.store.begin()
+
+    def end(self) -> None:
+        """The store's answers go into packs."""
+        self.store.end()
+
+    def record(self, request: Any, data: bytes, body: Mapping[str, Any]) -> None:
+        """Store the answer, then read its prompts."""
+        self.store.record(request, data, body)
+        self.read[request.key] = self._read(request, body)
+
+
 def group_prompts(prompts: Sequence[tuple[int, ...]], per_request: int) -> list[tuple[tuple[int, ...], ...]]:
     """The distinct ``prompts`` sorted (by their ids) and cut into groups of ``per_request``.
 
@@ -387,21 +419,24 @@ class ServedLM:
         sent.prompts_from_cache += sum(len(r.prompts) for r in requests if r.key in stored)
         failures: dict[str, dict[str, Any]] = {}
         fresh = {r.key for r in missing}
+        arrived: dict[str, dict[tuple[int, ...], list[float | None] | Refused]] = {}
         if missing:
             if end.offline:
                 raise CompletionServiceError(
                     f"offline: {len(missing)} of {len(requests)} completion request(s) of {self.name} are not stored "
                     f"(e.g. {missing[0].label()}); run without offline=true to send them"
                 )
+            reading = _ReadOnArrival(self.store, lambda request, body: self._read(request, body))
             report = run_requests(
                 missing,
                 end.settings,
-                self.store,
+                reading,  # type: ignore[arg-type]  # the store's shape: each answer is also read as it arrives
                 route=COMPLETIONS,
                 progress=progress,
                 seed=end.seed,
                 desc=f"completions {end.model}",
             )
+            arrived = reading.read
             sent.report.add(report)
             sent.prompt_tokens_sent += sum(r.tokens for r in missing)
             failures = {failure["key"]: failure for failure in report.failed}
@@ -416,6 +451,9 @@ class ServedLM:
             stored, _ = self.store.lookup(requests)
         out: dict[tuple[int, ...], list[float | None] | Refused] = {}
         for request in requests:
+            if request.key in arrived:  # read as it arrived, while the server worked on the others
+                out.update(arrived[request.key])
+                continue
             entry = stored.get(request.key)
             if entry is None:
                 failure = failures.get(request.key)
@@ -423,15 +461,21 @@ class ServedLM:
                 for prompt in request.prompts:
                     out[prompt] = Refused("failed", f"no answer from the server ({why})")
                 continue
-            response = entry["response"]
-            if request.key in fresh:  # tokens this run used (a stored answer cost nothing now)
-                self._count_usage(response)
-            choices = choices_by_prompt(response, len(request.prompts))
-            for prompt, choice in zip(request.prompts, choices, strict=True):
-                out[prompt] = prompt_values(
-                    choice, prompt, end.form, generated=end.generated, decode=self.tokenizer.decode_text
-                )
+            out.update(self._read(request, entry["response"], count=request.key in fresh))
         return out
+
+    def _read(
+        self, request: CompletionRequest, response: Mapping[str, Any], *, count: bool = True
+    ) -> dict[tuple[int, ...], list[float | None] | Refused]:
+        """Each prompt's values in ``response`` (the answer to ``request``); its token usage counted when ``count``."""
+        end = self.endpoint
+        if count:  # tokens this run used (a stored answer cost nothing now)
+            self._count_usage(response)
+        choices = choices_by_prompt(response, len(request.prompts))
+        return {
+            prompt: prompt_values(choice, prompt, end.form, generated=end.generated, decode=self.tokenizer.decode_text)
+            for prompt, choice in zip(request.prompts, choices, strict=True)
+        }
 
     def _count_usage(self, response: Mapping[str, Any]) -> None:
         usage = response.get("usage") or {}

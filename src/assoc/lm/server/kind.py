@@ -184,6 +184,8 @@ class ServerLanguageModel(CausalRequests, ChoiceByLikelihood, LanguageModel):
     prefix: ClassVar[str | None] = "server"
     serves: ClassVar[frozenset[str]] = frozenset({"continuation", "sentence", "choice"})
     options: ClassVar[tuple[Option, ...]] = SERVER_OPTIONS
+    #: One work unit per study unless unit_size is set: the queue of requests stays full (LMScorer.preferred_unit_items)
+    unit_items: ClassVar[int | None] = 65536
     description: ClassVar[str] = (
         "a causal LM behind an inference server (vLLM, or any OpenAI-compatible /completions that returns the "
         "prompt's log-probabilities): server:<model> with base_url; the same tokens as the causal kind, checked"
