@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPARISONS = ("fmat", "pll", "sbert", "weat", "chat", "clm", "crows", "ceat")
+COMPARISONS = ("fmat", "pll", "sbert", "weat", "chat", "clm", "crows", "ceat", "server")
 #: other processes using more than this many cores on average during a round: the round is not a measurement
 QUIET_OTHER_CPU = 0.1
 #: result keys of a side too large for the JSON file (the values compared; the checks summarise them)

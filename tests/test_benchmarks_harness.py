@@ -30,7 +30,7 @@ def harness():
 
 def test_arguments(harness):
     args = harness.parse_args([])
-    assert args.comparisons == ["fmat", "pll", "sbert", "weat", "chat", "clm", "crows", "ceat"]
+    assert args.comparisons == ["fmat", "pll", "sbert", "weat", "chat", "clm", "crows", "ceat", "server"]
     assert (args.rounds, args.quick, args.device, args.threads) == (3, False, "auto", None)
     args = harness.parse_args(["pll", "fmat", "pll", "--rounds", "5", "--quick", "--device", "auto", "--threads", "1"])
     assert args.comparisons == ["pll", "fmat"]  # in the order given, once each

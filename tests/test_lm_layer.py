@@ -220,7 +220,7 @@ def test_a_kind_refuses_a_request_kind_it_does_not_serve_in_one_line(tiny):
 @pytest.mark.parametrize(
     ("scorer", "family", "is_kind", "takes"),
     [
-        ("clm", "bert", "masked", "causal"),
+        ("clm", "bert", "masked", "causal or server"),
         ("fmat", "gpt2", "causal", "masked"),
         ("pll", "gpt2", "causal", "masked"),
     ],
@@ -423,7 +423,7 @@ def test_a_bad_model_kind_fails_its_plugin_with_the_reason(fresh_plugins):
     assert assoc.plugins.register(plugin(First), name="first").status == "loaded"
     clash = assoc.plugins.register(plugin(SamePrefix), name="clash")
     assert clash.status == "failed" and "its prefix 'unigram:' is the prefix of kind 'first'" in clash.error
-    assert {"causal", "chat", "masked"} <= installed
+    assert {"causal", "chat", "masked", "server"} <= installed
     assert set(assoc.plugins.model_kinds()) == installed | {"first"}
 
 

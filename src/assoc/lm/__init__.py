@@ -9,7 +9,7 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   their answers :class:`LogProb`, :class:`Choice`, :class:`Reply`, :class:`Embedding`; the poolings
   :data:`POOLINGS`) and the kinds of model that answer
   (:class:`LanguageModel`, :class:`ChoiceByLikelihood`; the core's :class:`MaskedLanguageModel`,
-  :class:`CausalLanguageModel` and :class:`ChatModel`; plugins register more with the
+  :class:`CausalLanguageModel`, :class:`ChatModel` and :class:`ServerLanguageModel`; plugins register more with the
   ``register_model_kinds`` hook).
 * **The one loader** (:mod:`assoc.lm.loading`): :func:`open_model` (kind resolved from the spec's
   prefix, else the model's ``config.json``, else the scorer's default; checks before any work), and
@@ -40,7 +40,11 @@ the modules below, which may move (:doc:`the plugin API <plugin-api>`). The laye
   :func:`chat_model_name`), the one way chat requests get their replies
   (:func:`open_chat_runtime`, :func:`plan_chat_requests`, :func:`fetch_chat_replies`), the reply
   readers (:func:`chat_reply`, :func:`match_reply`, :func:`match_authors`, :func:`read_choice`,
-  :data:`REFUSAL_PATTERNS`) and what a run sent (:class:`ChatSending`).
+  :data:`REFUSAL_PATTERNS`) and what a run sent (:class:`ChatSending`); and the inference-server kind
+  (:mod:`assoc.lm.server`): :class:`ServerLanguageModel` (``server:<model>``) on its engine
+  :class:`ServedLM` (the causal engine's shape: the same token ids, sent as :class:`CompletionRequest`
+  s), its options :data:`SERVER_OPTIONS`, and the causal requests it shares with the causal kind
+  (:class:`CausalRequests`).
 
 Importing this module is cheap: nothing loads until a name is used, and torch and transformers only
 when a model is loaded. Names removed with the layer (``MaskedLMScorer``, ``MaskedLMWorker``,
@@ -62,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.causal.engine import CausalLM as CausalLM
     from assoc.lm.causal.kind import BOS_OPTION as BOS_OPTION
     from assoc.lm.causal.kind import CausalLanguageModel as CausalLanguageModel
+    from assoc.lm.causal.kind import CausalRequests as CausalRequests
     from assoc.lm.causal.loading import cached_causal_lm as cached_causal_lm
     from assoc.lm.causal.loading import load_causal_lm as load_causal_lm
     from assoc.lm.causal.loading import release_causal_lms as release_causal_lms
@@ -178,6 +183,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.statuses import settle_statuses as settle_statuses
     from assoc.lm.statuses import too_long_reason as too_long_reason
     from assoc.lm.statuses import without_value as without_value
+    from assoc.lm.server.engine import ServedLM as ServedLM
+    from assoc.lm.server.kind import ServerLanguageModel as ServerLanguageModel
+    from assoc.lm.server.options import SERVER_OPTIONS as SERVER_OPTIONS
+    from assoc.lm.server.protocol import CompletionRequest as CompletionRequest
+    from assoc.lm.server.protocol import CompletionServiceError as CompletionServiceError
     from assoc.models.memory import fingerprint as weights_fingerprint  # noqa: F401 (re-exported under this name)
 
 

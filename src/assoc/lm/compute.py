@@ -99,7 +99,8 @@ def cached_log_probs(
     """
     from assoc.infra.progress import bar
 
-    keys = [request_key(r) for r in requests]
+    # keys only where there is a cache to key (a digest per request costs as much as planning it)
+    keys = [request_key(r) for r in requests] if namespace is not None else []
     values: list[list[float] | None] = [None] * len(requests)
     if namespace is not None:
         found = namespace.get_many(keys)
@@ -115,12 +116,10 @@ def cached_log_probs(
         for start in range(0, len(todo), chunk):
             part = todo[start : start + chunk]
             results = lm.log_probs([requests[i] for i in part], batch_tokens=batch_tokens)
-            fresh = {}
             for i, result in zip(part, results, strict=True):
                 values[i] = [float(v) for v in result]
-                fresh[keys[i]] = values[i]
             if namespace is not None:
-                namespace.put_many(fresh)
+                namespace.put_many({keys[i]: values[i] for i in part})
             meter.update(len(part))
     finally:
         meter.close()

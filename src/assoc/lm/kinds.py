@@ -54,6 +54,7 @@ CORE_KINDS = {
     "masked": "assoc.lm.masked.kind:MaskedLanguageModel",
     "causal": "assoc.lm.causal.kind:CausalLanguageModel",
     "chat": "assoc.lm.chat.model:ChatModel",
+    "server": "assoc.lm.server.kind:ServerLanguageModel",
 }
 
 
@@ -110,6 +111,10 @@ class LanguageModel(ABC):
     #: Whether the kind runs weights in this process (reads ``device``, ``dtype``, ...: a worker needs the
     #: device, provenance and cache keys record it); a remote kind does not.
     local: ClassVar[bool] = False
+    #: Items per work unit the kind prefers when the scorer's ``unit_size`` is left at its default (None: that
+    #: default). A remote kind stores every answer as it arrives, so a unit is only the grain of planning, and
+    #: a large one keeps a server's queue full instead of draining it at every unit's end.
+    unit_items: ClassVar[int | None] = None
 
     name: str
     fingerprint: str
@@ -150,6 +155,15 @@ class LanguageModel(ABC):
     @abstractmethod
     def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> LanguageModel:
         """Load (or connect to) the model ``spec`` with ``options``; ``cache`` is the run's cache."""
+
+    @classmethod
+    def describe_spec(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> dict[str, Any]:
+        """What provenance records of ``spec`` beside its kind, after a run (default: nothing).
+
+        Called in the process that planned the run, once the units ran (possibly elsewhere): a remote
+        kind reports what its server said of the model when it was opened (remembered in ``cache``).
+        """
+        return {}
 
     # -- provenance ------------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -194,6 +208,13 @@ class LanguageModel(ABC):
     ) -> list[Embedding]:
         """A vector of each request's word (or text) in its context (:class:`~assoc.lm.requests.EmbeddingRequest`)."""
         raise refuse(self.name, self.kind, "embedding", sorted(self.serves))
+    def take_report(self) -> dict[str, Any] | None:
+        """What this handle did since it was last asked (requests sent, refusals, ...), for the run report.
+
+        :meth:`assoc.lm.LMScorer.unit_report` asks after each unit; the counts start afresh after each call,
+        so the units' reports add up to the run's. The default reports nothing.
+        """
+        return None
 
     # -- life ---------------------------------------------------------------------------------------
     def close(self) -> None:  # noqa: B027 - optional hook

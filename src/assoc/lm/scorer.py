@@ -77,6 +77,23 @@ def encode_items(items: Sequence[MaskItem], masks: dict[str, dict[str, tuple[str
     return blocks
 
 
+def _joined_reports(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Reports added key by key: numbers summed, dicts merged the same way, lists joined, else the last one's."""
+    out: dict[str, Any] = {}
+    for report in reports:
+        for key, value in report.items():
+            known = out.get(key)
+            if isinstance(value, dict):
+                out[key] = _joined_reports([known, value] if isinstance(known, dict) else [value])
+            elif isinstance(value, list):
+                out[key] = [*known, *value] if isinstance(known, list) else list(value)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(known, (int, float)):
+                out[key] = known + value if not isinstance(known, bool) else value
+            else:
+                out[key] = value
+    return out
+
+
 def decode_items(payload: Sequence[Any]) -> list[MaskItem]:
     """The items of a payload from :func:`encode_items`, in their original order."""
     items: list[MaskItem] = []
@@ -185,6 +202,8 @@ class LMScorer(Scorer):
 
         kind = self.model_kind(model)
         record: dict[str, Any] = {"kind": kind.kind}
+        described = kind.describe_spec(model, self.params, self.run_cache())
+        record.update({k: v for k, v in described.items() if k != "kind"})
         if kind.local:
             held = in_memory(model)
             if isinstance(held, tuple):
@@ -236,6 +255,20 @@ class LMScorer(Scorer):
         """
         return int(self.params["unit_size"])
 
+    def preferred_unit_items(self, models: Sequence[str], per_unit: int) -> int:
+        """``per_unit``, or, while ``unit_size`` is at its default, what the models' kinds prefer (``unit_items``).
+
+        Every model's kind must prefer a size (the smallest is taken): a remote kind's units are only the
+        grain of planning (its answers are stored as they arrive), so one unit per study keeps the server busy.
+        """
+        default = next((o.default for o in MODEL_OPTIONS if o.name == "unit_size"), None)
+        if per_unit != default or not models:
+            return per_unit
+        preferred = [self.model_kind(model).unit_items for model in models]
+        if any(size is None for size in preferred):
+            return per_unit
+        return min(int(size) for size in preferred if size is not None)
+
     def unit_resources(self, model: str) -> dict[str, float]:
         """What one worker of ``model`` needs: a GPU when a local kind runs it on CUDA, else one CPU."""
         if self.model_kind(model).local and self.resolved_device().startswith("cuda"):
@@ -253,7 +286,7 @@ class LMScorer(Scorer):
         self.check_items(items, models)
         masks = {design.name: dict(design.mask) for design in stimuli.designs}
         blocks: list[list[MaskItem]] = []
-        count, last, per_unit = 0, None, self.items_per_unit()
+        count, last, per_unit = 0, None, self.preferred_unit_items(models, self.items_per_unit())
         for item in items:
             if item.filling is not last:
                 last = item.filling
@@ -325,6 +358,8 @@ class LMScorer(Scorer):
         depend on beyond the options (:meth:`assoc.lm.kinds.LanguageModel.cache_parts`: the weights'
         fingerprint, dtype, device type and any backend other than PyTorch).
         """
+        if not state.model.local:  # a remote kind stores every answer on arrival: that is its checkpoint
+            return None
         return self.unit_progress(unit, kind=kind or self.checkpoint_name(), **state.model.cache_parts())
 
     def checkpoint_name(self) -> str:
@@ -341,6 +376,14 @@ class LMScorer(Scorer):
         if checkpoints is not None:
             checkpoints.discard()
         return rows
+
+    def unit_report(self, state: LMWorker, unit: WorkUnit) -> dict[str, Any] | None:
+        """What the model did for ``unit`` (:meth:`assoc.lm.LanguageModel.take_report`: requests sent, refusals)."""
+        return state.model.take_report()
+
+    def combine_unit_reports(self, reports: list[dict[str, Any]]) -> dict[str, Any]:
+        """The units' reports added up: numbers summed, dicts merged the same way, lists (failures) joined."""
+        return _joined_reports(reports)
 
     def score_items(
         self, model: LanguageModel, items: list[Any], checkpoints: Namespace | None

@@ -1,4 +1,4 @@
-"""The core's own plugin: the shared analyses, the executors local and ray, the model kinds masked, causal, chat."""
+"""The core's own plugin: the shared analyses, the executors local and ray, the core's model kinds."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def register_executors(register: RegisterExecutor) -> None:
 
 @hookimpl
 def register_model_kinds(register: RegisterModelKind) -> None:
-    """Register the core's kinds ``masked``, ``causal`` and ``chat`` (:data:`assoc.lm.kinds.CORE_KINDS`; no torch)."""
+    """Register the core's kinds masked, causal, chat, server (:data:`assoc.lm.kinds.CORE_KINDS`; no torch)."""
     from assoc.lm.kinds import CORE_KINDS, core_kind
 
     for name in CORE_KINDS:

@@ -48,6 +48,23 @@ Credentials in the URL: :meth:`ChatServer.url_with` gives the base URL with user
 parameters (``http://user:password@127.0.0.1:PORT/v1?api-key=...``); each :class:`Received`
 keeps the request's ``query`` and headers, so a test can check what reached the server.
 
+**Completions with log-probabilities** (the ``server`` model kind's protocol): with ``completions``
+set to a :class:`CompletionModel` (a tiny causal LM loaded with transformers, or any object with its
+methods), the server also answers ``POST /v1/completions`` as vLLM does: prompts as text or token
+ids, one or a list; ``echo`` + ``logprobs`` (``max_tokens`` 0 or 1) and vLLM's ``prompt_logprobs``;
+``return_tokens_as_token_ids``; ``400`` for a prompt longer than ``max_model_len`` and for
+``max_tokens`` 0 without ``echo``. ``GET /v1/models`` then lists the model (its ``root``,
+``max_model_len`` and ``owned_by``), ``POST /tokenize`` tokenizes and ``GET /version`` answers as
+vLLM's do. Faults of the content (:meth:`ChatServer.fail` with ``completion=``, per prompt, ``match``
+against the prompt's text): ``prefix`` (a token the client did not send is scored first: a BOS the
+server adds), ``retokenised`` (the server scores another token at one position),
+``split`` (it scores one token more: another tokenization), ``missing_logprobs`` (the choice has no
+log-probabilities), ``null_logprob`` (one position's log-probability is ``null``) and
+``wrong_offsets`` (``text_offset`` counts nothing in particular); 5xx, drops and hangs as for chat.
+A chat request with ``logprobs: true`` gets ``choices[0].logprobs.content`` from ``chat_logprobs``
+(request body -> the per-token list, None for an endpoint that gives none; by default each word of
+the reply, log-probability -1).
+
 Run it on its own with ``python -m assoc.testing.openai_server [--port 8000] [--delay 0.05]`` (or
 ``assoc chat test-server``, the chat plugin's command).
 """
@@ -210,6 +227,84 @@ def render(words: list[str], shape: str, term: str) -> str:
     raise ValueError(f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
 
 
+class CompletionModel:
+    """The log-probabilities a test server's ``/v1/completions`` returns: a causal LM run with transformers.
+
+    ``folder`` is a ``save_pretrained`` folder (``assoc models tiny --kind gpt2``); ``name`` the name it
+    is served under (default: the folder's name); ``max_model_len`` the longest sequence taken (default:
+    the model's positions); ``owned_by`` what ``/v1/models`` says (``"vllm"``: the kind then asks for
+    ``prompt_logprobs``). Each token's log-probability is the float64 log-softmax of the model's float32
+    logits over one unpadded sequence. Subclass it (or give any object with these methods) to answer
+    otherwise.
+    """
+
+    def __init__(
+        self, folder: Any, *, name: str | None = None, max_model_len: int | None = None, owned_by: str = "vllm"
+    ):
+        from pathlib import Path
+
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.folder = str(folder)
+        self.name = name or Path(self.folder).name
+        self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
+        self.model = AutoModelForCausalLM.from_pretrained(self.folder, dtype=torch.float32).eval()
+        positions = getattr(self.model.config, "max_position_embeddings", None) or getattr(
+            self.model.config, "n_positions", 1024
+        )
+        self.max_model_len = int(max_model_len or positions or 1024)
+        self.owned_by = owned_by
+        #: the smallest max_tokens taken with echo (1: a server that refuses to echo without generating)
+        self.min_echo_max_tokens = 0
+        #: whether ``POST /tokenize`` is answered (False: a server without it, 404)
+        self.tokenize_endpoint = True
+        self._lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        """The model's entry in ``/v1/models``."""
+        return {
+            "id": self.name,
+            "object": "model",
+            "owned_by": self.owned_by,
+            "root": self.folder,
+            "parent": None,
+            "max_model_len": self.max_model_len,
+        }
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """Token ids of ``text`` (with the tokenizer's special tokens unless told otherwise, as vLLM)."""
+        return [int(i) for i in self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]]
+
+    def piece(self, token: int) -> str:
+        """How a generated token is written (its text alone)."""
+        return self.decode([token])
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        """How each token of ``ids`` is echoed: the text it adds to those before it (vLLM's incremental decoding)."""
+        out, before = [], ""
+        for k in range(len(ids)):
+            text = self.decode(ids[: k + 1])
+            out.append(text[len(before) :] if text.startswith(before) else text)
+            before = text
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        """The text of ``ids``, special tokens kept."""
+        return str(self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
+
+    def log_probs(self, ids: list[int]) -> tuple[list[float | None], int]:
+        """Each token's log-probability after those before it (the first: None), and the most likely next token."""
+        import torch
+
+        with self._lock, torch.inference_mode():
+            logits = self.model(input_ids=torch.tensor([ids])).logits[0].to(torch.float64)
+            table = torch.log_softmax(logits, dim=-1)
+        values: list[float | None] = [None]
+        values += [float(table[j - 1, ids[j]]) for j in range(1, len(ids))]
+        return values, int(table[-1].argmax())
+
+
 @dataclass
 class Fault:
     """One scripted fault (see :meth:`ChatServer.fail`)."""
@@ -225,6 +320,11 @@ class Fault:
     body: str | None = None
     content_type: str = "application/json"
     hang: bool = False
+    completion: str = ""
+
+
+#: Faults of a completion's content (:meth:`ChatServer.fail` with ``completion=``; module docstring).
+COMPLETION_FAULTS = ("prefix", "retokenised", "split", "missing_logprobs", "null_logprob", "wrong_offsets")
 
 
 @dataclass
@@ -241,10 +341,12 @@ class Received:
 
     @property
     def user(self) -> str:
-        """The last user message of a chat request."""
+        """The last user message of a chat request (a completion request: its prompt as JSON)."""
         for message in reversed(self.body.get("messages", [])):
             if message.get("role") == "user":
                 return str(message.get("content", ""))
+        if "prompt" in self.body:
+            return json.dumps(self.body["prompt"])
         return ""
 
 
@@ -259,6 +361,8 @@ class ChatServer:
     responder: Callable[[dict[str, Any]], str] | None = None
     port: int = 0
     responders: dict[str, Responder] = field(default_factory=dict)
+    completions: Any = None
+    chat_logprobs: Callable[[dict[str, Any]], list[dict[str, Any]] | None] | None = None
 
     def __post_init__(self) -> None:
         self.requests: list[Received] = []
@@ -344,16 +448,21 @@ class ChatServer:
         body: str | None = None,
         content_type: str = "application/json",
         hang: bool = False,
+        completion: str = "",
     ) -> ChatServer:
         """The next ``times`` matching requests fail: HTTP ``status``, held ``delay`` s, dropped, or not answers.
 
         ``code`` is the error body's ``code`` (e.g. ``insufficient_quota`` with a 429). ``empty``:
         a 200 chat completion with empty ``content``; ``body``: a 200 with this text as its body
-        (``content_type`` its type); ``hang``: never answered.
+        (``content_type`` its type); ``hang``: never answered. ``completion`` (one of
+        :data:`COMPLETION_FAULTS`): the next ``times`` completion prompts whose text contains ``match``
+        are answered with that fault (module docstring).
         """
+        if completion and completion not in COMPLETION_FAULTS:
+            raise ValueError(f"completion fault must be one of {', '.join(COMPLETION_FAULTS)}, got {completion!r}")
         with self._lock:
             self.faults.append(
-                Fault(times, status, retry_after, delay, drop, match, code, empty, body, content_type, hang)
+                Fault(times, status, retry_after, delay, drop, match, code, empty, body, content_type, hang, completion)
             )
         return self
 
@@ -398,13 +507,18 @@ class ChatServer:
         shape = next((s for needle, s in self.shapes.items() if needle in user), self.shape)
         return render(listing_words(term, n), shape, term)
 
-    def _take_fault(self, user: str) -> Fault | None:
+    def _take_fault(self, user: str, *, content: bool = False) -> Fault | None:
+        """The next fault matching ``user``: of the HTTP exchange, or (``content``) of a completion prompt."""
         with self._lock:
             for fault in self.faults:
-                if fault.times > 0 and fault.match in user:
+                if fault.times > 0 and fault.match in user and bool(fault.completion) == content:
                     fault.times -= 1
                     return fault
         return None
+
+    def completion_requests(self) -> list[Received]:
+        """The ``/v1/completions`` requests received so far."""
+        return [r for r in self.requests if r.path.rstrip("/").endswith("/completions") and "/chat/" not in r.path]
 
     # -- HTTP --------------------------------------------------------------------------------------
 
@@ -457,7 +571,13 @@ class ChatServer:
         try:
             if method == "GET" and path.rstrip("/").endswith("/models"):
                 received.answered = "ok"
-                await self._send(writer, 200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+                served = [self.completions.describe()] if self.completions is not None else []
+                data = served or [{"id": "test-model", "object": "model"}]
+                await self._send(writer, 200, {"object": "list", "data": data})
+                return True
+            if method == "GET" and path.rstrip("/") == "/version" and self.completions is not None:
+                received.answered = "ok"
+                await self._send(writer, 200, {"version": "assoc-test"})
                 return True
             route = next((r for suffix, r in self.routes.items() if path.rstrip("/").endswith(suffix)), None)
             if method != "POST" or route is None:
@@ -514,7 +634,14 @@ class ChatServer:
     @property
     def routes(self) -> dict[str, Callable[[Received, Fault | None, asyncio.StreamWriter], Awaitable[None]]]:
         """The POST routes the server answers, by the end of their path (``/chat/completions``)."""
-        return {"/chat/completions": self._chat_completion}
+        routes: dict[str, Callable[[Received, Fault | None, asyncio.StreamWriter], Awaitable[None]]] = {
+            "/chat/completions": self._chat_completion
+        }
+        if self.completions is not None:
+            routes["/completions"] = self._completion
+            if getattr(self.completions, "tokenize_endpoint", True):
+                routes["/tokenize"] = self._tokenize
+        return routes
 
     async def _chat_completion(self, received: Received, fault: Fault | None, writer: asyncio.StreamWriter) -> None:
         """Answer a chat-completion request (an empty reply when the fault says so)."""
@@ -540,7 +667,7 @@ class ChatServer:
                         "index": 0,
                         "message": {"role": "assistant", "content": text},
                         "finish_reason": "stop",
-                        "logprobs": None,
+                        "logprobs": self._chat_logprobs(body, text),
                     }
                 ],
                 "usage": {
@@ -549,6 +676,178 @@ class ChatServer:
                     "total_tokens": prompt_tokens + completion_tokens,
                 },
             },
+        )
+
+    def _chat_logprobs(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A chat reply's ``logprobs`` when asked (``logprobs: true``), else None.
+
+        ``chat_logprobs(body)``, else each word of the reply a token of log-probability -1 (its only top
+        token); None when ``chat_logprobs`` returns None (an endpoint that gives none).
+        """
+        if not body.get("logprobs"):
+            return None
+        if self.chat_logprobs is not None:
+            content = self.chat_logprobs(body)
+        else:
+            content = [
+                {"token": word, "logprob": -1.0, "top_logprobs": [{"token": word, "logprob": -1.0}]}
+                for word in text.split(" ")
+            ]
+        return {"content": content} if content is not None else None
+
+    # -- completions with log-probabilities (module docstring) ---------------------------------------
+
+    async def _bad_request(
+        self, received: Received, writer: asyncio.StreamWriter, message: str, param: str = ""
+    ) -> None:
+        received.answered = "fault 400"
+        error = {"message": message, "type": "BadRequestError", "param": param or None, "code": 400}
+        await self._send(writer, 400, {"error": error})
+
+    def _prompts(self, body: dict[str, Any]) -> list[list[int]] | str:
+        """The prompts of a completion request as token ids (text tokenized as vLLM does), or what is wrong."""
+        model = self.completions
+        prompt = body.get("prompt")
+        if isinstance(prompt, str) or (isinstance(prompt, list) and prompt and isinstance(prompt[0], int)):
+            prompt = [prompt]
+        if not isinstance(prompt, list) or not prompt:
+            return "prompt must be a string, a list of token ids, or a list of either"
+        special = body.get("add_special_tokens", True) is not False
+        out = []
+        for one in prompt:
+            ids = model.encode(one, special) if isinstance(one, str) else [int(i) for i in one]
+            if not ids:
+                return "The prompt cannot be empty"
+            out.append(ids)
+        return out
+
+    def _scored(self, ids: list[int], fault: Fault | None) -> tuple[list[int], list[float | None], int]:
+        """The tokens the server scores for ``ids`` (under a content fault, not quite those), their values, the next."""
+        model = self.completions
+        kind = fault.completion if fault is not None else ""
+        scored = list(ids)
+        if kind == "prefix":
+            first = model.tokenizer.bos_token_id
+            scored = [int(first if first is not None else model.tokenizer.eos_token_id or 0), *ids]
+        elif kind == "retokenised" and len(ids) > 1:
+            scored[-1] = (ids[-1] + 1) % len(model.tokenizer)
+        elif kind == "split":
+            scored = [*ids, ids[-1]]
+        values, following = model.log_probs(scored)
+        if kind == "null_logprob" and len(values) > 1:
+            values[len(values) // 2] = None
+        return scored, values, following
+
+    async def _completion(self, received: Received, fault: Fault | None, writer: asyncio.StreamWriter) -> None:
+        """Answer a ``/v1/completions`` request as vLLM does (module docstring)."""
+        body = received.body
+        model = self.completions
+        prompts = self._prompts(body)
+        if isinstance(prompts, str):
+            await self._bad_request(received, writer, prompts)
+            return
+        max_tokens = int(body.get("max_tokens", 16) if body.get("max_tokens") is not None else 16)
+        echo = bool(body.get("echo"))
+        if max_tokens < (model.min_echo_max_tokens if echo else 1):
+            await self._bad_request(received, writer, f"max_tokens must be at least 1, got {max_tokens}.", "max_tokens")
+            return
+        for ids in prompts:
+            if len(ids) + max_tokens > model.max_model_len:
+                await self._bad_request(
+                    received,
+                    writer,
+                    f"This model's maximum context length is {model.max_model_len} tokens. However, your request "
+                    f"has {len(ids)} input tokens.",
+                    "input_tokens",
+                )
+                return
+        as_ids = bool(body.get("return_tokens_as_token_ids"))
+        loop = asyncio.get_running_loop()
+        choices = []
+        for index, ids in enumerate(prompts):
+            content = self._take_fault(model.decode(ids), content=True)
+            scored, values, following = await loop.run_in_executor(None, self._scored, ids, content)
+            kind = content.completion if content is not None else ""
+            choices.append(self._choice(index, scored, values, following, body, max_tokens, echo, as_ids, kind))
+        n_prompt = sum(len(ids) for ids in prompts)
+        received.answered = "ok"
+        await self._send(
+            writer,
+            200,
+            {
+                "id": f"cmpl-test-{len(self.requests)}",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": body.get("model", ""),
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": n_prompt,
+                    "completion_tokens": len(prompts),
+                    "total_tokens": n_prompt + len(prompts),
+                },
+            },
+        )
+
+    def _choice(
+        self,
+        index: int,
+        scored: list[int],
+        values: list[float | None],
+        following: int,
+        body: dict[str, Any],
+        max_tokens: int,
+        echo: bool,
+        as_ids: bool,
+        fault: str,
+    ) -> dict[str, Any]:
+        """One prompt's choice: echoed tokens and log-probs, vLLM's prompt_logprobs, the generated token."""
+        model = self.completions
+        generated = [following] if max_tokens >= 1 else []
+
+        pieces = model.pieces(scored) + [model.piece(t) for t in generated]
+
+        def written(token: int, position: int) -> str:
+            return f"token_id:{token}" if as_ids else pieces[position]
+
+        choice: dict[str, Any] = {"index": index, "finish_reason": "length", "logprobs": None}
+        text = model.piece(following) if generated else ""
+        if echo:
+            text = model.decode(scored) + text
+        choice["text"] = text
+        if fault == "missing_logprobs":
+            return choice
+        if body.get("logprobs") is not None:
+            start = 0 if echo else len(scored)
+            shown = (scored if echo else []) + generated
+            lps = (values if echo else []) + [0.0 for _ in generated]  # the generated token: greedy, never read
+            tokens = [written(t, start + k) for k, t in enumerate(shown)]
+            offsets, at = [], 0
+            for token in tokens:
+                offsets.append(at + (3 if fault == "wrong_offsets" else 0))
+                at += len(token)
+            choice["logprobs"] = {
+                "text_offset": offsets,
+                "token_logprobs": lps,
+                "tokens": tokens,
+                "top_logprobs": [None if v is None else {t: v} for t, v in zip(tokens, lps)],
+            }
+        if body.get("prompt_logprobs") is not None:
+            choice["prompt_logprobs"] = [None] + [
+                None if v is None else {str(t): {"logprob": v, "rank": 1, "decoded_token": piece}}
+                for t, v, piece in zip(scored[1:], values[1:], pieces[1:])
+            ]
+        return choice
+
+    async def _tokenize(self, received: Received, fault: Fault | None, writer: asyncio.StreamWriter) -> None:
+        """Answer ``POST /tokenize`` as vLLM does."""
+        body = received.body
+        special = body.get("add_special_tokens", True) is not False
+        ids = self.completions.encode(str(body.get("prompt", "")), special)
+        received.answered = "ok"
+        await self._send(
+            writer,
+            200,
+            {"count": len(ids), "max_model_len": self.completions.max_model_len, "tokens": ids, "token_strs": None},
         )
 
     @classmethod

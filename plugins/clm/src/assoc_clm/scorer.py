@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assoc import MaskItem, Option, StimuliError, split_at_mask
-from assoc.lm import BOS_OPTION, MODEL_OPTIONS, STATUS_COLUMN, LMScorer
+from assoc.lm import BOS_OPTION, STATUS_COLUMN, LMScorer, options_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,7 +70,9 @@ class CLMScorer(LMScorer):
     (``measure="option"``), natural logs, summed over tokens (``reduction="sum"``) or averaged
     (``"mean"``). See :mod:`assoc_clm.scorer` for the formulas and :func:`assoc.lm.special_tokens` for the
     BOS policy and the tokenization rules. It takes the ``causal`` kind and reads each token's value
-    from the kind's engine (one pass per shared prefix: a query's options share its context).
+    from the kind's engine (one pass per shared prefix: a query's options share its context), and the
+    ``server`` kind (``server:<model>``: the same token ids, scored by an inference server; one prompt
+    per sentence serves both measures).
     """
 
     name = "clm"
@@ -83,7 +85,7 @@ class CLMScorer(LMScorer):
     requires_models = True
     needs_queries = True
     extra_columns: ClassVar[dict[str, str]] = EXTRA_COLUMNS
-    model_kinds = ("causal",)
+    model_kinds = ("causal", "server")
     #: 2: rows carry ``status`` (too-long texts and options with nothing before them kept as NaN rows)
     cache_version = 2
     options = (
@@ -105,7 +107,7 @@ class CLMScorer(LMScorer):
             choices=("sum", "mean"),
         ),
         Option("per_token", bool, False, "add a token_log_probs column with every scored token's log probability"),
-        *MODEL_OPTIONS,
+        *(option for option in options_for(["causal", "server"]) if option.name != "bos"),
     )
 
     def check_stimuli(self, stimuli: Any) -> None:
@@ -139,6 +141,7 @@ class CLMScorer(LMScorer):
             bos=p["bos"],
             batch_tokens=p["batch_tokens"],
             namespace=checkpoints,
+            per_token=p["per_token"],
         )
         measures = ("sentence", "option") if p["measure"] == "both" else (p["measure"],)
         records = []
@@ -190,11 +193,13 @@ def score_items(
     batch_tokens: int | None = None,
     namespace: Any = None,
     progress: bool = False,
+    per_token: bool = True,
 ) -> list[dict[str, Any]]:
     """Sentence and option log probabilities of each item under the causal LM ``lm`` (:class:`assoc.lm.CausalLM`).
 
     Returns per item a dict with ``sentence``, ``start_token``, ``n_tokens``, ``n_option_tokens``,
-    ``sentence_log_prob``, ``option_log_prob``, ``token_log_probs`` ([token, log_prob] pairs) and,
+    ``sentence_log_prob``, ``option_log_prob``, ``token_log_probs`` ([token, log_prob] pairs; an
+    empty list with ``per_token=False``, which spares naming every token) and,
     per measure, ``<measure>_status`` (``"ok"``, ``"too_long"``: the sentence is longer than the model
     accepts, nothing of it is computed; ``"no_start_token"``: the option starts the sentence and the
     policy puts nothing before it, so ``log P(option | text before it)`` has no value) and
@@ -225,7 +230,7 @@ def score_items(
     for (sentence, _), plan, skip in zip(texts, plans, too_long):
         if not plan.tokens:
             raise StimuliError(f"the sentence {sentence!r} has no tokens to score")
-        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens))
+        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens) if per_token and not skip else list(plan.tokens[:1]))
         if skip:
             reason = too_long_reason(sentence, len(plan.tokens), lm.name, lm.max_length)
             out.append(
@@ -266,7 +271,7 @@ def score_items(
                 "n_option_tokens": len(option_values),
                 "sentence_log_prob": math.fsum(token_values) if token_values else math.nan,
                 "option_log_prob": math.fsum(option_values) if option_values else math.nan,
-                "token_log_probs": [[str(t), float(v)] for t, v in zip(names[1:], token_values)],
+                "token_log_probs": [[str(t), float(v)] for t, v in zip(names[1:], token_values)] if per_token else [],
                 "sentence_status": sentence_status,
                 "sentence_reason": sentence_reason,
                 "option_status": option_status,

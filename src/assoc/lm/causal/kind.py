@@ -69,67 +69,30 @@ def no_start_token_message(model: str, problem: str) -> str:
     )
 
 
-class CausalLanguageModel(LocalLanguageModel):
-    """A causal LM opened for requests: the ``causal`` kind (module docstring).
+class CausalRequests:
+    r"""``sentence`` and ``continuation`` requests on a causal engine: the BOS policy and lm-eval's split.
 
-    Attributes
-    ----------
-    engine:
-        The loaded :class:`~assoc.lm.causal.engine.CausalLM`, shared through the process's model cache.
-    bos:
-        The BOS policy of its ``sentence`` and ``continuation`` requests.
+    What the ``causal`` kind and every kind with a causal engine elsewhere (the ``server`` kind, whose
+    engine sends the same token ids to an inference server) share, so that both score exactly the same
+    tokens (:mod:`assoc.lm.causal.text`). A class using it has ``engine`` (``tokenizer``, ``max_length``,
+    ``log_probs``: a :class:`~assoc.lm.causal.engine.CausalLM` or an engine of the same shape), ``bos``,
+    ``batch_tokens`` and ``name``. :meth:`refusal` lets an engine refuse a request it has no values for
+    (the server's misaligned or missing log-probs), and :meth:`request_checkpoints` lets a kind whose
+    answers are stored elsewhere leave the checkpoints out.
     """
 
-    kind: ClassVar[str] = "causal"
-    options: ClassVar[tuple[Option, ...]] = (BOS_OPTION,)
-    description: ClassVar[str] = "a causal (left-to-right) language model: GPT-2, Pythia, Llama, Qwen, ..."
-    auto_class: ClassVar[str] = "AutoModelForCausalLM"
-    noun: ClassVar[str] = "causal LM"
+    engine: Any
+    bos: str
+    batch_tokens: int | None
+    name: str
 
-    def __init__(self, engine: Any, *, batch_tokens: int | None = None, bos: str = "auto"):
-        if bos not in BOS_POLICIES:
-            raise OptionError(f"bos must be one of {', '.join(BOS_POLICIES)}, got {bos!r}")
-        problem = start_token_problem(engine.tokenizer, bos)
-        if problem:
-            raise OptionError(no_start_token_message(engine.name, problem))
-        super().__init__(engine, batch_tokens=batch_tokens)
-        self.bos = bos
+    def refusal(self, request: CausalRequest) -> LogProb | None:
+        """Why the engine gave ``request`` no values (a :class:`LogProb` without one), or None (the default)."""
+        return None
 
-    @classmethod
-    def check(cls, spec: str, options: Mapping[str, Any]) -> None:
-        """PyTorch only; the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`).
-
-        And ``bos="auto"`` with a tokenizer whose files say it has neither a BOS nor an EOS token
-        (:func:`assoc.lm.causal.text.declared_start_tokens`); where the files do not say, opening the
-        model decides (:func:`assoc.lm.causal.text.start_token_problem`).
-        """
-        backend = ModelSettings.of(options).backend
-        if backend != "torch":
-            raise OptionError(
-                f"model {spec!r} is a causal LM, which runs on PyTorch only: set backend='torch' "
-                f"(got {backend!r}; the ONNX backends run masked LMs)"
-            )
-        super().check(spec, options)
-        from assoc.lm.loading import model_folder
-
-        folder = model_folder(spec)
-        if str(options.get("bos", "auto")) == "auto" and folder is not None and declared_start_tokens(folder) is False:
-            raise OptionError(no_start_token_message(spec, "its tokenizer has neither a BOS nor an EOS token"))
-
-    @classmethod
-    def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> CausalLanguageModel:
-        """The causal LM ``spec`` from the process's model cache."""
-        from assoc.lm.causal.loading import cached_causal_lm
-
-        settings = ModelSettings.of(options)
-        engine = cached_causal_lm(
-            spec, device=settings.device, dtype=settings.dtype, revision=settings.revision, memo=cache
-        )
-        return cls(engine, batch_tokens=settings.batch_tokens, bos=str(options.get("bos", "auto")))
-
-    def describe(self) -> dict[str, Any]:
-        """Kind, fingerprint, device, dtype and the BOS policy."""
-        return {**super().describe(), "bos": self.bos}
+    def request_checkpoints(self, checkpoints: Namespace | None) -> Namespace | None:
+        """Where the engine's values are checkpointed (default: the namespace the caller gave)."""
+        return checkpoints
 
     # -- the request kinds ----------------------------------------------------------------------------
     def sentence(
@@ -192,7 +155,7 @@ class CausalLanguageModel(LocalLanguageModel):
         values = cached_log_probs(
             engine,
             list(index),
-            checkpoints,
+            self.request_checkpoints(checkpoints),
             chunk=CHUNK,
             batch_tokens=self.batch_tokens,
             progress=progress,
@@ -203,8 +166,75 @@ class CausalLanguageModel(LocalLanguageModel):
             if number in problems:
                 out.append(problems[number])
                 continue
+            refused = next((r for r in map(self.refusal, parts) if r is not None), None)
+            if refused is not None:
+                out.append(refused)
+                continue
             tokens = [token for part in parts for token in part.continuation]
             scored = [value for part in parts for value in values[index[part]]]
             names = tuple(str(t) for t in engine.tokenizer.convert_ids_to_tokens(tokens))
             out.append(LogProb(math.fsum(scored), len(scored), names, tuple(scored)))
         return out
+
+
+class CausalLanguageModel(CausalRequests, LocalLanguageModel):
+    """A causal LM opened for requests: the ``causal`` kind (module docstring).
+
+    Attributes
+    ----------
+    engine:
+        The loaded :class:`~assoc.lm.causal.engine.CausalLM`, shared through the process's model cache.
+    bos:
+        The BOS policy of its ``sentence`` and ``continuation`` requests.
+    """
+
+    kind: ClassVar[str] = "causal"
+    options: ClassVar[tuple[Option, ...]] = (BOS_OPTION,)
+    description: ClassVar[str] = "a causal (left-to-right) language model: GPT-2, Pythia, Llama, Qwen, ..."
+    auto_class: ClassVar[str] = "AutoModelForCausalLM"
+    noun: ClassVar[str] = "causal LM"
+
+    def __init__(self, engine: Any, *, batch_tokens: int | None = None, bos: str = "auto"):
+        if bos not in BOS_POLICIES:
+            raise OptionError(f"bos must be one of {', '.join(BOS_POLICIES)}, got {bos!r}")
+        problem = start_token_problem(engine.tokenizer, bos)
+        if problem:
+            raise OptionError(no_start_token_message(engine.name, problem))
+        super().__init__(engine, batch_tokens=batch_tokens)
+        self.bos = bos
+
+    @classmethod
+    def check(cls, spec: str, options: Mapping[str, Any]) -> None:
+        """PyTorch only; the folder, its config and its tokenizer (:func:`assoc.lm.loading.check_model_folder`).
+
+        And ``bos="auto"`` with a tokenizer whose files say it has neither a BOS nor an EOS token
+        (:func:`assoc.lm.causal.text.declared_start_tokens`); where the files do not say, opening the
+        model decides (:func:`assoc.lm.causal.text.start_token_problem`).
+        """
+        backend = ModelSettings.of(options).backend
+        if backend != "torch":
+            raise OptionError(
+                f"model {spec!r} is a causal LM, which runs on PyTorch only: set backend='torch' "
+                f"(got {backend!r}; the ONNX backends run masked LMs)"
+            )
+        super().check(spec, options)
+        from assoc.lm.loading import model_folder
+
+        folder = model_folder(spec)
+        if str(options.get("bos", "auto")) == "auto" and folder is not None and declared_start_tokens(folder) is False:
+            raise OptionError(no_start_token_message(spec, "its tokenizer has neither a BOS nor an EOS token"))
+
+    @classmethod
+    def open(cls, spec: str, options: Mapping[str, Any], cache: Cache | None) -> CausalLanguageModel:
+        """The causal LM ``spec`` from the process's model cache."""
+        from assoc.lm.causal.loading import cached_causal_lm
+
+        settings = ModelSettings.of(options)
+        engine = cached_causal_lm(
+            spec, device=settings.device, dtype=settings.dtype, revision=settings.revision, memo=cache
+        )
+        return cls(engine, batch_tokens=settings.batch_tokens, bos=str(options.get("bos", "auto")))
+
+    def describe(self) -> dict[str, Any]:
+        """Kind, fingerprint, device, dtype and the BOS policy."""
+        return {**super().describe(), "bos": self.bos}

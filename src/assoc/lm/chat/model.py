@@ -13,7 +13,9 @@ is the kind's checkpoint (the ``checkpoints`` namespace of the request methods i
 * ``choice``: the request's chat form (``messages``) is sent with the kind's sampling options and
   the reply is read as an option (:func:`assoc.lm.chat.choice.read_choice`: by label or option
   text; refusals, unparsed, ambiguous and truncated replies keep their status and reason, never a
-  guess).
+  guess); with ``choice_measure="top_logprobs"``, the option whose label is the most likely first
+  reply token instead (:mod:`assoc.lm.chat.top_logprobs`; refused in one line where the endpoint
+  gives no top log-probabilities).
 
 What was sent is kept per handle (:attr:`ChatModel.sending`, :meth:`ChatModel.report`): requests,
 from the cache, attempts, retries by reason, failed requests, token usage per model and the
@@ -33,6 +35,7 @@ from assoc.lm.chat.options import CHAT_OPTIONS, PROVIDERS
 from assoc.lm.chat.patterns import refusal_matchers
 from assoc.lm.chat.replies import ChatReplyWarning, Sending, failed_reply, reply_of
 from assoc.lm.chat.runtime import ChatRuntime, fetch, open_runtime, plan
+from assoc.lm.chat.top_logprobs import check_labels, choice_from_top_logprobs, top_logprobs_params
 from assoc.lm.identity import looks_like_path
 from assoc.lm.kinds import LanguageModel
 from assoc.lm.remote.chat_completions import ChatRequest
@@ -269,8 +272,15 @@ class ChatModel(LanguageModel):
                     f"choice request {request.key!r} has no chat form (messages): a chat model answers a "
                     "question it is asked; build the request with its messages"
                 )
-        asked = [self.request(r.messages, self.sampling(r.sample), r.sample) for r in requests]
+        by_logprobs = _option(self.settings, "choice_measure") == "top_logprobs"
+        extra: dict[str, Any] = {}
+        if by_logprobs:  # the labels' log-probabilities as the first reply token (assoc.lm.chat.top_logprobs)
+            check_labels(requests, self.name)
+            extra = top_logprobs_params(_option(self.settings, "top_logprobs"))
+        asked = [self.request(r.messages, {**self.sampling(r.sample), **extra}, r.sample) for r in requests]
         replies = self.replies(asked, progress=progress)
+        if by_logprobs:
+            return [choice_from_top_logprobs(r, reply, self.name) for r, reply in zip(requests, replies, strict=True)]
         refusal = refusal_matchers(_option(self.settings, "refusal_patterns"))
         return [read_choice(request, reply, refusal) for request, reply in zip(requests, replies, strict=True)]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from assoc.components.options import Option, non_negative, positive
 from assoc.lm.chat.patterns import check_patterns
+from assoc.lm.chat.top_logprobs import CHOICE_MEASURES
 from assoc.lm.identity import DTYPES
 from assoc.lm.remote.options import ENDPOINT_OPTIONS
 
@@ -35,7 +36,8 @@ GENERATION_OPTIONS: tuple[Option, ...] = (
     Option("max_tokens", int, None, "cap on the reply's tokens (none sent when empty)", check=positive),
 )
 
-#: How the kind reads a reply as an option (``choice`` requests): its refusal patterns.
+#: How the kind reads a reply as an option (``choice`` requests): its refusal patterns, or the top
+#: log-probabilities of the reply's first token (:mod:`assoc.lm.chat.top_logprobs`).
 CHOICE_OPTIONS: tuple[Option, ...] = (
     Option(
         "refusal_patterns",
@@ -43,6 +45,22 @@ CHOICE_OPTIONS: tuple[Option, ...] = (
         None,
         "regular expressions that mark a reply naming no option as a refusal (default: assoc.lm.REFUSAL_PATTERNS)",
         check=check_patterns,
+    ),
+    Option(
+        "choice_measure",
+        str,
+        "reply",
+        "how a chat model's choice is read: 'reply' (the reply as written) or 'top_logprobs' (the option whose "
+        "label is the most likely first reply token, from the endpoint's top log-probabilities; refused where "
+        "the endpoint gives none, never read from the reply instead); see docs/servers.md",
+        choices=CHOICE_MEASURES,
+    ),
+    Option(
+        "top_logprobs",
+        int,
+        20,
+        "choice_measure=top_logprobs: how many most likely first tokens the endpoint returns (OpenAI: at most 20)",
+        check=positive,
     ),
 )
 

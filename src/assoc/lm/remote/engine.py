@@ -1,9 +1,10 @@
 """Sending remote requests: concurrent (asyncio), rate-limited, retried, every answer stored on arrival.
 
 :func:`run_requests` sends the requests that are not in the store to an OpenAI-compatible endpoint
-through the HTTP client the official ``openai`` package is built on
-(``openai.DefaultAsyncHttpxClient``: httpx, or httpx2 from openai 3), with the URL, headers and auth
-the ``openai`` client would use. What is sent where, and how a 200 body is read, is the
+through the HTTP client library the official ``openai`` package is built on (httpx, or httpx2 from
+openai 3), configured as ``openai.DefaultAsyncHttpxClient`` configures it, with the URL, headers and
+auth the ``openai`` client would use (the ``openai`` package itself is not imported: its types take
+seconds to import, for one class). What is sent where, and how a 200 body is read, is the
 :class:`Route` (:data:`assoc.lm.remote.chat_completions.CHAT_COMPLETIONS`: ``POST
 /chat/completions``, read by :func:`~assoc.lm.remote.chat_completions.read_completion`; a
 completions route with echoed log-probabilities fits the same way). The retry policy here is the
@@ -45,7 +46,6 @@ import asyncio
 import json
 import logging
 import random
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -319,16 +319,38 @@ def _scrubbed_logs(settings: EngineSettings, http_module: Any) -> Iterator[None]
             logger.removeFilter(log_filter)
 
 
-def _openai() -> Any:
-    """The ``openai`` package (its HTTP client sends the requests); one line saying how to install it otherwise."""
+#: The openai package's HTTP client libraries, newest first (openai 3 is built on httpx2, openai 1 and 2 on httpx).
+HTTP_LIBRARIES = ("httpx2", "httpx")
+
+
+def _http() -> Any:
+    """The HTTP client library the installed ``openai`` package is built on, imported without importing ``openai``.
+
+    Read from the package's requirements (``importlib.metadata``); one line saying how to install it when
+    ``openai`` is not installed.
+    """
+    import importlib
+    import re
+    from importlib import metadata
+
     try:
-        import openai
-    except ImportError as exc:
+        requires = metadata.requires("openai") or []
+    except metadata.PackageNotFoundError:
         raise ModelError(
             "sending requests to an OpenAI-compatible endpoint needs the openai package: pip install 'assoc[chat]' "
             "(or pip install openai)"
-        ) from exc
-    return openai
+        ) from None
+    wanted = [r for r in requires if "extra ==" not in r]
+    for name in HTTP_LIBRARIES:
+        if any(re.match(rf"{name}(?![\w-])", requirement) for requirement in wanted):
+            try:
+                return importlib.import_module(name)
+            except ImportError:
+                break
+    raise ModelError(
+        f"the openai package's HTTP client library ({' or '.join(HTTP_LIBRARIES)}) is not installed: "
+        "pip install --force-reinstall openai"
+    )
 
 
 class _Progress:
@@ -524,7 +546,7 @@ def _ssl_context(http_module: Any) -> Any:
     return _SSL_CONTEXTS[name]
 
 
-def _clients(openai: Any, http_module: Any, settings: EngineSettings) -> list[Any]:
+def _clients(http_module: Any, settings: EngineSettings) -> list[Any]:
     """One HTTP client of one connection per slot of concurrency, configured as the openai package does.
 
     Requests go straight through the HTTP client the openai package is built on (httpx, or httpx2
@@ -542,7 +564,8 @@ def _clients(openai: Any, http_module: Any, settings: EngineSettings) -> list[An
     _, headers, query = client_url(settings.base_url)
     ssl_context = _ssl_context(http_module)
     return [
-        openai.DefaultAsyncHttpxClient(
+        http_module.AsyncClient(  # what openai.DefaultAsyncHttpxClient makes: follow_redirects, and these
+            follow_redirects=True,
             limits=http_module.Limits(max_connections=1, max_keepalive_connections=1),
             timeout=timeout,
             headers=_headers(settings.api_key, headers),
@@ -562,9 +585,8 @@ async def _send_all(
     progress: _Progress,
     seed: int,
 ) -> None:
-    openai = _openai()
-    http_module = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]]
-    clients = _clients(openai, http_module, settings)
+    http_module = _http()
+    clients = _clients(http_module, settings)
     slots: asyncio.LifoQueue[Any] = asyncio.LifoQueue()  # LIFO: the most recently used connection is warm
     for client in clients:
         slots.put_nowait(client)
@@ -633,7 +655,7 @@ def run_requests(
     report = SendReport()
     if not requests:
         return report
-    _openai()  # one clear line, before anything starts, when it is not installed
+    _http()  # one clear line, before anything starts, when it is not installed
     kept = f"the response cache ({store.root})" if store.root else None  # each answer is stored as it arrives
     progress_bar = bar(total=len(requests), desc=desc, enabled=progress, unit="req", kept=kept)
     store.begin()

@@ -19,7 +19,8 @@ ENDPOINT_OPTIONS: tuple[Option, ...] = (
         "base_url",
         str,
         None,
-        "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else the OpenAI API)",
+        "OpenAI-compatible endpoint (default $OPENAI_BASE_URL; then, for chat models, the OpenAI API; a server: "
+        "model needs one)",
         check=check_base_url,
     ),
     Option(
