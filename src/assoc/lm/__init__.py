@@ -179,15 +179,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from assoc.lm.scorer import LMScorer as LMScorer
     from assoc.lm.scorer import LMWorker as LMWorker
     from assoc.lm.scorer import decode_items as decode_items
-    from assoc.lm.statuses import STATUS_COLUMN as STATUS_COLUMN
-    from assoc.lm.statuses import settle_statuses as settle_statuses
-    from assoc.lm.statuses import too_long_reason as too_long_reason
-    from assoc.lm.statuses import without_value as without_value
     from assoc.lm.server.engine import ServedLM as ServedLM
     from assoc.lm.server.kind import ServerLanguageModel as ServerLanguageModel
     from assoc.lm.server.options import SERVER_OPTIONS as SERVER_OPTIONS
     from assoc.lm.server.protocol import CompletionRequest as CompletionRequest
     from assoc.lm.server.protocol import CompletionServiceError as CompletionServiceError
+    from assoc.lm.statuses import STATUS_COLUMN as STATUS_COLUMN
+    from assoc.lm.statuses import settle_statuses as settle_statuses
+    from assoc.lm.statuses import too_long_reason as too_long_reason
+    from assoc.lm.statuses import without_value as without_value
     from assoc.models.memory import fingerprint as weights_fingerprint  # noqa: F401 (re-exported under this name)
 
 

@@ -208,6 +208,7 @@ class LanguageModel(ABC):
     ) -> list[Embedding]:
         """A vector of each request's word (or text) in its context (:class:`~assoc.lm.requests.EmbeddingRequest`)."""
         raise refuse(self.name, self.kind, "embedding", sorted(self.serves))
+
     def take_report(self) -> dict[str, Any] | None:
         """What this handle did since it was last asked (requests sent, refusals, ...), for the run report.
 

@@ -230,7 +230,9 @@ def score_items(
     for (sentence, _), plan, skip in zip(texts, plans, too_long):
         if not plan.tokens:
             raise StimuliError(f"the sentence {sentence!r} has no tokens to score")
-        names = lm.tokenizer.convert_ids_to_tokens(list(plan.tokens) if per_token and not skip else list(plan.tokens[:1]))
+        names = lm.tokenizer.convert_ids_to_tokens(
+            list(plan.tokens) if per_token and not skip else list(plan.tokens[:1])
+        )
         if skip:
             reason = too_long_reason(sentence, len(plan.tokens), lm.name, lm.max_length)
             out.append(
