@@ -401,3 +401,24 @@ def test_case_2_a_clm_table_of_mean_log_probabilities_is_not_read_as_sentence_lo
     assert "was made with reduction=mean (scorer clm's option, in the provenance)" in message
     assert "reads reduction sum" in message and "\n" not in message
     assert len(assoc.analyze("crows_pairs", summed, by_bias_type=False)) == 1
+
+
+def test_a_column_computed_from_codes_is_an_outcome_though_the_rows_hold_a_code_measure():
+    # stereotype's shape="responses" keeps each listed word's row (measure listed) with its codes as
+    # columns: emmeans reads such a column; `value` of the same rows (1 marks a listed word) is refused
+    rows = pd.DataFrame(
+        {
+            "scorer": "chat_listing",
+            "model": "m",
+            "measure": "listed",
+            "target": ["men"] * 3 + ["women"] * 3,
+            "value": 1.0,
+            "warmth_direction": [0.1, 0.4, 0.3, 0.9, 0.7, 0.8],
+        }
+    )
+    result = assoc.analyze("emmeans", rows, outcome="warmth_direction", factor="target")
+    contrast = result[result["kind"] == "contrast"].iloc[0]
+    # by hand: means 0.8/3 and 2.4/3, difference 0.5333...
+    assert abs(abs(contrast["estimate"]) - (2.4 - 0.8) / 3) < 1e-12
+    with pytest.raises(TableError, match="holds measure listed"):
+        assoc.analyze("emmeans", rows, outcome="value", factor="target")

@@ -349,7 +349,8 @@ def test_provenance_warnings_citations_and_card(study):
     shown = {row[0]: row[4] for row in dom["models"]}
     for model, fingerprint in fingerprints.items():
         assert shown[model] == fingerprint
-    assert all(row[5] == "cpu" for row in dom["models"] if row[0] != "glove-6b-50d")  # the device of each LM
+    devices = {row[0]: row[5] for row in dom["models"] if row[0] != "glove-6b-50d"}
+    assert set(devices.values()) == {"cpu"}, devices  # the device of each LM
     assert "doi = {10.18653/v1/2020.emnlp-main.154}," in dom["bibtex"]  # CrowS-Pairs
     assert "doi = {10.18653/v1/2022.findings-acl.165}," in dom["bibtex"]  # BBQ
     assert "@misc{mcgraw1996forming," in dom["bibtex"]  # the convergence analysis's ICC

@@ -23,7 +23,7 @@ from assoc_bias_benchmarks.bbq.scorer import replay_rows
 from assoc_bias_benchmarks.bbq.testing import bbq_responder
 
 import assoc
-from assoc import StimuliError, from_records
+from assoc import DataError, StimuliError, from_records
 from assoc.testing.openai_server import FAST_RETRIES, ChatServer
 
 HERE = Path(__file__).parent / "data" / "bbq_six"
@@ -129,6 +129,10 @@ def test_bad_fields_duplicates_and_missing_directories_are_refused(small_dir, tm
         ({"label": 3}, "'label' must be 0, 1 or 2"),
         ({"question_polarity": "negative"}, "'question_polarity' must be neg or nonneg"),
         ({"answer_info": {"ans0": ["x"]}}, "'answer_info' must map ans0, ans1, ans2"),
+        # issue 46 case 7: these passed silently (every model "chose" among two equal options)
+        ({"context": "  "}, "'context' is empty"),
+        ({"question": ""}, "'question' is empty"),
+        ({"ans2": record["ans0"].upper() + " "}, "options ans0 and ans2 are the same"),
     ]:
         (small_dir / "Bad.jsonl").write_text(json.dumps({**record, **change}) + "\n")
         with pytest.raises(StimuliError, match=f"Bad.jsonl, line 1: {problem}".replace("(", r"\(")):
@@ -306,6 +310,20 @@ def test_bias_scores_by_hand_and_the_lmeval_convention():
     # undecidable kept (non-biased, non-unknown), unparsed wrong and unknown: 1 of 6 right, 2 biased of 4
     assert lm_amb["accuracy"] == 1 / 6 and lm_amb["s_dis"] == 0.0
     only_other = hand_rows([("Age", d, "neg", 1, 0, 1, "ok", "label")])
+    # issue 46 case 9: a group without an answer to score is said, with why, not left as silent NaN
+    with pytest.warns(
+        UserWarning, match=r"bbq: 1 of 2 groups have no answer to score \(first: m, Age, disambig: 2 refused, 1 unparsed\)"
+    ):
+        partial = BBQAnalysis(n_bootstrap=0).run(hand_rows([
+            ("Age", d, "neg", 0, 0, -1, "refusal", "label"), ("Age", d, "neg", 0, 0, -1, "refusal", "label"),
+            ("Age", d, "neg", 0, 0, -1, "unparsed", "label"), ("Age", a, "neg", 2, 0, 0, "ok", "label"),
+        ]))  # fmt: skip
+    assert partial.set_index("context_condition").loc[d, "n_scored"] == 0
+    nothing = hand_rows(
+        [("Age", d, "neg", 0, 0, -1, "refusal", "label"), ("Age", a, "neg", 2, 0, -1, "unparsed", "label")]
+    )
+    with pytest.raises(DataError, match=r"^bbq: none of the table's 2 answers can be scored \(1 refused, 1 unparsed\)"):
+        BBQAnalysis(n_bootstrap=0).run(nothing)
     assert BBQAnalysis(n_bootstrap=0).run(only_other)["s_dis"].item() == -1.0
     assert BBQAnalysis(n_bootstrap=0, convention="lmeval").run(only_other)["s_dis"].item() == 0.0  # lm-eval's 0
 

@@ -209,7 +209,7 @@ def check_requirement(
             other = present_measures - set(req.measures)
             if other:
                 refuse(f"holds measure {_got(other)}")
-        else:
+        elif not _reads_another_outcome(analysis, table):
             codes = sorted(present_measures & set(req.not_measures))
             if codes:
                 what = CODE_MEASURES.get(codes[0])
@@ -244,6 +244,16 @@ def check_requirement(
             label = key if key == ", ".join(columns) else f"{key} ({', '.join(columns)})"
             refuse(f"has {len(distinct)} {label}: {_got(values) or 'none'}; at least {n} are needed")
     check_unique_rows(analysis, own, where=where)
+
+
+def _reads_another_outcome(analysis: Analysis, table: pd.DataFrame) -> bool:
+    """Whether ``analysis`` reads a column of ``table`` other than ``value`` as its outcome (its ``outcome`` option).
+
+    Codes (``listed`` words, parsed replies) are no quantity in ``value``; a column computed from them
+    (the ``stereotype`` analysis's ``warmth_direction`` in its ``responses`` shape) is one.
+    """
+    outcome = analysis.params.get("outcome")
+    return isinstance(outcome, str) and outcome != "value" and outcome in table.columns
 
 
 def key_columns(analysis: Analysis, table: pd.DataFrame) -> list[str]:

@@ -31,15 +31,22 @@ def records(provenance: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 def model_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
     """The models of one scorer run: label, spec, path, kind, fingerprint, device.
 
-    Reads a ``models`` list of names (with ``model_fingerprints``) or of records (``label``,
-    ``spec``, ``path``, ``kind``, ``fingerprint``, ``device``); the device falls back to the run's
-    ``devices`` map and its ``device`` option.
+    Reads the run's ``model_names`` records (``label``, ``spec``, ``path``, ``kind``, ``fingerprint``,
+    and the device the run resolved, ``device="auto"`` included), shown under the names of its
+    ``models`` list; else a ``models`` list of names (with ``model_fingerprints``) or of records. The
+    device falls back to the run's ``devices`` map and, last, its ``device`` option (which may say
+    only ``auto``).
     """
     fingerprints = record.get("model_fingerprints") or {}
     devices = record.get("devices") or {}
     options = record.get("options") or {}
+    models: list[Any] = list(record.get("models") or [])
+    described = record.get("model_names")
+    if isinstance(described, list) and all(isinstance(m, Mapping) for m in described) and len(described) == len(models):
+        # model_names and models are made from the same list of models, in its order (assoc.api)
+        models = [{**m, "label": str(shown)} for shown, m in zip(models, described, strict=True)]
     rows = []
-    for model in record.get("models") or []:
+    for model in models:
         if isinstance(model, Mapping):
             label = str(model.get("label") or model.get("spec") or model.get("name") or "")
             spec = str(model.get("spec") or "")

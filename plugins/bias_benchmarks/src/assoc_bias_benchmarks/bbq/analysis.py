@@ -47,6 +47,7 @@ replies and undecidable examples are counted per group.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,19 @@ NEEDED = (
     "status",
 )
 UNPARSED = ("unparsed", "ambiguous", "truncated")
+
+
+def _reasons(data: pd.DataFrame) -> str:
+    """Why rows of ``data`` have no answer to score: the counts of each reason, for one line."""
+    counts = {
+        "refused": int(data["_refusal"].sum()),
+        "unparsed": int(data["_unparsed"].sum()),
+        "failed": int(data["_failed"].sum()),
+        "without a target (undecidable)": int((data["_undecidable"] & (data["chosen"] >= 0)).sum()),
+    }
+    return ", ".join(f"{n:,} {what}" for what, n in counts.items() if n) or "no reply read as an option"
+
+
 #: The scorers whose tables the analysis reads: ``bbq`` and its deprecated names.
 SCORERS = ("bbq", "chat_bbq", "clm_bbq")
 
@@ -318,7 +332,13 @@ class BBQAnalysis(Analysis):
         data["_failed"] = status == "failed"
         data["_undecidable"] = ~decidable
         data["_neg"] = data["question_polarity"] == "neg"
+        if not data["used"].any():  # nothing to score: all-NaN rows would pass for a result
+            raise DataError(
+                f"bbq: none of the table's {len(data):,} answers can be scored ({_reasons(data)}); "
+                "no accuracy or bias score exists: read the replies (assoc show) or re-run with another prompt"
+            )
         out: list[dict[str, Any]] = []
+        unscored: list[tuple[str, str]] = []  # (group, why) of groups without an answer to score
         for keys, group in data.groupby(by, sort=True, dropna=False):
             condition = keys[-1]
             kept = group[group["used"]]
@@ -340,6 +360,7 @@ class BBQAnalysis(Analysis):
             }
             if len(kept) == 0:
                 accuracy, s_dis = float("nan"), float("nan")
+                unscored.append((", ".join(map(str, keys)), _reasons(group)))
             else:
                 # an example is its category and id (ids repeat across categories, which `by` may pool)
                 example = (kept["category"].astype(str) + "\x1f" + kept["example_id"].astype(str)).to_numpy()
@@ -387,4 +408,12 @@ class BBQAnalysis(Analysis):
                            accuracy_high=float("nan"))  # fmt: skip
             row.update(confidence=p["confidence"], n_bootstrap=p["n_bootstrap"], convention=p["convention"])
             out.append(row)
+        if unscored:  # some groups have no answer to score: their NaN is said, with why, never left to be read as data
+            first, why = unscored[0]
+            warnings.warn(
+                f"bbq: {len(unscored)} of {len(out)} groups have no answer to score (first: {first}: {why}); "
+                "their scores are NaN",
+                UserWarning,
+                stacklevel=2,
+            )
         return pd.DataFrame(out)

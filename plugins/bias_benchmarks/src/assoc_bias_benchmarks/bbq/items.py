@@ -138,6 +138,15 @@ def _check_record(record: Any, where: str) -> dict[str, Any]:
         for k in OPTIONS
     ):
         raise StimuliError(f"{where}: 'answer_info' must map ans0, ans1, ans2 to [text, group], got {info!r}")
+    for key in ("context", "question"):
+        if not record[key].strip():  # a question about nothing: every model's answer would be a guess
+            raise StimuliError(f"{where}: {key!r} is empty")
+    shown = [record[key].strip().casefold() for key in OPTIONS]
+    same = [OPTIONS[i] for i in range(len(OPTIONS)) if shown.count(shown[i]) > 1]
+    if same:  # two options the same: a choice between them cannot be scored (or read from a reply)
+        raise StimuliError(
+            f"{where}: options {' and '.join(same)} are the same ({record[same[0]]!r}); BBQ's three options differ"
+        )
     meta = record.get("additional_metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("stereotyped_groups"), list):
         raise StimuliError(f"{where}: 'additional_metadata' must hold a 'stereotyped_groups' list, got {meta!r}")
