@@ -290,3 +290,30 @@ def test_the_journal_of_a_live_run_is_left_alone(tmp_path):
     assert not journal.exists()
     found, _ = ResponseStore(str(tmp_path)).lookup([request])
     assert found[request.key]["response"] == body
+
+
+def test_a_full_disk_while_storing_answers_is_one_line_and_the_stored_ones_resume(server, tmp_path, monkeypatch):
+    # issue 46 case 5: the journal's append raised a raw OSError traceback mid-run
+    import errno
+    import os
+
+    from assoc.lm.remote import store as store_module
+
+    real_write, written = os.write, []
+
+    def write(fd, data):
+        if len(written) == 2:  # the third answer finds the disk full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(data)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store_module.os, "write", write)
+    with pytest.raises(assoc.AssocError) as caught:
+        score(server, cache_dir=str(tmp_path), concurrency=1)
+    message = str(caught.value)
+    assert "\n" not in message and "No space left on device" in message and "chat_listing-journal" in message
+    assert "the answers stored before it are kept" in message
+    monkeypatch.setattr(store_module.os, "write", real_write)
+    asked = len(server.chat_requests())
+    table = score(server, cache_dir=str(tmp_path), concurrency=1)  # room again: the two stored answers are reused
+    assert len(server.chat_requests()) - asked == table.attrs["assoc"]["run"]["requests"] - 2

@@ -52,7 +52,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from assoc.errors import ModelError
+from assoc.errors import ModelError, OutputError
 from assoc.lm.remote.store import ResponseStore, StoredRequest
 from assoc.lm.remote.urls import client_url, redact, safe_url, url_secrets
 
@@ -516,7 +516,11 @@ class _Sender:
         """A 200: stored at once when the route's reader says it is an answer, else retried or failed."""
         body, reason, message, retry = self.route.read(data)
         if body is not None:
-            self.store.record(request, data, body)  # stored before anything else happens to it
+            try:
+                self.store.record(request, data, body)  # stored before anything else happens to it
+            except OutputError as exc:  # no room to store it: the run stops with that one line
+                self.halt(str(exc))
+                return None
             self.report.received += 1
             self.progress.done()
             return None

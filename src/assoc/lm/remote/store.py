@@ -111,7 +111,28 @@ class _Journal:
         self._syncer.start()
 
     def append(self, line: bytes) -> None:
-        os.write(self._fd, line)  # one write per answer: a killed process leaves whole lines (or a torn last one)
+        """Write one answer's line (one write: a killed process leaves whole lines, or a torn last one).
+
+        A disk, quota or file-size limit that is full is one line naming the journal
+        (:class:`~assoc.errors.OutputError`): the lines written before it are kept, and a re-run reads
+        them back (a torn last line is skipped), so no answer already received is asked for again.
+        """
+        from assoc.infra.io import is_no_space
+
+        try:
+            done = os.write(self._fd, line)
+            while done < len(line):  # a short write: the rest, or the error that stopped it
+                done += os.write(self._fd, line[done:])
+        except OSError as exc:
+            if not is_no_space(exc):
+                raise
+            from assoc.errors import OutputError
+
+            raise OutputError(
+                f"cannot store a received answer in {self.path}: {os.strerror(exc.errno or 28)} (the disk, the "
+                "quota or the file-size limit is full); the answers stored before it are kept and the same "
+                "command resumes after them once there is room (e.g. assoc cache clear of other results)"
+            ) from None
         self._dirty = True
 
     def _sync_loop(self) -> None:
