@@ -27,9 +27,7 @@ from assoc.testing.docs import Block, page_blocks
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 TEST_FILES = sorted(
-    path
-    for folder in [ROOT / "tests", *sorted((ROOT / "plugins").glob("*/tests"))]
-    for path in folder.rglob("*.py")
+    path for folder in [ROOT / "tests", *sorted((ROOT / "plugins").glob("*/tests"))] for path in folder.rglob("*.py")
 )
 
 

@@ -30,9 +30,7 @@ pytest.importorskip("transformers")
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 PAGES = [
-    pytest.param(
-        "pll.md", marks=[pytest.mark.docs("docs/pll.md", "bash"), pytest.mark.docs("docs/pll.md", "python")]
-    ),
+    pytest.param("pll.md", marks=[pytest.mark.docs("docs/pll.md", "bash"), pytest.mark.docs("docs/pll.md", "python")]),
     pytest.param(
         "replication/watson2023.md",
         marks=[

@@ -280,8 +280,10 @@ def run_commands(
                     result = CliRunner().invoke(build_cli(), argv[1:], prog_name="assoc", env=extra)
                     if result.exit_code != 0:
                         failed = result.exception
-                        detail = "" if failed is None or isinstance(failed, SystemExit) else "".join(
-                            traceback.format_exception(failed)
+                        detail = (
+                            ""
+                            if failed is None or isinstance(failed, SystemExit)
+                            else "".join(traceback.format_exception(failed))
                         )
                         raise AssertionError(
                             f"{name}, command block {number} fails (exit {result.exit_code}): {line}\n"
