@@ -160,6 +160,9 @@ def run_in_fresh_interpreters(
                 [sys.executable, "-W", "ignore", "-c", code], cwd=where, env=environment, capture_output=True, text=True
             )
             runs.append(ExampleRun(done.returncode, done.stdout, done.stderr))
+        from assoc.testing.docs import record_run
+
+        record_run(code for code, run in zip(codes, runs) if run.returncode == 0)
         return runs
     logs.mkdir(parents=True, exist_ok=True)
     spec = {"codes": codes, "cwd": [str(c) for c in cwd], "env": env, "preload": list(preload), "logs": str(logs)}
@@ -174,6 +177,9 @@ def run_in_fresh_interpreters(
         path = logs / f"{number}.{name}"
         return path.read_text(errors="replace") if path.exists() else ""
 
+    from assoc.testing.docs import record_run
+
+    record_run(code for code, status in zip(codes, codes_back) if status == 0)
     return [ExampleRun(code, log(i, "out"), log(i, "err")) for i, code in enumerate(codes_back)]
 
 

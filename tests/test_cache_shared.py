@@ -297,6 +297,7 @@ def test_a_run_takes_over_the_units_of_a_killed_concurrent_run(units_plugin, tmp
     assert not list((tmp_path / "cache").rglob("claim-*.lock"))
 
 
+@pytest.mark.docs("docs/scale.md", "python", section="## Cache, resuming and concurrent runs")
 def test_the_cache_example_of_scale_md_runs(tmp_path, monkeypatch):
     from assoc.testing.docs import code_blocks, run_blocks
 

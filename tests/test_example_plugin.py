@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from assoc.cli import build_cli
 from assoc.testing import check_scorer
+from assoc.testing.docs import code_blocks, record_run, run_blocks
 
 pytestmark = pytest.mark.usefixtures("example_plugin")
 
@@ -64,6 +65,7 @@ def test_example_plugin_is_listed_apart():
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/write-a-plugin.md", "python", containing="# file: ")
 def test_its_own_tests_pass_with_it_installed(example_plugin: Path | None, tmp_path: Path):
     """The plugin's tests, as its author runs them: another process, the plugin installed (py.typed included)."""
     from importlib import resources
@@ -80,3 +82,23 @@ def test_its_own_tests_pass_with_it_installed(example_plugin: Path | None, tmp_p
         timeout=600,
     )
     assert done.returncode == 0 and "6 passed" in done.stdout, done.stdout + done.stderr
+    # the page's file blocks are these files (test_docs_show_exactly_the_tested_files): installed, imported, tested
+    files = [b for b in code_blocks(ROOT / "docs" / "write-a-plugin.md") if b.startswith("# file: ")]
+    assert files and all(
+        (EXAMPLE / b.split("\n", 1)[0][len("# file: ") :]).read_text() == b.split("\n", 1)[1] for b in files
+    )
+    record_run(files)
+
+
+@pytest.mark.docs("docs/write-a-plugin.md", "python", section="## 5. Install and use it")
+@pytest.mark.docs("docs/write-a-plugin.md", "python", section="## Analyses, stimuli and commands")
+def test_the_guides_usage_and_hook_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Section 5's call of the installed scorer, and the hooks of analyses, stimuli and commands (defined)."""
+    monkeypatch.chdir(tmp_path)
+    page = ROOT / "docs" / "write-a-plugin.md"
+    namespace = run_blocks(code_blocks(page, section="## 5. Install and use it"), name="write-a-plugin.md, section 5")
+    assert set(namespace["table"]["scorer"]) == {"char_ngram"}
+    namespace = run_blocks(
+        code_blocks(page, section="## Analyses, stimuli and commands"), name="write-a-plugin.md, hooks"
+    )
+    assert namespace["MeanByGroup"].name == "mean_by_group"

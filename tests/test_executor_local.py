@@ -229,6 +229,7 @@ def test_run_study_with_a_scorer_instance(units_plugin):
 
 
 @pytest.mark.usefixtures("example_plugin")
+@pytest.mark.docs("docs/write-a-plugin.md", "python", section="## 6. Scale out: work units")
 def test_the_work_unit_example_of_write_a_plugin_runs():
     """docs/write-a-plugin.md section 6 runs as written (with the n-gram helpers of its section 3)."""
 

@@ -359,6 +359,7 @@ def test_removed_names_say_what_replaced_them():
 # -- model kinds registered by plugins ----------------------------------------------------------------------
 
 
+@pytest.mark.docs("docs/requests.md", "python")
 def test_the_requests_page_registers_a_kind_that_a_scorer_of_sentences_runs(tiny, tmp_path, monkeypatch, fresh_plugins):
     """docs/requests.md's example, as written: a kind registered in-line (register_model_kinds), a spec with
     its prefix, a label; its numbers by hand; the same scorer also takes a masked and a causal LM."""

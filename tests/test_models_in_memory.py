@@ -165,6 +165,7 @@ def test_sbert_takes_a_sentence_transformer():
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/models.md", "python")
 def test_the_models_page_runs():
     from assoc.testing.docs import code_blocks, run_blocks
 

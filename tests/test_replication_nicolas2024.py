@@ -58,11 +58,12 @@ def offline_env(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/replication/nicolas2024.md", "python")
 def test_page_runs_end_to_end(offline_env):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("assoc_sbert_topwords")
     pytest.importorskip("assoc_chat_listing")
-    blocks = [block.replace(SBERT_CALL, SBERT_CALL + ", vocabulary_size=2000") for block in _blocks()]
+    blocks = [block.edited(block.replace(SBERT_CALL, SBERT_CALL + ", vocabulary_size=2000")) for block in _blocks()]
     namespace = run_blocks(blocks, name="nicolas2024.md", namespace={"__name__": "docs_nicolas2024"})
     coded = namespace["coded"]
     assert set(coded["scorer"]) == {"sbert_topwords", "chat_listing"}

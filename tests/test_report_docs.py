@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import assoc
-from assoc.cli import build_cli
-from assoc.testing.docs import code_blocks, run_blocks
+from assoc.testing.docs import code_blocks, run_blocks, run_commands
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "report.md"
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/report.md", "python")
+@pytest.mark.docs("docs/report.md", "bash")
 def test_the_report_page_runs_as_written(tmp_path, monkeypatch):
     missing = [s for s in ("fmat", "clm", "weat", "crows_pairs") if s not in assoc.scorers()]
     if missing:
@@ -28,8 +27,7 @@ def test_the_report_page_runs_as_written(tmp_path, monkeypatch):
     assert (tmp_path / "study.html").read_text(encoding="utf-8") == made.html
     assert (tmp_path / "card.md").read_text(encoding="utf-8") == made.card
     (tmp_path / "study.html").unlink()
-    run = [line for line in code_blocks(PAGE, "bash")[-1].splitlines() if line.startswith("assoc ")]
-    assert len(run) == 1
-    result = CliRunner().invoke(build_cli(), shlex.split(run[0])[1:])
-    assert result.exit_code == 0, result.output
+    run = [block for block in code_blocks(PAGE, "bash") if block.not_run is None]
+    assert len(run) == 1 and run[0].startswith("assoc report ")
+    run_commands(run, cwd=tmp_path, name="report.md")
     assert "crows_pairs: crows-summary.csv" in (tmp_path / "study.html").read_text(encoding="utf-8")

@@ -16,6 +16,7 @@ PAGE = ROOT / "docs" / "bbq.md"
 HERE = Path(__file__).parent / "data" / "bbq_six"
 
 
+@pytest.mark.docs("docs/bbq.md", "python", excluding="import pandas as pd")
 def test_python_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = code_blocks(PAGE)
@@ -30,6 +31,7 @@ def test_python_examples_run(tmp_path, monkeypatch):
         assert row.accuracy == sum(i.fields["label"] == 0 for i in mine) / len(mine)
 
 
+@pytest.mark.docs("docs/bbq.md", "python", section="## Comparing BBQ with the other methods")
 def test_method_comparison_example(tmp_path, monkeypatch):
     """BBQ, word association and clm per group, then convergence: every score recounted from the rows."""
     from scipy import stats

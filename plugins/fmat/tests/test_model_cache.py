@@ -241,16 +241,17 @@ def test_packed_encoder_check_is_remembered_across_processes(tiny_models, forwar
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/fmat.md", "python", section="## Loaded models stay loaded")
 def test_the_docs_example_runs(tiny_models):
     from pathlib import Path
 
-    from assoc.testing.docs import code_blocks
+    from assoc.testing.docs import code_blocks, run_blocks
 
     page = Path(__file__).resolve().parents[3] / "docs" / "fmat.md"
     (block,) = code_blocks(page, section="## Loaded models stay loaded")
     cached_masked_lm(tiny_models["bert"])
     cached_masked_lm(tiny_models["roberta"])
-    exec(block.replace('"bert-base-uncased"', repr(tiny_models["bert"])), {})
+    run_blocks([block.edited(block.replace('"bert-base-uncased"', repr(tiny_models["bert"])))], name="docs/fmat.md")
     assert loaded_masked_lms() == []
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from assoc.testing.docs import code_blocks
+from assoc.testing.docs import code_blocks, record_run
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -29,7 +29,16 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
-PAGES = ["pll.md", "replication/watson2023.md"]
+PAGES = [
+    pytest.param("pll.md", marks=[pytest.mark.docs("docs/pll.md", "bash"), pytest.mark.docs("docs/pll.md", "python")]),
+    pytest.param(
+        "replication/watson2023.md",
+        marks=[
+            pytest.mark.docs("docs/replication/watson2023.md", "bash"),
+            pytest.mark.docs("docs/replication/watson2023.md", "python"),
+        ],
+    ),
+]
 MODEL = "bert-base-uncased"
 
 
@@ -122,6 +131,7 @@ def test_page_examples_run_as_written(page, tiny_bert, small_watson, tmp_path, m
                 result = CliRunner().invoke(cli, args, catch_exceptions=False)
                 assert result.exit_code == 0, f"{page}: `{line}` failed:\n{result.output}"
                 ran += 1
+        record_run([block])  # every step ran, bert-base-uncased replaced by the tiny model (the page says so)
     assert ran >= 2
 
     namespace: dict = {"__name__": f"docs_{page}"}
@@ -133,6 +143,7 @@ def test_page_examples_run_as_written(page, tiny_bert, small_watson, tmp_path, m
             assert f'"{MODEL}"' in block or "assoc.analyze" in block
             code = block.replace(f'"{MODEL}"', repr(tiny_bert))
             exec(compile(code, f"{page} example {number}", "exec"), namespace)  # noqa: S102
+            record_run([block])
 
     # the surprisal recipe: -log P(they | context), one row per printed antecedent
     table = namespace["table"]

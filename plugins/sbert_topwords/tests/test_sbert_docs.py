@@ -32,6 +32,7 @@ def runs(fresh_interpreters, tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/sbert.md", "python")
 @pytest.mark.parametrize("number", range(1, len(BLOCKS) + 1))
 def test_example_runs_in_a_fresh_interpreter(number, runs):
     done = runs[number - 1]

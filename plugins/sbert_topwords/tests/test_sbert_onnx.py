@@ -121,6 +121,7 @@ def test_in_memory_model_is_left_as_it_is(minilm, cache_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/onnx.md", "python", section="## Using it with the sbert scorers")
 def test_docs_onnx_example_runs(cache_dir):
     from pathlib import Path
 

@@ -29,6 +29,7 @@ def runs(fresh_interpreters, tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.docs("docs/weat.md", "python")
 @pytest.mark.parametrize("number", range(1, len(BLOCKS) + 1))
 def test_example_runs_in_a_fresh_interpreter(number, runs):
     done = runs[number - 1]

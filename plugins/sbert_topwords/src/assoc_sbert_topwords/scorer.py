@@ -177,6 +177,10 @@ class _SBERTScorer(LMScorer):
         """Load ``model`` once per worker."""
         return EncoderWorker(self.open(model))
 
+    def unit_report(self, state: EncoderWorker, unit: WorkUnit) -> dict[str, Any] | None:  # type: ignore[override]
+        """Nothing to report: the worker holds a sentence encoder, not a :class:`assoc.lm.LanguageModel`."""
+        return None
+
     def texts(self, words: Sequence[str]) -> list[str]:
         """The texts embedded for ``words`` (the template filled in, when given)."""
         from .templates import apply_template
