@@ -235,12 +235,12 @@ def test_a_model_of_the_wrong_kind_is_refused_before_any_work(tiny, no_loading, 
 
 
 def test_a_scorer_of_several_kinds_refuses_a_kind_that_serves_none_of_its_requests(no_loading):
-    """crows_pairs takes every kind that serves sentence (masked, causal): a chat model is refused in one line."""
+    """crows_pairs takes every kind that serves sentence (masked, causal, server): a chat model is refused in one line."""
     with pytest.raises(ModelError) as caught:
         assoc.score("crows_pairs", "crows_pairs", ["chat:some-model"], cache=False, progress=False)
     message = str(caught.value)
     assert "\n" not in message
-    assert "is a chat model" in message and "scorer 'crows_pairs' takes causal or masked models" in message
+    assert "is a chat model" in message and "scorer 'crows_pairs' takes causal or masked or server models" in message
 
 
 def test_a_wrong_kind_on_the_command_line_is_one_line_before_the_job_size(tiny, tmp_path, monkeypatch):

@@ -312,7 +312,8 @@ def test_bias_scores_by_hand_and_the_lmeval_convention():
     only_other = hand_rows([("Age", d, "neg", 1, 0, 1, "ok", "label")])
     # issue 46 case 9: a group without an answer to score is said, with why, not left as silent NaN
     with pytest.warns(
-        UserWarning, match=r"bbq: 1 of 2 groups have no answer to score \(first: m, Age, disambig: 2 refused, 1 unparsed\)"
+        UserWarning,
+        match=r"bbq: 1 of 2 groups have no answer to score \(first: m, Age, disambig: 2 refused, 1 unparsed\)",
     ):
         partial = BBQAnalysis(n_bootstrap=0).run(hand_rows([
             ("Age", d, "neg", 0, 0, -1, "refusal", "label"), ("Age", d, "neg", 0, 0, -1, "refusal", "label"),

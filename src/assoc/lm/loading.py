@@ -703,6 +703,11 @@ def resolve_kind(
                 kind = default_kind
             elif len(accepted) == 1:
                 kind = accepted[0]
+            elif model_folder(spec) is not None:
+                # a folder holds weights: of the kinds accepted, only the local ones read one (a remote kind,
+                # the server's, is named by its prefix), so one local kind is the folder's kind to check
+                local = [name for name in accepted if registered[name].local]
+                kind = local[0] if len(local) == 1 else None
     if kind is None:
         raise ModelError(
             f"model {spec!r}: cannot tell its kind (no config.json in a folder or in the local Hugging Face "

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from assoc import Option, OptionError
 from assoc.lm import POOLINGS, EmbeddingRequest
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _layers(value: Any) -> list[int]:
@@ -148,6 +149,8 @@ def resolve_pooling(pooling: str, kind: str, defaults: Mapping[str, str], fallba
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length in float64 (cosines are then dot products)."""
+    import numpy as np  # here: the plugin registers (imports this module) on every command's start-up
+
     matrix = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):

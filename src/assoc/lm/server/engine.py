@@ -36,9 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from assoc.lm.causal.requests import CausalRequest
 from assoc.lm.remote.engine import EngineSettings, SendReport, run_requests
@@ -51,6 +49,9 @@ from assoc.lm.server.protocol import (
     choices_by_prompt,
     prompt_values,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: How many refused requests the run report shows with their reasons (the rest are counted).
 SHOWN_REFUSALS = 20
@@ -104,7 +105,12 @@ class CheckedTokenizer:
         Such encodings are remembered (the text before a query's options is tokenized once per option),
         so each distinct text is tokenized and checked once.
         """
-        plain = isinstance(text, str) and kwargs.get("add_special_tokens") is False and not args and len(kwargs) == 1
+        plain = (
+            isinstance(text, str)
+            and kwargs.get("add_special_tokens") is False
+            and not args
+            and set(kwargs) <= {"add_special_tokens", "verbose"}  # verbose: only whether a too-long text is warned of
+        )
         if plain:
             known = self._known.get(text)
             if known is not None:
@@ -322,6 +328,8 @@ class ServedLM:
         Refused requests (:attr:`refusals`) get ``NaN`` values. ``batch_tokens`` and ``max_tokens`` are the
         local engine's and are not used (the server batches).
         """
+        import numpy as np  # here: the kind is registered (this module imported) on every command's start-up
+
         out: list[np.ndarray] = [np.zeros(len(r.continuation), dtype=np.float64) for r in requests]
         wanted: list[int] = []
         for i, request in enumerate(requests):
