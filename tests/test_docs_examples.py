@@ -31,6 +31,7 @@ def _blocks(page: str, language: str) -> list[str]:
 
 @pytest.mark.parametrize("page", OFFLINE_PAGES)
 @pytest.mark.slow
+@pytest.mark.usefixtures("example_plugin")  # table.md scores with the example plugin's char_ngram
 def test_python_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
