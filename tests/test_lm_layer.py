@@ -235,7 +235,7 @@ def test_a_model_of_the_wrong_kind_is_refused_before_any_work(tiny, no_loading, 
 
 
 def test_a_scorer_of_several_kinds_refuses_a_kind_that_serves_none_of_its_requests(no_loading):
-    """crows_pairs takes every kind that serves sentence (masked, causal, server): a chat model is refused in one line."""
+    """crows_pairs takes every kind that serves sentence (masked, causal, server): a chat model is refused."""
     with pytest.raises(ModelError) as caught:
         assoc.score("crows_pairs", "crows_pairs", ["chat:some-model"], cache=False, progress=False)
     message = str(caught.value)

@@ -1,6 +1,6 @@
-"""One run, every benchmark: :func:`run_benchmarks` (``assoc benchmark run``).
+"""One run, every benchmark: [`run_benchmarks`][assoc.run_benchmarks] (``assoc benchmark run``).
 
-Runs a chosen set of registered benchmarks (:class:`~assoc.benchmark.declaration.Benchmark`; default: every
+Runs a chosen set of registered benchmarks ([`Benchmark`][assoc.Benchmark]; default: every
 one) on a set of models of any kind, and writes into one folder:
 
 * ``tables/<benchmark>.parquet``: each benchmark's association table (every model that ran it), as
@@ -8,10 +8,11 @@ one) on a set of models of any kind, and writes into one folder:
 * ``results/<benchmark>.jsonl``: its analysis, as ``assoc analyze`` writes it (JSON Lines: a result's columns
   may mix numbers and text, ``1``, ``2`` and ``all``, which Parquet cannot hold), with its provenance beside it;
 * ``summary.csv``: one table of headline numbers per benchmark, model and headline row, with intervals,
-  read through each analysis's ``headline`` declaration (:func:`assoc.reporting.headlines.headline_table`,
-  what ``assoc report`` reads), and a row per benchmark a model could not run (``status`` ``skipped``, with
-  the reason) or whose analysis failed (``failed``);
-* ``report.html`` and ``card.md``: the report and bias card of the run (:func:`assoc.report`);
+  read through each analysis's ``headline`` declaration
+  ([`assoc.reporting.headlines.headline_table`][assoc.reporting.headlines.headline_table], what ``assoc report`` reads),
+  and a row per benchmark a model could not run (``status`` ``skipped``, with the reason) or whose analysis failed
+  (``failed``);
+* ``report.html`` and ``card.md``: the report and bias card of the run ([`assoc.report`][assoc.report]);
 * ``run.json``: what was asked and what each benchmark came to, rewritten (atomically) after each one.
 
 Every file is written atomically. A run that is stopped (killed, a machine that goes down) is resumed by
@@ -63,14 +64,14 @@ SUBSET_OPTIONS = ("limit", "sample", "sample_seed")
 
 @dataclass
 class BenchmarkRun:
-    """What :func:`run_benchmarks` did: the files it wrote and what each benchmark came to.
+    """What [`run_benchmarks`][assoc.run_benchmarks] did: the files it wrote and what each benchmark came to.
 
     Attributes
     ----------
     out:
         The run's folder.
     summary:
-        The summary table (``summary.csv``; :data:`SUMMARY_COLUMNS`).
+        The summary table (``summary.csv``; `SUMMARY_COLUMNS`).
     tables, results:
         Per benchmark that ran, the path of its association table and of its analysis result.
     skipped:
@@ -158,8 +159,8 @@ def run_benchmarks(
     benchmarks:
         Registered benchmark names (``assoc.benchmarks()``); ``None``: every registered benchmark.
     out:
-        The run's folder (created; the files are listed in :mod:`assoc.benchmark.run`). Running again with
-        the same folder resumes: what is done is read back, nothing is computed twice.
+        The run's folder (created; the files are listed in [`assoc.benchmark.run`][assoc.benchmark.run]). Running again
+        with the same folder resumes: what is done is read back, nothing is computed twice.
     sample, limit, seed:
         A stated subset of every benchmark: ``sample`` items drawn (seeded by ``seed``) or the first
         ``limit``, as each benchmark defines a subset: a scorer that declares the options ``limit``,
@@ -172,11 +173,11 @@ def run_benchmarks(
     analysis_options:
         Analysis options, the same way (``{"discrim_eval.random_slopes": False}``).
     report:
-        Also write ``report.html`` and ``card.md`` (:func:`assoc.report`).
+        Also write ``report.html`` and ``card.md`` ([`assoc.report`][assoc.report]).
     title:
         The report's title (default: ``"assoc benchmarks"`` and the models).
     progress, executor, threads:
-        As for :func:`assoc.score`, for every scorer of the run.
+        As for [`assoc.score`][assoc.score], for every scorer of the run.
 
     Returns
     -------

@@ -6,12 +6,12 @@ the page, the example's number and the error; ``run_commands`` runs shell blocks
 command lines, or whole scripts through ``bash``) in one directory. Fragments fenced as ```py
 (not ```python) are illustrations: ``code_blocks(page, "python")`` leaves them out.
 
-Every block that ``code_blocks`` returns knows where it comes from (:class:`Block`: the page and
-the line of its fence), and the runners record each block they run (:func:`ran_blocks`). A test
-claims a page's blocks with the marker ``@pytest.mark.docs(page, language, section=...)``; the
-pytest plugin :mod:`assoc.devtools.docs_blocks` fails the test when it passes without having run
-every claimed block, and ``tests/test_docs_blocks.py`` fails when a block of the docs is neither
-claimed by such a marker nor tagged ``<!-- not run: reason -->`` on the line before its fence.
+Every block that ``code_blocks`` returns knows where it comes from ([`Block`][assoc.testing.docs.Block]: the page and
+the line of its fence), and the runners record each block they run ([`ran_blocks`][assoc.testing.docs.ran_blocks]). A
+test claims a page's blocks with the marker ``@pytest.mark.docs(page, language, section=...)``; the pytest plugin
+`assoc.devtools.docs_blocks` fails the test when it passes without having run every claimed block, and
+``tests/test_docs_blocks.py`` fails when a block of the docs is neither claimed by such a marker nor tagged ``<!-- not
+run: reason -->`` on the line before its fence.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Block(str):
         """The same block (same page, line and tag) with the text a test runs instead.
 
         For a documented substitution (a smaller vocabulary, a local path for a hub model):
-        the block still counts as run (:func:`ran_blocks`).
+        the block still counts as run ([`ran_blocks`][assoc.testing.docs.ran_blocks]).
         """
         return Block(text, self.page, self.line, self.language, self.not_run)
 
@@ -145,11 +145,11 @@ def page_blocks(page: str | Path, languages: Iterable[str] = RUN_LANGUAGES) -> l
 
 
 def record_run(blocks: Iterable[str]) -> None:
-    """Record ``blocks`` as run, for a runner other than :func:`run_blocks` and :func:`run_commands`.
+    """Record ``blocks`` as run, for a runner other than `run_blocks` and `run_commands`.
 
     Only a runner calls it, for each block that it ran to its end without an error (the suite's
     ``run_in_fresh_interpreters`` does, for each example that exited 0). Strings that are not
-    :class:`Block` are ignored.
+    [`Block`][assoc.testing.docs.Block] are ignored.
 
     Parameters
     ----------
@@ -162,7 +162,7 @@ def record_run(blocks: Iterable[str]) -> None:
 
 
 def ran_blocks() -> frozenset[tuple[str, int]]:
-    """The ``(page, line)`` of every :class:`Block` that a runner of this process has run."""
+    """The ``(page, line)`` of every [`Block`][assoc.testing.docs.Block] that a runner of this process has run."""
     return frozenset(_RAN)
 
 
@@ -171,12 +171,12 @@ def run_blocks(blocks: Sequence[str], *, name: str, namespace: dict[str, Any] | 
 
     A failing block raises AssertionError naming ``name``, the example's number (from 1),
     the error and the block, so a test says which example of which page broke. Each block that
-    ran to its end is recorded (:func:`ran_blocks`).
+    ran to its end is recorded ([`ran_blocks`][assoc.testing.docs.ran_blocks]).
 
     Parameters
     ----------
     blocks : sequence of str
-        The blocks (from :func:`code_blocks`).
+        The blocks (from [`code_blocks`][assoc.testing.docs.code_blocks]).
     name : str
         The page's name in error messages.
     namespace : dict, optional
@@ -238,18 +238,17 @@ def run_commands(
 ) -> list[str]:
     """Run shell ``blocks`` in order in ``cwd``, as a reader would paste them, and return each block's output.
 
-    A block of ``assoc`` command lines only (:func:`command_lines`) runs in this process through
-    the ``assoc`` command's entry point (the console script's code path, without a new interpreter
-    and its torch import per line), each line split as a shell splits it. Any other block runs as
-    one ``bash -euo pipefail`` script, with this interpreter's ``bin`` directory (where the ``assoc``
-    console script is installed) first on ``PATH``, bounded by ``timeout`` seconds. A failing
-    command raises AssertionError naming ``name``, the block's number and the output. Each block
-    that ran to its end is recorded (:func:`ran_blocks`).
+    A block of ``assoc`` command lines only ([`command_lines`][assoc.testing.docs.command_lines]) runs in this process
+    through the ``assoc`` command's entry point (the console script's code path, without a new interpreter and its torch
+    import per line), each line split as a shell splits it. Any other block runs as one ``bash -euo pipefail`` script,
+    with this interpreter's ``bin`` directory (where the ``assoc`` console script is installed) first on ``PATH``,
+    bounded by ``timeout`` seconds. A failing command raises AssertionError naming ``name``, the block's number and the
+    output. Each block that ran to its end is recorded ([`ran_blocks`][assoc.testing.docs.ran_blocks]).
 
     Parameters
     ----------
     blocks : sequence of str
-        The blocks (from :func:`code_blocks`).
+        The blocks (from [`code_blocks`][assoc.testing.docs.code_blocks]).
     cwd : str or Path
         The directory the commands run in (all blocks share it).
     env : mapping, optional

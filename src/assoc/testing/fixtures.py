@@ -4,7 +4,8 @@
   fixture by the name it was defined with, wherever it was imported from). Every test gets its own
   result cache (``$ASSOC_CACHE_DIR`` under its ``tmp_path``), so no test reads values another test
   computed; the Hugging Face hub is offline.
-* :func:`tiny_masked_lms` and :func:`tiny_causal_lms`: every tiny model family built in one folder,
+* [`tiny_masked_lms`][assoc.testing.fixtures.tiny_masked_lms] and
+[`tiny_causal_lms`][assoc.testing.fixtures.tiny_causal_lms]: every tiny model family built in one folder,
   for a session-scoped fixture of your own.
 
 ::
@@ -44,8 +45,8 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 def tiny_masked_lms(root: str | os.PathLike[str]) -> dict[str, str]:
     """``{"bert": dir, "roberta": dir, "albert": dir}`` under ``root``: random-weight masked LMs, real tokenizers.
 
-    The builders of :mod:`assoc.testing.tiny_mlm` with their defaults (seed 0): WordPiece, byte-level
-    BPE and SentencePiece, the three ways masked LMs split words.
+    The builders of [`assoc.testing.tiny_mlm`][assoc.testing.tiny_mlm] with their defaults (seed 0): WordPiece,
+    byte-level BPE and SentencePiece, the three ways masked LMs split words.
     """
     from assoc.testing.tiny_mlm import build_albert_sentencepiece, build_bert_wordpiece, build_roberta_bpe
 
@@ -60,7 +61,7 @@ def tiny_masked_lms(root: str | os.PathLike[str]) -> dict[str, str]:
 def tiny_causal_lms(root: str | os.PathLike[str]) -> dict[str, str]:
     """``{"gpt2": dir, "llama": dir}`` under ``root``: random-weight causal LMs with trained tokenizers.
 
-    The builders of :mod:`assoc.testing.tiny_clm` with their defaults (seed 0).
+    The builders of `assoc.testing.tiny_clm` with their defaults (seed 0).
     """
     from assoc.testing.tiny_clm import build_gpt2_bpe, build_llama_sentencepiece
 

@@ -13,50 +13,51 @@ against it::
         server.requests                              # every request received (method, path, body, time)
         server.max_in_flight                         # most requests it handled at once
 
-Answers (:meth:`ChatServer.answer`), deterministic and parseable for every bundled chat task: the
-responders of ``assoc.testing.responders`` answer the tasks they recognise (word association,
-lettered and listed options such as BBQ's, yes/no questions, two-way questions, lm-eval's open
-question; a plugin registers more, ``assoc.testing.responders.register_responder``); a rating
-prompt (one that mentions a scale) gets a number from 1 to 5 derived from the term; a listing
-prompt ("List N ...", and any other prompt) gets N distinct words chosen from :data:`WORDS` by a
-hash of the term, written in the reply shape ``shape`` (one of :data:`SHAPES`: numbered, bulleted,
-comma-separated, ...). The term is the text after "describe " (listing) or "who are " (rating).
+Answers ([`ChatServer.answer`][assoc.testing.openai_server.ChatServer.answer]), deterministic and parseable for every
+bundled chat task: the responders of ``assoc.testing.responders`` answer the tasks they recognise (word association,
+lettered and listed options such as BBQ's, yes/no questions, two-way questions, lm-eval's open question; a plugin
+registers more, ``assoc.testing.responders.register_responder``); a rating prompt (one that mentions a scale) gets a
+number from 1 to 5 derived from the term; a listing prompt ("List N ...", and any other prompt) gets N distinct words
+chosen from `WORDS` by a hash of the term, written in the reply shape ``shape`` (one of
+[`SHAPES`][assoc.testing.openai_server.SHAPES]: numbered, bulleted, comma-separated, ...). The term is the text after
+"describe " (listing) or "who are " (rating).
 ``replies`` maps a substring of the user message to a fixed reply (e.g. a refusal), ``shapes`` a
 substring to a shape, ``responders`` names responders of this server only (asked before the
 registered ones); ``responder`` (request body -> reply text) answers every chat request instead
 (the chat plugin's word-association responder with planted associations is one). Each route the
 server answers is one entry of
-:attr:`ChatServer.routes` (path -> handler), so another OpenAI endpoint (``/v1/completions`` with
-log-probabilities) is one more handler.
+[`ChatServer.routes`][assoc.testing.openai_server.ChatServer.routes] (path -> handler), so another OpenAI endpoint
+(``/v1/completions`` with log-probabilities) is one more handler.
 
 Fault injection, for retries and resumption (each call returns the server, to chain):
 
-* :meth:`fail`: the next ``times`` requests (optionally only those whose user message contains
+* `fail`: the next ``times`` requests (optionally only those whose user message contains
   ``match``) get HTTP ``status`` (429 with a ``Retry-After`` header, 500, 503, ...), or are held
   for ``delay`` seconds (a timeout for a client with a shorter timeout), or have their
   connection dropped without an answer (``drop=True``);
-* :meth:`fail` with ``empty=True``: a 200 chat completion whose ``content`` is empty (what content
+* `fail` with ``empty=True``: a 200 chat completion whose ``content`` is empty (what content
   filters and some local servers send); with ``body=...``: a 200 whose body is that text instead
   of a chat completion (a proxy's HTML page, a JSON error object; ``content_type`` sets its type);
   with ``hang=True``: the request is read and never answered (the connection stays open until the
   client gives up or the server stops);
-* :meth:`go_down` / :meth:`come_up`: every request fails with ``status`` until it comes up;
+* `go_down` / `come_up`: every request fails with ``status`` until it comes up;
 * ``delay`` (constructor or attribute): every answer is sent after this many seconds (the
   benchmark's 50 ms).
 
-Credentials in the URL: :meth:`ChatServer.url_with` gives the base URL with user info and query
-parameters (``http://user:password@127.0.0.1:PORT/v1?api-key=...``); each :class:`Received`
-keeps the request's ``query`` and headers, so a test can check what reached the server.
+Credentials in the URL: [`ChatServer.url_with`][assoc.testing.openai_server.ChatServer.url_with] gives the base URL with
+user info and query parameters (``http://user:password@127.0.0.1:PORT/v1?api-key=...``); each
+[`Received`][assoc.testing.openai_server.Received] keeps the request's ``query`` and headers, so a test can check what
+reached the server.
 
 **Completions with log-probabilities** (the ``server`` model kind's protocol): with ``completions``
-set to a :class:`CompletionModel` (a tiny causal LM loaded with transformers, or any object with its
+set to a `CompletionModel` (a tiny causal LM loaded with transformers, or any object with its
 methods), the server also answers ``POST /v1/completions`` as vLLM does: prompts as text or token
 ids, one or a list; ``echo`` + ``logprobs`` (``max_tokens`` 0 or 1) and vLLM's ``prompt_logprobs``;
 ``return_tokens_as_token_ids``; ``400`` for a prompt longer than ``max_model_len`` and for
 ``max_tokens`` 0 without ``echo``. ``GET /v1/models`` then lists the model (its ``root``,
 ``max_model_len`` and ``owned_by``), ``POST /tokenize`` tokenizes and ``GET /version`` answers as
-vLLM's do. Faults of the content (:meth:`ChatServer.fail` with ``completion=``, per prompt, ``match``
-against the prompt's text): ``prefix`` (a token the client did not send is scored first: a BOS the
+vLLM's do. Faults of the content ([`ChatServer.fail`][assoc.testing.openai_server.ChatServer.fail] with ``completion=``,
+per prompt, ``match`` against the prompt's text): ``prefix`` (a token the client did not send is scored first: a BOS the
 server adds), ``retokenised`` (the server scores another token at one position),
 ``split`` (it scores one token more: another tokenization), ``missing_logprobs`` (the choice has no
 log-probabilities), ``null_logprob`` (one position's log-probability is ``null``) and
@@ -307,7 +308,7 @@ class CompletionModel:
 
 @dataclass
 class Fault:
-    """One scripted fault (see :meth:`ChatServer.fail`)."""
+    """One scripted fault (see [`ChatServer.fail`][assoc.testing.openai_server.ChatServer.fail])."""
 
     times: int
     status: int = 0
@@ -455,7 +456,7 @@ class ChatServer:
         ``code`` is the error body's ``code`` (e.g. ``insufficient_quota`` with a 429). ``empty``:
         a 200 chat completion with empty ``content``; ``body``: a 200 with this text as its body
         (``content_type`` its type); ``hang``: never answered. ``completion`` (one of
-        :data:`COMPLETION_FAULTS`): the next ``times`` completion prompts whose text contains ``match``
+        `COMPLETION_FAULTS`): the next ``times`` completion prompts whose text contains ``match``
         are answered with that fault (module docstring).
         """
         if completion and completion not in COMPLETION_FAULTS:
@@ -467,12 +468,12 @@ class ChatServer:
         return self
 
     def go_down(self, status: int = 503) -> ChatServer:
-        """Every request gets ``status`` until :meth:`come_up`."""
+        """Every request gets ``status`` until [`come_up`][assoc.testing.openai_server.ChatServer.come_up]."""
         self.down_status = status
         return self
 
     def come_up(self) -> ChatServer:
-        """Answer normally again after :meth:`go_down`."""
+        """Answer normally again after [`go_down`][assoc.testing.openai_server.ChatServer.go_down]."""
         self.down_status = None
         return self
 

