@@ -63,9 +63,14 @@ def _offline(tmp_path, monkeypatch):
     monkeypatch.setenv("ASSOC_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def serve(vllm, models, kind):
-    server = vllm.get(models[kind], max_model_len=1024, served_model_name=f"tiny-{kind}")
-    return server
+#: The tests' servers run eager (no torch.compile): their start takes about 30 s less, and their
+#: log-probs differ from the compiled server's by at most 3.8e-6, as close to transformers as the
+#: compiled ones (docs/servers.md's numbers); the benchmark (benchmarks/vs_server.py) runs compiled.
+EAGER = ("--enforce-eager",)
+
+
+def serve(vllm, models, kind, **options):
+    return vllm.get(models[kind], max_model_len=1024, served_model_name=f"tiny-{kind}", extra_args=EAGER, **options)
 
 
 def compare_tables(served, local):
@@ -90,6 +95,31 @@ def compare_tables(served, local):
 
 
 # -- GPT-2 ------------------------------------------------------------------------------------------------
+
+
+def test_vllm_echoes_the_log_probs_transformers_computes(vllm, models):
+    """The real server's echo form on the tiny GPT-2 (moved here from test_testing_vllm: one server start).
+
+    Echoed prompt log-probs equal transformers' own float32 forward pass on the token ids vLLM reports
+    (seen: 5e-6 at most per token on 14,000 tokens); the first token has no log-prob (nothing conditions
+    it); GPT-2 gets no BOS; ``/v1/models`` names the served model and its length.
+    """
+    server = serve(vllm, models, "gpt2")
+    sentence = "The nurse said that she was tired."
+    body = {"model": "tiny-gpt2", "prompt": sentence, "echo": True, "logprobs": 0, "max_tokens": 0}
+    body |= {"temperature": 0, "return_token_ids": True}
+    reply = server.post("/v1/completions", body)
+    served = server.get("/v1/models")
+    choice = reply["choices"][0]
+    ids, echoed = choice["prompt_token_ids"], choice["logprobs"]["token_logprobs"]
+    assert ids == transformers.AutoTokenizer.from_pretrained(models["gpt2"])(sentence)["input_ids"]  # no BOS
+    assert echoed[0] is None and len(echoed) == len(ids)
+    assert served["data"][0]["id"] == "tiny-gpt2" and served["data"][0]["max_model_len"] == 1024
+    model = transformers.AutoModelForCausalLM.from_pretrained(models["gpt2"], dtype=torch.float32).eval()
+    with torch.no_grad():
+        log_probs = torch.log_softmax(model(torch.tensor([ids])).logits[0], dim=-1)
+    expected = [log_probs[j - 1, ids[j]].item() for j in range(1, len(ids))]
+    assert echoed[1:] == pytest.approx(expected, abs=1e-4), server.failure_note()
 
 
 def test_clm_from_the_command_line_equals_clm_in_process(vllm, models, tmp_path):
@@ -147,9 +177,9 @@ def bbq_requests(n):
     items = assoc.Stimuli.load("bbq").items[:n]
     return [
         ChoiceRequest(
-            f"{it.record['context']}\n\nQ: {it.record['question']}\nA:",
-            tuple((it.record[f"ans{k}"],) for k in range(3)),
-            key=str(it.record["example_id"]),
+            f"{it.fields['context']}\n\nQ: {it.fields['question']}\nA:",
+            tuple((it.fields[f"ans{k}"],) for k in range(3)),
+            key=str(it.fields["example_id"]),
         )
         for it in items
     ]
@@ -200,6 +230,24 @@ def test_crows_pairs_on_the_served_model(vllm, models):
     near = int((np.abs(pairs["sent_more"] - pairs["sent_less"]) < 1e-3).sum())
     assert abs(ours["metric_score"] - theirs["metric_score"]) <= 100 * near / 151  # only near-ties may flip
     assert ours["likelihood_diff"] == pytest.approx(theirs["likelihood_diff"], abs=1e-4)
+
+
+def test_values_are_the_same_with_the_servers_prefix_caching_on_and_off(vllm, models, tmp_path):
+    """Issue 42: values equal with prefix caching on (vLLM's default) and off; the last GPT-2 test (a new server)."""
+    stimuli = "bao2024:2A"
+    on = serve(vllm, models, "gpt2")
+    options = {"measure": "both", "progress": False}  # each run its own store: every value asked of its server
+    with_cache = assoc.score(
+        "clm", stimuli, ["server:tiny-gpt2"], base_url=on.base_url, cache_dir=str(tmp_path / "on"), **options
+    )
+    off = serve(vllm, models, "gpt2", prefix_caching=False)
+    assert "--no-enable-prefix-caching" in off.command()
+    without = assoc.score(
+        "clm", stimuli, ["server:tiny-gpt2"], base_url=off.base_url, cache_dir=str(tmp_path / "off"), **options
+    )
+    assert without.assoc.provenance["run"]["server"]["from_cache"] == 0
+    assert with_cache["value"].notna().all() and len(with_cache) == len(without) > 100
+    assert with_cache["value"].tolist() == without["value"].tolist()  # bitwise
 
 
 # -- Llama -------------------------------------------------------------------------------------------------
